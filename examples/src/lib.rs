@@ -1,0 +1,1 @@
+//! Runnable examples of hpmoe live in `examples/examples/`.

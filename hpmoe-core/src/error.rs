@@ -1,0 +1,205 @@
+//! Diagnostics: every check reports here, and all of them are returned together.
+
+use crate::model::{Loc, SourceMap};
+use serde::Serialize;
+use std::fmt;
+
+/// What went wrong, one variant per distinct check. Stable, so tests and tools can match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// Two tensors, two tile families, or two grid indices of one family share a name.
+    DuplicateName,
+    UnknownTensor,
+    UnknownTile,
+    UnknownOp,
+    /// Wrong number of op arguments, region dimensions, or `after` indices.
+    ArityMismatch,
+    /// A region expression mentions a grid index the family does not have.
+    UnknownIndex,
+    /// An op on a core kind that cannot run it (matmul on aiv, put on aic, ...).
+    WrongCoreKind,
+    /// A remote region where the op's parameter is local, or a local one where remote is required.
+    RemoteMismatch,
+    /// A put into a tensor that is not symmetric.
+    PutIntoNonSymmetric,
+    /// A write into a kernel input.
+    WriteToInput,
+    /// A tensor shape that is empty, has a zero or oversized extent, or too many dimensions.
+    BadShape,
+    /// A profile with no cores or ranks, or more than the limits.
+    BadProfile,
+    EmptyGrid,
+    GridTooLarge,
+    TooManyInstances,
+    TooManyEdges,
+    /// A tile body with too many ops or an op with too many arguments.
+    TileTooLarge,
+    RegionOutOfBounds,
+    RankOutOfRange,
+    /// An `after` entry selects an instance outside the target's grid.
+    AfterOutOfRange,
+    /// An expression overflows 64-bit arithmetic.
+    Overflow,
+    /// A read of scratch / output / symmetric data that no earlier tile writes.
+    UnwrittenRead,
+    /// A write that may run before an earlier tile's read of the same data.
+    UnorderedWriteAfterRead,
+    /// Two writes of the same data with no order between them.
+    UnorderedWriteAfterWrite,
+    /// Dependencies form a cycle.
+    Cycle,
+    /// Per-core orders plus dependencies form a cycle (the cores would deadlock).
+    Deadlock,
+    /// The ordering check ran out of its visit budget.
+    CheckBudget,
+    TooManyTasks,
+    TooManyCounters,
+    FanInTooLarge,
+    TooManySignals,
+}
+
+impl ErrorKind {
+    /// Short stable name (`unknown_tensor`), used in messages' codes.
+    pub fn code(self) -> String {
+        serde_json::to_value(self).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+    }
+}
+
+/// A secondary location with a message (`note: first declared here`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Note {
+    pub loc: Loc,
+    pub message: String,
+}
+
+/// One error at one place in user code.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    pub kind: ErrorKind,
+    pub loc: Loc,
+    pub message: String,
+    pub help: Option<String>,
+    pub notes: Vec<Note>,
+}
+
+impl Diagnostic {
+    pub fn new(kind: ErrorKind, loc: Loc, message: impl Into<String>) -> Self {
+        Diagnostic { kind, loc, message: message.into(), help: None, notes: Vec::new() }
+    }
+
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn note(mut self, loc: Loc, message: impl Into<String>) -> Self {
+        self.notes.push(Note { loc, message: message.into() });
+        self
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.message)?;
+        if let Some(h) = &self.help {
+            write!(f, "\n  help: {h}")?;
+        }
+        for n in &self.notes {
+            write!(f, "\n  note: {}", n.message)?;
+        }
+        Ok(())
+    }
+}
+
+/// All the errors of one taskflow, in the order the checks found them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Diagnostics {
+    pub errors: Vec<Diagnostic>,
+}
+
+impl Diagnostics {
+    pub fn push(&mut self, d: Diagnostic) {
+        self.errors.push(d);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.errors.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.errors.len()
+    }
+
+    pub fn extend(&mut self, other: Diagnostics) {
+        self.errors.extend(other.errors);
+    }
+
+    pub fn kinds(&self) -> Vec<ErrorKind> {
+        self.errors.iter().map(|d| d.kind).collect()
+    }
+
+    /// `Ok(value)` if no error was collected.
+    pub fn into_result<T>(self, value: T) -> Result<T, Diagnostics> {
+        if self.is_empty() { Ok(value) } else { Err(self) }
+    }
+
+    /// Renders every error with `file:line:col` where the source map knows it.
+    pub fn render(&self, sources: &SourceMap) -> String {
+        let mut out = String::new();
+        for d in &self.errors {
+            let at = sources.get(d.loc).map(|p| format!("{p}: ")).unwrap_or_default();
+            out.push_str(&format!("error[{}]: {at}{d}\n", d.kind.code()));
+        }
+        out
+    }
+}
+
+impl fmt::Display for Diagnostics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, d) in self.errors.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "error[{}]: {d}", d.kind.code())?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Diagnostics {}
+
+/// Caps how many errors of one kind a check reports; the rest become one summary line.
+#[derive(Debug)]
+pub(crate) struct Capped<'a> {
+    out: &'a mut Diagnostics,
+    kind: ErrorKind,
+    reported: usize,
+    suppressed: usize,
+    loc: Loc,
+}
+
+impl<'a> Capped<'a> {
+    pub(crate) fn new(out: &'a mut Diagnostics, kind: ErrorKind) -> Self {
+        Capped { out, kind, reported: 0, suppressed: 0, loc: Loc::NONE }
+    }
+
+    pub(crate) fn push(&mut self, d: Diagnostic) {
+        if self.reported < crate::limits::MAX_ERRORS_PER_CHECK {
+            self.reported += 1;
+            self.loc = d.loc;
+            self.out.push(d);
+        } else {
+            self.suppressed += 1;
+        }
+    }
+}
+
+impl Drop for Capped<'_> {
+    fn drop(&mut self) {
+        if self.suppressed > 0 {
+            let msg = format!("... and {} more errors of this kind ({})", self.suppressed, self.kind.code());
+            self.out.push(Diagnostic::new(self.kind, self.loc, msg));
+        }
+    }
+}

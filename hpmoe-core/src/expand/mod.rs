@@ -1,0 +1,55 @@
+//! Grid expansion: tile families → tile instances on every rank → the instance DAG.
+//!
+//! Node ids are global: `node = rank * per_rank + local`, where `local` numbers the instances
+//! of one rank family by family (declaration order), each family's grid in row-major order.
+//! Every rank has the same instances; edges may differ per rank (regions may mention `RANK`).
+
+mod space;
+
+pub use space::{FamilySpan, InstanceSpace};
+
+use crate::graph::Dag;
+use crate::model::CoreKind;
+use serde::{Deserialize, Serialize};
+
+/// What one tile instance does, for the cost model (the same for every instance of a family).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Work {
+    /// Floating-point (or integer) operations.
+    pub flops: u64,
+    /// Bytes read from and written to the rank's own global memory.
+    pub bytes: u64,
+    /// Bytes written into another rank's memory (puts).
+    pub remote_bytes: u64,
+}
+
+/// The expanded taskflow: instances, their DAG, and per-family facts later stages need.
+#[derive(Clone, Debug)]
+pub struct Expanded {
+    pub space: InstanceSpace,
+    /// Dependencies between global node ids (data edges and explicit `after` edges).
+    pub dag: Dag,
+    /// Per family (declaration order): core kind and work of one instance.
+    pub family_core: Vec<CoreKind>,
+    pub family_work: Vec<Work>,
+    /// Per node: for a tile that puts to another rank, `(dst - rank) mod ranks` of its first
+    /// put (1..ranks); 0 otherwise. The scheduler orders equal-priority puts by it so that
+    /// ranks do not all write to the same peer at once.
+    pub rotation: Vec<u32>,
+}
+
+impl Expanded {
+    pub fn nodes(&self) -> usize {
+        self.dag.nodes()
+    }
+
+    /// Core kind of a node.
+    pub fn core_kind(&self, node: u32) -> CoreKind {
+        self.family_core[self.space.family_of(node)]
+    }
+
+    /// Work of a node.
+    pub fn work(&self, node: u32) -> Work {
+        self.family_work[self.space.family_of(node)]
+    }
+}

@@ -1,0 +1,114 @@
+//! Numbering of tile instances.
+
+use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
+
+/// The local ids `first .. first + count` of one family, and its grid extents.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FamilySpan {
+    pub first: u32,
+    pub count: u32,
+    pub extents: SmallVec<[u32; 4]>,
+}
+
+/// How global node ids map to (rank, family, grid coordinates).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstanceSpace {
+    pub ranks: u32,
+    /// Instances of one rank.
+    pub per_rank: u32,
+    /// In family declaration order; spans are contiguous and cover `0..per_rank`.
+    pub families: Vec<FamilySpan>,
+}
+
+impl InstanceSpace {
+    /// Builds the numbering from each family's grid extents. The caller has checked the
+    /// limits, so the counts fit in `u32`.
+    pub fn new(ranks: u32, extents: impl IntoIterator<Item = SmallVec<[u32; 4]>>) -> Self {
+        let mut families = Vec::new();
+        let mut first = 0u32;
+        for ext in extents {
+            let count = ext.iter().map(|&e| e as u64).product::<u64>();
+            let count = u32::try_from(count).expect("family size checked against limits");
+            families.push(FamilySpan { first, count, extents: ext });
+            first = first.checked_add(count).expect("instance count checked against limits");
+        }
+        InstanceSpace { ranks, per_rank: first, families }
+    }
+
+    /// Total nodes, all ranks.
+    pub fn len(&self) -> usize {
+        self.per_rank as usize * self.ranks as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn node(&self, rank: u32, local: u32) -> u32 {
+        rank * self.per_rank + local
+    }
+
+    pub fn rank_of(&self, node: u32) -> u32 {
+        node / self.per_rank
+    }
+
+    pub fn local_of(&self, node: u32) -> u32 {
+        node % self.per_rank
+    }
+
+    /// Family index of a global node.
+    pub fn family_of(&self, node: u32) -> usize {
+        self.family_of_local(self.local_of(node))
+    }
+
+    pub fn family_of_local(&self, local: u32) -> usize {
+        self.families.partition_point(|f| f.first + f.count <= local)
+    }
+
+    /// Grid coordinates (row-major) of a local id within its family.
+    pub fn coords_of_local(&self, local: u32) -> SmallVec<[u64; 4]> {
+        let f = &self.families[self.family_of_local(local)];
+        decode(local - f.first, &f.extents)
+    }
+
+    /// Local id of `coords` in family `family`.
+    pub fn local_id(&self, family: usize, coords: &[u64]) -> u32 {
+        let f = &self.families[family];
+        let mut idx = 0u64;
+        for (&c, &e) in coords.iter().zip(&f.extents) {
+            idx = idx * e as u64 + c;
+        }
+        f.first + idx as u32
+    }
+}
+
+/// Row-major decode of `index` in a grid of `extents`.
+pub fn decode(mut index: u32, extents: &[u32]) -> SmallVec<[u64; 4]> {
+    let mut out: SmallVec<[u64; 4]> = smallvec::smallvec![0; extents.len()];
+    for (slot, &e) in out.iter_mut().zip(extents).rev() {
+        *slot = (index % e) as u64;
+        index /= e;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use smallvec::smallvec;
+
+    #[test]
+    fn numbering_round_trips() {
+        let s = InstanceSpace::new(3, [smallvec![2, 3], smallvec![4], smallvec![]]);
+        assert_eq!(s.per_rank, 6 + 4 + 1);
+        assert_eq!(s.len(), 33);
+        for local in 0..s.per_rank {
+            let f = s.family_of_local(local);
+            let c = s.coords_of_local(local);
+            assert_eq!(s.local_id(f, &c), local);
+        }
+        assert_eq!(s.family_of(s.node(2, 10)), 2);
+        assert_eq!(s.coords_of_local(4).as_slice(), &[1, 1]);
+    }
+}

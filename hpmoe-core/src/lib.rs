@@ -1,0 +1,31 @@
+//! # hpmoe-core
+//!
+//! The model and the algorithms behind hpmoe: a *taskflow* of tile families on AIC (matrix)
+//! and AIV (vector and communication) cores is expanded into tile instances on every rank,
+//! checked, statically scheduled onto the cores, and written out as a *schedule table*
+//! that the AscendC backend, the simulator and the host executor all read.
+//!
+//! Data flows one way:
+//! [`model`] → [`expand`] → [`check`] → [`schedule`] → [`table`].
+//! [`compile`] runs the whole pipeline and returns every error it found.
+//!
+//! ```
+//! use hpmoe_core::model::{CoreKind, DType, MachineProfile, Taskflow};
+//!
+//! let mut tf = Taskflow::new("scale", MachineProfile::small(2, 2));
+//! let x = tf.input("x", DType::Bf16, &[64, 32]);
+//! let y = tf.output("y", DType::Bf16, &[64, 32]);
+//! tf.tile("copy_rows", CoreKind::Aiv, |t| {
+//!     let b = t.grid("b", 4);
+//!     t.op("copy", [x.slice(b.clone() * 16, 16), y.slice(b * 16, 16)]);
+//! });
+
+//! ```
+
+pub mod error;
+pub mod expand;
+pub mod graph;
+pub mod limits;
+pub mod model;
+
+pub use error::{Diagnostic, Diagnostics, ErrorKind};

@@ -1,0 +1,76 @@
+//! Source locations carried by every IR node.
+//!
+//! A [`Loc`] is an opaque index. The IR itself only stores where a node came from as a
+//! [`SourcePos`] (file, line, column) when the producer knows it; a front-end such as the
+//! proc-macro keeps its own side table (for instance of `proc_macro2::Span`s) indexed by the
+//! same `Loc`, so diagnostics can be reported at the exact token.
+
+use serde::{Deserialize, Serialize};
+
+/// Opaque handle to the place in user code an IR node came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Loc(pub u32);
+
+impl Loc {
+    /// A node with no known origin (generated, or built without location tracking).
+    pub const NONE: Loc = Loc(u32::MAX);
+
+    pub fn is_none(self) -> bool {
+        self == Loc::NONE
+    }
+}
+
+impl Default for Loc {
+    fn default() -> Self {
+        Loc::NONE
+    }
+}
+
+/// A human-readable position: what a build script or the builder API can report.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SourcePos {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+impl std::fmt::Display for SourcePos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
+/// The table that gives a [`Loc`] its [`SourcePos`], owned by the taskflow.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceMap {
+    positions: Vec<Option<SourcePos>>,
+}
+
+impl SourceMap {
+    /// Registers a new location and returns its handle.
+    pub fn add(&mut self, pos: Option<SourcePos>) -> Loc {
+        let id = u32::try_from(self.positions.len()).expect("more than 2^32 source locations");
+        assert!(id != u32::MAX, "more than 2^32 - 1 source locations");
+        self.positions.push(pos);
+        Loc(id)
+    }
+
+    /// Registers the caller's caller position (for builder methods marked `#[track_caller]`).
+    #[track_caller]
+    pub fn here(&mut self) -> Loc {
+        let l = std::panic::Location::caller();
+        self.add(Some(SourcePos { file: l.file().to_string(), line: l.line(), column: l.column() }))
+    }
+
+    pub fn get(&self, loc: Loc) -> Option<&SourcePos> {
+        self.positions.get(loc.0 as usize).and_then(Option::as_ref)
+    }
+
+    pub fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+}

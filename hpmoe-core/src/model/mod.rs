@@ -1,0 +1,19 @@
+//! The taskflow model: what the front-end produces and every later stage reads.
+
+mod expr;
+mod family;
+mod loc;
+mod op;
+mod profile;
+mod region;
+mod taskflow;
+mod tensor;
+
+pub use expr::{Affine, Overflow, Var};
+pub use family::{After, GridDim, IndexSel, OpCall, TileFamily};
+pub use loc::{Loc, SourceMap, SourcePos};
+pub use op::{Access, DuplicateOp, OpRegistry, OpSpec, Param, WorkModel};
+pub use profile::{CoreKind, MachineProfile};
+pub use region::{DimSlice, RankSel, Region};
+pub use taskflow::{Taskflow, TensorRef, TileBuilder};
+pub use tensor::{DType, TensorDecl, TensorKind};

@@ -1,0 +1,153 @@
+//! The taskflow: a machine profile, tensors, tile families and the ops they may call.
+
+use super::{CoreKind, DType, GridDim, Loc, MachineProfile, OpRegistry, SourceMap, TensorDecl, TensorKind, TileFamily};
+use serde::{Deserialize, Serialize};
+
+/// A whole taskflow, as the front-end (or the builder API) produced it. Names are not yet
+/// resolved: the checks report unknown ones.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Taskflow {
+    pub name: String,
+    pub profile: MachineProfile,
+    pub tensors: Vec<TensorDecl>,
+    /// In declaration order: data dependencies follow this order (a tile depends on the
+    /// writers declared before it of what it reads).
+    pub families: Vec<TileFamily>,
+    pub ops: OpRegistry,
+    pub sources: SourceMap,
+    pub loc: Loc,
+}
+
+impl Taskflow {
+    pub fn new(name: impl Into<String>, profile: MachineProfile) -> Self {
+        Taskflow {
+            name: name.into(),
+            profile,
+            tensors: Vec::new(),
+            families: Vec::new(),
+            ops: OpRegistry::builtin(),
+            sources: SourceMap::default(),
+            loc: Loc::NONE,
+        }
+    }
+
+    pub fn tensor(&self, name: &str) -> Option<&TensorDecl> {
+        self.tensors.iter().find(|t| t.name == name)
+    }
+
+    pub fn family(&self, name: &str) -> Option<&TileFamily> {
+        self.families.iter().find(|f| f.name == name)
+    }
+
+    #[track_caller]
+    fn declare(&mut self, name: &str, kind: TensorKind, dtype: DType, shape: &[u64]) -> TensorRef {
+        let loc = self.sources.here();
+        self.tensors.push(TensorDecl { name: name.into(), kind, dtype, shape: shape.iter().copied().collect(), loc });
+        TensorRef { name: name.into() }
+    }
+
+    /// Declares a read-only kernel input.
+    #[track_caller]
+    pub fn input(&mut self, name: &str, dtype: DType, shape: &[u64]) -> TensorRef {
+        self.declare(name, TensorKind::Input, dtype, shape)
+    }
+
+    /// Declares a kernel output.
+    #[track_caller]
+    pub fn output(&mut self, name: &str, dtype: DType, shape: &[u64]) -> TensorRef {
+        self.declare(name, TensorKind::Output, dtype, shape)
+    }
+
+    /// Declares scratch global memory.
+    #[track_caller]
+    pub fn scratch(&mut self, name: &str, dtype: DType, shape: &[u64]) -> TensorRef {
+        self.declare(name, TensorKind::Scratch, dtype, shape)
+    }
+
+    /// Declares a symmetric tensor that puts from other ranks may target.
+    #[track_caller]
+    pub fn symmetric(&mut self, name: &str, dtype: DType, shape: &[u64]) -> TensorRef {
+        self.declare(name, TensorKind::Symmetric, dtype, shape)
+    }
+
+    /// Declares a tile family; `body` adds its grid, ops and explicit dependencies.
+    ///
+    /// Locations of every call inside `body` are recorded, so errors point at them.
+    #[track_caller]
+    pub fn tile(&mut self, name: &str, core: CoreKind, body: impl FnOnce(&mut TileBuilder<'_>)) {
+        let loc = self.sources.here();
+        let family =
+            TileFamily { name: name.into(), core, grid: Default::default(), body: Vec::new(), after: Vec::new(), loc };
+        let mut b = TileBuilder { family, sources: &mut self.sources };
+        body(&mut b);
+        let family = b.family;
+        self.families.push(family);
+    }
+}
+
+/// A handle to a declared tensor; regions start here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorRef {
+    pub name: String,
+}
+
+impl TensorRef {
+    /// The whole tensor.
+    pub fn whole(&self) -> super::Region {
+        super::Region::whole(self.name.clone())
+    }
+
+    /// `tensor[i]` along the first dimension.
+    pub fn at(&self, i: impl Into<super::Affine>) -> super::Region {
+        self.whole().at(i)
+    }
+
+    /// `tensor[start .. start + len]` along the first dimension.
+    pub fn slice(&self, start: impl Into<super::Affine>, len: u64) -> super::Region {
+        self.whole().slice(start, len)
+    }
+
+    /// The copy of the tensor on rank `dst`.
+    pub fn on(&self, dst: impl Into<super::Affine>) -> super::Region {
+        self.whole().on(dst)
+    }
+}
+
+/// Builds one tile family (see [`Taskflow::tile`]).
+#[derive(Debug)]
+pub struct TileBuilder<'a> {
+    family: TileFamily,
+    sources: &'a mut SourceMap,
+}
+
+impl TileBuilder<'_> {
+    /// Adds a grid dimension `name in 0..extent` and returns its index expression.
+    #[track_caller]
+    pub fn grid(&mut self, name: &str, extent: u64) -> super::Affine {
+        let loc = self.sources.here();
+        let i = u8::try_from(self.family.grid.len()).unwrap_or(u8::MAX);
+        self.family.grid.push(GridDim { name: name.into(), extent, loc });
+        super::Affine::index(i)
+    }
+
+    /// Calls a registered op on region arguments.
+    #[track_caller]
+    pub fn op(&mut self, op: &str, args: impl IntoIterator<Item = super::Region>) {
+        let loc = self.sources.here();
+        let args = args.into_iter().map(|r| if r.loc.is_none() { r.with_loc(loc) } else { r }).collect();
+        self.family.body.push(super::OpCall { op: op.into(), args, loc });
+    }
+
+    /// `put(src, dst)`: one-sided write of `src` into `dst` (a region `.on(rank)`).
+    #[track_caller]
+    pub fn put(&mut self, src: super::Region, dst: super::Region) {
+        self.op("put", [src, dst]);
+    }
+
+    /// Runs after the selected instances of `family` (one selector per grid dim of it).
+    #[track_caller]
+    pub fn after(&mut self, family: &str, indices: impl IntoIterator<Item = super::IndexSel>) {
+        let loc = self.sources.here();
+        self.family.after.push(super::After { family: family.into(), indices: indices.into_iter().collect(), loc });
+    }
+}

@@ -1,0 +1,1 @@
+//! trybuild cases for the hpmoe macros live in `tests/`.
