@@ -27,5 +27,6 @@ pub mod expand;
 pub mod graph;
 pub mod limits;
 pub mod model;
+pub mod schedule;
 
 pub use error::{Diagnostic, Diagnostics, ErrorKind};
