@@ -22,6 +22,7 @@
 
 //! ```
 
+pub mod check;
 pub mod error;
 pub mod expand;
 pub mod graph;
@@ -30,3 +31,7 @@ pub mod model;
 pub mod schedule;
 
 pub use error::{Diagnostic, Diagnostics, ErrorKind};
+
+mod pipeline;
+
+pub use pipeline::{StageTimes, analyse};

@@ -4,8 +4,14 @@
 //! of one rank family by family (declaration order), each family's grid in row-major order.
 //! Every rank has the same instances; edges may differ per rank (regions may mention `RANK`).
 
+mod access;
+mod deps;
+mod interval;
 mod space;
 
+pub use access::Extent;
+pub use deps::{Expansion, Hazard, HazardKind, expand};
+pub use interval::IntervalIndex;
 pub use space::{FamilySpan, InstanceSpace};
 
 use crate::graph::Dag;

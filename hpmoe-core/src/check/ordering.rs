@@ -1,0 +1,121 @@
+//! Write-after-read and write-after-write hazards must be ordered by a path in the DAG.
+//!
+//! Each hazard names two instances; the check asks whether one reaches the other. A direct
+//! edge answers most. The rest are grouped by source and answered by one forward search per
+//! source, pruned by topological position (a node later than every target cannot lead to
+//! one), within a visit budget: exceeding it is an error, never a hang.
+
+use super::node_name;
+use crate::error::{Capped, Diagnostic, Diagnostics, ErrorKind as K};
+use crate::expand::{Expanded, Hazard, HazardKind};
+use crate::limits::MAX_HAZARD_VISITS;
+use crate::model::Taskflow;
+
+/// Reports every hazard whose instances are not ordered. `topo_pos[n]` is the position of
+/// node `n` in a topological order of `exp.dag` (so the DAG must be acyclic).
+pub fn check_ordering(tf: &Taskflow, exp: &Expanded, hazards: &[Hazard], topo_pos: &[u32]) -> Diagnostics {
+    let dag = &exp.dag;
+    // (source, target, hazard index) pairs still to search for.
+    let mut open: Vec<(u32, u32, u32)> = Vec::new();
+    let mut failed: Vec<u32> = Vec::new();
+    for (i, h) in hazards.iter().enumerate() {
+        let (a, b) = match h.kind {
+            HazardKind::SameFamily if topo_pos[h.second as usize] < topo_pos[h.first as usize] => (h.second, h.first),
+            _ => (h.first, h.second),
+        };
+        if topo_pos[a as usize] > topo_pos[b as usize] {
+            failed.push(i as u32);
+        } else if dag.succ.row(a).binary_search(&b).is_err() {
+            open.push((a, b, i as u32));
+        }
+    }
+    open.sort_unstable();
+    let mut out = Diagnostics::default();
+    let mut stamp = vec![u32::MAX; exp.nodes()];
+    let mut stack = Vec::new();
+    let mut visits = 0u64;
+    let mut group_start = 0;
+    let mut generation = 0u32;
+    while group_start < open.len() {
+        let src = open[group_start].0;
+        let group_end = group_start + open[group_start..].partition_point(|p| p.0 == src);
+        let horizon = open[group_start..group_end].iter().map(|p| topo_pos[p.1 as usize]).max().unwrap_or(0);
+        stack.clear();
+        stack.push(src);
+        stamp[src as usize] = generation;
+        while let Some(n) = stack.pop() {
+            visits += 1;
+            for &m in dag.succ.row(n) {
+                if stamp[m as usize] != generation && topo_pos[m as usize] <= horizon {
+                    stamp[m as usize] = generation;
+                    stack.push(m);
+                }
+            }
+        }
+        if visits > MAX_HAZARD_VISITS {
+            out.push(Diagnostic::new(
+                K::CheckBudget,
+                tf.loc,
+                format!(
+                    "checking that conflicting accesses are ordered took more than {MAX_HAZARD_VISITS} steps \
+                     (MAX_HAZARD_VISITS); {} pairs were left unchecked",
+                    open.len() - group_end
+                ),
+            ));
+            break;
+        }
+        failed.extend(open[group_start..group_end].iter().filter(|p| stamp[p.1 as usize] != generation).map(|p| p.2));
+        generation += 1;
+        group_start = group_end;
+    }
+    failed.sort_unstable();
+    report(tf, exp, hazards, &failed, &mut out);
+    out
+}
+
+fn report(tf: &Taskflow, exp: &Expanded, hazards: &[Hazard], failed: &[u32], out: &mut Diagnostics) {
+    let name = |n| node_name(tf, &exp.space, n);
+    for kind in [HazardKind::WriteAfterWrite, HazardKind::WriteAfterRead, HazardKind::SameFamily] {
+        let code = match kind {
+            HazardKind::WriteAfterRead => K::UnorderedWriteAfterRead,
+            _ => K::UnorderedWriteAfterWrite,
+        };
+        let mut capped = Capped::new(out, code);
+        for h in failed.iter().map(|&i| &hazards[i as usize]).filter(|h| h.kind == kind) {
+            let t = &tf.tensors[h.tensor as usize];
+            let place = format!("`{}`{} on rank {}", t.name, h.overlap, h.rank);
+            let (a, b) = (name(h.first), name(h.second));
+            let fa = &tf.families[exp.space.family_of(h.first)].name;
+            let fb = &tf.families[exp.space.family_of(h.second)].name;
+            let d = match kind {
+                HazardKind::WriteAfterRead => Diagnostic::new(
+                    code,
+                    h.second_loc,
+                    format!("unordered write after read: {b} may overwrite {place} before {a} reads it"),
+                )
+                .help(format!("make `{fb}` wait for the reader with `after({fa}(..))`, or write another region"))
+                .note(h.first_loc, format!("{a} reads it here")),
+                HazardKind::WriteAfterWrite => Diagnostic::new(
+                    code,
+                    h.second_loc,
+                    format!("unordered write after write: {a} and {b} both write {place} with no order between them"),
+                )
+                .help(format!("order the writes with `after({fa}(..))` in `{fb}`, or write disjoint regions"))
+                .note(h.first_loc, format!("{a} writes it here")),
+                HazardKind::SameFamily => Diagnostic::new(
+                    code,
+                    h.second_loc,
+                    format!(
+                        "unordered conflict inside tile `{fa}`: {a} and {b} both access {place} and at least one \
+                         writes it"
+                    ),
+                )
+                .help(format!(
+                    "instances of one tile run in parallel: make their regions disjoint, or chain them with \
+                     `after({fa}(..))`"
+                )),
+            };
+            capped.push(d);
+        }
+    }
+}

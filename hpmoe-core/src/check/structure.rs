@@ -1,0 +1,425 @@
+//! Checks on the taskflow as written, before any grid is expanded: names, arities, core
+//! kinds, remote/local arguments, shapes, grid sizes and the instance and edge limits.
+//! On success it returns the taskflow with every name resolved to an index.
+
+use super::names::suggestion;
+use crate::error::{Diagnostic, Diagnostics, ErrorKind as K};
+use crate::limits;
+use crate::model::{Affine, IndexSel, Loc, OpSpec, RankSel, Region, Taskflow, TensorKind};
+use smallvec::SmallVec;
+use std::collections::HashMap;
+
+/// An op call with its spec and the tensor index of each argument.
+#[derive(Clone, Debug)]
+pub struct ResolvedCall<'a> {
+    pub spec: &'a OpSpec,
+    pub tensors: SmallVec<[usize; 4]>,
+}
+
+/// The taskflow with names resolved. Only built when the structural checks pass.
+#[derive(Clone, Debug)]
+pub struct Resolved<'a> {
+    pub tf: &'a Taskflow,
+    /// Per family, per op call.
+    pub calls: Vec<Vec<ResolvedCall<'a>>>,
+    /// Per family, per `after` entry: the target family.
+    pub afters: Vec<Vec<usize>>,
+}
+
+/// Runs every structural check; all errors are collected.
+pub fn check_structure(tf: &Taskflow) -> Result<Resolved<'_>, Diagnostics> {
+    let mut d = Diagnostics::default();
+    check_profile(tf, &mut d);
+    let tensors = check_tensors(tf, &mut d);
+    let families = check_families(tf, &mut d);
+    let mut calls = Vec::with_capacity(tf.families.len());
+    let mut afters = Vec::with_capacity(tf.families.len());
+    for f in &tf.families {
+        calls.push(check_body(tf, f, &tensors, &mut d));
+        afters.push(check_afters(tf, f, &families, &mut d));
+    }
+    check_totals(tf, &mut d);
+    d.into_result(Resolved { tf, calls, afters })
+}
+
+fn check_profile(tf: &Taskflow, d: &mut Diagnostics) {
+    let p = &tf.profile;
+    let bad = |msg: String| Diagnostic::new(K::BadProfile, tf.loc, msg);
+    if p.ranks == 0 || p.ranks > limits::MAX_RANKS {
+        d.push(bad(format!("taskflow `{}` has {} ranks; allowed: 1..={}", tf.name, p.ranks, limits::MAX_RANKS)));
+    }
+    if p.aic_per_rank == 0 || p.aiv_per_aic == 0 {
+        d.push(bad(format!(
+            "profile `{}` has {} AIC and {} AIV per AIC; both must be at least 1",
+            p.name, p.aic_per_rank, p.aiv_per_aic
+        )));
+    } else if u64::from(p.aic_per_rank) * (1 + u64::from(p.aiv_per_aic)) > u64::from(limits::MAX_CORES_PER_RANK) {
+        d.push(bad(format!("profile `{}` has more than {} cores per rank", p.name, limits::MAX_CORES_PER_RANK)));
+    }
+}
+
+fn check_tensors<'a>(tf: &'a Taskflow, d: &mut Diagnostics) -> HashMap<&'a str, usize> {
+    let mut index = HashMap::new();
+    for (i, t) in tf.tensors.iter().enumerate() {
+        if let Some(&first) = index.get(t.name.as_str()) {
+            let first: &crate::model::TensorDecl = &tf.tensors[first];
+            d.push(
+                Diagnostic::new(K::DuplicateName, t.loc, format!("tensor `{}` is declared twice", t.name))
+                    .note(first.loc, "first declared here"),
+            );
+            continue;
+        }
+        index.insert(t.name.as_str(), i);
+        let bad = |msg: String| Diagnostic::new(K::BadShape, t.loc, msg);
+        if t.shape.is_empty() {
+            d.push(bad(format!("tensor `{}` has no dimensions", t.name)));
+        } else if t.shape.len() > limits::MAX_TENSOR_DIMS {
+            d.push(bad(format!(
+                "tensor `{}` has {} dimensions; at most {} are supported",
+                t.name,
+                t.shape.len(),
+                limits::MAX_TENSOR_DIMS
+            )));
+        } else if let Some((k, &e)) = t.shape.iter().enumerate().find(|(_, e)| **e == 0 || **e > limits::MAX_DIM_EXTENT)
+        {
+            d.push(bad(format!(
+                "tensor `{}` has extent {e} in dimension {k}; extents must be in 1..={}",
+                t.name,
+                limits::MAX_DIM_EXTENT
+            )));
+        } else if t.bytes().is_none() {
+            d.push(bad(format!("tensor `{}` is larger than 2^64 bytes", t.name)));
+        }
+    }
+    index
+}
+
+fn check_families<'a>(tf: &'a Taskflow, d: &mut Diagnostics) -> HashMap<&'a str, usize> {
+    let mut index = HashMap::new();
+    for (i, f) in tf.families.iter().enumerate() {
+        if let Some(&first) = index.get(f.name.as_str()) {
+            let first: &crate::model::TileFamily = &tf.families[first];
+            d.push(
+                Diagnostic::new(K::DuplicateName, f.loc, format!("tile `{}` is declared twice", f.name))
+                    .note(first.loc, "first declared here"),
+            );
+        } else {
+            index.insert(f.name.as_str(), i);
+        }
+        if f.grid.len() > limits::MAX_GRID_DIMS {
+            d.push(Diagnostic::new(
+                K::GridTooLarge,
+                f.grid[limits::MAX_GRID_DIMS].loc,
+                format!(
+                    "tile `{}` has {} grid dimensions; at most {} are supported",
+                    f.name,
+                    f.grid.len(),
+                    limits::MAX_GRID_DIMS
+                ),
+            ));
+        }
+        let mut seen: HashMap<&str, Loc> = HashMap::new();
+        for g in &f.grid {
+            if let Some(&first) = seen.get(g.name.as_str()) {
+                d.push(
+                    Diagnostic::new(
+                        K::DuplicateName,
+                        g.loc,
+                        format!("grid index `{}` appears twice in tile `{}`", g.name, f.name),
+                    )
+                    .note(first, "first used here"),
+                );
+            }
+            seen.insert(&g.name, g.loc);
+            if g.extent == 0 {
+                d.push(
+                    Diagnostic::new(
+                        K::EmptyGrid,
+                        g.loc,
+                        format!(
+                            "grid index `{}` of tile `{}` ranges over 0..0: the tile would never run",
+                            g.name, f.name
+                        ),
+                    )
+                    .help("give the range at least one value, or remove the tile"),
+                );
+            }
+        }
+        match f.instances() {
+            Some(n) if n <= limits::MAX_FAMILY_INSTANCES => {}
+            n => {
+                let shown = n.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string());
+                d.push(
+                    Diagnostic::new(
+                        K::GridTooLarge,
+                        f.loc,
+                        format!(
+                            "tile `{}` has {shown} instances per rank; the limit is {} (MAX_FAMILY_INSTANCES)",
+                            f.name,
+                            limits::MAX_FAMILY_INSTANCES
+                        ),
+                    )
+                    .help("use larger tiles (fewer grid points)"),
+                );
+            }
+        }
+        if f.body.len() > limits::MAX_OPS_PER_TILE {
+            d.push(Diagnostic::new(
+                K::TileTooLarge,
+                f.loc,
+                format!(
+                    "tile `{}` calls {} ops; at most {} are allowed",
+                    f.name,
+                    f.body.len(),
+                    limits::MAX_OPS_PER_TILE
+                ),
+            ));
+        }
+    }
+    index
+}
+
+fn check_body<'a>(
+    tf: &'a Taskflow,
+    f: &'a crate::model::TileFamily,
+    tensors: &HashMap<&str, usize>,
+    d: &mut Diagnostics,
+) -> Vec<ResolvedCall<'a>> {
+    let mut out = Vec::new();
+    for call in &f.body {
+        let Some(spec) = tf.ops.get(&call.op) else {
+            d.push(
+                Diagnostic::new(K::UnknownOp, call.loc, format!("unknown op `{}` in tile `{}`", call.op, f.name))
+                    .help(suggestion("op", &call.op, tf.ops.iter().map(|o| o.name.as_str()))),
+            );
+            continue;
+        };
+        if spec.core != f.core {
+            d.push(
+                Diagnostic::new(
+                    K::WrongCoreKind,
+                    call.loc,
+                    format!("`{}` runs on {} cores, but tile `{}` is an {} tile", spec.name, spec.core, f.name, f.core),
+                )
+                .help(format!("move the call into a `#[tile({})]` function", spec.core)),
+            );
+        }
+        if call.args.len() != spec.params.len() || call.args.len() > limits::MAX_ARGS_PER_OP {
+            let names: Vec<&str> = spec.params.iter().map(|p| p.name.as_str()).collect();
+            d.push(Diagnostic::new(
+                K::ArityMismatch,
+                call.loc,
+                format!(
+                    "`{}` takes {} region arguments ({}), but {} were given",
+                    spec.name,
+                    spec.params.len(),
+                    names.join(", "),
+                    call.args.len()
+                ),
+            ));
+            continue;
+        }
+        let mut ids = SmallVec::new();
+        for (region, param) in call.args.iter().zip(&spec.params) {
+            let Some(&t) = tensors.get(region.tensor.as_str()) else {
+                d.push(
+                    Diagnostic::new(
+                        K::UnknownTensor,
+                        region.loc,
+                        format!("unknown tensor `{}` in tile `{}`", region.tensor, f.name),
+                    )
+                    .help(suggestion(
+                        "tensor",
+                        &region.tensor,
+                        tf.tensors.iter().map(|t| t.name.as_str()),
+                    )),
+                );
+                continue;
+            };
+            ids.push(t);
+            check_region(tf, f, spec, param, region, t, d);
+        }
+        if ids.len() == call.args.len() {
+            out.push(ResolvedCall { spec, tensors: ids });
+        }
+    }
+    out
+}
+
+fn check_region(
+    tf: &Taskflow,
+    f: &crate::model::TileFamily,
+    spec: &OpSpec,
+    param: &crate::model::Param,
+    region: &Region,
+    tensor: usize,
+    d: &mut Diagnostics,
+) {
+    let t = &tf.tensors[tensor];
+    let what = format!("argument `{}` of `{}` in tile `{}`", param.name, spec.name, f.name);
+    if region.dims.len() > t.shape.len() {
+        d.push(Diagnostic::new(
+            K::ArityMismatch,
+            region.loc,
+            format!("{what} slices {} dimensions of `{}`, which has {}", region.dims.len(), t.name, t.shape.len()),
+        ));
+    }
+    for (k, dim) in region.dims.iter().enumerate() {
+        check_indices(f, &dim.start, region.loc, d);
+        if let Some(&extent) = t.shape.get(k)
+            && (dim.len == 0 || dim.len > extent)
+        {
+            d.push(Diagnostic::new(
+                K::RegionOutOfBounds,
+                region.loc,
+                format!("{what} takes {} elements of dimension {k} of `{}`, which has {extent}", dim.len, t.name),
+            ));
+        }
+    }
+    match (&region.rank, param.remote) {
+        (RankSel::Remote(e), true) => {
+            check_indices(f, e, region.loc, d);
+            if t.kind != TensorKind::Symmetric {
+                d.push(
+                    Diagnostic::new(
+                        K::PutIntoNonSymmetric,
+                        region.loc,
+                        format!(
+                            "{what} writes into `{}` on another rank, but `{}` is {}",
+                            t.name,
+                            t.name,
+                            t.kind.name()
+                        ),
+                    )
+                    .help("declare the destination tensor as symmetric")
+                    .note(t.loc, format!("`{}` declared here", t.name)),
+                );
+            }
+        }
+        (RankSel::Remote(_), false) => d.push(
+            Diagnostic::new(K::RemoteMismatch, region.loc, format!("{what} addresses another rank's memory"))
+                .help("only the destination of a `put` may name another rank"),
+        ),
+        (RankSel::Local, true) => d.push(
+            Diagnostic::new(K::RemoteMismatch, region.loc, format!("{what} must name its destination rank"))
+                .help("write the destination as `tensor.on(rank)...`"),
+        ),
+        (RankSel::Local, false) => {}
+    }
+    if param.access.writes() && t.kind == TensorKind::Input {
+        d.push(
+            Diagnostic::new(K::WriteToInput, region.loc, format!("{what} writes into input tensor `{}`", t.name))
+                .help("inputs are read-only; write into an output or scratch tensor")
+                .note(t.loc, format!("`{}` declared here", t.name)),
+        );
+    }
+}
+
+/// Reports grid indices an expression mentions that the family does not have.
+fn check_indices(f: &crate::model::TileFamily, e: &Affine, loc: Loc, d: &mut Diagnostics) {
+    if let Some(i) = e.max_index()
+        && usize::from(i) >= f.grid.len()
+    {
+        d.push(Diagnostic::new(
+            K::UnknownIndex,
+            loc,
+            format!(
+                "expression `{}` uses grid index #{i}, but tile `{}` has {} grid indices",
+                e.display(&f.index_names()),
+                f.name,
+                f.grid.len()
+            ),
+        ));
+    }
+}
+
+fn check_afters(
+    tf: &Taskflow,
+    f: &crate::model::TileFamily,
+    families: &HashMap<&str, usize>,
+    d: &mut Diagnostics,
+) -> Vec<usize> {
+    let mut out = Vec::new();
+    for a in &f.after {
+        let Some(&target) = families.get(a.family.as_str()) else {
+            d.push(
+                Diagnostic::new(
+                    K::UnknownTile,
+                    a.loc,
+                    format!("tile `{}` runs after unknown tile `{}`", f.name, a.family),
+                )
+                .help(suggestion("tile", &a.family, tf.families.iter().map(|f| f.name.as_str()))),
+            );
+            continue;
+        };
+        let g = &tf.families[target];
+        if a.indices.len() != g.grid.len() {
+            d.push(Diagnostic::new(
+                K::ArityMismatch,
+                a.loc,
+                format!(
+                    "`after({}(..))` gives {} indices, but tile `{}` has {} grid indices ({})",
+                    g.name,
+                    a.indices.len(),
+                    g.name,
+                    g.grid.len(),
+                    g.index_names().join(", ")
+                ),
+            ));
+            continue;
+        }
+        for sel in &a.indices {
+            if let IndexSel::At(e) = sel {
+                check_indices(f, e, a.loc, d);
+            }
+        }
+        out.push(target);
+    }
+    out
+}
+
+/// Totals over the whole taskflow: instances on all ranks, and `after` edges.
+fn check_totals(tf: &Taskflow, d: &mut Diagnostics) {
+    let per_rank = tf.families.iter().try_fold(0u64, |acc, f| acc.checked_add(f.instances()?));
+    let total = per_rank.and_then(|n| n.checked_mul(u64::from(tf.profile.ranks)));
+    if total.is_none_or(|n| n > limits::MAX_INSTANCES) {
+        d.push(
+            Diagnostic::new(
+                K::TooManyInstances,
+                tf.loc,
+                format!(
+                    "taskflow `{}` expands to {} tile instances over {} ranks; the limit is {} (MAX_INSTANCES)",
+                    tf.name,
+                    total.map_or_else(|| "more than 2^64".into(), |n| n.to_string()),
+                    tf.profile.ranks,
+                    limits::MAX_INSTANCES
+                ),
+            )
+            .help("use larger tiles"),
+        );
+    }
+    for f in &tf.families {
+        for a in &f.after {
+            let Some(g) = tf.family(&a.family) else { continue };
+            let fanin = a.indices.iter().zip(&g.grid).try_fold(1u64, |acc, (sel, dim)| match sel {
+                IndexSel::All => acc.checked_mul(dim.extent),
+                IndexSel::At(_) => Some(acc),
+            });
+            let edges = fanin
+                .and_then(|n| n.checked_mul(f.instances()?))
+                .and_then(|n| n.checked_mul(u64::from(tf.profile.ranks)));
+            if edges.is_none_or(|n| n > limits::MAX_EDGES) {
+                d.push(Diagnostic::new(
+                    K::TooManyEdges,
+                    a.loc,
+                    format!(
+                        "`after({}(..))` in tile `{}` adds more than {} edges (MAX_EDGES)",
+                        g.name,
+                        f.name,
+                        limits::MAX_EDGES
+                    ),
+                ));
+            }
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Concrete regions: a region evaluated for one tile instance on one rank.
+
+use crate::limits::MAX_TENSOR_DIMS;
+use crate::model::{RankSel, Region};
+use std::fmt;
+
+/// A concrete box in a tensor: `start[k] .. start[k] + len[k]` for `k < dims`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Extent {
+    pub start: [u32; MAX_TENSOR_DIMS],
+    pub len: [u32; MAX_TENSOR_DIMS],
+    pub dims: u8,
+}
+
+impl Extent {
+    pub fn overlaps(&self, o: &Extent) -> bool {
+        (0..self.dims as usize).all(|k| self.start[k] < o.end(k) && o.start[k] < self.end(k))
+    }
+
+    pub fn end(&self, k: usize) -> u32 {
+        self.start[k] + self.len[k]
+    }
+
+    pub fn volume(&self) -> u64 {
+        (0..self.dims as usize).map(|k| u64::from(self.len[k])).product()
+    }
+
+    /// Elements shared with `o` (0 when disjoint).
+    pub fn intersection_volume(&self, o: &Extent) -> u64 {
+        (0..self.dims as usize)
+            .map(|k| {
+                let lo = self.start[k].max(o.start[k]);
+                let hi = self.end(k).min(o.end(k));
+                u64::from(hi.saturating_sub(lo))
+            })
+            .product()
+    }
+
+    /// The overlap of two overlapping boxes.
+    pub fn intersection(&self, o: &Extent) -> Extent {
+        let mut out = *self;
+        for k in 0..self.dims as usize {
+            out.start[k] = self.start[k].max(o.start[k]);
+            out.len[k] = self.end(k).min(o.end(k)).saturating_sub(out.start[k]);
+        }
+        out
+    }
+}
+
+impl fmt::Display for Extent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[")?;
+        for k in 0..self.dims as usize {
+            if k > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{}..{}", self.start[k], self.end(k))?;
+        }
+        f.write_str("]")
+    }
+}
+
+/// Why a region could not be evaluated for an instance.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RegionFault {
+    Overflow,
+    OutOfBounds { dim: usize, start: i64, len: u64, extent: u64 },
+    RankOutOfRange(i64),
+}
+
+/// Evaluates `region` of a tensor with `shape` for the instance at `coords` on `rank`.
+/// Returns the rank whose copy is addressed and the box.
+pub fn eval_region(
+    region: &Region,
+    shape: &[u64],
+    coords: &[u64],
+    rank: u32,
+    ranks: u32,
+) -> Result<(u32, Extent), RegionFault> {
+    let dest = match &region.rank {
+        RankSel::Local => rank,
+        RankSel::Remote(e) => {
+            let r = e.eval(coords, u64::from(rank)).map_err(|_| RegionFault::Overflow)?;
+            if r < 0 || r >= i64::from(ranks) {
+                return Err(RegionFault::RankOutOfRange(r));
+            }
+            r as u32
+        }
+    };
+    let mut ext = Extent { start: [0; MAX_TENSOR_DIMS], len: [0; MAX_TENSOR_DIMS], dims: shape.len() as u8 };
+    for (k, &extent) in shape.iter().enumerate() {
+        let (start, len) = match region.dims.get(k) {
+            Some(d) => (d.start.eval(coords, u64::from(rank)).map_err(|_| RegionFault::Overflow)?, d.len),
+            None => (0, extent),
+        };
+        let end = start.checked_add(i64::try_from(len).map_err(|_| RegionFault::Overflow)?);
+        if start < 0 || end.is_none_or(|e| e > extent as i64) {
+            return Err(RegionFault::OutOfBounds { dim: k, start, len, extent });
+        }
+        // Extents are at most MAX_DIM_EXTENT (u32), checked with the shapes.
+        ext.start[k] = start as u32;
+        ext.len[k] = len as u32;
+    }
+    Ok((dest, ext))
+}

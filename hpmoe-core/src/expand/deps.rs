@@ -1,0 +1,551 @@
+//! Builds the instance DAG.
+//!
+//! Data dependencies follow declaration order: an access that reads a region depends on
+//! every write of an overlapping region by an instance of a tile family declared *before*
+//! its own (on the rank whose memory it is, so a put from rank s feeds readers on its
+//! destination rank). Writes that overlap a read of an earlier family, writes that overlap
+//! other writes, and conflicting instances of one family are returned as [`Hazard`]s: the
+//! ordering check requires each to be ordered by a path in the DAG.
+//!
+//! Overlap is found per tensor and per rank with an [`IntervalIndex`] on the dimension whose
+//! write intervals are the most distinct, then confirmed on every dimension; no instance is
+//! compared with every other.
+
+use super::access::{Extent, RegionFault, eval_region};
+use super::interval::IntervalIndex;
+use super::space::{InstanceSpace, decode};
+use super::{Expanded, Work};
+use crate::check::Resolved;
+use crate::error::{Diagnostic, Diagnostics, ErrorKind as K};
+use crate::graph::Dag;
+use crate::limits;
+use crate::model::{Access, IndexSel, Loc, OpSpec, Region, TensorDecl, WorkModel};
+use indexmap::IndexMap;
+use smallvec::SmallVec;
+
+/// What kind of order a hazard needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HazardKind {
+    /// `first` reads what `second` (a later family) overwrites: `first` must come first.
+    WriteAfterRead,
+    /// `first` (an earlier family) and `second` write the same data: `first` must come first.
+    WriteAfterWrite,
+    /// Two instances of one family conflict (at least one writes): either order, but one.
+    SameFamily,
+}
+
+/// A pair of instances that must be ordered by a path in the DAG.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Hazard {
+    pub kind: HazardKind,
+    pub first: u32,
+    pub second: u32,
+    pub first_loc: Loc,
+    pub second_loc: Loc,
+    pub tensor: u32,
+    /// The rank whose copy of the tensor both touch.
+    pub rank: u32,
+    pub overlap: Extent,
+}
+
+/// The expanded taskflow, the hazards to check, and the errors found while expanding.
+#[derive(Debug)]
+pub struct Expansion {
+    pub expanded: Expanded,
+    pub hazards: Vec<Hazard>,
+    pub diagnostics: Diagnostics,
+}
+
+/// One region argument of one op call of one family.
+#[derive(Clone, Copy, Debug)]
+struct ArgPlan<'a> {
+    family: usize,
+    /// Position of the op call in the tile body.
+    call: usize,
+    access: Access,
+    region: &'a Region,
+    spec: &'a OpSpec,
+    param: usize,
+}
+
+/// One concrete access of one instance.
+#[derive(Clone, Copy, Debug)]
+struct Acc {
+    node: u32,
+    family: u32,
+    call: u32,
+    plan: u32,
+    access: Access,
+    ext: Extent,
+}
+
+/// Expands every family on every rank and builds the DAG. Expects a taskflow that passed
+/// the structural checks.
+pub fn expand(r: &Resolved<'_>) -> Expansion {
+    let tf = r.tf;
+    let ranks = tf.profile.ranks;
+    let space = InstanceSpace::new(ranks, tf.families.iter().map(|f| f.grid.iter().map(|g| g.extent as u32).collect()));
+    let mut b = Builder { r, space, edges: Vec::new(), hazards: Vec::new(), faults: Faults::default(), pairs: 0 };
+
+    let mut by_tensor: Vec<Vec<ArgPlan<'_>>> = vec![Vec::new(); tf.tensors.len()];
+    for (fi, f) in tf.families.iter().enumerate() {
+        for (ci, (call, resolved)) in f.body.iter().zip(&r.calls[fi]).enumerate() {
+            for (param, (region, &t)) in call.args.iter().zip(&resolved.tensors).enumerate() {
+                let access = resolved.spec.params[param].access;
+                by_tensor[t].push(ArgPlan { family: fi, call: ci, access, region, spec: resolved.spec, param });
+            }
+        }
+    }
+    for (t, plans) in by_tensor.iter().enumerate() {
+        if b.over_budget() {
+            break;
+        }
+        b.tensor_dependencies(t, plans);
+    }
+    b.explicit_edges();
+
+    let mut diagnostics = Diagnostics::default();
+    if b.over_budget() {
+        diagnostics.push(
+            Diagnostic::new(
+                K::TooManyEdges,
+                tf.loc,
+                format!(
+                    "taskflow `{}` has more than {} overlapping region pairs or dependency edges (MAX_EDGES)",
+                    tf.name,
+                    limits::MAX_EDGES
+                ),
+            )
+            .help("tiles whose regions overlap many others make quadratic dependencies; use disjoint regions"),
+        );
+    }
+    let rotation = b.rotations();
+    let family_work = tf.families.iter().enumerate().map(|(fi, f)| family_work(r, fi, f)).collect();
+    let family_core = tf.families.iter().map(|f| f.core).collect();
+    let Builder { space, edges, mut hazards, faults, .. } = b;
+    faults.report(&mut diagnostics);
+    let dag = Dag::from_pairs(space.len(), &edges);
+    drop(edges);
+    hazards.sort_unstable_by_key(|h| (h.first, h.second, h.kind));
+    hazards.dedup_by_key(|h| (h.first, h.second, h.kind));
+    Expansion { expanded: Expanded { space, dag, family_core, family_work, rotation }, hazards, diagnostics }
+}
+
+struct Builder<'r, 'a> {
+    r: &'r Resolved<'a>,
+    space: InstanceSpace,
+    edges: Vec<(u32, u32)>,
+    hazards: Vec<Hazard>,
+    faults: Faults,
+    /// Overlapping pairs examined plus edges made; bounded by MAX_EDGES.
+    pairs: u64,
+}
+
+impl Builder<'_, '_> {
+    fn over_budget(&self) -> bool {
+        self.pairs > limits::MAX_EDGES
+    }
+
+    /// Evaluates every access to tensor `t` and links writers to readers, rank by rank.
+    fn tensor_dependencies(&mut self, t: usize, plans: &[ArgPlan<'_>]) {
+        let tf = self.r.tf;
+        let decl = &tf.tensors[t];
+        let ranks = tf.profile.ranks;
+        let mut per_rank: Vec<Vec<Acc>> = vec![Vec::new(); ranks as usize];
+        for (pi, plan) in plans.iter().enumerate() {
+            let span = &self.space.families[plan.family];
+            let first = span.first;
+            for rank in 0..ranks {
+                for idx in 0..span.count {
+                    let coords = decode(idx, &span.extents);
+                    let node = self.space.node(rank, first + idx);
+                    match eval_region(plan.region, &decl.shape, &coords, rank, ranks) {
+                        Ok((dest, ext)) => per_rank[dest as usize].push(Acc {
+                            node,
+                            family: plan.family as u32,
+                            call: plan.call as u32,
+                            plan: pi as u32,
+                            access: plan.access,
+                            ext,
+                        }),
+                        Err(fault) => self.faults.region(self.r, plan, decl, &coords, rank, fault),
+                    }
+                }
+            }
+        }
+        for (rank, accs) in per_rank.iter().enumerate() {
+            self.link_rank(t, rank as u32, decl, plans, accs);
+            if self.over_budget() {
+                return;
+            }
+        }
+    }
+
+    fn link_rank(&mut self, t: usize, rank: u32, decl: &TensorDecl, plans: &[ArgPlan<'_>], accs: &[Acc]) {
+        let writers: Vec<u32> = (0..accs.len() as u32).filter(|&i| accs[i as usize].access.writes()).collect();
+        let key = key_dimension(accs, &writers);
+        let index = IntervalIndex::new(
+            writers.iter().map(|&w| (accs[w as usize].ext.start[key], accs[w as usize].ext.end(key), w)).collect(),
+        );
+        let loc = |a: &Acc| plans[a.plan as usize].region.loc;
+        let mut hits = Vec::new();
+        for (ri, reader) in accs.iter().enumerate() {
+            hits.clear();
+            index.query(reader.ext.start[key], reader.ext.end(key), &mut |w| hits.push(w));
+            let mut covered = 0u64;
+            for &wi in &hits {
+                let w = &accs[wi as usize];
+                if !w.ext.overlaps(&reader.ext) {
+                    continue;
+                }
+                if w.node == reader.node {
+                    // Within one tile, ops run in body order.
+                    if w.call < reader.call && reader.access.reads() {
+                        covered += w.ext.intersection_volume(&reader.ext);
+                    }
+                    continue;
+                }
+                self.pairs += 1;
+                let hazard = |kind, first: &Acc, second: &Acc| Hazard {
+                    kind,
+                    first: first.node,
+                    second: second.node,
+                    first_loc: loc(first),
+                    second_loc: loc(second),
+                    tensor: t as u32,
+                    rank,
+                    overlap: first.ext.intersection(&second.ext),
+                };
+                if reader.access.reads() {
+                    if w.family < reader.family {
+                        self.edges.push((w.node, reader.node));
+                        covered += w.ext.intersection_volume(&reader.ext);
+                    } else if w.family == reader.family {
+                        covered += w.ext.intersection_volume(&reader.ext);
+                        self.hazards.push(hazard(HazardKind::SameFamily, w, reader));
+                    } else {
+                        self.hazards.push(hazard(HazardKind::WriteAfterRead, reader, w));
+                    }
+                }
+                // Write-write pairs, each once (from the writer with the smaller index).
+                if reader.access.writes() && (ri as u32) < wi {
+                    if w.family == reader.family {
+                        self.hazards.push(hazard(HazardKind::SameFamily, reader, w));
+                    } else {
+                        let (early, late) = if reader.family < w.family { (reader, w) } else { (w, reader) };
+                        // A later read-modify-write already depends on the earlier write.
+                        if !late.access.reads() {
+                            self.hazards.push(hazard(HazardKind::WriteAfterWrite, early, late));
+                        }
+                    }
+                }
+            }
+            if reader.access.reads() && decl.kind.needs_writer() && covered < reader.ext.volume() {
+                let plan = &plans[reader.plan as usize];
+                self.faults.unwritten(self.r, plan, decl, &self.space, reader, rank, covered);
+            }
+        }
+    }
+
+    /// `after(...)` edges, on the same rank.
+    fn explicit_edges(&mut self) {
+        let tf = self.r.tf;
+        for (fi, f) in tf.families.iter().enumerate() {
+            for (a, &target) in f.after.iter().zip(&self.r.afters[fi]) {
+                let span = self.space.families[fi].clone();
+                let tspan = self.space.families[target].clone();
+                for rank in 0..tf.profile.ranks {
+                    for idx in 0..span.count {
+                        let coords = decode(idx, &span.extents);
+                        let me = self.space.node(rank, span.first + idx);
+                        let mut choices: SmallVec<[(u64, u64); 4]> = SmallVec::new();
+                        let mut bad = None;
+                        for (k, sel) in a.indices.iter().enumerate() {
+                            let extent = u64::from(tspan.extents[k]);
+                            match sel {
+                                IndexSel::All => choices.push((0, extent)),
+                                IndexSel::At(e) => match e.eval(&coords, u64::from(rank)) {
+                                    Ok(v) if v >= 0 && (v as u64) < extent => choices.push((v as u64, v as u64 + 1)),
+                                    Ok(v) => bad = Some((k, Some(v))),
+                                    Err(_) => bad = Some((k, None)),
+                                },
+                            }
+                        }
+                        if let Some((k, v)) = bad {
+                            self.faults.after(tf, fi, target, a.loc, &coords, rank, k, v);
+                            continue;
+                        }
+                        for_each_point(&choices, &mut |point| {
+                            let local = self.space.local_id(target, point);
+                            self.edges.push((self.space.node(rank, local), me));
+                            self.pairs += 1;
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Per node, `(dst - rank) mod ranks` of the first remote write of its family.
+    fn rotations(&self) -> Vec<u32> {
+        let tf = self.r.tf;
+        let ranks = tf.profile.ranks;
+        let mut rotation = vec![0u32; self.space.len()];
+        for (fi, f) in tf.families.iter().enumerate() {
+            let Some(dst) = f.body.iter().flat_map(|c| &c.args).find_map(|a| match &a.rank {
+                crate::model::RankSel::Remote(e) => Some(e),
+                crate::model::RankSel::Local => None,
+            }) else {
+                continue;
+            };
+            let span = &self.space.families[fi];
+            for rank in 0..ranks {
+                for idx in 0..span.count {
+                    let coords = decode(idx, &span.extents);
+                    if let Ok(d) = dst.eval(&coords, u64::from(rank))
+                        && (0..i64::from(ranks)).contains(&d)
+                    {
+                        let node = self.space.node(rank, span.first + idx);
+                        rotation[node as usize] = (d as u32 + ranks - rank) % ranks;
+                    }
+                }
+            }
+        }
+        rotation
+    }
+}
+
+/// The dimension along which the writers' intervals are the most distinct.
+fn key_dimension(accs: &[Acc], writers: &[u32]) -> usize {
+    let Some(&first) = writers.first() else { return 0 };
+    let dims = accs[first as usize].ext.dims as usize;
+    let mut best = (0usize, 0usize);
+    let mut starts: Vec<u32> = Vec::with_capacity(writers.len());
+    for k in 0..dims {
+        starts.clear();
+        starts.extend(writers.iter().map(|&w| accs[w as usize].ext.start[k]));
+        starts.sort_unstable();
+        starts.dedup();
+        if starts.len() > best.1 {
+            best = (k, starts.len());
+        }
+    }
+    best.0
+}
+
+/// Calls `f` with every point of the box `ranges` (half-open per dimension).
+fn for_each_point(ranges: &[(u64, u64)], f: &mut impl FnMut(&[u64])) {
+    let mut point: SmallVec<[u64; 4]> = ranges.iter().map(|r| r.0).collect();
+    if ranges.iter().any(|r| r.0 >= r.1) {
+        return;
+    }
+    loop {
+        f(&point);
+        let mut k = ranges.len();
+        loop {
+            if k == 0 {
+                return;
+            }
+            k -= 1;
+            point[k] += 1;
+            if point[k] < ranges[k].1 {
+                break;
+            }
+            point[k] = ranges[k].0;
+        }
+    }
+}
+
+/// Work of one instance of family `fi` (the same for all its instances).
+fn family_work(r: &Resolved<'_>, fi: usize, f: &crate::model::TileFamily) -> Work {
+    let tf = r.tf;
+    let mut w = Work::default();
+    for (call, resolved) in f.body.iter().zip(&r.calls[fi]) {
+        let shapes: SmallVec<[(SmallVec<[u64; 4]>, u64); 4]> = call
+            .args
+            .iter()
+            .zip(&resolved.tensors)
+            .map(|(region, &t)| {
+                let decl = &tf.tensors[t];
+                let dims =
+                    decl.shape.iter().enumerate().map(|(k, &e)| region.dims.get(k).map_or(e, |d| d.len)).collect();
+                (dims, decl.dtype.size_bytes())
+            })
+            .collect();
+        let elems = |s: &SmallVec<[u64; 4]>| s.iter().product::<u64>();
+        let bytes = |i: usize| elems(&shapes[i].0).saturating_mul(shapes[i].1);
+        let all_bytes = (0..shapes.len()).map(bytes).fold(0u64, u64::saturating_add);
+        match resolved.spec.work {
+            WorkModel::Matmul if shapes.len() >= 3 => {
+                let k = shapes[0].0.last().copied().unwrap_or(1);
+                let n = shapes[2].0.last().copied().unwrap_or(1);
+                let m = elems(&shapes[2].0) / n.max(1);
+                w.flops = w.flops.saturating_add(2u64.saturating_mul(m).saturating_mul(n).saturating_mul(k));
+                w.bytes = w.bytes.saturating_add(all_bytes);
+            }
+            WorkModel::Matmul => w.bytes = w.bytes.saturating_add(all_bytes),
+            WorkModel::Vector { flops_per_element } => {
+                let most = shapes.iter().map(|s| elems(&s.0)).max().unwrap_or(0);
+                w.flops = w.flops.saturating_add(most.saturating_mul(u64::from(flops_per_element)));
+                w.bytes = w.bytes.saturating_add(all_bytes);
+            }
+            WorkModel::Copy => {
+                for (i, region) in call.args.iter().enumerate() {
+                    if region.is_remote() {
+                        w.remote_bytes = w.remote_bytes.saturating_add(bytes(i));
+                    } else {
+                        w.bytes = w.bytes.saturating_add(bytes(i));
+                    }
+                }
+            }
+        }
+    }
+    w
+}
+
+/// Per-instance errors, folded so that one wrong expression gives one error with a count
+/// and the first offending instance, not one error per instance.
+#[derive(Default)]
+struct Faults {
+    first: IndexMap<(K, Loc, [usize; 3]), (Diagnostic, u64)>,
+}
+
+impl Faults {
+    /// Counts a fault of `kind` at `loc` from the argument or entry `which`
+    /// (family, call or `after` entry, parameter); only the first of each is kept.
+    fn add(&mut self, kind: K, loc: Loc, which: [usize; 3], make: impl FnOnce() -> Diagnostic) {
+        self.first.entry((kind, loc, which)).and_modify(|e| e.1 += 1).or_insert_with(|| (make(), 1));
+    }
+
+    fn region(
+        &mut self,
+        r: &Resolved<'_>,
+        plan: &ArgPlan<'_>,
+        decl: &TensorDecl,
+        coords: &[u64],
+        rank: u32,
+        fault: RegionFault,
+    ) {
+        let f = &r.tf.families[plan.family];
+        let who = format!(
+            "argument `{}` of `{}` in {} on rank {rank}",
+            plan.spec.params[plan.param].name,
+            plan.spec.name,
+            f.instance_name(coords)
+        );
+        let loc = plan.region.loc;
+        let which = [plan.family, plan.call, plan.param];
+        match fault {
+            RegionFault::Overflow => self.add(K::Overflow, loc, which, || {
+                Diagnostic::new(K::Overflow, loc, format!("{who}: a region expression overflows 64-bit arithmetic"))
+            }),
+            RegionFault::OutOfBounds { dim, start, len, extent } => self.add(K::RegionOutOfBounds, loc, which, || {
+                Diagnostic::new(
+                    K::RegionOutOfBounds,
+                    loc,
+                    format!(
+                        "{who} is out of bounds: dimension {dim} of `{}` is {start}..{} but the tensor has {extent}",
+                        decl.name,
+                        start.saturating_add(len as i64)
+                    ),
+                )
+            }),
+            RegionFault::RankOutOfRange(d) => self.add(K::RankOutOfRange, loc, which, || {
+                Diagnostic::new(
+                    K::RankOutOfRange,
+                    loc,
+                    format!("{who} puts to rank {d}, but ranks are 0..{}", r.tf.profile.ranks),
+                )
+                .help("wrap the destination with `% RANKS`, or bound the grid index by RANKS")
+            }),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn unwritten(
+        &mut self,
+        r: &Resolved<'_>,
+        plan: &ArgPlan<'_>,
+        decl: &TensorDecl,
+        space: &InstanceSpace,
+        acc: &Acc,
+        rank: u32,
+        covered: u64,
+    ) {
+        let f = &r.tf.families[plan.family];
+        let coords = space.coords_of_local(space.local_of(acc.node));
+        let loc = plan.region.loc;
+        self.add(K::UnwrittenRead, loc, [plan.family, plan.call, plan.param], || {
+            let what = if covered == 0 { "nothing" } else { "only part of it is" };
+            Diagnostic::new(
+                K::UnwrittenRead,
+                loc,
+                format!(
+                    "{} on rank {rank} reads {} `{}`{} but {what} written by a tile declared before `{}`",
+                    f.instance_name(&coords),
+                    decl.kind.name(),
+                    decl.name,
+                    acc.ext,
+                    f.name
+                ),
+            )
+            .help(format!("write `{}` in an earlier tile, or declare it as an input", decl.name))
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn after(
+        &mut self,
+        tf: &crate::model::Taskflow,
+        fi: usize,
+        target: usize,
+        loc: Loc,
+        coords: &[u64],
+        rank: u32,
+        k: usize,
+        value: Option<i64>,
+    ) {
+        let (f, g) = (&tf.families[fi], &tf.families[target]);
+        self.add(K::AfterOutOfRange, loc, [fi, target, k], || {
+            let shown = value.map_or_else(|| "overflows".to_string(), |v| format!("is {v}"));
+            Diagnostic::new(
+                K::AfterOutOfRange,
+                loc,
+                format!(
+                    "in {} on rank {rank}, index `{}` of `after({}(..))` {shown}, outside 0..{}",
+                    f.instance_name(coords),
+                    g.grid[k].name,
+                    g.name,
+                    g.grid[k].extent
+                ),
+            )
+        });
+    }
+
+    fn report(self, out: &mut Diagnostics) {
+        for (_, (mut d, count)) in self.first {
+            if count > 1 {
+                d.message.push_str(&format!(" (and {} more instances)", count - 1));
+            }
+            out.push(d);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_of_a_box_in_row_major_order() {
+        let mut seen = Vec::new();
+        for_each_point(&[(0, 2), (5, 7)], &mut |p| seen.push(p.to_vec()));
+        assert_eq!(seen, vec![vec![0, 5], vec![0, 6], vec![1, 5], vec![1, 6]]);
+        let mut none = 0;
+        for_each_point(&[(0, 0)], &mut |_| none += 1);
+        assert_eq!(none, 0);
+        let mut one = 0;
+        for_each_point(&[], &mut |_| one += 1);
+        assert_eq!(one, 1);
+    }
+}
