@@ -28,6 +28,7 @@ pub mod expand;
 pub mod graph;
 pub mod limits;
 pub mod model;
+pub mod moe;
 pub mod schedule;
 
 pub use error::{Diagnostic, Diagnostics, ErrorKind};
