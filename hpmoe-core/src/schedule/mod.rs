@@ -2,6 +2,8 @@
 //! the orders deadlock-free, drop implied synchronisations, and give each remaining wait a
 //! monotone counter with a target.
 
+mod cost;
 mod types;
 
+pub use cost::{CostModel, SimpleCost, UnitCost};
 pub use types::{Placement, Signal, SyncPlan, Wait};
