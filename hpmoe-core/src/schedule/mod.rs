@@ -3,7 +3,11 @@
 //! monotone counter with a target.
 
 mod cost;
+mod priority;
+#[cfg(test)]
+mod testutil;
 mod types;
 
 pub use cost::{CostModel, SimpleCost, UnitCost};
+pub use priority::{bottom_levels, node_costs};
 pub use types::{Placement, Signal, SyncPlan, Wait};
