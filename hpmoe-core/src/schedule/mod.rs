@@ -3,11 +3,13 @@
 //! monotone counter with a target.
 
 mod cost;
+mod list;
 mod priority;
 #[cfg(test)]
 mod testutil;
 mod types;
 
 pub use cost::{CostModel, SimpleCost, UnitCost};
+pub use list::list_schedule;
 pub use priority::{bottom_levels, node_costs};
 pub use types::{Placement, Signal, SyncPlan, Wait};
