@@ -5,6 +5,7 @@
 mod cost;
 mod list;
 mod priority;
+mod proof;
 #[cfg(test)]
 mod testutil;
 mod types;
@@ -12,4 +13,5 @@ mod types;
 pub use cost::{CostModel, SimpleCost, UnitCost};
 pub use list::list_schedule;
 pub use priority::{bottom_levels, node_costs};
+pub use proof::prove_deadlock_free;
 pub use types::{Placement, Signal, SyncPlan, Wait};
