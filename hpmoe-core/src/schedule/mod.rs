@@ -6,6 +6,7 @@ mod cost;
 mod list;
 mod priority;
 mod proof;
+mod reduce;
 #[cfg(test)]
 mod testutil;
 mod types;
@@ -14,4 +15,5 @@ pub use cost::{CostModel, SimpleCost, UnitCost};
 pub use list::list_schedule;
 pub use priority::{bottom_levels, node_costs};
 pub use proof::prove_deadlock_free;
+pub use reduce::{CLOCK_CAP, reduce_cross_core_edges, reduce_cross_core_edges_keeping};
 pub use types::{Placement, Signal, SyncPlan, Wait};

@@ -1,8 +1,9 @@
 //! Hand-built expanded taskflows for the scheduler's tests.
 
 use crate::expand::{Expanded, InstanceSpace, Work};
-use crate::graph::Dag;
+use crate::graph::{Csr, Dag};
 use crate::model::{CoreKind, MachineProfile};
+use crate::schedule::Placement;
 use smallvec::smallvec;
 
 /// An expanded taskflow with one 1-D family per `(kind, count, work)` (every rank has the
@@ -82,4 +83,19 @@ pub(crate) fn random_expanded(seed: u64, ranks: u32, families: u32, max_count: u
         }
     }
     exp
+}
+
+/// A placement with the given queues (row `c`: core `c`'s nodes in order); start and finish
+/// times are all 0.
+pub(crate) fn placement(nodes: usize, rows: &[&[u32]]) -> Placement {
+    let mut core_of = vec![0; nodes];
+    let mut position = vec![0; nodes];
+    for (c, row) in rows.iter().enumerate() {
+        for (i, &v) in row.iter().enumerate() {
+            core_of[v as usize] = c as u32;
+            position[v as usize] = i as u32;
+        }
+    }
+    let queues = Csr::from_rows(rows.iter().map(|r| r.iter().copied()));
+    Placement { core_of, position, queues, start_ns: vec![0; nodes], finish_ns: vec![0; nodes], makespan_ns: 0 }
 }
