@@ -317,10 +317,11 @@ mod tests {
 
     /// A layered DAG of about 10^6 nodes over 8 ranks: AIC and AIV layers alternate, each
     /// node reads two nodes of the previous layer, and every fourth layer reads across ranks.
-    /// Run with `cargo test --release -p hpmoe-core -- --ignored million --nocapture`.
+    /// Also proves and synchronises it. Run with
+    /// `cargo test --release -p hpmoe-core -- --ignored million --nocapture`.
     #[test]
     #[ignore = "large: run in release to see scheduling time at 10^6 nodes"]
-    fn million_node_layered_dag() {
+    fn million_node_layered_dag_schedules_and_syncs() {
         let (ranks, layers, width) = (8u32, 50u32, 2_500u32);
         let families: Vec<(CoreKind, u32, Work)> = (0..layers)
             .map(|l| {
@@ -348,5 +349,17 @@ mod tests {
         eprintln!("list_schedule: {} nodes, {} edges in {:?}", exp.nodes(), exp.dag.edges(), t.elapsed());
         assert_eq!(p.queues.edges(), exp.nodes());
         assert!(p.makespan_ns > 0);
+        let t = std::time::Instant::now();
+        assert_eq!(crate::schedule::prove_deadlock_free(&exp.dag, &p.queues), Ok(()));
+        eprintln!("prove_deadlock_free: {:?}", t.elapsed());
+        let t = std::time::Instant::now();
+        let plan = crate::schedule::plan_sync(&exp, &p);
+        eprintln!(
+            "plan_sync: {} → {} cross-core edges in {:?}",
+            plan.cross_edges_before,
+            plan.cross_edges_after,
+            t.elapsed()
+        );
+        assert!(plan.cross_edges_after <= plan.cross_edges_before);
     }
 }
