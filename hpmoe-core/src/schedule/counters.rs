@@ -1,0 +1,203 @@
+//! Event counters: turn the cross-core edges left after reduction into waits and signals.
+//!
+//! Every node with at least one remaining cross-core predecessor owns one counter on its own
+//! rank and waits until it reaches the number of those predecessors; each of them adds 1 to
+//! it when it finishes. Counters only ever grow and each has exactly one waiter, so the wait
+//! is released exactly when *all* its producers have finished, whatever the order in which
+//! their signals arrive. That matters for remote puts, whose signals cross the network
+//! and may land in any order, interleaved with local signals: a shared counter, a flag per
+//! producer that gets reset, or a count that assumes an arrival order could release a wait
+//! early or never. The target is the exact fan-in, so a wait can neither be released by too
+//! few signals nor wait for one that is never sent.
+
+use super::reduce::reduce_cross_core_edges_keeping;
+use super::types::{Placement, Signal, SyncPlan, Wait};
+use crate::expand::Expanded;
+
+/// No counter.
+const NO_COUNTER: u32 = u32::MAX;
+
+/// The synchronisation of `placement`: counters, waits and signals for the cross-core edges
+/// that [`reduce_cross_core_edges_keeping`] keeps. Edges out of tiles that write into another
+/// rank (`remote_bytes > 0`) are all kept, since only a put's own signal shows its data has
+/// landed.
+///
+/// Counter ids are dense per rank, assigned in node-id order; each node's signals are sorted
+/// by (rank, counter). Checking the results against the device limits (counters per rank,
+/// fan-in, signals per tile) is left to the table builder.
+///
+/// # Panics
+/// If the placement does not queue every node once or its orders deadlock (see
+/// [`prove_deadlock_free`](super::prove_deadlock_free)).
+pub fn plan_sync(exp: &Expanded, placement: &Placement) -> SyncPlan {
+    let nodes = exp.nodes();
+    let family_puts: Vec<bool> = exp.family_work.iter().map(|w| w.remote_bytes > 0).collect();
+    let kept = reduce_cross_core_edges_keeping(&exp.dag, placement, |u| family_puts[exp.space.family_of(u)]);
+
+    let mut counters_per_rank = vec![0u32; exp.space.ranks as usize];
+    let mut counter_of = vec![NO_COUNTER; nodes];
+    let mut waits = vec![None; nodes];
+    for v in 0..nodes as u32 {
+        let fan_in = kept.degree(v);
+        if fan_in > 0 {
+            let next = &mut counters_per_rank[exp.space.rank_of(v) as usize];
+            counter_of[v as usize] = *next;
+            waits[v as usize] = Some(Wait { counter: *next, target: fan_in as u32 });
+            *next += 1;
+        }
+    }
+
+    let consumers = kept.transpose();
+    let mut signal_offsets = Vec::with_capacity(nodes + 1);
+    let mut signal_list = Vec::with_capacity(kept.edges());
+    signal_offsets.push(0u32);
+    for u in 0..nodes as u32 {
+        let first = signal_list.len();
+        signal_list.extend(
+            consumers.row(u).iter().map(|&v| Signal { rank: exp.space.rank_of(v), counter: counter_of[v as usize] }),
+        );
+        signal_list[first..].sort_unstable();
+        signal_offsets.push(u32::try_from(signal_list.len()).expect("signal count fits u32 (edges are limited)"));
+    }
+
+    let cross_edges_before =
+        exp.dag.succ.pairs().filter(|&(u, v)| placement.core_of[u as usize] != placement.core_of[v as usize]).count();
+    SyncPlan {
+        waits,
+        signal_offsets,
+        signal_list,
+        counters_per_rank,
+        cross_edges_before: cross_edges_before as u64,
+        cross_edges_after: kept.edges() as u64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expand::Work;
+    use crate::model::CoreKind::{Aic, Aiv};
+    use crate::schedule::cost::SimpleCost;
+    use crate::schedule::list::list_schedule;
+    use crate::schedule::testutil::{expanded, placement, profile, random_expanded};
+    use std::collections::HashMap;
+
+    const COMPUTE: Work = Work { flops: 1, bytes: 1, remote_bytes: 0 };
+    const PUT: Work = Work { flops: 0, bytes: 1, remote_bytes: 1 };
+
+    fn wait(counter: u32, target: u32) -> Option<Wait> {
+        Some(Wait { counter, target })
+    }
+
+    fn sig(rank: u32, counter: u32) -> Signal {
+        Signal { rank, counter }
+    }
+
+    fn all_signals(plan: &SyncPlan, nodes: u32) -> Vec<Vec<Signal>> {
+        (0..nodes).map(|n| plan.signals(n).to_vec()).collect()
+    }
+
+    #[test]
+    fn hand_computed_plan_for_two_ranks() {
+        // Per rank: pre (AIC), put (AIV, to the other rank), gmm (AIC), act (AIV).
+        // Rank 0 = nodes 0..4, rank 1 = nodes 4..8. On each rank, pre → put, pre → act,
+        // gmm → act, and each put feeds the other rank's gmm.
+        // Cores per rank: AIC [pre, gmm], AIV [put], AIV [act].
+        // pre → act is implied: act waits for gmm, which runs after pre on the AIC.
+        let exp = expanded(
+            2,
+            &[(Aic, 1, COMPUTE), (Aiv, 1, PUT), (Aic, 1, COMPUTE), (Aiv, 1, COMPUTE)],
+            &[(0, 1), (0, 3), (2, 3), (1, 6), (4, 5), (4, 7), (6, 7), (5, 2)],
+        );
+        let p = placement(8, &[&[0, 2], &[1], &[3], &[4, 6], &[5], &[7]]);
+        let plan = plan_sync(&exp, &p);
+        assert_eq!(plan.cross_edges_before, 8);
+        assert_eq!(plan.cross_edges_after, 6);
+        assert_eq!(plan.counters_per_rank, vec![3, 3]);
+        assert_eq!(
+            plan.waits,
+            vec![None, wait(0, 1), wait(1, 1), wait(2, 1), None, wait(0, 1), wait(1, 1), wait(2, 1)]
+        );
+        assert_eq!(
+            all_signals(&plan, 8),
+            vec![
+                vec![sig(0, 0)], // pre → put
+                vec![sig(1, 1)], // put → rank 1's gmm
+                vec![sig(0, 2)], // gmm → act
+                vec![],
+                vec![sig(1, 0)],
+                vec![sig(0, 1)], // rank 1's put → rank 0's gmm
+                vec![sig(1, 2)],
+                vec![],
+            ]
+        );
+    }
+
+    #[test]
+    fn every_put_signals_its_reader_even_when_implied() {
+        // Per rank: two puts on one AIV core, both read by the other rank's gmm. Without
+        // remote bytes the earlier put's edge is implied by the later one; with them it is
+        // kept, because the later put's signal says nothing about the earlier put's data.
+        let edges = [(0, 5), (1, 5), (3, 2), (4, 2)];
+        let rows: &[&[u32]] = &[&[2], &[0, 1], &[], &[5], &[3, 4], &[]];
+        let puts = expanded(2, &[(Aiv, 2, PUT), (Aic, 1, COMPUTE)], &edges);
+        let plan = plan_sync(&puts, &placement(6, rows));
+        assert_eq!(plan.waits[2], wait(0, 2));
+        assert_eq!(plan.waits[5], wait(0, 2));
+        assert_eq!(plan.cross_edges_after, 4);
+        let local = expanded(2, &[(Aiv, 2, COMPUTE), (Aic, 1, COMPUTE)], &edges);
+        let plan = plan_sync(&local, &placement(6, rows));
+        assert_eq!(plan.waits[2], wait(0, 1));
+        assert_eq!(plan.signals(3), &[]);
+        assert_eq!(plan.signals(4), &[sig(0, 0)]);
+        assert_eq!(plan.cross_edges_after, 2);
+    }
+
+    #[test]
+    fn fan_in_is_exact_on_random_schedules() {
+        for seed in 0..120 {
+            let ranks = 1 + (seed % 4) as u32;
+            let exp = random_expanded(seed, ranks, 7, 10);
+            let p = list_schedule(&exp, &profile(2, 2, ranks), &SimpleCost::default());
+            let plan = plan_sync(&exp, &p);
+            let n = exp.nodes() as u32;
+
+            let mut received: HashMap<Signal, u32> = HashMap::new();
+            for u in 0..n {
+                let s = plan.signals(u);
+                assert!(s.windows(2).all(|w| w[0] < w[1]), "signals of {u} sorted and distinct");
+                for &sig in s {
+                    *received.entry(sig).or_default() += 1;
+                }
+            }
+            let mut waiters: HashMap<Signal, u32> = HashMap::new();
+            let mut last_counter = vec![None; ranks as usize];
+            for v in 0..n {
+                let Some(w) = plan.waits[v as usize] else { continue };
+                let rank = exp.space.rank_of(v);
+                assert!(w.counter < plan.counters_per_rank[rank as usize]);
+                let counter = Signal { rank, counter: w.counter };
+                assert_eq!(waiters.insert(counter, v), None, "counter {counter:?} has one waiter");
+                assert_eq!(received.get(&counter).copied(), Some(w.target), "exact fan-in of node {v}");
+                // Dense ids, in node-id order.
+                assert_eq!(w.counter, last_counter[rank as usize].map_or(0, |c: u32| c + 1));
+                last_counter[rank as usize] = Some(w.counter);
+            }
+            assert_eq!(waiters.len(), received.len(), "no signal goes to a counter nobody waits on");
+            let total: u32 = plan.counters_per_rank.iter().sum();
+            assert_eq!(total as usize, waiters.len());
+
+            let cross: Vec<(u32, u32)> =
+                exp.dag.succ.pairs().filter(|&(u, v)| p.core_of[u as usize] != p.core_of[v as usize]).collect();
+            assert_eq!(plan.cross_edges_before, cross.len() as u64);
+            assert_eq!(plan.cross_edges_after, plan.signal_list.len() as u64);
+            for (u, v) in cross {
+                if exp.work(u).remote_bytes > 0 {
+                    let w = plan.waits[v as usize].expect("a put's reader waits");
+                    let counter = Signal { rank: exp.space.rank_of(v), counter: w.counter };
+                    assert!(plan.signals(u).contains(&counter), "put {u} signals its reader {v}");
+                }
+            }
+        }
+    }
+}

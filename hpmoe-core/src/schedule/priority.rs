@@ -1,0 +1,108 @@
+//! Critical-path priorities: the *bottom level* of a node is the longest estimated time from
+//! its start to the end of the whole taskflow. List scheduling runs the node with the
+//! largest bottom level first, so the longest chain is never kept waiting by shorter ones.
+
+use super::cost::CostModel;
+use crate::expand::Expanded;
+
+/// Per node: its estimated run time under `cost`. Every instance of a family does the same
+/// work, so the model is asked once per family. O(V).
+pub fn node_costs(exp: &Expanded, cost: &dyn CostModel) -> Vec<u64> {
+    let family_cost: Vec<u64> =
+        exp.family_core.iter().zip(&exp.family_work).map(|(&kind, work)| cost.tile_ns(kind, work)).collect();
+    let mut per_node = Vec::with_capacity(exp.nodes());
+    for _rank in 0..exp.space.ranks {
+        for (span, &c) in exp.space.families.iter().zip(&family_cost) {
+            per_node.extend(std::iter::repeat_n(c, span.count as usize));
+        }
+    }
+    per_node
+}
+
+/// Per node: the longest path from the node to any sink, counting every node's cost
+/// (its own included) and `cost.edge_ns(cross_rank)` on every edge — cores are not chosen
+/// yet, so every edge is charged as if it crossed cores. Sums saturate. O(V + E).
+///
+/// # Panics
+/// If the DAG has a cycle (the checks refuse those before scheduling).
+pub fn bottom_levels(exp: &Expanded, cost: &dyn CostModel) -> Vec<u64> {
+    bottom_levels_with(exp, &node_costs(exp, cost), cost)
+}
+
+/// [`bottom_levels`] with the per-node costs already computed.
+pub(crate) fn bottom_levels_with(exp: &Expanded, costs: &[u64], cost: &dyn CostModel) -> Vec<u64> {
+    let order = exp.dag.topo_order().expect("the instance DAG is acyclic (checked before scheduling)");
+    let edge_local = cost.edge_ns(false);
+    let edge_remote = cost.edge_ns(true);
+    let mut level = vec![0u64; exp.nodes()];
+    for &v in order.iter().rev() {
+        let rank = exp.space.rank_of(v);
+        let tail = exp.dag.succ.row(v).iter().map(|&s| {
+            let edge = if exp.space.rank_of(s) == rank { edge_local } else { edge_remote };
+            edge.saturating_add(level[s as usize])
+        });
+        level[v as usize] = costs[v as usize].saturating_add(tail.max().unwrap_or(0));
+    }
+    level
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expand::Work;
+    use crate::model::CoreKind;
+    use crate::schedule::cost::UnitCost;
+    use crate::schedule::testutil::expanded;
+    use std::cell::Cell;
+
+    /// AIC tiles cost their flops, AIV tiles 100; edges 10 on a rank, 1000 across ranks.
+    /// Counts how often it is asked for a tile cost.
+    #[derive(Default)]
+    struct Counting {
+        calls: Cell<u32>,
+    }
+
+    impl CostModel for Counting {
+        fn tile_ns(&self, core: CoreKind, work: &Work) -> u64 {
+            self.calls.set(self.calls.get() + 1);
+            match core {
+                CoreKind::Aic => work.flops,
+                CoreKind::Aiv => 100,
+            }
+        }
+        fn edge_ns(&self, cross_rank: bool) -> u64 {
+            if cross_rank { 1000 } else { 10 }
+        }
+    }
+
+    #[test]
+    fn unit_cost_levels_count_nodes_on_the_longest_path() {
+        // 0 → 1 → 3, 0 → 2, 2 → 3, 4 alone: a diamond with a single sink.
+        let exp = expanded(1, &[(CoreKind::Aic, 5, Work::default())], &[(0, 1), (1, 3), (0, 2), (2, 3)]);
+        assert_eq!(bottom_levels(&exp, &UnitCost), vec![3, 2, 2, 1, 1]);
+    }
+
+    #[test]
+    fn levels_add_tile_and_edge_costs_and_ask_once_per_family() {
+        // Per rank: family 0 = two AIC tiles of 7 flops (locals 0, 1), family 1 = one AIV tile
+        // (local 2). Two ranks: nodes 0..3 on rank 0, 3..6 on rank 1.
+        // Rank 0: 0 → 2 (local edge), 2 → 4 (cross-rank edge to an AIC tile of rank 1).
+        let aic = Work { flops: 7, ..Work::default() };
+        let exp = expanded(2, &[(CoreKind::Aic, 2, aic), (CoreKind::Aiv, 1, Work::default())], &[(0, 2), (2, 4)]);
+        let cost = Counting::default();
+        let levels = bottom_levels(&exp, &cost);
+        assert_eq!(cost.calls.get(), 2, "one tile-cost query per family");
+        // node 4: 7; node 2: 100 + 1000 + 7; node 0: 7 + 10 + 1107.
+        assert_eq!(levels, vec![7 + 10 + 1107, 7, 1107, 7, 7, 100]);
+    }
+
+    #[test]
+    fn node_costs_follow_families_on_every_rank() {
+        let exp = expanded(
+            3,
+            &[(CoreKind::Aic, 2, Work { flops: 5, ..Work::default() }), (CoreKind::Aiv, 1, Work::default())],
+            &[],
+        );
+        assert_eq!(node_costs(&exp, &Counting::default()), vec![5, 5, 100, 5, 5, 100, 5, 5, 100]);
+    }
+}

@@ -1,0 +1,393 @@
+//! Synchronisation reduction: drop the cross-core edges that other synchronisation already
+//! implies (transitive reduction restricted to edges between different cores).
+//!
+//! A dependency `u → v` between nodes of the *same* core needs nothing: the core runs `u`
+//! before `v` (the placement is deadlock-free, so `u` is queued first). Between different
+//! cores it needs a wait on `v` and a signal from `u` — unless `u` is already known to have
+//! finished when `v` may start, because of the order of `v`'s core and of the waits that
+//! are kept.
+//!
+//! # Algorithm: sparse vector clocks
+//! Nodes are visited in a topological order of DAG ∪ core order. Each node `x` gets a
+//! *clock*: a sorted list of `(core, position)` facts, each meaning "every node at this
+//! position or earlier on this core has finished by the time `x` finishes". For a node `v`:
+//! 1. `known` starts as `{(core(v), position(v))}` merged with the clock of the node just
+//!    before `v` on its core (merging keeps the larger position per core).
+//! 2. `v`'s cross-core predecessors are taken in *decreasing* topological index, so a
+//!    predecessor that others can reach through kept synchronisation is considered after
+//!    them. Predecessor `u` is redundant iff `known` already has a position ≥ `position(u)`
+//!    for `core(u)`; otherwise the edge is kept and `u`'s clock is merged into `known`.
+//! 3. `known` becomes `v`'s clock, kept only while some successor of `v` (in DAG ∪ core
+//!    order) has not been visited; clock buffers are then reused.
+//!
+//! # Soundness
+//! By induction over the visiting order, every fact of every clock is true. The start fact
+//! is about `v` itself. The node before `v` on its core finishes before `v` starts, so its
+//! facts hold for `v`; a kept edge `u → v` becomes a wait, so `u` finishes before `v` starts
+//! and its facts hold too. Dropping facts (the cap below) only forgets true things. A core
+//! runs its queue in order, so "position `p` of core `c` has finished" implies every earlier
+//! position has. Hence when `known` covers `position(u)` on `core(u)`, `u` really has
+//! finished before `v` starts and the edge is redundant. The facts used to drop an edge come
+//! only from `v`'s core predecessor and from edges already *kept* (the synchronisation that
+//! will exist), never from another dropped edge, so two edges can never justify each
+//! other's removal.
+//!
+//! This relies on "finished" meaning that a tile's effects are visible to whatever is ordered
+//! after it. For tiles that write into another rank, visibility of the data is known only
+//! from the put's own signal, so [`plan_sync`](super::plan_sync) keeps every edge out of such
+//! a tile ([`reduce_cross_core_edges_keeping`]): a put-with-signal carries that signal at no
+//! extra cost, and the result then does not depend on when a put's data lands.
+//!
+//! # Exactness and cost
+//! With clocks never capped, the result is the exact transitive reduction of the cross-core
+//! edges: a kept edge `u → v` has no other path from `u` to `v` through core order and kept
+//! edges (such a path would end either in `v`'s core predecessor, whose clock already covers
+//! `u`, or in a kept edge from a node `w` that `u` reaches, which has a larger topological
+//! index, was considered first and covers `u`). Clocks are capped at [`CLOCK_CAP`] entries,
+//! keeping the entries of the cores nearest to the node's own core by id (its own rank and the
+//! neighbouring ones), which at worst keeps a few redundant edges. Time O(E · CLOCK_CAP +
+//! E log E) and memory O(V + E + live clocks · CLOCK_CAP).
+
+use super::proof::{CoreChain, NONE};
+use super::types::Placement;
+use crate::graph::{Csr, Dag};
+use std::cmp::Reverse;
+
+/// Most `(core, position)` facts one node's clock keeps.
+pub const CLOCK_CAP: usize = 32;
+
+/// `(core, position)`: every node at `position` or earlier on `core` has finished.
+type Fact = (u32, u32);
+
+/// Per node: the cross-core predecessors that still need an explicit wait (row `v`, sorted
+/// by node id), for `placement`'s per-core orders. Every cross-core edge is a candidate for
+/// removal; see the module documentation for the algorithm and its soundness.
+///
+/// # Panics
+/// If the placement's orders deadlock (prove them with
+/// [`prove_deadlock_free`](super::prove_deadlock_free) first) or do not queue every node once.
+pub fn reduce_cross_core_edges(dag: &Dag, placement: &Placement) -> Csr {
+    reduce_with_cap(dag, placement, |_| false, CLOCK_CAP)
+}
+
+/// [`reduce_cross_core_edges`], except that every cross-core edge *out of* a node for which
+/// `keep_all_from` is true is kept. Used for tiles that write into other ranks, whose data
+/// is known to have landed only through their own signal.
+pub fn reduce_cross_core_edges_keeping(dag: &Dag, placement: &Placement, keep_all_from: impl Fn(u32) -> bool) -> Csr {
+    reduce_with_cap(dag, placement, keep_all_from, CLOCK_CAP)
+}
+
+fn reduce_with_cap(dag: &Dag, placement: &Placement, keep_all_from: impl Fn(u32) -> bool, cap: usize) -> Csr {
+    let nodes = dag.nodes();
+    let (core_of, position) = (&placement.core_of, &placement.position);
+    let chain = CoreChain::new(nodes, &placement.queues);
+    let order = chain.union_topo_order(dag).unwrap_or_else(|cycle| {
+        panic!("the placement deadlocks (cycle {cycle:?}); prove it deadlock-free before reducing")
+    });
+    let mut topo_index = vec![0u32; nodes];
+    for (i, &v) in order.iter().enumerate() {
+        topo_index[v as usize] = i as u32;
+    }
+    let mut unvisited_succ: Vec<u32> = (0..nodes as u32).map(|v| chain.union_succ(dag, v).count() as u32).collect();
+
+    let mut clocks = ClockStore::new(nodes);
+    let mut known: Vec<Fact> = Vec::with_capacity(2 * CLOCK_CAP);
+    let mut scratch: Vec<Fact> = Vec::with_capacity(2 * CLOCK_CAP);
+    let mut candidates: Vec<u32> = Vec::new();
+    let mut kept: Vec<(u32, u32)> = Vec::new();
+
+    for &v in &order {
+        let vi = v as usize;
+        let core = core_of[vi];
+        known.clear();
+        known.push((core, position[vi]));
+        let prev = chain.prev[vi];
+        if prev != NONE {
+            merge_facts(&mut known, clocks.get(prev), &mut scratch, core, cap);
+        }
+
+        candidates.clear();
+        candidates.extend(dag.pred.row(v).iter().copied().filter(|&u| core_of[u as usize] != core));
+        candidates.sort_unstable_by_key(|&u| Reverse(topo_index[u as usize]));
+        for &u in &candidates {
+            let ui = u as usize;
+            let implied = !keep_all_from(u) && finished_position(&known, core_of[ui]) >= Some(position[ui]);
+            if !implied {
+                kept.push((v, u));
+                merge_facts(&mut known, clocks.get(u), &mut scratch, core, cap);
+            }
+        }
+
+        for p in chain.union_pred(dag, v) {
+            let left = &mut unvisited_succ[p as usize];
+            *left -= 1;
+            if *left == 0 {
+                clocks.release(p);
+            }
+        }
+        if unvisited_succ[vi] > 0 {
+            clocks.store(v, &known);
+        }
+    }
+    Csr::from_pairs(nodes, &kept)
+}
+
+/// The largest position of `core` known finished, if any.
+fn finished_position(facts: &[Fact], core: u32) -> Option<u32> {
+    facts.binary_search_by_key(&core, |f| f.0).ok().map(|i| facts[i].1)
+}
+
+/// `acc := acc ∪ other`, keeping the larger position per core, then capped to `cap` facts
+/// around `own_core` (which `acc` must contain). `scratch` is a reusable buffer.
+fn merge_facts(acc: &mut Vec<Fact>, other: &[Fact], scratch: &mut Vec<Fact>, own_core: u32, cap: usize) {
+    scratch.clear();
+    let (mut i, mut j) = (0, 0);
+    while i < acc.len() && j < other.len() {
+        let (a, b) = (acc[i], other[j]);
+        if a.0 == b.0 {
+            scratch.push((a.0, a.1.max(b.1)));
+            i += 1;
+            j += 1;
+        } else if a.0 < b.0 {
+            scratch.push(a);
+            i += 1;
+        } else {
+            scratch.push(b);
+            j += 1;
+        }
+    }
+    scratch.extend_from_slice(&acc[i..]);
+    scratch.extend_from_slice(&other[j..]);
+    std::mem::swap(acc, scratch);
+    cap_facts(acc, own_core, cap);
+}
+
+/// Keeps the `cap` facts whose cores are nearest `own_core` by id (ties to the lower id):
+/// in a list sorted by core they form a window around `own_core`'s fact.
+fn cap_facts(facts: &mut Vec<Fact>, own_core: u32, cap: usize) {
+    if facts.len() <= cap {
+        return;
+    }
+    let own = facts.binary_search_by_key(&own_core, |f| f.0).expect("a clock always has its own core's fact");
+    let (mut lo, mut hi) = (own, own + 1);
+    while hi - lo < cap {
+        let left = (lo > 0).then(|| own_core - facts[lo - 1].0);
+        let right = (hi < facts.len()).then(|| facts[hi].0 - own_core);
+        match (left, right) {
+            (Some(l), Some(r)) if l <= r => lo -= 1,
+            (Some(_), None) => lo -= 1,
+            _ => hi += 1,
+        }
+    }
+    facts.truncate(hi);
+    facts.drain(..lo);
+}
+
+/// Clocks of visited nodes that still have unvisited successors, in reusable buffers.
+#[derive(Debug)]
+struct ClockStore {
+    slot_of: Vec<u32>,
+    slots: Vec<Vec<Fact>>,
+    free: Vec<u32>,
+}
+
+impl ClockStore {
+    fn new(nodes: usize) -> Self {
+        ClockStore { slot_of: vec![NONE; nodes], slots: Vec::new(), free: Vec::new() }
+    }
+
+    fn get(&self, node: u32) -> &[Fact] {
+        let slot = self.slot_of[node as usize];
+        debug_assert!(slot != NONE, "clock of node {node} read after release");
+        &self.slots[slot as usize]
+    }
+
+    fn store(&mut self, node: u32, facts: &[Fact]) {
+        let slot = self.free.pop().unwrap_or_else(|| {
+            self.slots.push(Vec::new());
+            (self.slots.len() - 1) as u32
+        });
+        let buf = &mut self.slots[slot as usize];
+        buf.clear();
+        buf.extend_from_slice(facts);
+        self.slot_of[node as usize] = slot;
+    }
+
+    fn release(&mut self, node: u32) {
+        let slot = std::mem::replace(&mut self.slot_of[node as usize], NONE);
+        if slot != NONE {
+            self.free.push(slot);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::cost::SimpleCost;
+    use crate::schedule::list::list_schedule;
+    use crate::schedule::testutil::{placement, profile, random_expanded};
+
+    fn kept_rows(kept: &Csr) -> Vec<Vec<u32>> {
+        (0..kept.nodes() as u32).map(|v| kept.row(v).to_vec()).collect()
+    }
+
+    #[test]
+    fn drops_an_edge_implied_through_the_core_predecessor() {
+        // Core 0: [0]; core 1: [1, 2]. 0 → 1 and 0 → 2: 2 runs after 1, which waited for 0.
+        let dag = Dag::from_pairs(3, &[(0, 1), (0, 2)]);
+        let kept = reduce_cross_core_edges(&dag, &placement(3, &[&[0], &[1, 2]]));
+        assert_eq!(kept_rows(&kept), vec![vec![], vec![0], vec![]]);
+    }
+
+    #[test]
+    fn drops_an_edge_implied_through_a_chain_of_kept_edges() {
+        // Three cores, one node each: 0 → 1 → 2 and 0 → 2. The wait of 2 on 1 implies 0.
+        let dag = Dag::from_pairs(3, &[(0, 1), (1, 2), (0, 2)]);
+        let kept = reduce_cross_core_edges(&dag, &placement(3, &[&[0], &[1], &[2]]));
+        assert_eq!(kept_rows(&kept), vec![vec![], vec![0], vec![1]]);
+    }
+
+    #[test]
+    fn drops_an_edge_implied_through_an_earlier_task_of_the_producers_core() {
+        // Core 0: [0, 1]; core 1: [2]. 0 → 2 and 1 → 2: once 1 is done, so is 0. The later
+        // producer is considered first and kept; the earlier one is dropped.
+        let dag = Dag::from_pairs(3, &[(0, 2), (1, 2)]);
+        let kept = reduce_cross_core_edges(&dag, &placement(3, &[&[0, 1], &[2]]));
+        assert_eq!(kept_rows(&kept), vec![vec![], vec![], vec![1]]);
+    }
+
+    #[test]
+    fn keeps_edges_nothing_else_implies() {
+        // Cores 0, 1, 2 with one node each; 0 → 2 and 1 → 2 are independent.
+        let dag = Dag::from_pairs(3, &[(0, 2), (1, 2)]);
+        let kept = reduce_cross_core_edges(&dag, &placement(3, &[&[0], &[1], &[2]]));
+        assert_eq!(kept_rows(&kept), vec![vec![], vec![], vec![0, 1]]);
+        // A same-core edge is never a wait: core 0 runs [0, 1], 0 → 1.
+        let dag = Dag::from_pairs(2, &[(0, 1)]);
+        let kept = reduce_cross_core_edges(&dag, &placement(2, &[&[0, 1]]));
+        assert_eq!(kept.edges(), 0);
+    }
+
+    #[test]
+    fn knowledge_flows_through_a_core_but_not_backwards_in_it() {
+        // Core 0: [0]; core 1: [1, 2]; core 2: [3]. 0 → 2 and 1 → 3 and 0 → 3.
+        // 3 waits for 1, which is *before* 2 on core 1, so 3 knows nothing about 0: keep 0 → 3.
+        let dag = Dag::from_pairs(4, &[(0, 2), (1, 3), (0, 3)]);
+        let kept = reduce_cross_core_edges(&dag, &placement(4, &[&[0], &[1, 2], &[3]]));
+        assert_eq!(kept_rows(&kept), vec![vec![], vec![], vec![0], vec![0, 1]]);
+        // With 2 first on core 1 and 2 → 3 instead of 1 → 3, 3 learns of 0 through 2.
+        let dag = Dag::from_pairs(4, &[(0, 2), (2, 3), (0, 3)]);
+        let kept = reduce_cross_core_edges(&dag, &placement(4, &[&[0], &[2, 1], &[3]]));
+        assert_eq!(kept_rows(&kept), vec![vec![], vec![], vec![0], vec![2]]);
+    }
+
+    #[test]
+    fn edges_out_of_marked_sources_are_all_kept() {
+        // The chain case again, but node 0 is a put: its edge to 2 stays.
+        let dag = Dag::from_pairs(3, &[(0, 1), (1, 2), (0, 2)]);
+        let kept = reduce_cross_core_edges_keeping(&dag, &placement(3, &[&[0], &[1], &[2]]), |u| u == 0);
+        assert_eq!(kept_rows(&kept), vec![vec![], vec![0], vec![0, 1]]);
+    }
+
+    #[test]
+    #[should_panic(expected = "the placement deadlocks")]
+    fn refuses_a_deadlocking_placement() {
+        let dag = Dag::from_pairs(2, &[(0, 1)]);
+        reduce_cross_core_edges(&dag, &placement(2, &[&[1, 0]]));
+    }
+
+    #[test]
+    fn caps_keep_the_window_of_nearest_cores() {
+        let mut facts: Vec<Fact> = [1, 4, 5, 6, 9, 20].iter().map(|&c| (c, c * 10)).collect();
+        cap_facts(&mut facts, 6, 4);
+        // The window around 6 grows towards the nearer neighbour: 5 (distance 1), 4 (2),
+        // 9 (3); cores 1 (5) and 20 (14) are forgotten.
+        assert_eq!(facts, vec![(4, 40), (5, 50), (6, 60), (9, 90)]);
+        let mut facts: Vec<Fact> = [2, 3, 4].iter().map(|&c| (c, 0)).collect();
+        cap_facts(&mut facts, 3, 2);
+        assert_eq!(facts, vec![(2, 0), (3, 0)], "ties go to the lower core");
+        let mut facts: Vec<Fact> = vec![(0, 1), (7, 2)];
+        cap_facts(&mut facts, 0, 1);
+        assert_eq!(facts, vec![(0, 1)]);
+    }
+
+    #[test]
+    fn merge_keeps_the_larger_position_per_core() {
+        let mut acc = vec![(1, 5), (3, 1)];
+        let mut scratch = Vec::new();
+        merge_facts(&mut acc, &[(0, 2), (1, 3), (3, 4), (8, 0)], &mut scratch, 3, CLOCK_CAP);
+        assert_eq!(acc, vec![(0, 2), (1, 5), (3, 4), (8, 0)]);
+    }
+
+    /// Whether `to` is reachable from `from` through core order and kept edges, without
+    /// using the kept edge `skip`.
+    fn reaches(chain: &CoreChain, kept_succ: &Csr, from: u32, to: u32, skip: Option<(u32, u32)>) -> bool {
+        let mut seen = vec![false; chain.next.len()];
+        let mut stack = vec![from];
+        while let Some(x) = stack.pop() {
+            if x == to {
+                return true;
+            }
+            let next = chain.next[x as usize];
+            let succ = kept_succ.row(x).iter().copied().filter(|&y| skip != Some((x, y)));
+            for y in succ.chain((next != NONE).then_some(next)) {
+                if !std::mem::replace(&mut seen[y as usize], true) {
+                    stack.push(y);
+                }
+            }
+        }
+        false
+    }
+
+    /// Every cross-core edge is still implied by core order and kept edges (sound); with
+    /// `exact`, no kept edge is implied by the others (minimal).
+    fn assert_sound(dag: &Dag, p: &Placement, kept: &Csr, exact: bool) {
+        let chain = CoreChain::new(dag.nodes(), &p.queues);
+        let kept_succ = kept.transpose();
+        for (u, v) in dag.succ.pairs() {
+            let cross = p.core_of[u as usize] != p.core_of[v as usize];
+            assert!(cross || !kept.row(v).contains(&u), "same-core edge {u} → {v} kept");
+            if cross {
+                assert!(reaches(&chain, &kept_succ, u, v, None), "edge {u} → {v} lost");
+            }
+        }
+        if exact {
+            for (v, u) in kept.pairs() {
+                assert!(!reaches(&chain, &kept_succ, u, v, Some((u, v))), "kept edge {u} → {v} is redundant");
+            }
+        }
+    }
+
+    #[test]
+    fn random_reductions_are_sound_and_minimal() {
+        let mut dropped = 0;
+        for seed in 0..120 {
+            let ranks = 1 + (seed % 3) as u32;
+            let exp = random_expanded(seed, ranks, 6, 10);
+            let prof = profile(2, 2, ranks);
+            assert!(prof.total_cores() as usize <= CLOCK_CAP, "clocks never capped here, so exact");
+            let p = list_schedule(&exp, &prof, &SimpleCost::default());
+            let kept = reduce_cross_core_edges(&exp.dag, &p);
+            assert_sound(&exp.dag, &p, &kept, true);
+            let cross = exp.dag.succ.pairs().filter(|&(u, v)| p.core_of[u as usize] != p.core_of[v as usize]).count();
+            dropped += cross - kept.edges();
+        }
+        assert!(dropped > 0, "the random cases exercise dropping");
+    }
+
+    #[test]
+    fn tiny_clock_caps_stay_sound() {
+        for seed in 0..80 {
+            let ranks = 2 + (seed % 3) as u32;
+            let exp = random_expanded(seed, ranks, 8, 12);
+            let p = list_schedule(&exp, &profile(3, 2, ranks), &SimpleCost::default());
+            for cap in [1, 2, 3] {
+                let kept = reduce_with_cap(&exp.dag, &p, |_| false, cap);
+                assert_sound(&exp.dag, &p, &kept, false);
+                // Capping only forgets facts, so it never keeps fewer edges than exact clocks.
+                assert!(kept.edges() >= reduce_with_cap(&exp.dag, &p, |_| false, usize::MAX).edges());
+            }
+        }
+    }
+}
