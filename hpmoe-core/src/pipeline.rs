@@ -1,9 +1,10 @@
 //! The whole pipeline: check → expand → check → schedule → prove → synchronise → table.
 
 use crate::check;
-use crate::error::Diagnostics;
+use crate::error::{Diagnostic, Diagnostics, ErrorKind};
 use crate::expand::{self, Expanded};
 use crate::model::Taskflow;
+use crate::schedule::{self, CostModel, Placement, SyncPlan};
 use std::time::{Duration, Instant};
 
 /// Wall-clock time of each stage, for benchmarks.
@@ -12,6 +13,67 @@ pub struct StageTimes {
     pub structure: Duration,
     pub expand: Duration,
     pub order_checks: Duration,
+    pub list_schedule: Duration,
+    pub deadlock_proof: Duration,
+    pub sync: Duration,
+    pub table: Duration,
+}
+
+impl StageTimes {
+    pub fn total(&self) -> Duration {
+        self.structure
+            + self.expand
+            + self.order_checks
+            + self.list_schedule
+            + self.deadlock_proof
+            + self.sync
+            + self.table
+    }
+}
+
+/// A checked, scheduled taskflow and its schedule table.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    pub expanded: Expanded,
+    pub placement: Placement,
+    pub sync: SyncPlan,
+    pub table: crate::table::ScheduleTable,
+    pub times: StageTimes,
+}
+
+/// Runs the whole pipeline: checks, expansion, scheduling under `cost`, the deadlock-freedom
+/// proof, synchronisation and the schedule table. Returns every error found.
+pub fn compile(tf: &Taskflow, cost: &dyn CostModel) -> Result<Compiled, Diagnostics> {
+    let (expanded, mut times) = analyse_timed(tf)?;
+
+    let t = Instant::now();
+    let placement = schedule::list_schedule(&expanded, &tf.profile, cost);
+    times.list_schedule = t.elapsed();
+
+    let t = Instant::now();
+    if let Err(cycle) = schedule::prove_deadlock_free(&expanded.dag, &placement.queues) {
+        // The list scheduler never produces this; the proof is the guard that says so.
+        let path: Vec<String> = cycle.iter().map(|&n| check::node_name(tf, &expanded.space, n)).collect();
+        let mut d = Diagnostics::default();
+        d.push(Diagnostic::new(
+            ErrorKind::Deadlock,
+            tf.loc,
+            format!("the per-core orders could deadlock: {}", path.join(" -> ")),
+        ));
+        return Err(d);
+    }
+    times.deadlock_proof = t.elapsed();
+
+    let t = Instant::now();
+    let sync = schedule::plan_sync(&expanded, &placement);
+    times.sync = t.elapsed();
+    check::check_table_limits(tf, &expanded, &placement, &sync).into_result(())?;
+
+    let t = Instant::now();
+    let names: Vec<String> = tf.families.iter().map(|f| f.name.clone()).collect();
+    let table = crate::table::ScheduleTable::build(&tf.name, &tf.profile, &names, &expanded, &placement, &sync);
+    times.table = t.elapsed();
+    Ok(Compiled { expanded, placement, sync, table, times })
 }
 
 /// Checks a taskflow and expands it into its instance DAG.
