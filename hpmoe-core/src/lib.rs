@@ -28,5 +28,6 @@ pub mod graph;
 pub mod limits;
 pub mod model;
 pub mod schedule;
+pub mod table;
 
 pub use error::{Diagnostic, Diagnostics, ErrorKind};
