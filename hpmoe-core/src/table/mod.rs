@@ -6,6 +6,7 @@
 //!
 //! - a binary blob with a CRC-32 ([`ScheduleTable::to_bytes`], [`ScheduleTable::from_bytes`];
 //!   layout in [`binary`]),
+//! - JSON for people and tools ([`ScheduleTable::to_json`], [`ScheduleTable::from_json`]),
 //!
 //! # Records
 //!
@@ -35,13 +36,14 @@
 //!
 //! # Names
 //!
-//! The table's name and the families' names are kept (in the blob's names section), so
-//! every form round-trips to an equal table.
+//! The table's name and the families' names are kept (in the blob's names section and the
+//! JSON), so every form round-trips to an equal table.
 
 mod assemble;
 pub mod binary;
 mod build;
 mod error;
+mod json;
 mod records;
 mod validate;
 mod view;
@@ -55,9 +57,9 @@ pub use view::TableView;
 
 /// A validated schedule table, owning its records. See the [module docs](self).
 ///
-/// Every constructor ([`build`](Self::build), [`from_bytes`](Self::from_bytes)) checks every
-/// invariant listed at [`TableView::validate`], except [`TableView::to_owned`], which copies
-/// a view as it is.
+/// Every constructor ([`build`](Self::build), [`from_bytes`](Self::from_bytes),
+/// [`from_json`](Self::from_json)) checks every invariant listed at
+/// [`TableView::validate`], except [`TableView::to_owned`], which copies a view as it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScheduleTable {
     /// The table's name, then each family's name, each followed by `'\0'`.

@@ -59,6 +59,7 @@ fn sizes_match_the_blob() {
 fn same_inputs_give_identical_outputs() {
     let (a, b) = (tiny().build("tiny"), tiny().build("tiny"));
     assert_eq!(a.to_bytes(), b.to_bytes());
+    assert_eq!(a.to_json(), b.to_json());
 }
 
 fn inconsistent(result: Result<hpmoe_core::table::ScheduleTable, TableError>, needle: &str) {

@@ -1,5 +1,6 @@
-//! Tests of the schedule table through its public API: building and the binary blob.
+//! Tests of the schedule table through its public API: building, the binary blob and JSON.
 
 mod binary;
 mod build;
 mod fixture;
+mod json;
