@@ -6,6 +6,7 @@
 //!
 //! - a binary blob with a CRC-32 ([`ScheduleTable::to_bytes`], [`ScheduleTable::from_bytes`];
 //!   layout in [`binary`]),
+//! - a C/C++ header describing that blob ([`ScheduleTable::c_header`]),
 //! - JSON for people and tools ([`ScheduleTable::to_json`], [`ScheduleTable::from_json`]),
 //!
 //! # Records
@@ -36,12 +37,13 @@
 //!
 //! # Names
 //!
-//! The table's name and the families' names are kept (in the blob's names section and the
-//! JSON), so every form round-trips to an equal table.
+//! The table's name and the families' names are kept (in the blob's names section, the
+//! JSON and comments of the C header), so every form round-trips to an equal table.
 
 mod assemble;
 pub mod binary;
 mod build;
+mod c_header;
 mod error;
 mod json;
 mod records;

@@ -60,6 +60,7 @@ fn same_inputs_give_identical_outputs() {
     let (a, b) = (tiny().build("tiny"), tiny().build("tiny"));
     assert_eq!(a.to_bytes(), b.to_bytes());
     assert_eq!(a.to_json(), b.to_json());
+    assert_eq!(a.c_header("TINY_H"), b.c_header("TINY_H"));
 }
 
 fn inconsistent(result: Result<hpmoe_core::table::ScheduleTable, TableError>, needle: &str) {
