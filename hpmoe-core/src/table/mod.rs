@@ -2,12 +2,13 @@
 //! runs, each with the counter it waits on and the counters it signals.
 //!
 //! A [`ScheduleTable`] is built from the scheduler's results ([`ScheduleTable::build`]) and
-//! has these forms, all deterministic (equal tables give byte-identical output):
+//! has four forms, all deterministic (equal tables give byte-identical output):
 //!
 //! - a binary blob with a CRC-32 ([`ScheduleTable::to_bytes`], [`ScheduleTable::from_bytes`];
 //!   layout in [`binary`]),
 //! - a C/C++ header describing that blob ([`ScheduleTable::c_header`]),
 //! - JSON for people and tools ([`ScheduleTable::to_json`], [`ScheduleTable::from_json`]),
+//! - Rust source defining a `const` [`TableView<'static>`] ([`ScheduleTable::to_rust_source`]).
 //!
 //! # Records
 //!
@@ -38,7 +39,8 @@
 //! # Names
 //!
 //! The table's name and the families' names are kept (in the blob's names section, the
-//! JSON and comments of the C header), so every form round-trips to an equal table.
+//! JSON, comments of the C header and the Rust source), so every form round-trips to an
+//! equal table.
 
 mod assemble;
 pub mod binary;
@@ -47,6 +49,7 @@ mod c_header;
 mod error;
 mod json;
 mod records;
+mod rust_consts;
 mod validate;
 mod view;
 

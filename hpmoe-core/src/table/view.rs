@@ -9,7 +9,7 @@ use crate::model::CoreKind;
 use smallvec::SmallVec;
 
 /// A schedule table borrowed from somewhere: an owned [`ScheduleTable`], or `'static` data
-/// in generated code.
+/// emitted by [`ScheduleTable::to_rust_source`].
 ///
 /// The fields are public so a `const` can be written as a struct literal. A view made by
 /// hand is not checked; [`TableView::validate`] checks it. Accessors may panic on a view

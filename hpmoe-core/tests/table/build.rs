@@ -61,6 +61,7 @@ fn same_inputs_give_identical_outputs() {
     assert_eq!(a.to_bytes(), b.to_bytes());
     assert_eq!(a.to_json(), b.to_json());
     assert_eq!(a.c_header("TINY_H"), b.c_header("TINY_H"));
+    assert_eq!(a.to_rust_source("TINY"), b.to_rust_source("TINY"));
 }
 
 fn inconsistent(result: Result<hpmoe_core::table::ScheduleTable, TableError>, needle: &str) {
