@@ -6,4 +6,5 @@ mod build;
 mod c_header;
 mod fixture;
 mod json;
+mod properties;
 mod rust_consts;
