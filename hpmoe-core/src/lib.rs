@@ -30,6 +30,7 @@ pub mod limits;
 pub mod model;
 pub mod moe;
 pub mod schedule;
+pub mod table;
 
 pub use error::{Diagnostic, Diagnostics, ErrorKind};
 

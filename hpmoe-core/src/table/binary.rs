@@ -1,0 +1,314 @@
+//! The binary blob: [`ScheduleTable::to_bytes`] and [`ScheduleTable::from_bytes`].
+//!
+//! Little-endian throughout. A 104-byte file header, then six sections in a fixed order,
+//! each starting at a multiple of 4 bytes and following the previous one without a gap:
+//!
+//! | offset | bytes | field |
+//! |-------:|------:|-------|
+//! | 0  | 8 | magic `HPMOETBL` |
+//! | 8  | 4 | format version (1) |
+//! | 12 | 4 | CRC-32 (IEEE) of bytes `16 .. total_bytes`: everything after this field |
+//! | 16 | 4 | `total_bytes`, the blob's length |
+//! | 20 | 36 | `ranks`, `cores_per_rank`, `aic_per_rank`, `aiv_per_aic`, `families`, `instances_per_rank`, `counters_per_rank_max`, `entry_count`, `signal_count` (u32 each) |
+//! | 56 | 48 | section directory: `(offset, bytes)` as two u32 for families, cores, counters, entries, signals, names |
+//!
+//! Sections: families (28 bytes each), cores (8 bytes each, `ranks * cores_per_rank` of
+//! them), counters (u32 per rank), entries (16 bytes each), signals (8 bytes each), names
+//! (the table's name then each family's, UTF-8, each followed by a NUL byte, then zero
+//! bytes up to a multiple of 4). The layout is canonical: the decoder requires every
+//! offset and size to be exactly what the counts imply, and every reserved or padding byte
+//! to be zero, so a table has exactly one blob and `from_bytes(b)?.to_bytes() == b`.
+
+use super::ScheduleTable;
+use super::error::TableError;
+use super::records::{CoreRecord, EntryRecord, FORMAT_VERSION, FamilyRecord, MAGIC, SignalRecord, TableHeader};
+use super::view::TableView;
+use crate::limits::MAX_GRID_DIMS;
+
+/// Bytes of the file header, which the first section follows.
+pub const FILE_HEADER_SIZE: usize = 104;
+/// Offset of the CRC-32 field in the file header.
+pub const CHECKSUM_OFFSET: usize = 12;
+/// The CRC-32 covers the blob from this offset to its end.
+pub const CHECKSUM_START: usize = 16;
+/// Offset of the section directory in the file header.
+pub const DIRECTORY_OFFSET: usize = 56;
+/// Section names, in blob (and directory) order.
+pub const SECTION_NAMES: [&str; 6] = ["families", "cores", "counters", "entries", "signals", "names"];
+
+/// Where one section lies in the blob.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Section {
+    pub offset: u64,
+    pub bytes: u64,
+}
+
+/// Offsets and sizes of every section, as the counts imply them. Sizes are computed with
+/// saturating arithmetic, so absurd counts give an absurd (never matching) total instead of
+/// overflowing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// In [`SECTION_NAMES`] order.
+    pub sections: [Section; 6],
+    pub total: u64,
+}
+
+impl Layout {
+    /// Layout for the given record counts and length of the names text.
+    pub fn new(families: u64, cores: u64, ranks: u64, entries: u64, signals: u64, names_len: u64) -> Layout {
+        let sizes = [
+            families.saturating_mul(FamilyRecord::SIZE as u64),
+            cores.saturating_mul(CoreRecord::SIZE as u64),
+            ranks.saturating_mul(4),
+            entries.saturating_mul(EntryRecord::SIZE as u64),
+            signals.saturating_mul(SignalRecord::SIZE as u64),
+            names_len.saturating_add(3) / 4 * 4,
+        ];
+        let mut offset = FILE_HEADER_SIZE as u64;
+        let sections = sizes.map(|bytes| {
+            let s = Section { offset, bytes };
+            offset = offset.saturating_add(bytes);
+            s
+        });
+        Layout { sections, total: offset }
+    }
+
+    /// Layout of a table's blob.
+    pub fn of(view: &TableView<'_>) -> Layout {
+        Layout::new(
+            view.families.len() as u64,
+            view.cores.len() as u64,
+            view.counters_per_rank.len() as u64,
+            view.entries.len() as u64,
+            view.signals.len() as u64,
+            view.names.len() as u64,
+        )
+    }
+
+    /// Layout implied by a header's counts (`names_len` from the directory).
+    fn of_header(h: &TableHeader, names_len: u64) -> Layout {
+        let cores = u64::from(h.ranks) * u64::from(h.cores_per_rank);
+        let (entries, signals) = (h.entry_count.into(), h.signal_count.into());
+        Layout::new(h.families.into(), cores, h.ranks.into(), entries, signals, names_len)
+    }
+}
+
+impl ScheduleTable {
+    /// The binary blob (layout in the [module docs](self)). Deterministic: equal tables give
+    /// equal bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let view = self.view();
+        let layout = Layout::of(&view);
+        let h = &self.header;
+        let mut out = Writer(Vec::with_capacity(layout.total as usize));
+        out.0.extend_from_slice(&h.magic);
+        out.u32(h.version);
+        out.u32(0); // checksum, filled in last
+        out.u32(layout.total as u32);
+        for v in [h.ranks, h.cores_per_rank, h.aic_per_rank, h.aiv_per_aic, h.families, h.instances_per_rank] {
+            out.u32(v);
+        }
+        for v in [h.counters_per_rank_max, h.entry_count, h.signal_count] {
+            out.u32(v);
+        }
+        for s in layout.sections {
+            out.u32(s.offset as u32);
+            out.u32(s.bytes as u32);
+        }
+        debug_assert_eq!(out.0.len(), FILE_HEADER_SIZE);
+        for f in &self.families {
+            out.u32(f.first_instance);
+            out.u32(f.instance_count);
+            out.0.extend_from_slice(&[f.core_kind, f.dims]);
+            out.u16(f.reserved);
+            f.extents.iter().for_each(|&e| out.u32(e));
+        }
+        for c in &self.cores {
+            out.u32(c.first_entry);
+            out.u32(c.entry_count);
+        }
+        self.counters_per_rank.iter().for_each(|&n| out.u32(n));
+        for e in &self.entries {
+            out.u32(e.instance);
+            out.u32(e.wait_counter);
+            out.u16(e.wait_target);
+            out.u16(e.signal_count);
+            out.u32(e.first_signal);
+        }
+        for s in &self.signals {
+            out.u32(s.counter);
+            out.u16(s.rank);
+            out.u16(s.reserved);
+        }
+        out.0.extend_from_slice(self.names.as_bytes());
+        out.0.resize(layout.total as usize, 0);
+        let crc = crc32fast::hash(&out.0[CHECKSUM_START..]);
+        out.0[CHECKSUM_OFFSET..CHECKSUM_OFFSET + 4].copy_from_slice(&crc.to_le_bytes());
+        out.0
+    }
+
+    /// Decodes and validates a blob written by [`ScheduleTable::to_bytes`].
+    ///
+    /// Checks, in order: length of the file header, magic, version, total size against the
+    /// blob's length, checksum, every section's offset and size against the header's counts,
+    /// zero padding, names, then every invariant of [`TableView::validate`]. Never panics and
+    /// never allocates more than a small multiple of the blob's length.
+    pub fn from_bytes(bytes: &[u8]) -> Result<ScheduleTable, TableError> {
+        let len = bytes.len() as u64;
+        if let Some(magic) = bytes.get(..8)
+            && magic != MAGIC
+        {
+            return Err(TableError::BadMagic { found: magic.try_into().unwrap_or_default() });
+        }
+        if bytes.len() < FILE_HEADER_SIZE {
+            return Err(TableError::TooShort { len, needed: FILE_HEADER_SIZE as u64 });
+        }
+        let mut r = Reader { bytes, at: 8 };
+        let version = r.u32();
+        if version != FORMAT_VERSION {
+            return Err(TableError::UnsupportedVersion { found: version, supported: FORMAT_VERSION });
+        }
+        let stored = r.u32();
+        let declared = r.u32();
+        if u64::from(declared) != len {
+            return Err(TableError::SizeMismatch { declared: declared.into(), actual: len });
+        }
+        let computed = crc32fast::hash(&bytes[CHECKSUM_START..]);
+        if stored != computed {
+            return Err(TableError::ChecksumMismatch { stored, computed });
+        }
+        let header = TableHeader {
+            magic: MAGIC,
+            version,
+            ranks: r.u32(),
+            cores_per_rank: r.u32(),
+            aic_per_rank: r.u32(),
+            aiv_per_aic: r.u32(),
+            families: r.u32(),
+            instances_per_rank: r.u32(),
+            counters_per_rank_max: r.u32(),
+            entry_count: r.u32(),
+            signal_count: r.u32(),
+        };
+        let directory: [(u32, u32); 6] = std::array::from_fn(|_| (r.u32(), r.u32()));
+        let layout = Layout::of_header(&header, u64::from(directory[5].1));
+        for ((name, &(offset, size)), expected) in SECTION_NAMES.iter().zip(&directory).zip(&layout.sections) {
+            if u64::from(offset) != expected.offset || u64::from(size) != expected.bytes {
+                return Err(TableError::BadSection {
+                    section: name,
+                    offset,
+                    bytes: size,
+                    expected_offset: expected.offset,
+                    expected_bytes: expected.bytes,
+                });
+            }
+        }
+        if layout.total != len {
+            return Err(TableError::SizeMismatch { declared: layout.total, actual: len });
+        }
+        // From here every section lies inside `bytes`, so the counts are bounded by its length.
+        let section = |i: usize| {
+            let s = layout.sections[i];
+            &bytes[s.offset as usize..(s.offset + s.bytes) as usize]
+        };
+        let families = section(0).chunks_exact(FamilyRecord::SIZE).map(read_family).collect();
+        let cores = section(1)
+            .chunks_exact(CoreRecord::SIZE)
+            .map(|c| {
+                let mut r = Reader { bytes: c, at: 0 };
+                CoreRecord { first_entry: r.u32(), entry_count: r.u32() }
+            })
+            .collect();
+        let counters_per_rank = section(2).chunks_exact(4).map(|c| Reader { bytes: c, at: 0 }.u32()).collect();
+        let entries = section(3)
+            .chunks_exact(EntryRecord::SIZE)
+            .map(|c| {
+                let mut r = Reader { bytes: c, at: 0 };
+                EntryRecord {
+                    instance: r.u32(),
+                    wait_counter: r.u32(),
+                    wait_target: r.u16(),
+                    signal_count: r.u16(),
+                    first_signal: r.u32(),
+                }
+            })
+            .collect();
+        let signals = section(4)
+            .chunks_exact(SignalRecord::SIZE)
+            .map(|c| {
+                let mut r = Reader { bytes: c, at: 0 };
+                SignalRecord { counter: r.u32(), rank: r.u16(), reserved: r.u16() }
+            })
+            .collect();
+        let names = read_names(section(5), header.families)?;
+        let table = ScheduleTable { names, header, families, cores, counters_per_rank, entries, signals };
+        table.view().validate()?;
+        Ok(table)
+    }
+}
+
+fn read_family(c: &[u8]) -> FamilyRecord {
+    let mut r = Reader { bytes: c, at: 0 };
+    let first_instance = r.u32();
+    let instance_count = r.u32();
+    let (core_kind, dims) = (r.u8(), r.u8());
+    let reserved = r.u16();
+    let extents: [u32; MAX_GRID_DIMS] = std::array::from_fn(|_| r.u32());
+    FamilyRecord { first_instance, instance_count, core_kind, dims, reserved, extents }
+}
+
+/// The names text: `families + 1` NUL-terminated UTF-8 strings, then up to 3 zero bytes.
+fn read_names(section: &[u8], families: u32) -> Result<String, TableError> {
+    let mut end = 0;
+    for _ in 0..=families {
+        let Some(nul) = section[end..].iter().position(|&b| b == 0) else {
+            let expected = u64::from(families) + 1;
+            return Err(TableError::inconsistent(format!("names section holds fewer than {expected} names")));
+        };
+        end += nul + 1;
+    }
+    if section.len() - end >= 4 || section[end..].iter().any(|&b| b != 0) {
+        return Err(TableError::inconsistent("names section has bytes after the last name besides its padding"));
+    }
+    String::from_utf8(section[..end].to_vec()).map_err(|e| TableError::inconsistent(format!("names: {e}")))
+}
+
+/// Appends little-endian integers.
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+
+    fn u16(&mut self, v: u16) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// Reads little-endian integers from a slice whose length the caller has checked.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take<const N: usize>(&mut self) -> [u8; N] {
+        let mut out = [0u8; N];
+        out.copy_from_slice(&self.bytes[self.at..self.at + N]);
+        self.at += N;
+        out
+    }
+
+    fn u8(&mut self) -> u8 {
+        u8::from_le_bytes(self.take())
+    }
+
+    fn u16(&mut self) -> u16 {
+        u16::from_le_bytes(self.take())
+    }
+
+    fn u32(&mut self) -> u32 {
+        u32::from_le_bytes(self.take())
+    }
+}

@@ -1,0 +1,264 @@
+//! Every invariant of a schedule table, checked without trusting any count or index.
+//!
+//! Run on every table that is built, decoded or imported, so that code reading a table
+//! (the device worker, the simulator, the executor) may index it without checks.
+
+use super::binary::Layout;
+use super::error::TableError;
+use super::records::{FORMAT_VERSION, MAGIC, NO_WAIT, core_kind_from_code};
+use super::view::TableView;
+use crate::limits::{MAX_CORES_PER_RANK, MAX_COUNTERS_PER_RANK, MAX_GRID_DIMS, MAX_RANKS, MAX_TASKS_PER_CORE};
+
+type Result<T> = std::result::Result<T, TableError>;
+
+impl TableView<'_> {
+    /// Checks every invariant of the table:
+    ///
+    /// - the header: magic, version, a blob size that fits the `u32` size field, `cores_per_rank = aic_per_rank * (1 + aiv_per_aic)`,
+    ///   limits on ranks and cores, and every count equal to its list's length;
+    /// - names: the table's name and one per family, each `'\0'`-terminated;
+    /// - families: contiguous in instance ids from 0 to `instances_per_rank`, known core
+    ///   kind, at most 4 dims, `instance_count` = product of the extents, unused extents
+    ///   and reserved bytes 0;
+    /// - cores: entry ranges contiguous, core after core, covering every entry, each at
+    ///   most [`MAX_TASKS_PER_CORE`] long;
+    /// - entries: every instance of every rank exactly once, on a core of its family's
+    ///   kind and its own rank; a wait on a counter of the core's rank (or [`NO_WAIT`] with
+    ///   target 0); signal ranges contiguous, entry after entry, covering every signal;
+    /// - signals: to an existing rank and a counter of that rank, reserved bytes 0;
+    /// - fan-in: every wait's target is reachable, i.e. at most the number of signals its
+    ///   counter receives from the whole table (a larger target would hang forever).
+    ///
+    /// Memory used is proportional to the number of entries and signals.
+    pub fn validate(&self) -> Result<()> {
+        self.check_header()?;
+        self.check_names()?;
+        self.check_counters()?;
+        self.check_families()?;
+        self.check_cores()?;
+        self.check_entries()?;
+        self.check_signals()?;
+        self.check_fan_in()
+    }
+
+    fn check_header(&self) -> Result<()> {
+        let h = &self.header;
+        if h.magic != MAGIC {
+            return Err(TableError::BadMagic { found: h.magic });
+        }
+        if h.version != FORMAT_VERSION {
+            return Err(TableError::UnsupportedVersion { found: h.version, supported: FORMAT_VERSION });
+        }
+        if h.ranks > MAX_RANKS {
+            return Err(TableError::too_large("number of ranks", h.ranks.into(), MAX_RANKS.into()));
+        }
+        let cores = u64::from(h.aic_per_rank) * (1 + u64::from(h.aiv_per_aic));
+        if cores != u64::from(h.cores_per_rank) {
+            return Err(TableError::inconsistent(format!(
+                "header says {} cores per rank, but {} AIC with {} AIV each make {cores}",
+                h.cores_per_rank, h.aic_per_rank, h.aiv_per_aic
+            )));
+        }
+        if h.cores_per_rank > MAX_CORES_PER_RANK {
+            return Err(TableError::too_large("cores per rank", h.cores_per_rank.into(), MAX_CORES_PER_RANK.into()));
+        }
+        let lists = [
+            ("families", u64::from(h.families), self.families.len()),
+            ("cores", u64::from(h.ranks) * u64::from(h.cores_per_rank), self.cores.len()),
+            ("per-rank counter counts", u64::from(h.ranks), self.counters_per_rank.len()),
+            ("entries", u64::from(h.entry_count), self.entries.len()),
+            ("signals", u64::from(h.signal_count), self.signals.len()),
+        ];
+        for (what, expected, len) in lists {
+            if len as u64 != expected {
+                return Err(TableError::inconsistent(format!("header implies {expected} {what}, table has {len}")));
+            }
+        }
+        let total = Layout::of(self).total;
+        if total > u64::from(u32::MAX) {
+            return Err(TableError::too_large("size of the binary table in bytes", total, u32::MAX.into()));
+        }
+        Ok(())
+    }
+
+    fn check_names(&self) -> Result<()> {
+        let expected = self.families.len() + 1;
+        let found = self.names.bytes().filter(|&b| b == 0).count();
+        if found != expected || !self.names.ends_with('\0') {
+            return Err(TableError::inconsistent(format!(
+                "names must be {expected} NUL-terminated strings (the table's and one per family), found {found}"
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_counters(&self) -> Result<()> {
+        for (rank, &count) in self.counters_per_rank.iter().enumerate() {
+            if count > MAX_COUNTERS_PER_RANK {
+                let what = format!("counters of rank {rank}");
+                return Err(TableError::too_large(what, count.into(), MAX_COUNTERS_PER_RANK.into()));
+            }
+        }
+        let max = self.counters_per_rank.iter().copied().max().unwrap_or(0);
+        if max != self.header.counters_per_rank_max {
+            return Err(TableError::inconsistent(format!(
+                "header says at most {} counters per rank, the ranks use at most {max}",
+                self.header.counters_per_rank_max
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_families(&self) -> Result<()> {
+        let mut next = 0u64;
+        for (i, f) in self.families.iter().enumerate() {
+            let name = self.family_names().nth(i).unwrap_or("");
+            let fail = |why: String| Err(TableError::inconsistent(format!("family {i} (`{name}`): {why}")));
+            if u64::from(f.first_instance) != next {
+                return fail(format!("starts at instance {}, expected {next}", f.first_instance));
+            }
+            if core_kind_from_code(f.core_kind).is_none() {
+                return fail(format!("unknown core kind code {}", f.core_kind));
+            }
+            if f.dims as usize > MAX_GRID_DIMS {
+                return fail(format!("{} grid dimensions, at most {MAX_GRID_DIMS} allowed", f.dims));
+            }
+            if f.extents[f.dims as usize..].iter().any(|&e| e != 0) || f.reserved != 0 {
+                return fail("unused extents and reserved bytes must be 0".into());
+            }
+            let product = f.grid().iter().fold(1u64, |acc, &e| acc.saturating_mul(e.into()));
+            if product != u64::from(f.instance_count) {
+                return fail(format!("grid {:?} has {product} points but {} instances", f.grid(), f.instance_count));
+            }
+            next += u64::from(f.instance_count);
+        }
+        if next != u64::from(self.header.instances_per_rank) {
+            return Err(TableError::inconsistent(format!(
+                "families cover {next} instances, header says {} per rank",
+                self.header.instances_per_rank
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_cores(&self) -> Result<()> {
+        let mut next = 0u64;
+        for (c, core) in self.cores.iter().enumerate() {
+            if u64::from(core.first_entry) != next {
+                return Err(TableError::inconsistent(format!(
+                    "core {c} entries start at {}, expected {next}",
+                    core.first_entry
+                )));
+            }
+            if core.entry_count > MAX_TASKS_PER_CORE {
+                let what = format!("entries of core {c}");
+                return Err(TableError::too_large(what, core.entry_count.into(), MAX_TASKS_PER_CORE.into()));
+            }
+            next += u64::from(core.entry_count);
+        }
+        if next != self.entries.len() as u64 {
+            return Err(TableError::inconsistent(format!(
+                "cores hold {next} entries, table has {}",
+                self.entries.len()
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_entries(&self) -> Result<()> {
+        let per_rank = u64::from(self.header.instances_per_rank);
+        let expected = u64::from(self.header.ranks) * per_rank;
+        if self.entries.len() as u64 != expected {
+            return Err(TableError::inconsistent(format!(
+                "{} entries, but {} ranks of {per_rank} instances need exactly {expected}",
+                self.entries.len(),
+                self.header.ranks
+            )));
+        }
+        // One bit per (rank, instance); its size is bounded by the number of entries.
+        let mut seen = vec![0u64; self.entries.len().div_ceil(64)];
+        let mut next_signal = 0u64;
+        for core in 0..self.cores.len() as u32 {
+            let rank = self.rank_of_core(core);
+            let kind = self.core_kind(core);
+            for (pos, e) in self.core_entries(core).iter().enumerate() {
+                let fail = |why: String| Err(TableError::inconsistent(format!("core {core} entry {pos}: {why}")));
+                let Some(family) = self.family_of_instance(e.instance) else {
+                    return fail(format!("instance {} is not below {per_rank}", e.instance));
+                };
+                let family_kind = core_kind_from_code(self.families[family].core_kind);
+                if family_kind != Some(kind) {
+                    let needs = family_kind.map_or("?", |k| k.name());
+                    return fail(format!(
+                        "instance {} of family {family} needs core kind {needs}, the core is {kind}",
+                        e.instance
+                    ));
+                }
+                let bit = u64::from(rank) * per_rank + u64::from(e.instance);
+                let (word, mask) = ((bit / 64) as usize, 1u64 << (bit % 64));
+                if seen[word] & mask != 0 {
+                    return fail(format!("instance {} of rank {rank} is listed twice", e.instance));
+                }
+                seen[word] |= mask;
+                if e.wait_counter == NO_WAIT {
+                    if e.wait_target != 0 {
+                        return fail("no wait, but a wait target".into());
+                    }
+                } else if e.wait_counter >= self.counters_per_rank[rank as usize] {
+                    return fail(format!(
+                        "waits on counter {} but rank {rank} has {}",
+                        e.wait_counter, self.counters_per_rank[rank as usize]
+                    ));
+                }
+                if u64::from(e.first_signal) != next_signal {
+                    return fail(format!("signals start at {}, expected {next_signal}", e.first_signal));
+                }
+                next_signal += u64::from(e.signal_count);
+            }
+        }
+        if next_signal != self.signals.len() as u64 {
+            return Err(TableError::inconsistent(format!(
+                "entries send {next_signal} signals, table has {}",
+                self.signals.len()
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_signals(&self) -> Result<()> {
+        for (i, s) in self.signals.iter().enumerate() {
+            let Some(&counters) = self.counters_per_rank.get(s.rank as usize) else {
+                let ranks = self.header.ranks;
+                return Err(TableError::inconsistent(format!("signal {i} goes to rank {} of {ranks}", s.rank)));
+            };
+            if s.counter >= counters || s.reserved != 0 {
+                return Err(TableError::inconsistent(format!(
+                    "signal {i} goes to counter {} of rank {}, which has {counters} (reserved {})",
+                    s.counter, s.rank, s.reserved
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_fan_in(&self) -> Result<()> {
+        let mut received: Vec<(u32, u32)> = self.signals.iter().map(|s| (u32::from(s.rank), s.counter)).collect();
+        received.sort_unstable();
+        for core in 0..self.cores.len() as u32 {
+            let rank = self.rank_of_core(core);
+            for e in self.core_entries(core) {
+                let Some(wait) = e.wait() else { continue };
+                let key = (rank, wait.counter);
+                let count = received.partition_point(|&k| k <= key) - received.partition_point(|&k| k < key);
+                if (count as u64) < u64::from(wait.target) {
+                    return Err(TableError::inconsistent(format!(
+                        "instance {} on core {core} waits for counter {} of rank {rank} to reach {}, \
+                         but only {count} signals ever go to it",
+                        e.instance, wait.counter, wait.target
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
