@@ -19,7 +19,9 @@
 //!     let b = t.grid("b", 4);
 //!     t.op("copy", [x.slice(b.clone() * 16, 16), y.slice(b * 16, 16)]);
 //! });
-
+//! let compiled = hpmoe_core::compile(&tf, &hpmoe_core::schedule::SimpleCost::default()).unwrap();
+//! assert_eq!(compiled.expanded.nodes(), 4 * 2);
+//! assert_eq!(compiled.table.entries().len(), 4 * 2);
 //! ```
 
 pub mod check;
@@ -36,4 +38,4 @@ pub use error::{Diagnostic, Diagnostics, ErrorKind};
 
 mod pipeline;
 
-pub use pipeline::{StageTimes, analyse};
+pub use pipeline::{Compiled, StageTimes, analyse, compile};

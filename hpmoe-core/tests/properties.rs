@@ -35,7 +35,8 @@ fn replay(table: &ScheduleTable, per_rank: u32, duration: impl Fn(u32) -> u64) -
             }
             let e = &entries[i];
             let rank = core / cores_per_rank;
-            if e.wait_counter != NO_WAIT && counters[rank as usize][e.wait_counter as usize] < u32::from(e.wait_target) {
+            if e.wait_counter != NO_WAIT && counters[rank as usize][e.wait_counter as usize] < u32::from(e.wait_target)
+            {
                 continue;
             }
             let node = rank * per_rank + e.instance;

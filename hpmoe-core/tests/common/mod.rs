@@ -90,7 +90,10 @@ impl TaskflowSpec {
             let afters: Vec<(String, Vec<u64>, bool)> = if i == 0 {
                 Vec::new()
             } else {
-                f.afters.iter().map(|&(j, all)| (format!("f{}", j % i), self.families[j % i].grid.clone(), all)).collect()
+                f.afters
+                    .iter()
+                    .map(|&(j, all)| (format!("f{}", j % i), self.families[j % i].grid.clone(), all))
+                    .collect()
             };
             let core = if f.aic { CoreKind::Aic } else { CoreKind::Aiv };
             tf.tile(&format!("f{i}"), core, |t| {
@@ -103,7 +106,11 @@ impl TaskflowSpec {
                     None => src.slice(lin.clone().modulo(8), 1),
                     Some((o, pattern)) => {
                         // What arrived by put sits in the block of the previous rank.
-                        let base = if o.symmetric { o.tensor.at((Affine::rank() + (r - 1)).modulo(r as u64)) } else { o.tensor.whole() };
+                        let base = if o.symmetric {
+                            o.tensor.at((Affine::rank() + (r - 1)).modulo(r as u64))
+                        } else {
+                            o.tensor.whole()
+                        };
                         match pattern {
                             ReadPattern::Whole => base,
                             ReadPattern::Row(a, b, c) => {
@@ -124,7 +131,11 @@ impl TaskflowSpec {
                 }
                 for (name, grid, all) in &afters {
                     let sel = grid.iter().enumerate().map(|(k, &e)| {
-                        if *all { IndexSel::All } else { IndexSel::At(idx.get(k).cloned().unwrap_or_default().modulo(e)) }
+                        if *all {
+                            IndexSel::All
+                        } else {
+                            IndexSel::At(idx.get(k).cloned().unwrap_or_default().modulo(e))
+                        }
                     });
                     t.after(name, sel.collect::<Vec<_>>());
                 }
