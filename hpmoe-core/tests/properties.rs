@@ -98,6 +98,10 @@ fn check_compiled(c: &Compiled, seed: u64) -> Result<(), TestCaseError> {
     for (u, v) in exp.dag.succ.pairs() {
         prop_assert!(times[v as usize].0 >= times[u as usize].1, "replay: {} starts before {} ends", v, u);
     }
+    // No schedule beats the lower bound.
+    let profile = hpmoe_core::model::MachineProfile::small(t.header().aic_per_rank, t.header().ranks);
+    let bound = hpmoe_core::schedule::lower_bound(exp, &profile, &SimpleCost::default());
+    prop_assert!(bound.ns() <= p.makespan_ns, "bound {:?} above makespan {}", bound, p.makespan_ns);
     // Every form round-trips.
     prop_assert_eq!(&ScheduleTable::from_bytes(&t.to_bytes()).unwrap(), t);
     prop_assert_eq!(&ScheduleTable::from_json(&t.to_json()).unwrap(), t);

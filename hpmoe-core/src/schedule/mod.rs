@@ -30,6 +30,7 @@
 //! assert_eq!(sync.cross_edges_after, 2); // both vector tiles wait for the matmul
 //! ```
 
+mod bound;
 mod cost;
 mod counters;
 mod list;
@@ -40,6 +41,7 @@ mod reduce;
 mod testutil;
 mod types;
 
+pub use bound::{LowerBound, lower_bound};
 pub use cost::{CostModel, SimpleCost, UnitCost};
 pub use counters::plan_sync;
 pub use list::list_schedule;
