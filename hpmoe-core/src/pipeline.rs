@@ -1,7 +1,7 @@
 //! The whole pipeline: check → expand → check → schedule → prove → synchronise → table.
 
 use crate::check;
-use crate::error::{Diagnostic, Diagnostics, ErrorKind};
+use crate::error::Diagnostics;
 use crate::expand::{self, Expanded};
 use crate::model::Taskflow;
 use crate::schedule::{self, CostModel, Placement, SyncPlan};
@@ -53,13 +53,8 @@ pub fn compile(tf: &Taskflow, cost: &dyn CostModel) -> Result<Compiled, Diagnost
     let t = Instant::now();
     if let Err(cycle) = schedule::prove_deadlock_free(&expanded.dag, &placement.queues) {
         // The list scheduler never produces this; the proof is the guard that says so.
-        let path: Vec<String> = cycle.iter().map(|&n| check::node_name(tf, &expanded.space, n)).collect();
         let mut d = Diagnostics::default();
-        d.push(Diagnostic::new(
-            ErrorKind::Deadlock,
-            tf.loc,
-            format!("the per-core orders could deadlock: {}", path.join(" -> ")),
-        ));
+        d.push(check::deadlock_error(tf, &expanded.space, &cycle));
         return Err(d);
     }
     times.deadlock_proof = t.elapsed();

@@ -8,7 +8,7 @@ mod ordering;
 mod structure;
 mod table_limits;
 
-pub use cycle::cycle_error;
+pub use cycle::{cycle_error, deadlock_error};
 pub use names::{closest, suggestion};
 pub use ordering::check_ordering;
 pub use structure::{Resolved, ResolvedCall, check_structure};

@@ -14,6 +14,17 @@ use crate::model::Taskflow;
 /// Reports every hazard whose instances are not ordered. `topo_pos[n]` is the position of
 /// node `n` in a topological order of `exp.dag` (so the DAG must be acyclic).
 pub fn check_ordering(tf: &Taskflow, exp: &Expanded, hazards: &[Hazard], topo_pos: &[u32]) -> Diagnostics {
+    check_ordering_within(tf, exp, hazards, topo_pos, MAX_HAZARD_VISITS)
+}
+
+/// [`check_ordering`] with an explicit visit budget.
+fn check_ordering_within(
+    tf: &Taskflow,
+    exp: &Expanded,
+    hazards: &[Hazard],
+    topo_pos: &[u32],
+    budget: u64,
+) -> Diagnostics {
     let dag = &exp.dag;
     // (source, target, hazard index) pairs still to search for.
     let mut open: Vec<(u32, u32, u32)> = Vec::new();
@@ -52,12 +63,12 @@ pub fn check_ordering(tf: &Taskflow, exp: &Expanded, hazards: &[Hazard], topo_po
                 }
             }
         }
-        if visits > MAX_HAZARD_VISITS {
+        if visits > budget {
             out.push(Diagnostic::new(
                 K::CheckBudget,
                 tf.loc,
                 format!(
-                    "checking that conflicting accesses are ordered took more than {MAX_HAZARD_VISITS} steps \
+                    "checking that conflicting accesses are ordered took more than {budget} steps \
                      (MAX_HAZARD_VISITS); {} pairs were left unchecked",
                     open.len() - group_end
                 ),
@@ -117,5 +128,54 @@ fn report(tf: &Taskflow, exp: &Expanded, hazards: &[Hazard], failed: &[u32], out
             };
             capped.push(d);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CoreKind, DType, IndexSel, MachineProfile};
+
+    /// `a` writes `h`; `b` reads it; `c` overwrites it after `b` through a chain of
+    /// `after`s, so the write-after-read pair (b, c) is only ordered through `mid`.
+    fn chained() -> Taskflow {
+        let mut tf = Taskflow::new("t", MachineProfile::small(1, 1));
+        let x = tf.input("x", DType::Bf16, &[8]);
+        let h = tf.scratch("h", DType::Bf16, &[8]);
+        let y = tf.output("y", DType::Bf16, &[8]);
+        tf.tile("a", CoreKind::Aiv, |t| t.op("copy", [x.whole(), h.whole()]));
+        tf.tile("b", CoreKind::Aiv, |t| t.op("copy", [h.whole(), y.whole()]));
+        tf.tile("mid", CoreKind::Aiv, |t| t.after("b", Vec::<IndexSel>::new()));
+        tf.tile("c", CoreKind::Aiv, |t| {
+            t.op("copy", [x.whole(), h.whole()]);
+            t.after("mid", []);
+        });
+        tf
+    }
+
+    fn run(tf: &Taskflow, budget: u64) -> Diagnostics {
+        let resolved = crate::check::check_structure(tf).unwrap();
+        let e = crate::expand::expand(&resolved);
+        let order = e.expanded.dag.topo_order().unwrap();
+        let mut pos = vec![0; order.len()];
+        for (i, &n) in order.iter().enumerate() {
+            pos[n as usize] = i as u32;
+        }
+        check_ordering_within(tf, &e.expanded, &e.hazards, &pos, budget)
+    }
+
+    #[test]
+    fn ordering_through_a_path_is_found() {
+        assert!(run(&chained(), MAX_HAZARD_VISITS).is_empty());
+    }
+
+    #[test]
+    fn running_out_of_budget_is_an_error_not_a_hang() {
+        let d = run(&chained(), 0);
+        assert_eq!(d.kinds(), vec![K::CheckBudget]);
+        assert_eq!(
+            d.errors[0].message,
+            "checking that conflicting accesses are ordered took more than 0 steps (MAX_HAZARD_VISITS); 1 pairs were left unchecked"
+        );
     }
 }

@@ -68,3 +68,84 @@ pub fn check_table_limits(tf: &Taskflow, exp: &Expanded, placement: &Placement, 
     }
     d
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::Csr;
+    use crate::model::{CoreKind, MachineProfile};
+    use crate::schedule::{Signal, Wait};
+
+    /// One rank, one AIC: a tile family `f` with `n` instances all on core 0.
+    fn setup(n: u32) -> (Taskflow, Expanded, Placement) {
+        let mut tf = Taskflow::new("t", MachineProfile::small(1, 1));
+        tf.tile("f", CoreKind::Aic, |t| {
+            t.grid("i", u64::from(n));
+        });
+        let exp = crate::analyse(&tf).unwrap();
+        let queues = Csr::from_rows([(0..n).collect::<Vec<_>>(), vec![], vec![]]);
+        let placement = Placement {
+            core_of: vec![0; n as usize],
+            position: (0..n).collect(),
+            queues,
+            start_ns: vec![0; n as usize],
+            finish_ns: vec![0; n as usize],
+            makespan_ns: 0,
+        };
+        (tf, exp, placement)
+    }
+
+    fn sync(n: usize) -> SyncPlan {
+        SyncPlan {
+            waits: vec![None; n],
+            signal_offsets: vec![0; n + 1],
+            signal_list: Vec::new(),
+            counters_per_rank: vec![0],
+            cross_edges_before: 0,
+            cross_edges_after: 0,
+        }
+    }
+
+    #[test]
+    fn within_limits_is_fine() {
+        let (tf, exp, p) = setup(4);
+        assert!(check_table_limits(&tf, &exp, &p, &sync(4)).is_empty());
+    }
+
+    #[test]
+    fn too_many_tasks_on_one_core() {
+        let n = MAX_TASKS_PER_CORE + 1;
+        let (tf, exp, p) = setup(n);
+        let d = check_table_limits(&tf, &exp, &p, &sync(n as usize));
+        assert_eq!(d.kinds(), vec![K::TooManyTasks]);
+        assert_eq!(
+            d.errors[0].message,
+            "core r0.aic0 runs 65536 tiles; a core's list holds at most 65535 (MAX_TASKS_PER_CORE)"
+        );
+    }
+
+    #[test]
+    fn too_many_counters_fan_in_and_signals() {
+        let (tf, exp, p) = setup(2);
+        let mut s = sync(2);
+        s.counters_per_rank = vec![MAX_COUNTERS_PER_RANK + 1];
+        s.waits[1] = Some(Wait { counter: 0, target: MAX_FAN_IN + 1 });
+        let many = MAX_SIGNALS_PER_TILE as usize + 1;
+        s.signal_list = vec![Signal { rank: 0, counter: 0 }; many];
+        s.signal_offsets = vec![0, many as u32, many as u32];
+        let d = check_table_limits(&tf, &exp, &p, &s);
+        assert_eq!(d.kinds(), vec![K::TooManyCounters, K::FanInTooLarge, K::TooManySignals]);
+        assert_eq!(
+            d.errors[0].message,
+            "rank 0 needs 1048577 event counters; the limit is 1048576 (MAX_COUNTERS_PER_RANK)"
+        );
+        assert_eq!(
+            d.errors[1].message,
+            "f(i=1) on rank 0 waits for 65536 other cores; the limit is 65535 (MAX_FAN_IN)"
+        );
+        assert_eq!(
+            d.errors[2].message,
+            "f(i=0) on rank 0 signals 65536 waiting tiles; the limit is 65535 (MAX_SIGNALS_PER_TILE)"
+        );
+    }
+}
