@@ -27,7 +27,7 @@ pub struct Affine {
     pub modulo: Option<u64>,
 }
 
-/// Evaluation failed: the expression overflows `i64`.
+/// Evaluation failed: the expression overflows `i64` (or reduces modulo 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Overflow;
 
@@ -89,6 +89,9 @@ impl Affine {
             acc = acc.checked_add(k.checked_mul(x).ok_or(Overflow)?).ok_or(Overflow)?;
         }
         Ok(match self.modulo {
+            // A zero modulus cannot come from the builder (it asserts); a deserialised or
+            // hand-built expression gets an error, not a panic.
+            Some(0) => return Err(Overflow),
             Some(m) => acc.rem_euclid(i64::try_from(m).map_err(|_| Overflow)?),
             None => acc,
         })
