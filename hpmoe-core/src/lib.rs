@@ -38,4 +38,9 @@ pub use error::{Diagnostic, Diagnostics, ErrorKind};
 
 mod pipeline;
 
+/// The README's code blocks run as doctests, so the README cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
+
 pub use pipeline::{Compiled, StageTimes, analyse, compile};
