@@ -57,6 +57,8 @@ pub enum ErrorKind {
     TooManyCounters,
     FanInTooLarge,
     TooManySignals,
+    /// A stage produced something a later stage rejects: a bug in hpmoe, never in user code.
+    Internal,
 }
 
 impl ErrorKind {

@@ -66,7 +66,18 @@ pub fn compile(tf: &Taskflow, cost: &dyn CostModel) -> Result<Compiled, Diagnost
 
     let t = Instant::now();
     let names: Vec<String> = tf.families.iter().map(|f| f.name.clone()).collect();
-    let table = crate::table::ScheduleTable::build(&tf.name, &tf.profile, &names, &expanded, &placement, &sync);
+    let table = crate::table::ScheduleTable::try_build(&tf.name, &tf.profile, &names, &expanded, &placement, &sync)
+        .map_err(|e| {
+            // The checks before this point make the table valid; this is a bug, reported
+            // as an error rather than a panic inside a user's build.
+            let mut d = Diagnostics::default();
+            d.push(crate::error::Diagnostic::new(
+                crate::error::ErrorKind::Internal,
+                tf.loc,
+                format!("internal error: the schedule table of `{}` is inconsistent: {e}; please report this", tf.name),
+            ));
+            d
+        })?;
     times.table = t.elapsed();
     Ok(Compiled { expanded, placement, sync, table, times })
 }
