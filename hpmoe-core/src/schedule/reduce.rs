@@ -139,7 +139,17 @@ fn finished_position(facts: &[Fact], core: u32) -> Option<u32> {
 
 /// `acc := acc ∪ other`, keeping the larger position per core, then capped to `cap` facts
 /// around `own_core` (which `acc` must contain). `scratch` is a reusable buffer.
+///
+/// When `acc` is full, only the facts of `other` that could survive the cap are merged: those
+/// of cores `acc` already has, or nearer `own_core` than `acc`'s farthest core (the one
+/// [`cap_facts`] would drop first). Any other fact of `other` ranks behind all `cap` facts
+/// of `acc` and would be dropped again, so the result is the same, at the cost of two binary
+/// searches instead of a walk over `other`.
 fn merge_facts(acc: &mut Vec<Fact>, other: &[Fact], scratch: &mut Vec<Fact>, own_core: u32, cap: usize) {
+    let other = if acc.len() >= cap { facts_that_may_survive(acc, other, own_core) } else { other };
+    if other.is_empty() {
+        return;
+    }
     scratch.clear();
     let (mut i, mut j) = (0, 0);
     while i < acc.len() && j < other.len() {
@@ -160,6 +170,26 @@ fn merge_facts(acc: &mut Vec<Fact>, other: &[Fact], scratch: &mut Vec<Fact>, own
     scratch.extend_from_slice(&other[j..]);
     std::mem::swap(acc, scratch);
     cap_facts(acc, own_core, cap);
+}
+
+/// The facts of `other` (sorted by core) whose cores lie in the range that a full, capped
+/// `acc` around `own_core` spans, or that rank before `acc`'s farthest core: by distance to
+/// `own_core`, ties to the lower id (the order [`cap_facts`] keeps).
+fn facts_that_may_survive<'a>(acc: &[Fact], other: &'a [Fact], own_core: u32) -> &'a [Fact] {
+    let (first, last) = (u64::from(acc[0].0), u64::from(acc[acc.len() - 1].0));
+    let own = u64::from(own_core);
+    let (left, right) = (own - first, last - own);
+    let (lo, hi) = if left > right {
+        // The first core is the farthest: anything to the right nearer than it may enter.
+        (first, last.max((own + left).saturating_sub(1)))
+    } else {
+        // The last core is the farthest (or ties with the first and has the higher id):
+        // anything to the left at most as far may enter.
+        (first.min(own.saturating_sub(right)), last)
+    };
+    let start = other.partition_point(|f| u64::from(f.0) < lo);
+    let end = other.partition_point(|f| u64::from(f.0) <= hi);
+    &other[start..end.max(start)]
 }
 
 /// Keeps the `cap` facts whose cores are nearest `own_core` by id (ties to the lower id):
@@ -226,7 +256,8 @@ mod tests {
     use super::*;
     use crate::schedule::cost::SimpleCost;
     use crate::schedule::list::list_schedule;
-    use crate::schedule::testutil::{placement, profile, random_expanded};
+    use crate::schedule::testutil::{Rng, placement, profile, random_expanded};
+    use std::collections::HashMap;
 
     fn kept_rows(kept: &Csr) -> Vec<Vec<u32>> {
         (0..kept.nodes() as u32).map(|v| kept.row(v).to_vec()).collect()
@@ -318,6 +349,50 @@ mod tests {
         let mut scratch = Vec::new();
         merge_facts(&mut acc, &[(0, 2), (1, 3), (3, 4), (8, 0)], &mut scratch, 3, CLOCK_CAP);
         assert_eq!(acc, vec![(0, 2), (1, 5), (3, 4), (8, 0)]);
+    }
+
+    /// The facts of `facts` (any order, one per core) a capped clock keeps, by brute force:
+    /// the `cap` cores nearest `own_core`, ties to the lower id, sorted by core.
+    fn capped_by_brute_force(mut facts: Vec<Fact>, own_core: u32, cap: usize) -> Vec<Fact> {
+        facts.sort_by_key(|f| (f.0.abs_diff(own_core), f.0));
+        facts.truncate(cap);
+        facts.sort_unstable();
+        facts
+    }
+
+    /// Random distinct cores below 24 with positions below 8, sorted by core.
+    fn random_facts(rng: &mut Rng, with: Option<u32>) -> Vec<Fact> {
+        let mut cores: Vec<u32> = (0..24).filter(|_| rng.below(3) == 0).chain(with).collect();
+        cores.sort_unstable();
+        cores.dedup();
+        cores.into_iter().map(|c| (c, rng.below(8) as u32)).collect()
+    }
+
+    #[test]
+    fn capped_merges_match_brute_force() {
+        let mut rng = Rng::new(5);
+        let mut scratch = Vec::new();
+        for _ in 0..20_000 {
+            let own = rng.below(24) as u32;
+            let cap = 1 + rng.below(8) as usize;
+            let mut acc = capped_by_brute_force(random_facts(&mut rng, Some(own)), own, cap);
+            let other = random_facts(&mut rng, None);
+
+            let mut union: HashMap<u32, u32> = acc.iter().copied().collect();
+            for &(core, pos) in &other {
+                let p = union.entry(core).or_default();
+                *p = (*p).max(pos);
+            }
+            let expected = capped_by_brute_force(union.into_iter().collect(), own, cap);
+            let before = acc.clone();
+            merge_facts(&mut acc, &other, &mut scratch, own, cap);
+            assert_eq!(acc, expected, "merging {other:?} into {before:?} around {own}, cap {cap}");
+
+            let mut all = random_facts(&mut rng, Some(own));
+            let expected = capped_by_brute_force(all.clone(), own, cap);
+            cap_facts(&mut all, own, cap);
+            assert_eq!(all, expected);
+        }
     }
 
     /// Whether `to` is reachable from `from` through core order and kept edges, without
