@@ -199,18 +199,21 @@ fn cap_facts(facts: &mut Vec<Fact>, own_core: u32, cap: usize) {
         return;
     }
     let own = facts.binary_search_by_key(&own_core, |f| f.0).expect("a clock always has its own core's fact");
-    let (mut lo, mut hi) = (own, own + 1);
-    while hi - lo < cap {
-        let left = (lo > 0).then(|| own_core - facts[lo - 1].0);
-        let right = (hi < facts.len()).then(|| facts[hi].0 - own_core);
-        match (left, right) {
-            (Some(l), Some(r)) if l <= r => lo -= 1,
-            (Some(_), None) => lo -= 1,
-            _ => hi += 1,
+    // The window is `lo..lo + cap` for the first `lo` (among those keeping `own` inside) where
+    // sliding right would not help: the fact it would drop is no farther than the one it
+    // would take in (a tie keeps the lower id). Dropped facts get farther as `lo` grows and
+    // taken ones nearer, so that is a binary search.
+    let (mut lo, mut hi) = ((own + 1).saturating_sub(cap), own.min(facts.len() - cap));
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if own_core - facts[mid].0 > facts[mid + cap].0 - own_core {
+            lo = mid + 1;
+        } else {
+            hi = mid;
         }
     }
-    facts.truncate(hi);
-    facts.drain(..lo);
+    facts.copy_within(lo..lo + cap, 0);
+    facts.truncate(cap);
 }
 
 /// Clocks of visited nodes that still have unvisited successors, in reusable buffers.
