@@ -31,8 +31,15 @@ const NO_COUNTER: u32 = u32::MAX;
 /// [`prove_deadlock_free`](super::prove_deadlock_free)).
 pub fn plan_sync(exp: &Expanded, placement: &Placement) -> SyncPlan {
     let nodes = exp.nodes();
-    let family_puts: Vec<bool> = exp.family_work.iter().map(|w| w.remote_bytes > 0).collect();
-    let kept = reduce_cross_core_edges_keeping(&exp.dag, placement, |u| family_puts[exp.space.family_of(u)]);
+    // Per node rather than per family: asked for every cross-core edge, where finding the
+    // family (a binary search) showed up in profiles.
+    let mut puts = Vec::with_capacity(nodes);
+    for _rank in 0..exp.space.ranks {
+        for (span, work) in exp.space.families.iter().zip(&exp.family_work) {
+            puts.extend(std::iter::repeat_n(work.remote_bytes > 0, span.count as usize));
+        }
+    }
+    let kept = reduce_cross_core_edges_keeping(&exp.dag, placement, |u| puts[u as usize]);
 
     let mut counters_per_rank = vec![0u32; exp.space.ranks as usize];
     let mut counter_of = vec![NO_COUNTER; nodes];

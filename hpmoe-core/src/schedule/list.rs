@@ -1,18 +1,41 @@
 //! Critical-path list scheduling: which core runs each tile instance, and in which order.
 //!
-//! A node becomes *ready* once all its predecessors are placed. The ready node with the
-//! highest priority — largest bottom level, then smallest rotation, then smallest node id —
-//! is appended to the earliest-free core of its kind on its own rank. The rotation
-//! tie-break makes equally urgent puts of rank `r` go to `r+1, r+2, …` in turn, so the ranks
-//! do not all write to the same peer at once.
+//! An event-driven simulation under the cost model. Simulated time jumps from event to event
+//! (a node finishes and frees its core; a node becomes ready), and whenever a core is idle
+//! while a node it could run is ready, the core starts the ready node with the highest
+//! priority — largest bottom level, then smallest rotation, then smallest node id. No core is
+//! ever left idle while a node it could run is ready (the schedule is *greedy*, or
+//! work-conserving, which is what the (types + 1) × lower-bound guarantee of list scheduling
+//! needs), so an urgent node whose inputs arrive late never holds up ready work behind it.
+//! The rotation tie-break makes equally urgent puts of rank `r` go to `r+1, r+2, …` in turn,
+//! so the ranks do not all write to the same peer at once.
 //!
-//! Because a node is placed only after every predecessor, appending it to a core keeps each
-//! core's order consistent with one topological order of the DAG, so the union of DAG
-//! edges and per-core order edges is acyclic and the orders cannot deadlock
-//! (checked independently by [`super::prove_deadlock_free`]).
+//! # Ready times
+//! A node is ready on a core once every predecessor has finished, plus
+//! `cost.edge_ns(cross_rank)` for each predecessor on *another* core. So it is ready on every
+//! core of its (rank, kind) at `max(finish(u) + edge(u))` over its predecessors `u`; and if
+//! all the predecessors reaching that maximum run on one core of the node's own (rank, kind),
+//! the node is ready earlier on that core, where it may follow its producer without waiting
+//! for a signal. Only the core of the latest predecessors can gain, so a node has at most one
+//! such *affine* core.
 //!
-//! O((V + E) log V): one heap push and pop per node, one pop and push on a per-(rank, kind)
-//! heap of core free times, and one pass over each node's predecessors and successors.
+//! When several cores of a (rank, kind) are idle at once, the most urgent candidate goes
+//! first: a node ready only on its affine core goes there; a node ready everywhere goes to an
+//! idle core with no affine node waiting or, failing that, to the idle core whose best affine
+//! node is the least urgent.
+//!
+//! # Deadlock freedom
+//! A node starts only after every predecessor has finished, so each core's order is
+//! consistent with the order of start times, a topological order of the DAG; the union of
+//! DAG edges and per-core order edges is acyclic and the orders cannot deadlock (checked
+//! independently by [`super::prove_deadlock_free`]).
+//!
+//! # Cost
+//! O((V + E) log V): a heap of running nodes by finish time and one of nodes about to become
+//! ready; per (rank, kind) a heap of ready nodes and a stack of idle cores; per core a heap of
+//! the nodes affine to it. A node enters each heap at
+//! most once and is skipped, when it reaches the top of a heap, if it has started elsewhere.
+//! Ready times take one or two passes over each node's predecessors.
 
 use super::cost::CostModel;
 use super::priority::{bottom_levels_with, node_costs};
@@ -21,14 +44,18 @@ use crate::expand::Expanded;
 use crate::graph::Csr;
 use crate::model::{CoreKind, MachineProfile};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeSet, BinaryHeap};
 
-/// Priority of a ready node in the max-heap: bottom level descending, then rotation
-/// ascending, then node id ascending.
+/// Priority of a ready node in a max-heap: bottom level descending, then rotation ascending,
+/// then node id ascending.
 type ReadyKey = (u64, Reverse<u32>, Reverse<u32>);
 
-/// Free cores of one (rank, kind), earliest free first, then lowest global core id.
-type FreeCores = BinaryHeap<Reverse<(u64, u32)>>;
+fn node_of(key: ReadyKey) -> u32 {
+    key.2.0
+}
+
+/// No core.
+const NO_CORE: u32 = u32::MAX;
 
 fn kind_index(kind: CoreKind) -> usize {
     match kind {
@@ -38,88 +65,372 @@ fn kind_index(kind: CoreKind) -> usize {
 }
 
 /// Places every node of `exp` on a core of `profile` and orders each core's nodes, by
-/// critical-path list scheduling under `cost`. Deterministic.
+/// critical-path list scheduling under `cost` (see the module documentation). Deterministic.
 ///
-/// Start times model the cost function: a node starts when its core is free and every
-/// predecessor has finished, plus `cost.edge_ns(cross_rank)` for a predecessor on another
-/// core.
+/// Start times model the cost function: a node starts when a core of its kind is free and
+/// every predecessor has finished, plus `cost.edge_ns(cross_rank)` for a predecessor on
+/// another core; and it does start then, unless that core runs a more urgent node.
 ///
 /// # Panics
 /// If the DAG has a cycle, if `profile.ranks` differs from the taskflow's ranks, or if the
 /// taskflow has a node of a kind the profile has no core of (all refused by earlier checks).
 pub fn list_schedule(exp: &Expanded, profile: &MachineProfile, cost: &dyn CostModel) -> Placement {
     assert_eq!(profile.ranks, exp.space.ranks, "profile and taskflow disagree on the number of ranks");
-    let nodes = exp.nodes();
-    let costs = node_costs(exp, cost);
-    let levels = bottom_levels_with(exp, &costs, cost);
-    let (edge_local, edge_remote) = (cost.edge_ns(false), cost.edge_ns(true));
+    let mut sim = Sim::new(exp, profile, cost);
+    sim.run();
+    assert!(
+        sim.started.iter().all(|&s| s),
+        "the instance DAG is acyclic (checked before scheduling), so every node gets placed"
+    );
+    let makespan_ns = sim.finish_ns.iter().copied().max().unwrap_or(0);
+    let queues = queues_from_positions(&sim.core_of, &sim.position, &sim.queue_len);
+    Placement {
+        core_of: sim.core_of,
+        position: sim.position,
+        queues,
+        start_ns: sim.start_ns,
+        finish_ns: sim.finish_ns,
+        makespan_ns,
+    }
+}
 
-    let cores_per_rank = profile.cores_per_rank();
-    let total_cores = profile.total_cores() as usize;
-    let mut free_cores: Vec<FreeCores> = Vec::with_capacity(2 * profile.ranks as usize);
-    for rank in 0..profile.ranks {
-        for kind in [CoreKind::Aic, CoreKind::Aiv] {
-            let cores = profile.cores_of(kind).map(|local| Reverse((0u64, rank * cores_per_rank + local)));
-            free_cores.push(cores.collect());
+/// The state of the simulation. Cores are grouped by (rank, kind): group `rank * 2 + kind`.
+struct Sim<'a> {
+    exp: &'a Expanded,
+    profile: &'a MachineProfile,
+    costs: Vec<u64>,
+    levels: Vec<u64>,
+    edge_local: u64,
+    edge_remote: u64,
+
+    // Per node.
+    group_of_node: Vec<u32>,
+    waiting_preds: Vec<u32>,
+    started: Vec<bool>,
+    core_of: Vec<u32>,
+    position: Vec<u32>,
+    start_ns: Vec<u64>,
+    finish_ns: Vec<u64>,
+
+    // Per core.
+    group_of_core: Vec<u32>,
+    queue_len: Vec<u32>,
+    busy: Vec<bool>,
+    /// The core has an entry in its group's idle stack (possibly outdated).
+    in_stack: Vec<bool>,
+    /// Idle, with affine nodes waiting: in `pending` while its group is dispatched.
+    has_affine: Vec<bool>,
+    /// Nodes ready on this core only (their affine core).
+    affine: Vec<BinaryHeap<ReadyKey>>,
+    dirty_core: Vec<bool>,
+
+    // Per group.
+    ready: Vec<BinaryHeap<ReadyKey>>,
+    /// Idle cores without affine nodes, most recently freed on top; entries of cores that
+    /// have since become busy or gained affine nodes are skipped.
+    idle: Vec<Vec<u32>>,
+    /// Idle cores, with or without affine nodes.
+    idle_count: Vec<u32>,
+    cores_in_group: Vec<u32>,
+    /// Cores freed, or given an affine node, at the current time.
+    dirty_cores: Vec<Vec<u32>>,
+    dirty_group: Vec<bool>,
+    dirty_groups: Vec<u32>,
+
+    /// Running nodes by finish time: `(finish, node)`, at most one per core.
+    running: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Nodes about to become ready: `(time, node, core)`, ready on `core` only, or on every
+    /// core of their (rank, kind) when `core` is [`NO_CORE`].
+    arrivals: BinaryHeap<Reverse<(u64, u32, u32)>>,
+    /// While a group is dispatched: its idle cores with affine nodes, keyed by their most
+    /// urgent one.
+    pending: BTreeSet<(ReadyKey, u32)>,
+}
+
+impl<'a> Sim<'a> {
+    fn new(exp: &'a Expanded, profile: &'a MachineProfile, cost: &dyn CostModel) -> Self {
+        let nodes = exp.nodes();
+        let costs = node_costs(exp, cost);
+        let levels = bottom_levels_with(exp, &costs, cost);
+        let groups = 2 * profile.ranks as usize;
+        let total_cores = profile.total_cores() as usize;
+
+        let group_of_node =
+            (0..nodes as u32).map(|v| exp.space.rank_of(v) * 2 + kind_index(exp.core_kind(v)) as u32).collect();
+        let group_of_core = (0..total_cores as u32)
+            .map(|c| {
+                let (rank, local) = profile.split_core(c);
+                rank * 2 + kind_index(profile.kind_of_local(local)) as u32
+            })
+            .collect();
+        // Every core starts idle; the lowest id is on top of its group's stack.
+        let mut idle = vec![Vec::new(); groups];
+        for rank in 0..profile.ranks {
+            for kind in [CoreKind::Aic, CoreKind::Aiv] {
+                let g = rank as usize * 2 + kind_index(kind);
+                idle[g].extend(profile.cores_of(kind).rev().map(|local| rank * profile.cores_per_rank() + local));
+            }
+        }
+        let cores_in_group: Vec<u32> = idle.iter().map(|s| s.len() as u32).collect();
+
+        let waiting_preds: Vec<u32> = (0..nodes as u32).map(|v| exp.dag.pred.degree(v) as u32).collect();
+        let sources: Vec<_> =
+            (0..nodes as u32).filter(|&v| waiting_preds[v as usize] == 0).map(|v| Reverse((0, v, NO_CORE))).collect();
+
+        Sim {
+            exp,
+            profile,
+            costs,
+            levels,
+            edge_local: cost.edge_ns(false),
+            edge_remote: cost.edge_ns(true),
+            group_of_node,
+            waiting_preds,
+            started: vec![false; nodes],
+            core_of: vec![NO_CORE; nodes],
+            position: vec![0; nodes],
+            start_ns: vec![0; nodes],
+            finish_ns: vec![0; nodes],
+            group_of_core,
+            queue_len: vec![0; total_cores],
+            busy: vec![false; total_cores],
+            in_stack: vec![true; total_cores],
+            has_affine: vec![false; total_cores],
+            affine: vec![BinaryHeap::new(); total_cores],
+            dirty_core: vec![false; total_cores],
+            ready: vec![BinaryHeap::new(); groups],
+            idle,
+            idle_count: cores_in_group.clone(),
+            cores_in_group,
+            dirty_cores: vec![Vec::new(); groups],
+            dirty_group: vec![false; groups],
+            dirty_groups: Vec::new(),
+            running: BinaryHeap::new(),
+            arrivals: BinaryHeap::from(sources),
+            pending: BTreeSet::new(),
         }
     }
 
-    let mut waiting_preds: Vec<u32> = (0..nodes as u32).map(|v| exp.dag.pred.degree(v) as u32).collect();
-    let key = |v: u32| -> ReadyKey { (levels[v as usize], Reverse(exp.rotation[v as usize]), Reverse(v)) };
-    let mut ready: BinaryHeap<ReadyKey> =
-        (0..nodes as u32).filter(|&v| waiting_preds[v as usize] == 0).map(key).collect();
+    fn key(&self, v: u32) -> ReadyKey {
+        (self.levels[v as usize], Reverse(self.exp.rotation[v as usize]), Reverse(v))
+    }
 
-    let mut core_of = vec![0u32; nodes];
-    let mut position = vec![0u32; nodes];
-    let mut start_ns = vec![0u64; nodes];
-    let mut finish_ns = vec![0u64; nodes];
-    let mut queue_len = vec![0u32; total_cores];
-    let mut makespan_ns = 0u64;
-
-    while let Some((_, _, Reverse(v))) = ready.pop() {
-        let vi = v as usize;
-        let rank = exp.space.rank_of(v);
-        let kind = exp.core_kind(v);
-        let heap = &mut free_cores[rank as usize * 2 + kind_index(kind)];
-        let Reverse((core_free, core)) =
-            heap.pop().unwrap_or_else(|| panic!("profile {} has no {kind} core for node {v}", profile.name));
-
-        let mut start = core_free;
-        for &u in exp.dag.pred.row(v) {
-            let ui = u as usize;
-            let arrival = if core_of[ui] == core {
-                finish_ns[ui]
-            } else {
-                let edge = if exp.space.rank_of(u) == rank { edge_local } else { edge_remote };
-                finish_ns[ui].saturating_add(edge)
-            };
-            start = start.max(arrival);
-        }
-        let finish = start.saturating_add(costs[vi]);
-        heap.push(Reverse((finish, core)));
-
-        core_of[vi] = core;
-        position[vi] = queue_len[core as usize];
-        queue_len[core as usize] += 1;
-        start_ns[vi] = start;
-        finish_ns[vi] = finish;
-        makespan_ns = makespan_ns.max(finish);
-
-        for &s in exp.dag.succ.row(v) {
-            let w = &mut waiting_preds[s as usize];
-            *w -= 1;
-            if *w == 0 {
-                ready.push(key(s));
+    /// Advances time from event to event (a node finishes, a node becomes ready); after all
+    /// events of one time, starts work on every (rank, kind) where something changed.
+    /// Starting a zero-cost node adds an event at the same time, which the next round handles.
+    fn run(&mut self) {
+        loop {
+            let next_finish = self.running.peek().map(|e| e.0.0);
+            let next_arrival = self.arrivals.peek().map(|e| e.0.0);
+            let Some(now) = next_finish.into_iter().chain(next_arrival).min() else { break };
+            while let Some(&Reverse((t, v))) = self.running.peek()
+                && t == now
+            {
+                self.running.pop();
+                self.finish(v, now);
+            }
+            while let Some(&Reverse((t, v, core))) = self.arrivals.peek()
+                && t == now
+            {
+                self.arrivals.pop();
+                if !self.started[v as usize] {
+                    self.arrive(v, core);
+                }
+            }
+            while let Some(g) = self.dirty_groups.pop() {
+                self.dirty_group[g as usize] = false;
+                self.dispatch(g, now);
             }
         }
     }
-    assert!(
-        waiting_preds.iter().all(|&w| w == 0),
-        "the instance DAG is acyclic (checked before scheduling), so every node gets placed"
-    );
 
-    let queues = queues_from_positions(&core_of, &position, &queue_len);
-    Placement { core_of, position, queues, start_ns, finish_ns, makespan_ns }
+    /// `v` becomes ready on `core` only or, for [`NO_CORE`], on every core of its group.
+    fn arrive(&mut self, v: u32, core: u32) {
+        let key = self.key(v);
+        if core != NO_CORE {
+            self.affine[core as usize].push(key);
+            self.mark_core(core);
+            return;
+        }
+        let g = self.group_of_node[v as usize];
+        if self.cores_in_group[g as usize] == 0 {
+            panic!("profile {} has no {} core for node {v}", self.profile.name, self.exp.core_kind(v));
+        }
+        self.ready[g as usize].push(key);
+        self.mark_group(g);
+    }
+
+    fn mark_group(&mut self, g: u32) {
+        if !std::mem::replace(&mut self.dirty_group[g as usize], true) {
+            self.dirty_groups.push(g);
+        }
+    }
+
+    fn mark_core(&mut self, core: u32) {
+        if !std::mem::replace(&mut self.dirty_core[core as usize], true) {
+            let g = self.group_of_core[core as usize];
+            self.dirty_cores[g as usize].push(core);
+            self.mark_group(g);
+        }
+    }
+
+    /// `v` finished at `now`: its core is free, and successors whose last predecessor it was
+    /// get their ready times.
+    fn finish(&mut self, v: u32, now: u64) {
+        let core = self.core_of[v as usize];
+        let g = self.group_of_core[core as usize];
+        self.busy[core as usize] = false;
+        self.idle_count[g as usize] += 1;
+        self.push_idle(core);
+        self.mark_core(core);
+        let exp = self.exp;
+        for &s in exp.dag.succ.row(v) {
+            let w = &mut self.waiting_preds[s as usize];
+            *w -= 1;
+            if *w == 0 {
+                self.schedule_ready(s, now);
+            }
+        }
+    }
+
+    /// Adds the events at which `v`, whose predecessors have all finished by `now`, becomes
+    /// ready on its affine core (if any) and on every core.
+    fn schedule_ready(&mut self, v: u32, now: u64) {
+        let exp = self.exp;
+        let rank = exp.space.rank_of(v);
+        let arrival = |u: u32| {
+            let edge = if exp.space.rank_of(u) == rank { self.edge_local } else { self.edge_remote };
+            self.finish_ns[u as usize].saturating_add(edge)
+        };
+        let (mut everywhere, mut late_core, mut one_core) = (0u64, NO_CORE, true);
+        for &u in exp.dag.pred.row(v) {
+            let (t, core) = (arrival(u), self.core_of[u as usize]);
+            if late_core == NO_CORE || t > everywhere {
+                (everywhere, late_core, one_core) = (t, core, true);
+            } else if t == everywhere && core != late_core {
+                one_core = false;
+            }
+        }
+        debug_assert!(everywhere >= now);
+        let g = self.group_of_node[v as usize];
+        if late_core != NO_CORE && one_core && self.group_of_core[late_core as usize] == g {
+            let on_core =
+                exp.dag.pred.row(v).iter().map(|&u| {
+                    if self.core_of[u as usize] == late_core { self.finish_ns[u as usize] } else { arrival(u) }
+                });
+            let on_core = on_core.max().unwrap_or(now);
+            if on_core < everywhere {
+                self.arrivals.push(Reverse((on_core, v, late_core)));
+            }
+        }
+        self.arrivals.push(Reverse((everywhere, v, NO_CORE)));
+    }
+
+    /// Puts an idle core without affine nodes on its group's idle stack (once).
+    fn push_idle(&mut self, core: u32) {
+        if !std::mem::replace(&mut self.in_stack[core as usize], true) {
+            self.idle[self.group_of_core[core as usize] as usize].push(core);
+        }
+    }
+
+    /// Pops an idle core without affine nodes from group `g`'s stack.
+    fn pop_plain_idle(&mut self, g: u32) -> Option<u32> {
+        while let Some(core) = self.idle[g as usize].pop() {
+            let c = core as usize;
+            self.in_stack[c] = false;
+            if !self.busy[c] && !self.has_affine[c] {
+                return Some(core);
+            }
+        }
+        None
+    }
+
+    /// The most urgent node of `heap` that has not started, dropping started ones on top.
+    fn top_unstarted(heap: &mut BinaryHeap<ReadyKey>, started: &[bool]) -> Option<ReadyKey> {
+        while let Some(&key) = heap.peek() {
+            if !started[node_of(key) as usize] {
+                return Some(key);
+            }
+            heap.pop();
+        }
+        None
+    }
+
+    /// Files idle `core` under its most urgent affine node in `pending`, or back on the idle
+    /// stack if it has none left.
+    fn file_idle_core(&mut self, core: u32) {
+        let c = core as usize;
+        match Self::top_unstarted(&mut self.affine[c], &self.started) {
+            Some(key) => {
+                self.has_affine[c] = true;
+                self.pending.insert((key, core));
+            }
+            None => {
+                self.has_affine[c] = false;
+                self.push_idle(core);
+            }
+        }
+    }
+
+    /// Starts ready nodes of group `g` on its idle cores at `now`, most urgent first, until
+    /// no core is idle or no node is ready.
+    fn dispatch(&mut self, g: u32, now: u64) {
+        debug_assert!(self.pending.is_empty());
+        for core in std::mem::take(&mut self.dirty_cores[g as usize]) {
+            self.dirty_core[core as usize] = false;
+            if !self.busy[core as usize] {
+                self.file_idle_core(core);
+            }
+        }
+        while self.idle_count[g as usize] > 0 {
+            let best_affine = loop {
+                match self.pending.last() {
+                    Some(&(key, core)) if self.started[node_of(key) as usize] => {
+                        self.pending.pop_last();
+                        self.file_idle_core(core);
+                    }
+                    other => break other.copied(),
+                }
+            };
+            let best_ready = Self::top_unstarted(&mut self.ready[g as usize], &self.started);
+            match (best_affine, best_ready) {
+                (None, None) => break,
+                (Some((key, core)), _) if best_ready.is_none_or(|r| key >= r) => {
+                    self.pending.pop_last();
+                    self.affine[core as usize].pop();
+                    self.has_affine[core as usize] = false;
+                    self.start(node_of(key), core, now);
+                }
+                (_, Some(key)) => {
+                    self.ready[g as usize].pop();
+                    let core = self.pop_plain_idle(g).unwrap_or_else(|| {
+                        let (_, core) = self.pending.pop_first().expect("an idle core without affine nodes is stacked");
+                        self.has_affine[core as usize] = false;
+                        core
+                    });
+                    self.start(node_of(key), core, now);
+                }
+                (Some(_), None) => unreachable!("an affine node with no ready node is taken above"),
+            }
+        }
+        debug_assert!(self.pending.is_empty(), "every idle core of the group has run out of affine nodes");
+        self.pending.clear();
+    }
+
+    fn start(&mut self, v: u32, core: u32, now: u64) {
+        let (vi, c) = (v as usize, core as usize);
+        debug_assert!(!self.busy[c] && !self.started[vi]);
+        self.busy[c] = true;
+        self.idle_count[self.group_of_core[c] as usize] -= 1;
+        self.started[vi] = true;
+        self.core_of[vi] = core;
+        self.position[vi] = self.queue_len[c];
+        self.queue_len[c] += 1;
+        self.start_ns[vi] = now;
+        let finish = now.saturating_add(self.costs[vi]);
+        self.finish_ns[vi] = finish;
+        self.running.push(Reverse((finish, v)));
+    }
 }
 
 /// Builds the per-core queues (one row per core) from each node's core and position. O(V).
@@ -144,6 +455,7 @@ mod tests {
     use crate::expand::Work;
     use crate::schedule::cost::{SimpleCost, UnitCost};
     use crate::schedule::testutil::{expanded, profile, random_expanded};
+    use proptest::prelude::*;
 
     const AIC: CoreKind = CoreKind::Aic;
     const AIV: CoreKind = CoreKind::Aiv;
@@ -190,20 +502,95 @@ mod tests {
         assert_eq!(p.makespan_ns, 4);
     }
 
+    /// Every tile costs its flops; edges `local` ns on a rank and `remote` ns across ranks.
+    #[derive(Debug)]
+    struct FlopsCost {
+        local: u64,
+        remote: u64,
+    }
+    impl CostModel for FlopsCost {
+        fn tile_ns(&self, _: CoreKind, work: &Work) -> u64 {
+            work.flops
+        }
+        fn edge_ns(&self, cross_rank: bool) -> u64 {
+            if cross_rank { self.remote } else { self.local }
+        }
+    }
+
+    const fn flops(flops: u64) -> Work {
+        Work { flops, bytes: 0, remote_bytes: 0 }
+    }
+
     #[test]
-    fn a_node_waits_for_its_core_and_its_inputs() {
+    fn a_node_waiting_for_its_inputs_does_not_hold_up_ready_work() {
         // One AIC core (0), one AIV core (1). AIC 0 → AIV 2, AIC 1 → AIV 2, AIV 3 alone.
         // Levels: 0, 1: 10 + 3 + 10 = 23; 2, 3: 10. AIC runs 0 [0,10], then 1 [10,20].
-        // AIV: 2 and 3 tie at level 10 and 2 has the lower id, so it is appended first and
-        // starts at max(0, 10 + 3, 20 + 3) = 23; 3 follows at 33. Nodes are appended in
-        // priority order with no backfilling: 3 could have run at 0 but does not.
+        // AIV: 2 is ready only at 20 + 3 = 23, and 3 is ready at 0, so 3 runs [0,10] and 2
+        // [23,33]. (Appending in priority order instead would run 2 first, at 23, and 3
+        // behind it at 33.)
         let exp = expanded(1, &[(AIC, 2, W), (AIV, 2, W)], &[(0, 2), (1, 2)]);
         let p = list_schedule(&exp, &profile(1, 1, 1), &TenAndEdges);
         assert_eq!(p.core_of, vec![0, 0, 1, 1]);
-        assert_eq!(p.start_ns, vec![0, 10, 23, 33]);
-        assert_eq!(p.finish_ns, vec![10, 20, 33, 43]);
-        assert_eq!(rows(&p.queues), vec![vec![0, 1], vec![2, 3]]);
-        assert_eq!(p.makespan_ns, 43);
+        assert_eq!(p.start_ns, vec![0, 10, 23, 0]);
+        assert_eq!(p.finish_ns, vec![10, 20, 33, 10]);
+        assert_eq!(rows(&p.queues), vec![vec![0, 1], vec![3, 2]]);
+        assert_eq!(p.makespan_ns, 33);
+    }
+
+    #[test]
+    fn less_urgent_work_fills_the_gap_before_an_urgent_node_is_ready() {
+        // One AIC core (0), one AIV core (1); tiles cost their flops, edges 3 ns.
+        // Nodes: AIC a = 0 (10), AIC b = 1 (10), AIV x = 2 (10), AIV y = 3 (5).
+        // a → x → b is the critical path (levels 36, 23, 10); y (level 5) stands alone.
+        // x's input arrives at 10 + 3 = 13: the vector core runs y in the gap, [0,5], and x
+        // still starts at 13. b waits for x: 23 + 3 = 26.
+        let exp = expanded(1, &[(AIC, 2, flops(10)), (AIV, 1, flops(10)), (AIV, 1, flops(5))], &[(0, 2), (2, 1)]);
+        let p = list_schedule(&exp, &profile(1, 1, 1), &FlopsCost { local: 3, remote: 7 });
+        assert_eq!(rows(&p.queues), vec![vec![0, 1], vec![3, 2]]);
+        assert_eq!(p.start_ns, vec![0, 26, 13, 0]);
+        assert_eq!(p.finish_ns, vec![10, 36, 23, 5]);
+        assert_eq!(p.makespan_ns, 36);
+    }
+
+    #[test]
+    fn a_successor_follows_its_producer_on_the_same_core_and_others_take_free_cores() {
+        // One AIC core (0), two AIV cores (1, 2); tiles cost their flops, edges 3 ns.
+        // Nodes: AIC p = 0 (7), AIC q = 1 (10), AIV x = 2, a = 3, b = 4 (10 each).
+        // p → x → q (levels 33, 23, 10) and a → b (levels 23, 10).
+        // At 0: p runs [0,7] on the AIC, a [0,10] on core 1; core 2 has nothing ready.
+        // At 10: x is ready everywhere (7 + 3), and b is ready on core 1 only, right after a
+        // (on core 2 it would be ready at 13). The more urgent x takes the free core 2, not
+        // core 1, so b also starts at 10, on core 1. q: 20 + 3 = 23.
+        let exp =
+            expanded(1, &[(AIC, 1, flops(7)), (AIC, 1, flops(10)), (AIV, 3, flops(10))], &[(0, 2), (2, 1), (3, 4)]);
+        let p = list_schedule(&exp, &profile(1, 2, 1), &FlopsCost { local: 3, remote: 7 });
+        assert_eq!(rows(&p.queues), vec![vec![0, 1], vec![3, 4], vec![2]]);
+        assert_eq!(p.start_ns, vec![0, 23, 10, 0, 10]);
+        assert_eq!(p.finish_ns, vec![7, 33, 20, 10, 20]);
+        assert_eq!(p.makespan_ns, 33);
+    }
+
+    #[test]
+    fn with_no_free_core_an_urgent_node_displaces_the_least_urgent_affine_node() {
+        // One AIC core (0), two AIV cores (1, 2); tiles cost their flops, edges 3 ns.
+        // AIC p = 0 (7), q = 1 (10), r = 2 (20); AIV x = 3, a1 = 4, a2 = 5, b1 = 6, b2 = 7 (10).
+        // p → x → r, a1 → b1 → q, a2 → b2. Levels: x 33, b1 23, b2 10.
+        // At 0: p [0,7]; a1 on core 1 and a2 on core 2, [0,10].
+        // At 10 both vector cores free up. x is ready everywhere (7 + 3); b1 is ready on core
+        // 1 only and b2 on core 2 only (elsewhere at 13). x is the most urgent and there is no
+        // free core without an affine node, so it takes core 2 from the least urgent b2; b1
+        // starts on core 1. At 20 core 2 is free again and b2 still follows a2 there.
+        // AIC: r and q are both ready at 20 + 3 = 23; r is more urgent: r [23,43], q [43,53].
+        let exp = expanded(
+            1,
+            &[(AIC, 1, flops(7)), (AIC, 1, flops(10)), (AIC, 1, flops(20)), (AIV, 5, flops(10))],
+            &[(0, 3), (3, 2), (4, 6), (6, 1), (5, 7)],
+        );
+        let p = list_schedule(&exp, &profile(1, 2, 1), &FlopsCost { local: 3, remote: 7 });
+        assert_eq!(rows(&p.queues), vec![vec![0, 2, 1], vec![4, 6], vec![5, 3, 7]]);
+        assert_eq!(p.start_ns, vec![0, 43, 23, 10, 0, 0, 10, 20]);
+        assert_eq!(p.finish_ns, vec![7, 53, 43, 20, 10, 10, 20, 30]);
+        assert_eq!(p.makespan_ns, 53);
     }
 
     #[test]
@@ -285,6 +672,88 @@ mod tests {
         assert_eq!(p.makespan_ns, p.finish_ns.iter().copied().max().unwrap_or(0));
     }
 
+    /// When `v` may start on `core` under `cost`: every predecessor has finished, plus the
+    /// edge cost for those on other cores.
+    fn ready_on(exp: &Expanded, p: &Placement, cost: &dyn CostModel, v: u32, core: u32) -> u64 {
+        let arrival = |u: u32| {
+            let finish = p.finish_ns[u as usize];
+            if p.core_of[u as usize] == core {
+                finish
+            } else {
+                finish + cost.edge_ns(exp.space.rank_of(u) != exp.space.rank_of(v))
+            }
+        };
+        exp.dag.pred.row(v).iter().map(|&u| arrival(u)).max().unwrap_or(0)
+    }
+
+    /// No core idles while a node it could run is ready: for every node `v` and every core
+    /// `c` of its rank and kind, `c` runs something at every moment from when `v` is ready on
+    /// `c` until `v` starts.
+    fn assert_work_conserving(exp: &Expanded, prof: &MachineProfile, p: &Placement, cost: &dyn CostModel) {
+        for v in 0..exp.nodes() as u32 {
+            let rank = exp.space.rank_of(v);
+            let start = p.start_ns[v as usize];
+            for local in prof.cores_of(exp.core_kind(v)) {
+                let core = rank * prof.cores_per_rank() + local;
+                let ready = ready_on(exp, p, cost, v, core);
+                // The end of the busy stretch of `core` that began at or before `ready`.
+                let mut busy_until = ready;
+                for &w in p.queues.row(core) {
+                    let (s, f) = (p.start_ns[w as usize], p.finish_ns[w as usize]);
+                    if busy_until >= start {
+                        break;
+                    }
+                    if f > busy_until {
+                        assert!(
+                            s <= busy_until,
+                            "core {core} idles over [{busy_until}, {s}) while node {v}, ready there at {ready}, waits until {start}"
+                        );
+                        busy_until = f;
+                    }
+                }
+                assert!(
+                    busy_until >= start,
+                    "core {core} idles from {busy_until} while node {v}, ready there at {ready}, waits until {start}"
+                );
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn no_core_idles_while_a_node_it_could_run_is_ready(
+            ranks in 1u32..=3,
+            families in prop::collection::vec((any::<bool>(), 1u32..=5, 0u64..=20), 1..=6),
+            raw_edges in prop::collection::vec((any::<u32>(), any::<u32>(), 0u32..3, 0u32..3), 0..=60),
+            cores in (1u32..=3, 1u32..=2),
+            edge_ns in (0u64..=5, 0u64..=9),
+            rotate in any::<bool>(),
+        ) {
+            let fams: Vec<(CoreKind, u32, Work)> =
+                families.iter().map(|&(aic, count, f)| (if aic { AIC } else { AIV }, count, flops(f))).collect();
+            let per_rank: u32 = fams.iter().map(|f| f.1).sum();
+            // Every edge goes from a smaller local id to a larger one, on any ranks: acyclic.
+            let pairs: Vec<(u32, u32)> = raw_edges
+                .iter()
+                .filter_map(|&(a, b, ra, rb)| {
+                    let (a, b) = (a % per_rank, b % per_rank);
+                    (a != b).then(|| ((ra % ranks) * per_rank + a.min(b), (rb % ranks) * per_rank + a.max(b)))
+                })
+                .collect();
+            let mut exp = expanded(ranks, &fams, &pairs);
+            if rotate {
+                for (v, r) in exp.rotation.iter_mut().enumerate() {
+                    *r = (v as u32 * 7) % ranks;
+                }
+            }
+            let prof = profile(cores.0, cores.1, ranks);
+            let cost = FlopsCost { local: edge_ns.0, remote: edge_ns.1 };
+            let p = list_schedule(&exp, &prof, &cost);
+            assert_valid(&exp, &prof, &p, &cost);
+            assert_work_conserving(&exp, &prof, &p, &cost);
+        }
+    }
+
     #[test]
     fn random_schedules_respect_every_dependency_and_core() {
         for seed in 0..150 {
@@ -294,6 +763,7 @@ mod tests {
             for cost in [&UnitCost as &dyn CostModel, &SimpleCost::default(), &TenAndEdges] {
                 let p = list_schedule(&exp, &prof, cost);
                 assert_valid(&exp, &prof, &p, cost);
+                assert_work_conserving(&exp, &prof, &p, cost);
             }
         }
     }
@@ -304,6 +774,13 @@ mod tests {
         let prof = profile(2, 2, 3);
         let cost = SimpleCost::default();
         assert_eq!(list_schedule(&exp, &prof, &cost), list_schedule(&exp, &prof, &cost));
+    }
+
+    #[test]
+    #[should_panic(expected = "profile test has no aic core for node 0")]
+    fn a_node_of_a_kind_without_cores_is_a_caller_bug() {
+        let exp = expanded(1, &[(AIC, 1, W)], &[]);
+        list_schedule(&exp, &profile(0, 1, 1), &UnitCost);
     }
 
     #[test]
