@@ -35,9 +35,9 @@ fn run() -> Result<(), String> {
     {
         return Err(format!("unknown option {bad}; options: --out DIR, --tokens N, --json-tables"));
     }
-    let out_dir = value("--out").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("target").join("hpmoe").join("moe_ffn")
-    });
+    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("examples/ sits in the workspace");
+    let out_dir =
+        value("--out").map(PathBuf::from).unwrap_or_else(|| workspace.join("target").join("hpmoe").join("moe_ffn"));
     let tokens: u64 = match value("--tokens") {
         Some(t) => t.parse().map_err(|_| format!("--tokens takes a number, got {t}"))?,
         None => 4096,
