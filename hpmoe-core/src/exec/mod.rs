@@ -15,6 +15,8 @@
 //!   ends the run with an error naming it; the process and later runs are unaffected.
 //! - [`SequentialRunner`] runs the same tiles in a topological order of the instance DAG on
 //!   one thread: the reference a schedule must match bitwise.
+//! - [`moe_reference`] computes the MoE taskflow's result with plain loops over tokens and
+//!   experts, independently of the taskflow.
 //!
 //! Results are bitwise reproducible: every op body fixes its summation order, and the
 //! MoE combine sums each token's top-k rows in the order the taskflow's regions fix.
@@ -23,6 +25,7 @@ pub mod counters;
 pub mod diagnostics;
 mod executor;
 pub mod memory;
+pub mod moe_reference;
 pub mod ops;
 mod options;
 mod program;
