@@ -22,9 +22,12 @@ pub struct RunOutput {
 /// Facts about a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunStats {
-    /// From the first worker's start to the last worker's end (allocation and the final
-    /// copy of the tensors excluded).
+    /// From starting the first worker thread to the last worker's end (allocating the
+    /// tensors and copying them out excluded).
     pub elapsed: Duration,
+    /// The part of `elapsed` spent starting the worker threads (zero for the sequential
+    /// runner).
+    pub startup: Duration,
     /// Tile instances run.
     pub tiles: u64,
     /// Worker threads (one per core with entries).
@@ -113,7 +116,12 @@ impl Executor {
             return Err(ExecError::Run(Box::new(RunFailure { cause, abandoned })));
         }
         let snapshot = state.memory.snapshot(&tf.tensors);
-        let stats = RunStats { elapsed, tiles: self.table.entries().len() as u64, threads: finished.threads };
+        let stats = RunStats {
+            elapsed,
+            startup: finished.startup,
+            tiles: self.table.entries().len() as u64,
+            threads: finished.threads,
+        };
         Ok(RunOutput { snapshot, stats })
     }
 }

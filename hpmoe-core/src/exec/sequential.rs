@@ -61,7 +61,8 @@ impl SequentialRunner {
             }
         }
         let elapsed = started.elapsed();
-        let stats = RunStats { elapsed, tiles: self.order.len() as u64, threads: 1 };
+        let stats =
+            RunStats { elapsed, startup: std::time::Duration::ZERO, tiles: self.order.len() as u64, threads: 1 };
         Ok(RunOutput { snapshot: memory.snapshot(&tf.tensors), stats })
     }
 }

@@ -305,11 +305,14 @@ pub(crate) struct Finished {
     pub threads: usize,
     /// Cores whose threads were abandoned.
     pub abandoned: Vec<u32>,
+    /// Time to start every thread and publish their handles (the workers then start).
+    pub startup: Duration,
 }
 
 /// Starts one worker per core with entries, supervises them and collects them; the first
 /// failure, if any, is left in `state`.
 pub(crate) fn run_workers(state: &Arc<RunState>) -> Finished {
+    let started = Instant::now();
     let cores = state.table.cores().len() as u32;
     let (done_tx, done_rx) = mpsc::channel();
     let mut handles: Vec<(u32, JoinHandle<()>)> = Vec::new();
@@ -337,10 +340,11 @@ pub(crate) fn run_workers(state: &Arc<RunState>) -> Finished {
     drop(done_tx);
     let _ = state.threads.set(threads);
     state.threads.get().into_iter().flatten().flatten().for_each(Thread::unpark);
+    let startup = started.elapsed();
 
     let finished = supervise(state, &done_rx, handles.len());
     let mut abandoned = Vec::new();
-    let started = handles.len();
+    let handles_started = handles.len();
     for (core, handle) in handles {
         if !finished[core as usize] {
             abandoned.push(core);
@@ -354,7 +358,7 @@ pub(crate) fn run_workers(state: &Arc<RunState>) -> Finished {
             )));
         }
     }
-    Finished { threads: started, abandoned }
+    Finished { threads: handles_started, abandoned, startup }
 }
 
 /// Waits for `workers` completion messages. Meanwhile stops the run if a tile runs longer
