@@ -10,7 +10,7 @@
 //! catch — but never undefined behaviour.
 //!
 //! Inputs are copied in from [`Inputs`]; every other tensor starts filled with
-//! [`poison`](super::tensor::poison), so reading something nobody wrote is visible.
+//! [`poison`], so reading something nobody wrote is visible.
 
 use super::tensor::{HostTensor, element_count, poison};
 use crate::expand::Extent;

@@ -42,7 +42,9 @@ impl SequentialRunner {
 
     /// Runs every tile once, in [`order`](Self::order), on fresh tensors (as
     /// [`Executor::run`](super::Executor::run) prepares them, with the default memory
-    /// limit). A panicking or failing tile ends the run with an error naming it.
+    /// limit). A panicking or failing tile ends the run with an error naming it. There is
+    /// nothing to wait for, so no timeout: a tile whose body never returns blocks the
+    /// caller (use the [`Executor`](super::Executor) to bound that).
     pub fn run(&self, inputs: &Inputs) -> Result<RunOutput, ExecError> {
         let tf = &self.program.tf;
         let limit = RunOptions::default().max_host_bytes;

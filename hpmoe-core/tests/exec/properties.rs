@@ -79,7 +79,7 @@ fn impls() -> OpImpls {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
+    #![proptest_config(ProptestConfig::with_cases(128))]
 
     #[test]
     fn random_taskflows_on_the_executor_equal_the_sequential_run(
