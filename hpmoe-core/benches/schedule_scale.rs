@@ -21,7 +21,7 @@ fn shape_near(target: u64) -> MoeShape {
             for tokens in (6..=16).map(|k| 1u64 << k) {
                 let mut s = MoeShape::deepseek_v3(ranks, tokens);
                 s.experts = experts;
-                // Keep the weighted-sum fan-in (every returned row) from dominating: 32 token blocks.
+                // 32 weighted-sum tiles (token blocks) per rank.
                 s.sum_rows = (tokens / 32).max(1);
                 if s.validate().is_err() {
                     continue;

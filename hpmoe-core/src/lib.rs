@@ -6,7 +6,7 @@
 //! that the AscendC backend, the simulator and the host executor all read.
 //!
 //! Data flows one way:
-//! [`model`] → [`expand`] → [`check`] → [`schedule`] → [`table`].
+//! [`model`] → [`expand`] → [`check`] → [`schedule`] → [`table`] → [`exec`] (the host executor).
 //! [`compile`] runs the whole pipeline and returns every error it found.
 //!
 //! ```
@@ -26,6 +26,7 @@
 
 pub mod check;
 pub mod error;
+pub mod exec;
 pub mod expand;
 pub mod graph;
 pub mod limits;

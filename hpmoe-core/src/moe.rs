@@ -9,11 +9,25 @@
 //! for the puts carrying its rows. The send buffer `xs` holds the routed token rows in
 //! send order (`(dst, e, slot)`), as the routing step that precedes dispatch produces it.
 //! Which token fills which slot is run-time data and never changes which regions a tile
-//! touches. The weighted sum reads every returned row of its rank (a token's top-k rows may
-//! come back from any expert), so it runs after the last combine put arrives.
+//! touches.
+//!
+//! # Routing layout (fixed, so results are checkable)
+//!
+//! Send slot `j` — row `j` of `xs` and of `back` — carries choice `j % top_k` of token
+//! `j / top_k` of the sending rank, and goes to global expert `j / S` (local expert
+//! `(j / S) % E` of rank `j / (E·S)`), where `S` is [`MoeShape::rows_per_source`] and `E`
+//! [`MoeShape::local_experts`]. Combine returns each row to the same slot of `back` on its
+//! source rank, so a token's `top_k` result rows are adjacent, in choice order, and the
+//! weighted sum of a token block reads exactly its tokens' rows: it waits only for the
+//! combine puts carrying them. `out[t] = Σ_c topk_weights[t, c] · back[t·top_k + c]`, summed
+//! in FP32 for `c = 0, 1, …` (the `weighted_accumulate` op), rounded once to BF16.
+//! [`crate::exec::moe_reference`] computes the same layer with plain loops from this
+//! description.
 //!
 //! GMM1's output columns are laid out as `[gate_j | up_j]` per column block, so a SwiGLU
-//! tile needs exactly one GMM1 tile.
+//! tile needs exactly one GMM1 tile: columns `n·gmm1_cols .. n·gmm1_cols + gmm1_cols/2` of
+//! `w13` are gate columns and the next `gmm1_cols/2` the matching up columns, and SwiGLU
+//! writes `act` columns `n·gmm1_cols/2 ..` from that block.
 
 use crate::model::{CoreKind, DType, MachineProfile, Taskflow};
 
@@ -213,12 +227,16 @@ impl MoeShape {
         });
         tf.tile("weighted_sum", CoreKind::Aiv, |t| {
             let tb = t.grid("t", self.tokens_per_rank / self.sum_rows);
-            let rows = self.sum_rows;
+            let (rows, k) = (self.sum_rows, self.top_k);
             t.op("zero", [out.slice(tb.clone() * rows as i64, rows)]);
-            // Rows of a token block come back from any expert: read them all.
+            // Token t's top-k rows are slots t·k .. t·k + k of `back`, in choice order.
             t.op(
                 "weighted_accumulate",
-                [back.whole(), weights.slice(tb.clone() * rows as i64, rows), out.slice(tb * rows as i64, rows)],
+                [
+                    back.slice(tb.clone() * (rows * k) as i64, rows * k),
+                    weights.slice(tb.clone() * rows as i64, rows),
+                    out.slice(tb * rows as i64, rows),
+                ],
             );
         });
         Ok(tf)

@@ -9,7 +9,7 @@ mod deps;
 mod interval;
 mod space;
 
-pub use access::Extent;
+pub use access::{Extent, RegionFault, eval_region};
 pub use deps::{Expansion, Hazard, HazardKind, expand};
 pub use interval::IntervalIndex;
 pub use space::{FamilySpan, InstanceSpace};

@@ -152,7 +152,7 @@ impl OpRegistry {
             Aiv,
             vec![P::read("src"), P::read("weight"), P::read_write("dst")],
             v(2),
-            "dst[i, :] += src[i, :] * weight[i]",
+            "top-k weighted sum: dst[i, :] += sum over j < k of src[i*k + j, :] * weight[i*k + j], k = rows(src) / rows(dst), in FP32",
         );
         add(
             "quantize",

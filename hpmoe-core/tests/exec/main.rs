@@ -1,0 +1,11 @@
+//! Tests of the host executor through its public API: reference ops, the MoE layer against
+//! a naive loop-nest reference, random taskflows against the sequential runner, and fault
+//! injection (dropped signals, panicking and hanging tiles).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod faults;
+mod moe;
+mod ops;
+mod properties;
