@@ -33,6 +33,7 @@ pub mod limits;
 pub mod model;
 pub mod moe;
 pub mod schedule;
+pub mod sim;
 pub mod table;
 
 pub use error::{Diagnostic, Diagnostics, ErrorKind};

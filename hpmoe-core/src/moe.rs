@@ -15,6 +15,7 @@
 //! GMM1's output columns are laid out as `[gate_j | up_j]` per column block, so a SwiGLU
 //! tile needs exactly one GMM1 tile.
 
+use crate::cost::{CostProfile, FamilyTraffic, Reads, TaskflowCost};
 use crate::model::{CoreKind, DType, MachineProfile, Taskflow};
 
 /// Sizes of one MoE-FFN layer and its tiling.
@@ -131,6 +132,28 @@ impl MoeShape {
             + e * rb * (2 * self.intermediate / self.gmm1_cols) * 2
             + e * rb * (self.hidden / self.gmm2_cols)
             + self.tokens_per_rank / self.sum_rows
+    }
+
+    /// What one weighted-sum tile really moves. Its region reads all of `back`, because a
+    /// token's rows may come back from any expert (the dependency must cover them all), but
+    /// at run time it gathers only its `sum_rows × top_k` rows (landed by combine puts: cold),
+    /// reads their weights, zeroes its output block and accumulates into it (L2-warm).
+    pub fn weighted_sum_traffic(&self) -> FamilyTraffic {
+        let rows = self.sum_rows;
+        let out = rows * self.hidden * 2;
+        let gathered = rows * self.top_k * self.hidden;
+        FamilyTraffic {
+            flops: 2 * gathered,
+            reads: Reads { cold_bytes: gathered * 2 + rows * self.top_k * 4, warm_bytes: out },
+            write_bytes: 2 * out,
+            ..FamilyTraffic::default()
+        }
+    }
+
+    /// The cost model of this layer's taskflow `tf` under `profile`: traffic from the
+    /// regions, except the weighted sum's (see [`MoeShape::weighted_sum_traffic`]).
+    pub fn taskflow_cost(&self, tf: &Taskflow, profile: CostProfile) -> TaskflowCost {
+        TaskflowCost::new(tf, profile).with_traffic("weighted_sum", self.weighted_sum_traffic())
     }
 
     /// The taskflow.
