@@ -6,7 +6,8 @@
 //! that the AscendC backend, the simulator and the host executor all read.
 //!
 //! Data flows one way:
-//! [`model`] → [`expand`] → [`check`] → [`schedule`] → [`table`].
+//! [`model`] → [`expand`] → [`check`] → [`schedule`] → [`table`] → [`sim`] → [`trace`];
+//! [`cost`] prices tiles for the scheduler, the simulator and the bound alike.
 //! [`compile`] runs the whole pipeline and returns every error it found.
 //!
 //! ```
@@ -35,6 +36,7 @@ pub mod moe;
 pub mod schedule;
 pub mod sim;
 pub mod table;
+pub mod trace;
 
 pub use error::{Diagnostic, Diagnostics, ErrorKind};
 
