@@ -5,7 +5,8 @@
 //! its family's colour and light grey while the core waits on a counter, a `link` row that
 //! is dark while at least one put is on the rank's link, and optional markers (the
 //! baseline's kernel starts). Bars of one family that follow each other on a row within
-//! half a pixel are drawn as one, so the file stays small at any size of taskflow.
+//! half a pixel are drawn as one, and waits shorter than half a pixel are left out, so the
+//! file stays small at any size of taskflow.
 
 use super::Labels;
 use crate::sim::{Baseline, SimResult};
@@ -42,7 +43,7 @@ impl<'a> Panel<'a> {
 
 const WIDTH: f64 = 1200.0;
 const LEFT: f64 = 80.0;
-const RIGHT: f64 = 20.0;
+const RIGHT: f64 = 70.0;
 const ROW: f64 = 3.0;
 const LINK_ROW: f64 = 10.0;
 const PALETTE: [&str; 10] =
@@ -99,7 +100,7 @@ pub fn svg_timeline(panels: &[Panel<'_>], rank: u32, labels: &Labels) -> String 
             colour(f),
             lx + 14.0
         );
-        lx += 24.0 + 7.0 * name.len() as f64;
+        lx += 30.0 + 7.5 * name.len() as f64;
     }
     let _ = write!(
         body,
@@ -123,7 +124,8 @@ pub fn svg_timeline(panels: &[Panel<'_>], rank: u32, labels: &Labels) -> String 
         let mut rows: Vec<Vec<(u64, u64, &'static str)>> = vec![Vec::new(); cpr as usize];
         for t in r.tiles.iter().filter(|t| cpr > 0 && t.core / cpr == rank) {
             let row = &mut rows[(t.core % cpr) as usize];
-            if t.waits && t.start_ns > t.arrive_ns {
+            // Waits under half a pixel are invisible; dropping them lets the tiles around merge.
+            if t.waits && t.start_ns > t.arrive_ns.saturating_add(gap) {
                 row.push((t.arrive_ns, t.start_ns, WAIT));
             }
             row.push((t.start_ns, t.end_ns, colour(t.family as usize)));
@@ -132,10 +134,10 @@ pub fn svg_timeline(panels: &[Panel<'_>], rank: u32, labels: &Labels) -> String 
             row.sort_by_key(|b| (b.0, b.1));
             let ry = top + local as f64 * ROW;
             for (a, b, c) in merge(row, gap) {
-                let w = (x(b) - x(a)).max(0.3);
+                let w = (x(b) - x(a)).max(0.2);
                 let _ = write!(
                     body,
-                    r#"<rect x="{:.2}" y="{ry:.1}" width="{w:.2}" height="{:.1}" fill="{c}"/>"#,
+                    r#"<rect x="{:.1}" y="{ry:.1}" width="{w:.1}" height="{:.1}" fill="{c}"/>"#,
                     x(a),
                     ROW - 0.5
                 );
@@ -167,25 +169,26 @@ pub fn svg_timeline(panels: &[Panel<'_>], rank: u32, labels: &Labels) -> String 
         for (a, b, c) in merge(&busy, gap) {
             let _ = write!(
                 body,
-                r#"<rect x="{:.2}" y="{y:.1}" width="{:.2}" height="{LINK_ROW}" fill="{c}"/>"#,
+                r#"<rect x="{:.1}" y="{y:.1}" width="{:.1}" height="{LINK_ROW}" fill="{c}"/>"#,
                 x(a),
-                (x(b) - x(a)).max(0.3)
+                (x(b) - x(a)).max(0.2)
             );
         }
         y += LINK_ROW;
-        for (t, name) in &panel.markers {
+        // Labels alternate above and below the rows, so that close markers stay readable.
+        for (i, (t, name)) in panel.markers.iter().enumerate() {
+            let label_y = if i % 2 == 0 { top - 1.0 } else { y + 9.0 };
             let _ = write!(
                 body,
-                r##"<line x1="{:.2}" y1="{:.1}" x2="{:.2}" y2="{y:.1}" stroke="#555" stroke-dasharray="2,2"/><text x="{:.2}" y="{:.1}" font-size="9">{}</text>"##,
+                r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{y:.1}" stroke="#555" stroke-dasharray="2,2"/><text x="{:.1}" y="{label_y:.1}" font-size="9">{}</text>"##,
                 x(*t),
                 top - 2.0,
                 x(*t),
                 x(*t) + 2.0,
-                top - 1.0,
                 escape(name)
             );
         }
-        y += 8.0;
+        y += 12.0;
     }
     // Time axis.
     y += 4.0;
