@@ -17,9 +17,9 @@
 //! assert_eq!(compiled.expanded.nodes() as u64, 2 * shape.instances_per_rank());
 //! ```
 
-mod profile;
+pub mod profile;
 pub mod tile;
-mod traffic;
+pub mod traffic;
 
 pub use profile::{CostProfile, GUESSES, Guess, PRESETS, ProfileError};
 pub use tile::{FamilyCost, PutCost, TaskflowCost, family_cost, ns_at_rate};

@@ -18,8 +18,8 @@
 //! assert!(svg.starts_with("<svg"));
 //! ```
 
-mod chrome;
-mod svg;
+pub mod chrome;
+pub mod svg;
 
 pub use chrome::chrome_trace;
 pub use svg::{Panel, svg_timeline};
