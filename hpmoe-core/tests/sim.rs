@@ -135,3 +135,33 @@ fn moe_layers_simulate_within_the_bound_and_beat_the_baseline() {
         assert!(cmp.speedup() > 1.0, "ranks {ranks}: {}", cmp.speedup());
     }
 }
+
+#[test]
+fn traces_of_a_moe_layer_have_every_tile_put_and_cross_core_release() {
+    use hpmoe_core::trace::{Labels, Panel, chrome_trace, svg_timeline};
+    let shape = hpmoe_core::moe::MoeShape::tiny(2);
+    let tf = shape.taskflow().unwrap();
+    let cost = shape.taskflow_cost(&tf, CostProfile::ascend910b());
+    let c = compile(&tf, &cost).unwrap();
+    let cmp = sim::compare(&c, &tf.profile, &cost).unwrap();
+    let labels = Labels::new(&tf, &c.expanded);
+    for r in [&cmp.taskflow, &cmp.baseline.result] {
+        let doc: serde_json::Value = serde_json::from_str(&chrome_trace(r, &labels)).unwrap();
+        let events = doc["traceEvents"].as_array().unwrap();
+        let count = |ph: &str, cat: &str| events.iter().filter(|e| e["ph"] == ph && e["cat"] == cat).count();
+        assert_eq!(count("X", "tile"), c.expanded.nodes());
+        assert_eq!(count("X", "link"), r.flows.len());
+        let cross = r.tiles.iter().filter(|t| t.released_by.is_some_and(|p| r.tiles[p as usize].core != t.core));
+        let arrows = cross.count();
+        assert_eq!((count("s", "dep"), count("f", "dep")), (arrows, arrows));
+        // Every tile slice names its instance, e.g. "gmm1(e=0, m=1, n=0)".
+        let tile = events.iter().find(|e| e["cat"] == "tile" && e["name"] == "gmm1").unwrap();
+        assert!(tile["args"]["instance"].as_str().unwrap().starts_with("gmm1(e="));
+    }
+    assert!(!cmp.taskflow.flows.is_empty(), "the tiny layer puts across ranks");
+    let svg = svg_timeline(&[Panel::taskflow(&cmp.taskflow), Panel::baseline(&cmp.baseline, &labels)], 1, &labels);
+    assert_eq!((svg.matches("<svg").count(), svg.matches("</svg>").count()), (1, 1));
+    for family in ["dispatch", "gmm1", "swiglu", "gmm2", "combine", "weighted_sum"] {
+        assert!(svg.contains(&format!(">{family}<")), "legend or marker for {family}");
+    }
+}
