@@ -50,7 +50,9 @@ pub(crate) struct Program {
 /// The cost of node `node` as a task: exec time, link use, whether it computes.
 ///
 /// A put (a family with remote bytes) whose destination is its own rank (rotation 0)
-/// copies locally at its stream rate and leaves the link alone.
+/// copies locally at its stream rate and leaves the link alone. A tile with several puts is
+/// judged by its first put's destination ([`Expanded::rotation`]): all its remote bytes go
+/// through the link, or none.
 pub(crate) fn lower_node(exp: &Expanded, cost: &TaskflowCost, node: u32) -> (u64, Option<LinkUse>, bool) {
     let family = exp.space.family_of(node);
     let c = cost.family(family);
