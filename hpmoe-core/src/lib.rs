@@ -6,7 +6,9 @@
 //! that the AscendC backend, the simulator and the host executor all read.
 //!
 //! Data flows one way:
-//! [`model`] → [`expand`] → [`check`] → [`schedule`] → [`table`] → [`exec`] (the host executor).
+//! [`model`] → [`expand`] → [`check`] → [`schedule`] → [`table`] → {[`sim`] → [`trace`],
+//! [`exec`] (the host executor)}; [`cost`] prices tiles for the scheduler, the simulator and
+//! the bound alike.
 //! [`compile`] runs the whole pipeline and returns every error it found.
 //!
 //! ```
@@ -25,6 +27,7 @@
 //! ```
 
 pub mod check;
+pub mod cost;
 pub mod error;
 pub mod exec;
 pub mod expand;
@@ -33,7 +36,9 @@ pub mod limits;
 pub mod model;
 pub mod moe;
 pub mod schedule;
+pub mod sim;
 pub mod table;
+pub mod trace;
 
 pub use error::{Diagnostic, Diagnostics, ErrorKind};
 

@@ -15,6 +15,18 @@ pub trait CostModel {
     /// moment it may start until its effects are visible to the tiles that depend on it.
     fn tile_ns(&self, core: CoreKind, work: &Work) -> u64;
 
+    /// Time, in ns, of one instance of tile family `family` (declaration order), whose
+    /// core kind and work are `core` and `work`. The scheduler asks this, once per family.
+    ///
+    /// The default forgets the family and asks [`tile_ns`](Self::tile_ns). A model that knows
+    /// more about a family than its [`Work`] totals — which operands are re-read from L2,
+    /// what a region that over-approximates a run-time gather really touches — overrides it
+    /// (see `crate::cost::TaskflowCost`).
+    fn family_tile_ns(&self, family: usize, core: CoreKind, work: &Work) -> u64 {
+        let _ = family;
+        self.tile_ns(core, work)
+    }
+
     /// Extra time, in ns, between a producer finishing and a consumer on *another core*
     /// noticing it: a counter update on the same rank, or a signal across ranks when
     /// `cross_rank` is true. Not charged between tiles of the same core.

@@ -5,11 +5,16 @@
 use super::cost::CostModel;
 use crate::expand::Expanded;
 
-/// Per node: its estimated run time under `cost`. Every instance of a family does the same
-/// work, so the model is asked once per family. O(V).
+/// Per node: its estimated run time under `cost` ([`CostModel::family_tile_ns`]). Every
+/// instance of a family does the same work, so the model is asked once per family. O(V).
 pub fn node_costs(exp: &Expanded, cost: &dyn CostModel) -> Vec<u64> {
-    let family_cost: Vec<u64> =
-        exp.family_core.iter().zip(&exp.family_work).map(|(&kind, work)| cost.tile_ns(kind, work)).collect();
+    let family_cost: Vec<u64> = exp
+        .family_core
+        .iter()
+        .zip(&exp.family_work)
+        .enumerate()
+        .map(|(f, (&kind, work))| cost.family_tile_ns(f, kind, work))
+        .collect();
     let mut per_node = Vec::with_capacity(exp.nodes());
     for _rank in 0..exp.space.ranks {
         for (span, &c) in exp.space.families.iter().zip(&family_cost) {
@@ -94,6 +99,27 @@ mod tests {
         assert_eq!(cost.calls.get(), 2, "one tile-cost query per family");
         // node 4: 7; node 2: 100 + 1000 + 7; node 0: 7 + 10 + 1107.
         assert_eq!(levels, vec![7 + 10 + 1107, 7, 1107, 7, 7, 100]);
+    }
+
+    /// Charges by family index, ignoring the work totals.
+    struct ByFamily;
+
+    impl CostModel for ByFamily {
+        fn tile_ns(&self, _: CoreKind, _: &Work) -> u64 {
+            1
+        }
+        fn family_tile_ns(&self, family: usize, _: CoreKind, _: &Work) -> u64 {
+            10 * (family as u64 + 1)
+        }
+        fn edge_ns(&self, _: bool) -> u64 {
+            0
+        }
+    }
+
+    #[test]
+    fn node_costs_ask_the_family_aware_method() {
+        let exp = expanded(2, &[(CoreKind::Aic, 1, Work::default()), (CoreKind::Aiv, 2, Work::default())], &[]);
+        assert_eq!(node_costs(&exp, &ByFamily), vec![10, 20, 20, 10, 20, 20]);
     }
 
     #[test]

@@ -1,0 +1,427 @@
+//! Machine cost profiles: the rates and latencies of one die, each a named field with its
+//! source, loadable and overridable from TOML or JSON.
+//!
+//! Source markers follow `hardware.md`: \[S\] stated by the named source, \[D\] derived from
+//! stated figures, \[U\] an unverified guess. [`GUESSES`] lists every field that is a guess
+//! (or a weak or bounded figure) with the range the sensitivity study sweeps.
+//!
+//! Topology (how many cores and ranks) is not here: it is [`crate::model::MachineProfile`].
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Rates, latencies and overheads of one die, in natural units. See the [module docs](self).
+///
+/// All figures are per core unless the name says otherwise. Times are in ns, rates in
+/// bytes or FLOP per cycle (scaled by [`clock_ghz`](Self::clock_ghz)) or GB/s.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CostProfile {
+    /// Name, for reports.
+    pub name: String,
+    /// Core clock, GHz.
+    /// 910B: 1.8 \[S\] (CANN platform file). A3: 1.85 \[S\] (CloudMatrix384 paper, measured die).
+    pub clock_ghz: f64,
+    /// Peak BF16 FLOP per cycle of one AIC. \[S\] cube 16×16×16 = 4096 MAC/cycle × 2
+    /// (≈14.75 TFLOP/s at 1.8 GHz; the A3 die's ≈15.2 TFLOP/s at 1.85 GHz is consistent \[D\]).
+    pub cube_flops_per_cycle: f64,
+    /// Fraction of the cube's peak a matmul tile sustains (pipeline fill, L1→L0 staging,
+    /// tails). \[U\] 0.8; swept 0.5–1.0.
+    pub cube_efficiency: f64,
+    /// FLOP per cycle of one AIV. \[U\] one 256-byte repeat (128 BF16 lanes) per cycle.
+    pub vector_flops_per_cycle: f64,
+    /// Bytes per cycle one core reads from global memory when the data is not in L2 (HBM).
+    /// \[S\] 32 (CANN platform file); 32 B × 24 cores × 1.8 GHz ≈ 1.38 TB/s, consistent
+    /// with the die's ≈1.6 TB/s HBM \[U\].
+    pub gm_read_bytes_per_cycle: f64,
+    /// Bytes per cycle one core reads when the data is in L2. \[S\] 110.
+    pub l2_read_bytes_per_cycle: f64,
+    /// Bytes per cycle an AIC writes to global memory (through L2). \[S\] L2 write 86.
+    pub aic_write_bytes_per_cycle: f64,
+    /// Bytes per cycle an AIV writes to global memory. \[S\] UB→GM 64.
+    pub aiv_write_bytes_per_cycle: f64,
+    /// Fraction of L2-eligible reads that hit L2: re-reads of an operand that other
+    /// instances of the same family also read, and reads of data written earlier in the
+    /// kernel on the same rank (see [`crate::cost::FamilyTraffic`]). \[U\] 0.9; swept 0.5–1.0.
+    pub l2_hit_rate: f64,
+    /// Latency of a global-memory read, cycles. \[S\] ≈300 (public Ascend cost models).
+    /// Charged once per counter wait: the poll that sees the counter reach its target.
+    pub gm_read_latency_cycles: f64,
+    /// Latency of a global-memory write, cycles. \[S\] ≈150. Charged on the signalling core
+    /// per signal (an atomic add), after which the signal is visible on its own rank.
+    pub gm_write_latency_cycles: f64,
+    /// Fixed cost of one tile instance: reading its table entry, setting up its ops and
+    /// their first DMA. \[U\] 500 ns (one global-memory read alone is ≈170 ns \[S\]); swept
+    /// 100–2000.
+    pub tile_overhead_ns: f64,
+    /// One-way bandwidth of the die's link to the other ranks, GB/s, shared by the puts the
+    /// rank has in flight. A3: \[D\] 196 = ">392 GB/s one way per NPU" \[S\] over its two
+    /// dies. 910B: \[U\] the same figure (hardware.md gives none). Swept 100–392.
+    pub link_gb_per_s: f64,
+    /// Latency from a put's last byte (or a remote signal's issue) to its arrival on the
+    /// destination rank, ns. \[S\] "<1 µs" on the unified bus; 1000 is the stated bound.
+    /// Swept 250–2000 (the top end stands for a cross-node hop).
+    pub link_latency_ns: f64,
+    /// Baseline only: launch and inter-kernel synchronisation of one whole-device kernel, ns.
+    /// \[S, weak\] ≈10 µs (range 5–20 µs).
+    pub kernel_launch_ns: f64,
+    /// Baseline only: host-driven collective synchronisation around one all-to-all, ns.
+    /// \[U\] 35 µs, the middle of a guessed 20–50 µs.
+    pub host_collective_sync_ns: f64,
+}
+
+/// A profile field whose value is a guess (or a weak or bounded figure), and the range the
+/// sensitivity study sweeps it over.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Guess {
+    /// Field name, as in TOML/JSON.
+    pub field: &'static str,
+    /// Source marker as in hardware.md: "U", "D" or "S, weak".
+    pub marker: &'static str,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// Every guessed field, with its sweep range. The defaults of both presets lie inside.
+pub const GUESSES: &[Guess] = &[
+    Guess { field: "cube_efficiency", marker: "U", low: 0.5, high: 1.0 },
+    Guess { field: "vector_flops_per_cycle", marker: "U", low: 64.0, high: 256.0 },
+    Guess { field: "l2_hit_rate", marker: "U", low: 0.5, high: 1.0 },
+    Guess { field: "tile_overhead_ns", marker: "U", low: 100.0, high: 2000.0 },
+    Guess { field: "link_gb_per_s", marker: "D/U", low: 100.0, high: 392.0 },
+    Guess { field: "link_latency_ns", marker: "S <1us", low: 250.0, high: 2000.0 },
+    Guess { field: "kernel_launch_ns", marker: "S, weak", low: 5000.0, high: 20000.0 },
+    Guess { field: "host_collective_sync_ns", marker: "U", low: 20000.0, high: 50000.0 },
+];
+
+/// A profile that could not be read, parsed or validated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileError(pub String);
+
+impl std::fmt::Display for ProfileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ProfileError {}
+
+/// Names accepted by [`CostProfile::preset`] and by the `base` key of a profile file.
+pub const PRESETS: &[&str] = &["ascend910b", "ascend_a3_die"];
+
+impl CostProfile {
+    /// An Ascend 910B die (A2, dav-c220), figures from hardware.md's 910B section.
+    pub fn ascend910b() -> Self {
+        CostProfile {
+            name: "ascend910b".into(),
+            clock_ghz: 1.8,
+            cube_flops_per_cycle: 8192.0,
+            cube_efficiency: 0.8,
+            vector_flops_per_cycle: 128.0,
+            gm_read_bytes_per_cycle: 32.0,
+            l2_read_bytes_per_cycle: 110.0,
+            aic_write_bytes_per_cycle: 86.0,
+            aiv_write_bytes_per_cycle: 64.0,
+            l2_hit_rate: 0.9,
+            gm_read_latency_cycles: 300.0,
+            gm_write_latency_cycles: 150.0,
+            tile_overhead_ns: 500.0,
+            link_gb_per_s: 196.0,
+            link_latency_ns: 1000.0,
+            kernel_launch_ns: 10_000.0,
+            host_collective_sync_ns: 35_000.0,
+        }
+    }
+
+    /// One die of an Ascend A3 (910C) package. Clock, link and latency from the CloudMatrix384
+    /// paper (hardware.md's A3 section); per-core rates and latencies \[U\] taken from the
+    /// 910B, whose core design the A3 die shares (24 AIC + 48 AIV).
+    pub fn ascend_a3_die() -> Self {
+        CostProfile { name: "ascend_a3_die".into(), clock_ghz: 1.85, ..Self::ascend910b() }
+    }
+
+    /// A preset by name (see [`PRESETS`]).
+    pub fn preset(name: &str) -> Result<Self, ProfileError> {
+        match name {
+            "ascend910b" => Ok(Self::ascend910b()),
+            "ascend_a3_die" => Ok(Self::ascend_a3_die()),
+            _ => Err(ProfileError(format!("unknown profile `{name}`; presets: {}", PRESETS.join(", ")))),
+        }
+    }
+
+    /// Reads a profile from TOML. The document may name a preset with `base = "..."` and
+    /// then give only the fields it overrides; without `base`, every field is required.
+    /// Unknown fields are errors. The result is [validated](Self::validate).
+    ///
+    /// ```
+    /// use hpmoe_core::cost::CostProfile;
+    /// let p = CostProfile::from_toml_str("base = \"ascend_a3_die\"\nname = \"mine\"\ntile_overhead_ns = 800").unwrap();
+    /// assert_eq!((p.name.as_str(), p.clock_ghz, p.tile_overhead_ns), ("mine", 1.85, 800.0));
+    /// ```
+    pub fn from_toml_str(text: &str) -> Result<Self, ProfileError> {
+        let table: toml::Table =
+            toml::from_str(text).map_err(|e| ProfileError(format!("invalid TOML profile: {e}")))?;
+        let value = serde_json::to_value(table).map_err(|e| ProfileError(format!("invalid TOML profile: {e}")))?;
+        Self::from_value(value)
+    }
+
+    /// Reads a profile from JSON, with the same rules as [`from_toml_str`](Self::from_toml_str).
+    pub fn from_json_str(text: &str) -> Result<Self, ProfileError> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| ProfileError(format!("invalid JSON profile: {e}")))?;
+        Self::from_value(value)
+    }
+
+    /// Reads a profile file: `.json` as JSON, anything else as TOML.
+    pub fn load(path: &Path) -> Result<Self, ProfileError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ProfileError(format!("cannot read profile {}: {e}", path.display())))?;
+        let parsed = if path.extension().is_some_and(|e| e == "json") {
+            Self::from_json_str(&text)
+        } else {
+            Self::from_toml_str(&text)
+        };
+        parsed.map_err(|e| ProfileError(format!("{}: {e}", path.display())))
+    }
+
+    /// The profile as a complete TOML document (every field), to copy and edit.
+    pub fn to_toml_string(&self) -> String {
+        toml::to_string(self).expect("a profile of strings and numbers serialises to TOML")
+    }
+
+    /// The same profile with one numeric field replaced, by its TOML/JSON name, validated.
+    pub fn with_field(&self, field: &str, value: f64) -> Result<Self, ProfileError> {
+        let mut v = serde_json::to_value(self).expect("a profile serialises to JSON");
+        let obj = v.as_object_mut().expect("a profile is a JSON object");
+        match obj.get(field) {
+            Some(serde_json::Value::Number(_)) => {}
+            _ => return Err(ProfileError(format!("`{field}` is not a numeric profile field"))),
+        }
+        let number = serde_json::Number::from_f64(value)
+            .ok_or_else(|| ProfileError(format!("`{field}` = {value} is not a finite number")))?;
+        obj.insert(field.into(), serde_json::Value::Number(number));
+        let p: CostProfile = serde_json::from_value(v).map_err(|e| ProfileError(e.to_string()))?;
+        p.validate()?;
+        Ok(p)
+    }
+
+    /// A numeric field by its TOML/JSON name.
+    pub fn field(&self, field: &str) -> Option<f64> {
+        serde_json::to_value(self).ok()?.get(field)?.as_f64()
+    }
+
+    fn from_value(mut value: serde_json::Value) -> Result<Self, ProfileError> {
+        let obj = value.as_object_mut().ok_or_else(|| ProfileError("a profile must be a table/object".into()))?;
+        let merged = match obj.remove("base") {
+            None => value,
+            Some(serde_json::Value::String(base)) => {
+                let mut merged = serde_json::to_value(Self::preset(&base)?).expect("a profile serialises to JSON");
+                let target = merged.as_object_mut().expect("a profile is a JSON object");
+                for (k, v) in obj.iter() {
+                    target.insert(k.clone(), v.clone());
+                }
+                merged
+            }
+            Some(other) => return Err(ProfileError(format!("`base` must be a preset name, got {other}"))),
+        };
+        let p: CostProfile =
+            serde_json::from_value(merged).map_err(|e| ProfileError(format!("invalid profile: {e}")))?;
+        p.validate()?;
+        Ok(p)
+    }
+
+    /// Checks that rates are positive and finite, fractions lie in (0, 1] (hit rate in
+    /// [0, 1]) and times are finite and non-negative.
+    pub fn validate(&self) -> Result<(), ProfileError> {
+        let positive = [
+            ("clock_ghz", self.clock_ghz),
+            ("cube_flops_per_cycle", self.cube_flops_per_cycle),
+            ("vector_flops_per_cycle", self.vector_flops_per_cycle),
+            ("gm_read_bytes_per_cycle", self.gm_read_bytes_per_cycle),
+            ("l2_read_bytes_per_cycle", self.l2_read_bytes_per_cycle),
+            ("aic_write_bytes_per_cycle", self.aic_write_bytes_per_cycle),
+            ("aiv_write_bytes_per_cycle", self.aiv_write_bytes_per_cycle),
+            ("link_gb_per_s", self.link_gb_per_s),
+        ];
+        for (name, v) in positive {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(ProfileError(format!("`{name}` must be a positive number, got {v}")));
+            }
+        }
+        if !(self.cube_efficiency > 0.0 && self.cube_efficiency <= 1.0) {
+            return Err(ProfileError(format!("`cube_efficiency` must be in (0, 1], got {}", self.cube_efficiency)));
+        }
+        if !(0.0..=1.0).contains(&self.l2_hit_rate) {
+            return Err(ProfileError(format!("`l2_hit_rate` must be in [0, 1], got {}", self.l2_hit_rate)));
+        }
+        let times = [
+            ("gm_read_latency_cycles", self.gm_read_latency_cycles),
+            ("gm_write_latency_cycles", self.gm_write_latency_cycles),
+            ("tile_overhead_ns", self.tile_overhead_ns),
+            ("link_latency_ns", self.link_latency_ns),
+            ("kernel_launch_ns", self.kernel_launch_ns),
+            ("host_collective_sync_ns", self.host_collective_sync_ns),
+        ];
+        for (name, v) in times {
+            // Bounded so that conversions to integer ns cannot overflow.
+            if !(v.is_finite() && (0.0..1e15).contains(&v)) {
+                return Err(ProfileError(format!("`{name}` must be a non-negative time below 1e15, got {v}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Cycles to ns.
+    fn cycles_ns(&self, cycles: f64) -> f64 {
+        cycles / self.clock_ghz
+    }
+
+    /// A per-cycle rate as an integral per-second rate (at least 1).
+    fn per_s(&self, per_cycle: f64) -> u64 {
+        ((per_cycle * self.clock_ghz * 1e9).round() as u64).max(1)
+    }
+
+    /// Sustained matmul FLOP/s of one AIC (peak × efficiency).
+    pub fn aic_flops_per_s(&self) -> u64 {
+        self.per_s(self.cube_flops_per_cycle * self.cube_efficiency)
+    }
+
+    /// FLOP/s of one AIV.
+    pub fn aiv_flops_per_s(&self) -> u64 {
+        self.per_s(self.vector_flops_per_cycle)
+    }
+
+    /// Bytes/s one core reads from HBM.
+    pub fn gm_read_bytes_per_s(&self) -> u64 {
+        self.per_s(self.gm_read_bytes_per_cycle)
+    }
+
+    /// Bytes/s one core reads from L2.
+    pub fn l2_read_bytes_per_s(&self) -> u64 {
+        self.per_s(self.l2_read_bytes_per_cycle)
+    }
+
+    /// Bytes/s one AIC writes.
+    pub fn aic_write_bytes_per_s(&self) -> u64 {
+        self.per_s(self.aic_write_bytes_per_cycle)
+    }
+
+    /// Bytes/s one AIV writes.
+    pub fn aiv_write_bytes_per_s(&self) -> u64 {
+        self.per_s(self.aiv_write_bytes_per_cycle)
+    }
+
+    /// The link's one-way bandwidth, bytes/s.
+    pub fn link_bytes_per_s(&self) -> u64 {
+        ((self.link_gb_per_s * 1e9).round() as u64).max(1)
+    }
+
+    /// Core time of one counter poll (a global-memory read), ns, rounded up.
+    pub fn poll_ns(&self) -> u64 {
+        self.cycles_ns(self.gm_read_latency_cycles).ceil() as u64
+    }
+
+    /// Core time to issue one signal (an atomic add in global memory), ns, rounded up.
+    pub fn signal_issue_ns(&self) -> u64 {
+        self.cycles_ns(self.gm_write_latency_cycles).ceil() as u64
+    }
+
+    /// The link latency, ns, rounded up.
+    pub fn link_latency(&self) -> u64 {
+        self.link_latency_ns.ceil() as u64
+    }
+
+    /// The per-tile overhead, ns, rounded up.
+    pub fn tile_overhead(&self) -> u64 {
+        self.tile_overhead_ns.ceil() as u64
+    }
+
+    /// The kernel launch overhead, ns, rounded up.
+    pub fn kernel_launch(&self) -> u64 {
+        self.kernel_launch_ns.ceil() as u64
+    }
+
+    /// The host collective synchronisation per all-to-all, ns, rounded up.
+    pub fn host_collective_sync(&self) -> u64 {
+        self.host_collective_sync_ns.ceil() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_cite_hardware_md_figures() {
+        let b = CostProfile::ascend910b();
+        b.validate().unwrap();
+        // 4096 MAC × 2 × 1.8 GHz = 14.7456 TFLOP/s peak; 80 % sustained.
+        assert_eq!(CostProfile { cube_efficiency: 1.0, ..b.clone() }.aic_flops_per_s(), 14_745_600_000_000);
+        assert_eq!(b.gm_read_bytes_per_s(), 57_600_000_000);
+        assert_eq!(b.l2_read_bytes_per_s(), 198_000_000_000);
+        assert_eq!(b.poll_ns(), 167); // 300 cycles at 1.8 GHz
+        assert_eq!(b.signal_issue_ns(), 84); // 150 cycles
+        let a3 = CostProfile::ascend_a3_die();
+        a3.validate().unwrap();
+        // ≈15.2 TFLOP/s per AIC at 1.85 GHz, as the CloudMatrix384 paper measures.
+        let peak = CostProfile { cube_efficiency: 1.0, ..a3.clone() }.aic_flops_per_s() as f64;
+        assert!((peak / 15.2e12 - 1.0).abs() < 0.01, "{peak}");
+        assert_eq!(a3.link_bytes_per_s(), 196_000_000_000);
+    }
+
+    #[test]
+    fn every_guess_names_a_numeric_field_and_brackets_the_defaults() {
+        for p in [CostProfile::ascend910b(), CostProfile::ascend_a3_die()] {
+            for g in GUESSES {
+                let v = p.field(g.field).unwrap_or_else(|| panic!("no field {}", g.field));
+                assert!(g.low <= v && v <= g.high, "{} = {v} outside {}..{}", g.field, g.low, g.high);
+                p.with_field(g.field, g.low).unwrap();
+                p.with_field(g.field, g.high).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn toml_and_json_override_a_base_and_round_trip() {
+        let p =
+            CostProfile::from_toml_str("base = \"ascend910b\"\nlink_gb_per_s = 150\ncube_efficiency = 0.7\n").unwrap();
+        assert_eq!(p, CostProfile { link_gb_per_s: 150.0, cube_efficiency: 0.7, ..CostProfile::ascend910b() });
+        let j = CostProfile::from_json_str(r#"{"base": "ascend_a3_die", "l2_hit_rate": 0.5}"#).unwrap();
+        assert_eq!(j, CostProfile { l2_hit_rate: 0.5, ..CostProfile::ascend_a3_die() });
+        // A full document needs no base.
+        let full = CostProfile::ascend_a3_die().to_toml_string();
+        assert_eq!(CostProfile::from_toml_str(&full).unwrap(), CostProfile::ascend_a3_die());
+        let json = serde_json::to_string(&CostProfile::ascend910b()).unwrap();
+        assert_eq!(CostProfile::from_json_str(&json).unwrap(), CostProfile::ascend910b());
+    }
+
+    #[test]
+    fn bad_profiles_are_refused_with_the_field_named() {
+        let err = |text: &str| CostProfile::from_toml_str(text).unwrap_err().0;
+        assert!(err("base = \"ascend910b\"\nlink_gbps = 1").contains("link_gbps"), "unknown field");
+        assert!(err("base = \"h100\"").contains("unknown profile `h100`"));
+        assert!(err("base = \"ascend910b\"\nclock_ghz = 0").contains("clock_ghz"));
+        assert!(err("base = \"ascend910b\"\nl2_hit_rate = 1.5").contains("l2_hit_rate"));
+        assert!(err("base = \"ascend910b\"\ntile_overhead_ns = -1").contains("tile_overhead_ns"));
+        assert!(err("clock_ghz = 1.8").contains("missing field"), "no base: every field required");
+        assert!(err("base = 3").contains("preset name"));
+        assert!(CostProfile::from_json_str("[1]").unwrap_err().0.contains("table/object"));
+        assert!(CostProfile::ascend910b().with_field("name", 1.0).is_err());
+        assert!(CostProfile::ascend910b().with_field("cube_efficiency", 0.0).is_err());
+    }
+
+    #[test]
+    fn load_picks_the_format_by_extension() {
+        let dir = std::env::temp_dir().join(format!("hpmoe-profile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let toml_path = dir.join("p.toml");
+        std::fs::write(&toml_path, "base = \"ascend910b\"\ntile_overhead_ns = 250\n").unwrap();
+        assert_eq!(CostProfile::load(&toml_path).unwrap().tile_overhead_ns, 250.0);
+        let json_path = dir.join("p.json");
+        std::fs::write(&json_path, r#"{"base": "ascend910b", "tile_overhead_ns": 260}"#).unwrap();
+        assert_eq!(CostProfile::load(&json_path).unwrap().tile_overhead_ns, 260.0);
+        let missing = CostProfile::load(&dir.join("none.toml")).unwrap_err().0;
+        assert!(missing.contains("cannot read profile"), "{missing}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

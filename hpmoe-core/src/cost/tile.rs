@@ -1,0 +1,347 @@
+//! Tile costs under a [`CostProfile`]: what the scheduler, the simulator, the baseline and
+//! the lower bound all charge for one tile instance.
+//!
+//! # The tile model
+//!
+//! A tile instance runs on one core:
+//!
+//! 1. **exec** — `tile_overhead + max(compute, reads, writes)` (a roofline: the core's
+//!    compute unit, its read DMA and its write DMA overlap), where
+//!    - compute = flops / (cube peak × `cube_efficiency`) on an AIC, flops / vector rate on
+//!      an AIV;
+//!    - reads = cold bytes / HBM read rate + L2-eligible bytes × hit rate / L2 read rate
+//!      + L2-eligible bytes × (1 − hit rate) / HBM read rate (one read path, so the parts add);
+//!    - writes = bytes / the kind's write rate.
+//! 2. **put** (tiles that write to another rank) — the put's bytes stream through the
+//!    rank's link. One put can stream no faster than its core reads the source and writes
+//!    it out (`stream_bytes_per_s`); concurrent puts of a rank share the link (the
+//!    simulator's part). Uncontended, a put takes `bytes / min(stream, link)`. A put whose
+//!    destination is its own rank is a local copy at the stream rate and does not touch the
+//!    link. The core is busy until its put has left (a blocking put).
+//! 3. **sync** — a counter wait costs one poll (a global-memory read) after the counter
+//!    reaches its target; each signal costs its issue (a global-memory write) on the
+//!    signalling core, and a signal to another rank lands `link_latency` later.
+//!
+//! Every time is rounded up to whole ns, so estimates are exact integers and deterministic.
+
+use super::profile::CostProfile;
+use super::traffic::{FamilyTraffic, Reads, family_traffic};
+use crate::expand::Work;
+use crate::model::{CoreKind, Taskflow};
+use crate::schedule::CostModel;
+
+/// Nanoseconds to move `amount` units at `per_second` units/s, rounded up (`u64::MAX` for a
+/// non-zero amount at rate 0).
+pub fn ns_at_rate(amount: u64, per_second: u64) -> u64 {
+    if amount == 0 {
+        return 0;
+    }
+    if per_second == 0 {
+        return u64::MAX;
+    }
+    u64::try_from((u128::from(amount) * 1_000_000_000).div_ceil(u128::from(per_second))).unwrap_or(u64::MAX)
+}
+
+/// The put part of a tile: bytes for the link and the fastest the core can stream them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PutCost {
+    pub bytes: u64,
+    /// Bytes/s one core streams: the slower of reading the source and writing it out.
+    pub stream_bytes_per_s: u64,
+}
+
+impl PutCost {
+    /// Time of the put alone on an idle link of `link_bytes_per_s`.
+    pub fn uncontended_ns(&self, link_bytes_per_s: u64) -> u64 {
+        ns_at_rate(self.bytes, self.stream_bytes_per_s.min(link_bytes_per_s))
+    }
+
+    /// Time of a put to the core's own rank: a local copy at the stream rate.
+    pub fn local_ns(&self) -> u64 {
+        ns_at_rate(self.bytes, self.stream_bytes_per_s)
+    }
+}
+
+/// The cost of one instance of a family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FamilyCost {
+    pub core: CoreKind,
+    /// Core time of the exec phase: overhead plus the roofline of the ops that are not puts.
+    pub exec_ns: u64,
+    /// The put phase, if the family writes to another rank.
+    pub put: Option<PutCost>,
+}
+
+impl FamilyCost {
+    /// Whether the exec phase does real work (flops or local bytes beyond the overhead):
+    /// what "computing" means when exposed communication is measured.
+    pub fn computes(&self, overhead_ns: u64) -> bool {
+        self.put.is_none() || self.exec_ns > overhead_ns
+    }
+}
+
+/// A cost profile applied to one taskflow: per-family traffic (see [`super::traffic`]) and
+/// the tile costs derived from it.
+///
+/// Implements [`CostModel`], so the scheduler's priorities use the same costs the simulator
+/// charges: `hpmoe_core::compile(&tf, &TaskflowCost::new(&tf, profile))`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskflowCost {
+    profile: CostProfile,
+    names: Vec<String>,
+    traffic: Vec<FamilyTraffic>,
+    costs: Vec<FamilyCost>,
+}
+
+impl TaskflowCost {
+    /// Derives every family's traffic from `tf`'s regions and prices it under `profile`.
+    pub fn new(tf: &Taskflow, profile: CostProfile) -> Self {
+        let traffic = family_traffic(tf);
+        let names = tf.families.iter().map(|f| f.name.clone()).collect();
+        let kinds: Vec<CoreKind> = tf.families.iter().map(|f| f.core).collect();
+        let costs = kinds.iter().zip(&traffic).map(|(&k, t)| family_cost(&profile, k, t)).collect();
+        TaskflowCost { profile, names, traffic, costs }
+    }
+
+    /// Replaces the traffic of the family named `family` (for a region that
+    /// over-approximates what the tile touches at run time, such as a gather).
+    ///
+    /// # Panics
+    /// If the taskflow has no family of that name.
+    pub fn with_traffic(mut self, family: &str, traffic: FamilyTraffic) -> Self {
+        let f = self.names.iter().position(|n| n == family).unwrap_or_else(|| panic!("no tile family `{family}`"));
+        self.traffic[f] = traffic;
+        self.costs[f] = family_cost(&self.profile, self.costs[f].core, &traffic);
+        self
+    }
+
+    /// The same traffic priced under another profile.
+    pub fn with_profile(&self, profile: CostProfile) -> Self {
+        let costs = self.costs.iter().zip(&self.traffic).map(|(c, t)| family_cost(&profile, c.core, t)).collect();
+        TaskflowCost { profile, names: self.names.clone(), traffic: self.traffic.clone(), costs }
+    }
+
+    pub fn profile(&self) -> &CostProfile {
+        &self.profile
+    }
+
+    /// Family names, in declaration order.
+    pub fn family_names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Per family: its traffic.
+    pub fn traffic(&self) -> &[FamilyTraffic] {
+        &self.traffic
+    }
+
+    /// Per family: its cost.
+    pub fn family_costs(&self) -> &[FamilyCost] {
+        &self.costs
+    }
+
+    /// Cost of family `f`.
+    ///
+    /// # Panics
+    /// If `f` is not a family of the taskflow this model was built for.
+    pub fn family(&self, f: usize) -> &FamilyCost {
+        &self.costs[f]
+    }
+}
+
+/// Prices one family's traffic.
+pub fn family_cost(p: &CostProfile, core: CoreKind, t: &FamilyTraffic) -> FamilyCost {
+    let compute_rate = match core {
+        CoreKind::Aic => p.aic_flops_per_s(),
+        CoreKind::Aiv => p.aiv_flops_per_s(),
+    };
+    let write_rate = match core {
+        CoreKind::Aic => p.aic_write_bytes_per_s(),
+        CoreKind::Aiv => p.aiv_write_bytes_per_s(),
+    };
+    let compute = ns_at_rate(t.flops, compute_rate);
+    let reads = read_ns(p, &t.reads);
+    let writes = ns_at_rate(t.write_bytes, write_rate);
+    let exec_ns = p.tile_overhead().saturating_add(compute.max(reads).max(writes));
+    let put = (t.remote_bytes > 0).then(|| {
+        let read = read_ns(p, &t.put_reads);
+        let read_rate = if read == 0 {
+            u64::MAX
+        } else {
+            u64::try_from(u128::from(t.remote_bytes) * 1_000_000_000 / u128::from(read)).unwrap_or(u64::MAX)
+        };
+        PutCost { bytes: t.remote_bytes, stream_bytes_per_s: read_rate.min(p.aiv_write_bytes_per_s()).max(1) }
+    });
+    FamilyCost { core, exec_ns, put }
+}
+
+/// Time one core spends reading, ns (rounded up).
+fn read_ns(p: &CostProfile, r: &Reads) -> u64 {
+    let (hbm, l2) = (p.gm_read_bytes_per_s() as f64, p.l2_read_bytes_per_s() as f64);
+    let warm = r.warm_bytes as f64;
+    let s = r.cold_bytes as f64 / hbm + warm * p.l2_hit_rate / l2 + warm * (1.0 - p.l2_hit_rate) / hbm;
+    let ns = (s * 1e9).ceil();
+    if ns >= u64::MAX as f64 { u64::MAX } else { ns as u64 }
+}
+
+impl CostModel for TaskflowCost {
+    /// Without the family, only the [`Work`] totals are known: see [`CostProfile`]'s model.
+    fn tile_ns(&self, core: CoreKind, work: &Work) -> u64 {
+        self.profile.tile_ns(core, work)
+    }
+
+    /// Exec plus the uncontended put (as if every put crossed the link).
+    fn family_tile_ns(&self, family: usize, core: CoreKind, work: &Work) -> u64 {
+        match self.costs.get(family) {
+            Some(c) if c.core == core => {
+                let put = c.put.map_or(0, |p| p.uncontended_ns(self.profile.link_bytes_per_s()));
+                c.exec_ns.saturating_add(put)
+            }
+            _ => self.tile_ns(core, work),
+        }
+    }
+
+    fn edge_ns(&self, cross_rank: bool) -> u64 {
+        self.profile.edge_ns(cross_rank)
+    }
+}
+
+/// The profile alone knows only a tile's [`Work`] totals: every local byte is read cold
+/// (from HBM), nothing is written separately, and remote bytes stream at the slower of
+/// the HBM read rate, the AIV write rate and the link.
+impl CostModel for CostProfile {
+    fn tile_ns(&self, core: CoreKind, work: &Work) -> u64 {
+        let traffic = FamilyTraffic {
+            flops: work.flops,
+            reads: Reads { cold_bytes: work.bytes, warm_bytes: 0 },
+            ..FamilyTraffic::default()
+        };
+        let exec = family_cost(self, core, &traffic).exec_ns;
+        let rate = self.gm_read_bytes_per_s().min(self.aiv_write_bytes_per_s()).min(self.link_bytes_per_s());
+        exec.saturating_add(ns_at_rate(work.remote_bytes, rate))
+    }
+
+    /// Issue of the signal, plus the poll that sees it; plus the link latency across ranks.
+    fn edge_ns(&self, cross_rank: bool) -> u64 {
+        let local = self.signal_issue_ns().saturating_add(self.poll_ns());
+        if cross_rank { local.saturating_add(self.link_latency()) } else { local }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::moe::MoeShape;
+
+    /// Round numbers: 1 GHz, so per-cycle figures are per-ns.
+    fn round_profile() -> CostProfile {
+        CostProfile {
+            name: "round".into(),
+            clock_ghz: 1.0,
+            cube_flops_per_cycle: 1000.0,
+            cube_efficiency: 0.5,
+            vector_flops_per_cycle: 10.0,
+            gm_read_bytes_per_cycle: 10.0,
+            l2_read_bytes_per_cycle: 40.0,
+            aic_write_bytes_per_cycle: 20.0,
+            aiv_write_bytes_per_cycle: 8.0,
+            l2_hit_rate: 0.75,
+            gm_read_latency_cycles: 30.0,
+            gm_write_latency_cycles: 20.0,
+            tile_overhead_ns: 100.0,
+            link_gb_per_s: 4.0,
+            link_latency_ns: 1000.0,
+            kernel_launch_ns: 0.0,
+            host_collective_sync_ns: 0.0,
+        }
+    }
+
+    #[test]
+    fn exec_is_overhead_plus_the_slowest_of_compute_reads_and_writes() {
+        let p = round_profile();
+        let t = |flops, cold, warm, writes| FamilyTraffic {
+            flops,
+            reads: Reads { cold_bytes: cold, warm_bytes: warm },
+            write_bytes: writes,
+            ..FamilyTraffic::default()
+        };
+        // Compute-bound AIC: 500 000 flops at 500/ns = 1000 ns.
+        assert_eq!(family_cost(&p, CoreKind::Aic, &t(500_000, 1000, 0, 0)).exec_ns, 1100);
+        // Read-bound: 2000 cold at 10/ns = 200; 4000 warm: 3000 at 40/ns (75) + 1000 at 10/ns (100).
+        assert_eq!(family_cost(&p, CoreKind::Aic, &t(0, 2000, 4000, 0)).exec_ns, 100 + 375);
+        // Write-bound: an AIV writes 8/ns, an AIC 20/ns.
+        assert_eq!(family_cost(&p, CoreKind::Aiv, &t(0, 0, 0, 800)).exec_ns, 200);
+        assert_eq!(family_cost(&p, CoreKind::Aic, &t(0, 0, 0, 800)).exec_ns, 140);
+        // Vector flops at 10/ns.
+        assert_eq!(family_cost(&p, CoreKind::Aiv, &t(5000, 0, 0, 0)).exec_ns, 600);
+    }
+
+    #[test]
+    fn a_put_streams_at_its_source_read_rate_capped_by_the_write_rate() {
+        let p = round_profile();
+        let put = |cold, warm, bytes| {
+            family_cost(
+                &p,
+                CoreKind::Aiv,
+                &FamilyTraffic {
+                    put_reads: Reads { cold_bytes: cold, warm_bytes: warm },
+                    remote_bytes: bytes,
+                    ..FamilyTraffic::default()
+                },
+            )
+        };
+        // Cold source: 10 B/ns; the write side allows 8 B/ns.
+        let c = put(1000, 0, 1000);
+        assert_eq!((c.exec_ns, c.put), (100, Some(PutCost { bytes: 1000, stream_bytes_per_s: 8_000_000_000 })));
+        // A half-cold source reads at 1000 B per (50 + 0.75·500/40 + 0.25·500/10 ≈ 71.9 ns):
+        // 13.9 B/ns, still capped at 8.
+        assert_eq!(put(500, 500, 1000).put.unwrap().stream_bytes_per_s, 8_000_000_000);
+        let slow = CostProfile { gm_read_bytes_per_cycle: 2.0, ..p.clone() };
+        let c = family_cost(
+            &slow,
+            CoreKind::Aiv,
+            &FamilyTraffic {
+                put_reads: Reads { cold_bytes: 1000, warm_bytes: 0 },
+                remote_bytes: 1000,
+                ..FamilyTraffic::default()
+            },
+        );
+        let put = c.put.unwrap();
+        assert_eq!(put.stream_bytes_per_s, 2_000_000_000);
+        // On an idle 4 B/ns link the 2 B/ns stream is the limit; a local copy runs at it too.
+        assert_eq!((put.uncontended_ns(4_000_000_000), put.local_ns()), (500, 500));
+        assert_eq!(PutCost { bytes: 1000, stream_bytes_per_s: 8_000_000_000 }.uncontended_ns(4_000_000_000), 250);
+    }
+
+    #[test]
+    fn edges_and_the_work_only_model() {
+        let p = round_profile();
+        assert_eq!(p.edge_ns(false), 20 + 30);
+        assert_eq!(p.edge_ns(true), 20 + 30 + 1000);
+        // Work-only: 1000 bytes cold (100 ns) vs 0 flops; 400 remote at min(10, 8, 4) B/ns.
+        let w = Work { flops: 0, bytes: 1000, remote_bytes: 400 };
+        assert_eq!(p.tile_ns(CoreKind::Aiv, &w), 100 + 100 + 100);
+    }
+
+    #[test]
+    fn the_scheduler_sees_family_costs() {
+        let shape = MoeShape::tiny(2);
+        let tf = shape.taskflow().unwrap();
+        let exp = crate::analyse(&tf).unwrap();
+        let cost = TaskflowCost::new(&tf, round_profile());
+        let nodes = crate::schedule::node_costs(&exp, &cost);
+        for (f, span) in exp.space.families.iter().enumerate() {
+            let c = cost.family(f);
+            let expected = c.exec_ns + c.put.map_or(0, |p| p.uncontended_ns(4_000_000_000));
+            assert_eq!(nodes[span.first as usize], expected, "family {f}");
+        }
+        // Overriding a family's traffic changes what the scheduler sees.
+        let heavy = FamilyTraffic { flops: 10_000_000, ..FamilyTraffic::default() };
+        let cost = cost.with_traffic("weighted_sum", heavy);
+        let ws = exp.space.families[5].first as usize;
+        assert_eq!(crate::schedule::node_costs(&exp, &cost)[ws], 100 + 1_000_000);
+        // Re-pricing under another profile keeps the override.
+        let faster = cost.with_profile(CostProfile { vector_flops_per_cycle: 100.0, ..round_profile() });
+        assert_eq!(faster.family(5).exec_ns, 100 + 100_000);
+    }
+}

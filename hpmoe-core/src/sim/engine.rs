@@ -1,0 +1,277 @@
+//! The discrete-event engine: every core of every rank walks its task list at once.
+//!
+//! A core, reaching a task:
+//! 1. if the task waits on a counter, polls it: the task may start one poll
+//!    (`poll_ns`) after the counter reaches its target, or after the core arrived,
+//!    whichever is later;
+//! 2. runs the exec part (`exec_ns`);
+//! 3. for a put to another rank, streams its bytes through the rank's [`Link`], sharing
+//!    it with the rank's other puts in flight, and stays busy until the last byte is out;
+//! 4. issues its signals, `issue_ns` each, one after the other; once all are issued they
+//!    are visible on their own rank at once and on another rank `link_latency_ns` later
+//!    (a put's data lands `link_latency_ns` after its last byte, before its signal);
+//! 5. moves to its next task.
+//!
+//! Events are processed in order of (time, sequence number), the sequence number counting
+//! events as they are created, so equal-time events run in a fixed order and a run is
+//! deterministic. O(events · log events).
+
+use super::link::Link;
+use super::program::Program;
+use super::{SimError, Stuck};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Latencies and the link rate the engine charges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Timing {
+    pub poll_ns: u64,
+    pub issue_ns: u64,
+    pub link_latency_ns: u64,
+    pub link_bytes_per_s: u64,
+}
+
+/// No task (a wait released by nothing recorded).
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// When things happened to one task.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct TaskTimes {
+    /// The core reached the task.
+    pub arrive: u64,
+    /// The exec part began (after the wait and its poll).
+    pub start: u64,
+    /// The exec part and the put, if any, are done.
+    pub end: u64,
+    /// Its signals are issued; the core moves on.
+    pub done: u64,
+    /// The put's data has landed on the destination rank (0 if the task has no link put).
+    pub delivered: u64,
+    /// Start of its link put (0 if none).
+    pub link_start: u64,
+    /// The task whose signal completed this task's wait, or [`NONE`].
+    pub released_by: u32,
+}
+
+/// The engine's output.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Run {
+    /// Per task.
+    pub times: Vec<TaskTimes>,
+    /// Per task: the core that ran it.
+    pub core_of: Vec<u32>,
+    /// Per core: when it finished its last task.
+    pub core_end: Vec<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    /// A signal for a counter lands.
+    Arrive { counter: u32, from: u32 },
+    /// A rank's link may have puts finishing (ignored if its version moved on).
+    LinkDue { rank: u32, version: u64 },
+    /// A core's current task finished exec.
+    ExecEnd { core: u32 },
+    /// A core's current task may start exec.
+    Begin { core: u32 },
+    /// A core moves to its next task.
+    Next { core: u32 },
+}
+
+struct Engine<'a> {
+    p: &'a Program,
+    t: Timing,
+    queue: BinaryHeap<Reverse<(u64, u64, Event)>>,
+    seq: u64,
+    pc: Vec<u32>,
+    counters: Vec<u32>,
+    /// Per counter: the target of its (first) waiter, and the task whose signal made the
+    /// counter reach it.
+    target: Vec<u32>,
+    reached_by: Vec<u32>,
+    /// Per counter: the first core blocked on it; per core: the next core blocked on the same.
+    waiter_head: Vec<u32>,
+    waiter_next: Vec<u32>,
+    links: Vec<Link>,
+    run: Run,
+}
+
+/// Runs `p` to completion.
+///
+/// # Errors
+/// [`SimError::Deadlock`] if some core is left waiting on a counter that never reaches
+/// its target.
+pub(crate) fn run(p: &Program, t: Timing) -> Result<Run, SimError> {
+    let cores = p.queues.nodes();
+    let counters = p.counter_rank.len();
+    let mut target = vec![u32::MAX; counters];
+    for task in &p.tasks {
+        if let Some((c, n)) = task.wait
+            && target[c as usize] == u32::MAX
+        {
+            target[c as usize] = n;
+        }
+    }
+    let mut core_of = vec![0u32; p.tasks.len()];
+    for c in 0..cores as u32 {
+        for &task in p.queues.row(c) {
+            core_of[task as usize] = c;
+        }
+    }
+    let mut e = Engine {
+        p,
+        t,
+        queue: BinaryHeap::new(),
+        seq: 0,
+        pc: vec![0; cores],
+        counters: vec![0; counters],
+        target,
+        reached_by: vec![NONE; counters],
+        waiter_head: vec![NONE; counters],
+        waiter_next: vec![NONE; cores],
+        links: (0..p.ranks).map(|_| Link::new(t.link_bytes_per_s)).collect(),
+        run: Run { times: vec![TaskTimes::default(); p.tasks.len()], core_of, core_end: vec![0; cores] },
+    };
+    for c in 0..cores as u32 {
+        e.push(0, Event::Next { core: c });
+    }
+    while let Some(Reverse((now, _, ev))) = e.queue.pop() {
+        e.handle(now, ev);
+    }
+    let stuck: Vec<Stuck> = (0..cores as u32)
+        .filter(|&c| (e.pc[c as usize] as usize) < p.queues.degree(c))
+        .map(|c| {
+            let task = p.queues.row(c)[e.pc[c as usize] as usize];
+            let (counter, target) = p.tasks[task as usize].wait.unwrap_or((NONE, 0));
+            let seen = e.counters.get(counter as usize).copied().unwrap_or(0);
+            Stuck { core: c, node: p.tasks[task as usize].node, counter, target, seen }
+        })
+        .collect();
+    if stuck.is_empty() { Ok(e.run) } else { Err(SimError::Deadlock(stuck)) }
+}
+
+impl Engine<'_> {
+    fn push(&mut self, time: u64, ev: Event) {
+        self.queue.push(Reverse((time, self.seq, ev)));
+        self.seq += 1;
+    }
+
+    fn current(&self, core: u32) -> u32 {
+        self.p.queues.row(core)[self.pc[core as usize] as usize]
+    }
+
+    fn handle(&mut self, now: u64, ev: Event) {
+        match ev {
+            Event::Next { core } => self.next(now, core),
+            Event::Begin { core } => {
+                let task = self.current(core);
+                self.run.times[task as usize].start = now;
+                let exec = self.p.tasks[task as usize].exec_ns;
+                self.push(now.saturating_add(exec), Event::ExecEnd { core });
+            }
+            Event::ExecEnd { core } => {
+                let task = self.current(core);
+                let spec = self.p.tasks[task as usize];
+                match spec.link {
+                    Some(l) => {
+                        self.run.times[task as usize].link_start = now;
+                        let rank = spec.rank as usize;
+                        self.links[rank].start(now, task, l.bytes, l.cap);
+                        self.wake_link(rank);
+                    }
+                    None => self.finish(now, task),
+                }
+            }
+            Event::LinkDue { rank, version } => {
+                let r = rank as usize;
+                if self.links[r].version != version {
+                    return;
+                }
+                for task in self.links[r].finish_due(now) {
+                    self.run.times[task as usize].delivered = now.saturating_add(self.t.link_latency_ns);
+                    self.finish(now, task);
+                }
+                self.wake_link(r);
+            }
+            Event::Arrive { counter, from } => {
+                let c = counter as usize;
+                self.counters[c] += 1;
+                if self.counters[c] == self.target[c] {
+                    self.reached_by[c] = from;
+                }
+                // Release every blocked core whose target is now met.
+                let mut prev = NONE;
+                let mut w = self.waiter_head[c];
+                while w != NONE {
+                    let next = self.waiter_next[w as usize];
+                    let task = self.current(w);
+                    let (_, target) = self.p.tasks[task as usize].wait.expect("a blocked core's task waits");
+                    if self.counters[c] >= target {
+                        if prev == NONE {
+                            self.waiter_head[c] = next
+                        } else {
+                            self.waiter_next[prev as usize] = next
+                        }
+                        self.waiter_next[w as usize] = NONE;
+                        self.run.times[task as usize].released_by = from;
+                        self.push(now.saturating_add(self.t.poll_ns), Event::Begin { core: w });
+                    } else {
+                        prev = w;
+                    }
+                    w = next;
+                }
+            }
+        }
+    }
+
+    fn next(&mut self, now: u64, core: u32) {
+        if self.pc[core as usize] as usize >= self.p.queues.degree(core) {
+            self.run.core_end[core as usize] = now;
+            return;
+        }
+        let task = self.current(core);
+        let times = &mut self.run.times[task as usize];
+        times.arrive = now;
+        times.released_by = NONE;
+        match self.p.tasks[task as usize].wait {
+            None => self.push(now, Event::Begin { core }),
+            Some((counter, target)) => {
+                let c = counter as usize;
+                if self.counters[c] >= target {
+                    self.run.times[task as usize].released_by = self.reached_by[c];
+                    self.push(now.saturating_add(self.t.poll_ns), Event::Begin { core });
+                } else {
+                    self.waiter_next[core as usize] = self.waiter_head[c];
+                    self.waiter_head[c] = core;
+                }
+            }
+        }
+    }
+
+    /// Task `task` finished its exec and put at `now`: issue its signals and move on.
+    fn finish(&mut self, now: u64, task: u32) {
+        let spec = self.p.tasks[task as usize];
+        let signals = self.p.signals.row(task);
+        let done = now.saturating_add(self.t.issue_ns.saturating_mul(signals.len() as u64));
+        let times = &mut self.run.times[task as usize];
+        times.end = now;
+        times.done = done;
+        for i in 0..signals.len() {
+            let counter = self.p.signals.row(task)[i];
+            let remote = self.p.counter_rank[counter as usize] != spec.rank;
+            let at = if remote { done.saturating_add(self.t.link_latency_ns) } else { done };
+            self.push(at, Event::Arrive { counter, from: task });
+        }
+        let core = self.run.core_of[task as usize];
+        self.pc[core as usize] += 1;
+        self.push(done, Event::Next { core });
+    }
+
+    /// Schedules the next completion check of rank `r`'s link.
+    fn wake_link(&mut self, r: usize) {
+        if let Some(at) = self.links[r].next_completion() {
+            let version = self.links[r].version;
+            self.push(at, Event::LinkDue { rank: r as u32, version });
+        }
+    }
+}
