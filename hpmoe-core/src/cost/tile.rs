@@ -28,7 +28,7 @@ use super::profile::CostProfile;
 use super::traffic::{FamilyTraffic, Reads, family_traffic};
 use crate::expand::Work;
 use crate::model::{CoreKind, Taskflow};
-use crate::schedule::CostModel;
+use crate::schedule::{CostModel, PutShape};
 
 /// Nanoseconds to move `amount` units at `per_second` units/s, rounded up (`u64::MAX` for a
 /// non-zero amount at rate 0).
@@ -204,6 +204,28 @@ impl CostModel for TaskflowCost {
     fn edge_ns(&self, cross_rank: bool) -> u64 {
         self.profile.edge_ns(cross_rank)
     }
+
+    /// The rank's link, which the simulator shares max-min fairly among the puts in flight.
+    fn link_bytes_per_s(&self) -> Option<u64> {
+        Some(self.profile.link_bytes_per_s())
+    }
+
+    /// The exec part and the put, as the simulator charges them.
+    fn family_put(&self, family: usize, core: CoreKind, work: &Work) -> PutShape {
+        match self.costs.get(family) {
+            Some(&FamilyCost { core: k, exec_ns, put: Some(put) }) if k == core => {
+                PutShape { exec_ns, bytes: put.bytes, stream_bytes_per_s: put.stream_bytes_per_s }
+            }
+            _ => {
+                let local = Work { remote_bytes: 0, ..*work };
+                PutShape {
+                    exec_ns: self.tile_ns(core, &local),
+                    bytes: work.remote_bytes,
+                    stream_bytes_per_s: self.profile.gm_read_bytes_per_s().min(self.profile.aiv_write_bytes_per_s()),
+                }
+            }
+        }
+    }
 }
 
 /// The profile alone knows only a tile's [`Work`] totals: every local byte is read cold
@@ -334,7 +356,15 @@ mod tests {
             let c = cost.family(f);
             let expected = c.exec_ns + c.put.map_or(0, |p| p.uncontended_ns(4_000_000_000));
             assert_eq!(nodes[span.first as usize], expected, "family {f}");
+            // Puts: the link and each put's parts, as the simulator charges them.
+            if let Some(put) = c.put {
+                let shape = cost.family_put(f, c.core, &exp.family_work[f]);
+                let parts =
+                    PutShape { exec_ns: c.exec_ns, bytes: put.bytes, stream_bytes_per_s: put.stream_bytes_per_s };
+                assert_eq!(shape, parts, "family {f}");
+            }
         }
+        assert_eq!(cost.link_bytes_per_s(), Some(4_000_000_000));
         // Overriding a family's traffic changes what the scheduler sees.
         let heavy = FamilyTraffic { flops: 10_000_000, ..FamilyTraffic::default() };
         let cost = cost.with_traffic("weighted_sum", heavy);

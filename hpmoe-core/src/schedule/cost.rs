@@ -31,6 +31,44 @@ pub trait CostModel {
     /// noticing it: a counter update on the same rank, or a signal across ranks when
     /// `cross_rank` is true. Not charged between tiles of the same core.
     fn edge_ns(&self, cross_rank: bool) -> u64;
+
+    /// Bytes/s of the link that the puts of one rank to other ranks share, if the model has
+    /// one. With a link, [`list_schedule`](super::list_schedule) keeps each rank's puts to other
+    /// ranks on a few dedicated vector cores, enough to fill the link, so that puts stream
+    /// one after another instead of all at once (see its documentation).
+    ///
+    /// The default, `None`, has no shared link: every put is charged its
+    /// [`family_tile_ns`](Self::family_tile_ns), as if alone, and puts run on any vector core.
+    fn link_bytes_per_s(&self) -> Option<u64> {
+        None
+    }
+
+    /// For a tile family `family` whose instances write into another rank
+    /// (`work.remote_bytes > 0`): the core time before the put and the put itself. Asked only
+    /// when [`link_bytes_per_s`](Self::link_bytes_per_s) is `Some`, once per such family.
+    ///
+    /// The default charges the work without its remote bytes as the exec part and lets the
+    /// put stream as fast as the link takes it.
+    fn family_put(&self, family: usize, core: CoreKind, work: &Work) -> PutShape {
+        let local = Work { remote_bytes: 0, ..*work };
+        PutShape {
+            exec_ns: self.family_tile_ns(family, core, &local),
+            bytes: work.remote_bytes,
+            stream_bytes_per_s: u64::MAX,
+        }
+    }
+}
+
+/// How one tile that writes into another rank uses its rank's link
+/// ([`CostModel::family_put`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PutShape {
+    /// Core time before the bytes stream: overhead and any local work, ns.
+    pub exec_ns: u64,
+    /// Bytes through the link.
+    pub bytes: u64,
+    /// The fastest one core streams them (reading the source, writing it out), bytes/s.
+    pub stream_bytes_per_s: u64,
 }
 
 /// A roofline cost model: a fixed per-tile overhead, plus the larger of compute time and
@@ -85,7 +123,7 @@ impl Default for SimpleCost {
 
 /// Nanoseconds to process `amount` units at `per_second` units/s, rounded up; `u64::MAX`
 /// for a non-zero amount at rate 0.
-fn ns_at_rate(amount: u64, per_second: u64) -> u64 {
+pub(crate) fn ns_at_rate(amount: u64, per_second: u64) -> u64 {
     if amount == 0 {
         return 0;
     }

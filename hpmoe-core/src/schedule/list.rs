@@ -7,6 +7,7 @@
 //! ever left idle while a node it could run is ready (the schedule is *greedy*, or
 //! work-conserving, which is what the (types + 1) × lower-bound guarantee of list scheduling
 //! needs), so an urgent node whose inputs arrive late never holds up ready work behind it.
+//! (With a shared link, puts to other ranks run only on a rank's link lanes; see below.)
 //! The rotation tie-break makes equally urgent puts of rank `r` go to `r+1, r+2, …` in turn,
 //! so the ranks do not all write to the same peer at once.
 //!
@@ -24,6 +25,28 @@
 //! idle core with no affine node waiting or, failing that, to the idle core whose best affine
 //! node is the least urgent.
 //!
+//! # Link lanes
+//! A put to another rank (a *link put*: an instance of a vector family with remote bytes and
+//! a destination other than its own rank, `rotation != 0`) streams through its rank's link,
+//! which all the rank's link puts share. When the cost model has such a link
+//! ([`CostModel::link_bytes_per_s`]), each rank gets a few *lanes*: its last vector cores,
+//! which run its link puts and nothing else, as many as it takes to fill the link with the
+//! puts of the slowest-streaming family (`⌈link / stream⌉`, from [`CostModel::family_put`]),
+//! but always leaving one vector core for other work. On a lane a put is charged its exec
+//! part plus its bytes at `min(stream, link / lanes)`, its share when every lane streams.
+//!
+//! The lanes are what makes the table stream: a core runs its entries in order, so a rank
+//! never has more link puts in flight than it has lanes, and blocks go out a few at a time in
+//! priority order, each at a good fraction of the link, instead of every vector core starting
+//! a put at once and all of them crawling to the end together. Consumers are then scheduled
+//! for the times their blocks really land. Without a link in the model (the default), or
+//! with fewer than two vector cores, there are no lanes and puts run on any vector core,
+//! charged as if alone.
+//!
+//! The schedule stays greedy within each class of cores — AIC, lanes, other vector cores —
+//! but a lane may idle while other vector work is ready, and a vector core while a link put
+//! is.
+//!
 //! # Deadlock freedom
 //! A node starts only after every predecessor has finished, so each core's order is
 //! consistent with the order of start times, a topological order of the DAG; the union of
@@ -32,12 +55,12 @@
 //!
 //! # Cost
 //! O((V + E) log V): a heap of running nodes by finish time and one of nodes about to become
-//! ready; per (rank, kind) a heap of ready nodes and a stack of idle cores; per core a heap of
+//! ready; per (rank, class of core) a heap of ready nodes and a stack of idle cores; per core a heap of
 //! the nodes affine to it. A node enters each heap at
 //! most once and is skipped, when it reaches the top of a heap, if it has started elsewhere.
 //! Ready times take one or two passes over each node's predecessors.
 
-use super::cost::CostModel;
+use super::cost::{CostModel, ns_at_rate};
 use super::priority::{bottom_levels_with, node_costs};
 use super::types::Placement;
 use crate::expand::Expanded;
@@ -57,10 +80,60 @@ fn node_of(key: ReadyKey) -> u32 {
 /// No core.
 const NO_CORE: u32 = u32::MAX;
 
-fn kind_index(kind: CoreKind) -> usize {
+/// Cores are grouped per rank into classes: AIC, vector cores for anything but link puts,
+/// and link lanes (vector cores for link puts only).
+const CLASSES: u32 = 3;
+const LANE: u32 = 2;
+
+fn kind_index(kind: CoreKind) -> u32 {
     match kind {
         CoreKind::Aic => 0,
         CoreKind::Aiv => 1,
+    }
+}
+
+/// The link lanes of a placement: per rank, the last `count` vector cores, which run that
+/// rank's *link puts* (instances of a vector family with remote bytes whose destination is
+/// another rank, `rotation != 0`) and nothing else.
+#[derive(Debug)]
+struct Lanes {
+    /// Lane cores per rank; 0 when the cost model has no shared link (or the taskflow no link
+    /// puts, or the rank fewer than two vector cores): link puts then run on any vector core.
+    count: u32,
+    /// Per family: the time of one put on a lane, for vector families with remote bytes.
+    put_ns: Vec<Option<u64>>,
+}
+
+impl Lanes {
+    /// Enough lanes that puts of the slowest-streaming family fill the link, leaving at least
+    /// one vector core for other work; each put charged its exec part plus its bytes at its
+    /// share of the link when every lane streams (`link / count`), or its stream rate if lower.
+    fn new(exp: &Expanded, profile: &MachineProfile, cost: &dyn CostModel) -> Lanes {
+        let families = exp.family_core.len();
+        let none = Lanes { count: 0, put_ns: vec![None; families] };
+        let Some(link) = cost.link_bytes_per_s().filter(|&l| l > 0) else { return none };
+        let aiv = profile.aiv_per_rank();
+        let is_put = |f: usize| exp.family_core[f] == CoreKind::Aiv && exp.family_work[f].remote_bytes > 0;
+        let any_link_put =
+            (0..exp.nodes() as u32).any(|v| exp.rotation[v as usize] != 0 && is_put(exp.space.family_of(v)));
+        if aiv < 2 || !any_link_put {
+            return none;
+        }
+        let shapes: Vec<_> =
+            (0..families).map(|f| is_put(f).then(|| cost.family_put(f, CoreKind::Aiv, &exp.family_work[f]))).collect();
+        let need = shapes.iter().flatten().map(|s| link.div_ceil(s.stream_bytes_per_s.clamp(1, link))).max();
+        let count = need.unwrap_or(1).clamp(1, u64::from(aiv - 1));
+        let share = link / count;
+        let put_ns = shapes
+            .iter()
+            .map(|s| s.map(|s| s.exec_ns.saturating_add(ns_at_rate(s.bytes, s.stream_bytes_per_s.min(share).max(1)))))
+            .collect();
+        Lanes { count: count as u32, put_ns }
+    }
+
+    /// Whether `v` is a link put that runs on a lane.
+    fn carries(&self, exp: &Expanded, v: u32) -> bool {
+        self.count > 0 && exp.rotation[v as usize] != 0 && self.put_ns[exp.space.family_of(v)].is_some()
     }
 }
 
@@ -69,7 +142,9 @@ fn kind_index(kind: CoreKind) -> usize {
 ///
 /// Start times model the cost function: a node starts when a core of its kind is free and
 /// every predecessor has finished, plus `cost.edge_ns(cross_rank)` for a predecessor on
-/// another core; and it does start then, unless that core runs a more urgent node.
+/// another core; and it does start then, unless that core runs a more urgent node. With a
+/// shared link in `cost`, puts to other ranks run on each rank's link lanes and nowhere else,
+/// charged their share of the link.
 ///
 /// # Panics
 /// If the DAG has a cycle, if `profile.ranks` differs from the taskflow's ranks, or if the
@@ -94,7 +169,7 @@ pub fn list_schedule(exp: &Expanded, profile: &MachineProfile, cost: &dyn CostMo
     }
 }
 
-/// The state of the simulation. Cores are grouped by (rank, kind): group `rank * 2 + kind`.
+/// The state of the simulation. Cores are grouped by (rank, class): group `rank * CLASSES + class`.
 struct Sim<'a> {
     exp: &'a Expanded,
     profile: &'a MachineProfile,
@@ -150,26 +225,35 @@ struct Sim<'a> {
 impl<'a> Sim<'a> {
     fn new(exp: &'a Expanded, profile: &'a MachineProfile, cost: &dyn CostModel) -> Self {
         let nodes = exp.nodes();
-        let costs = node_costs(exp, cost);
+        let lanes = Lanes::new(exp, profile, cost);
+        let mut costs = node_costs(exp, cost);
+        for v in 0..nodes as u32 {
+            if lanes.carries(exp, v) {
+                costs[v as usize] = lanes.put_ns[exp.space.family_of(v)].expect("a lane carries puts only");
+            }
+        }
         let levels = bottom_levels_with(exp, &costs, cost);
-        let groups = 2 * profile.ranks as usize;
+        let groups = (CLASSES * profile.ranks) as usize;
         let total_cores = profile.total_cores() as usize;
 
-        let group_of_node =
-            (0..nodes as u32).map(|v| exp.space.rank_of(v) * 2 + kind_index(exp.core_kind(v)) as u32).collect();
-        let group_of_core = (0..total_cores as u32)
+        let group_of_node = (0..nodes as u32)
+            .map(|v| {
+                let class = if lanes.carries(exp, v) { LANE } else { kind_index(exp.core_kind(v)) };
+                exp.space.rank_of(v) * CLASSES + class
+            })
+            .collect();
+        let first_lane = profile.cores_per_rank() - lanes.count;
+        let group_of_core: Vec<u32> = (0..total_cores as u32)
             .map(|c| {
                 let (rank, local) = profile.split_core(c);
-                rank * 2 + kind_index(profile.kind_of_local(local)) as u32
+                let class = if local >= first_lane { LANE } else { kind_index(profile.kind_of_local(local)) };
+                rank * CLASSES + class
             })
             .collect();
         // Every core starts idle; the lowest id is on top of its group's stack.
         let mut idle = vec![Vec::new(); groups];
-        for rank in 0..profile.ranks {
-            for kind in [CoreKind::Aic, CoreKind::Aiv] {
-                let g = rank as usize * 2 + kind_index(kind);
-                idle[g].extend(profile.cores_of(kind).rev().map(|local| rank * profile.cores_per_rank() + local));
-            }
+        for c in (0..total_cores as u32).rev() {
+            idle[group_of_core[c as usize] as usize].push(c);
         }
         let cores_in_group: Vec<u32> = idle.iter().map(|s| s.len() as u32).collect();
 
@@ -453,7 +537,7 @@ fn queues_from_positions(core_of: &[u32], position: &[u32], queue_len: &[u32]) -
 mod tests {
     use super::*;
     use crate::expand::Work;
-    use crate::schedule::cost::{SimpleCost, UnitCost};
+    use crate::schedule::cost::{PutShape, SimpleCost, UnitCost};
     use crate::schedule::testutil::{expanded, profile, random_expanded};
     use proptest::prelude::*;
 
@@ -634,8 +718,104 @@ mod tests {
         }
     }
 
+    /// Tiles cost their flops, edges `edge` ns. A shared link of `link` B/ns; a put runs its
+    /// flops, then streams its remote bytes at up to `stream` B/ns (alone: at the lower of the
+    /// two rates).
+    #[derive(Debug)]
+    struct LinkCost {
+        link: u64,
+        stream: u64,
+        edge: u64,
+    }
+    impl CostModel for LinkCost {
+        fn tile_ns(&self, _: CoreKind, work: &Work) -> u64 {
+            work.flops + work.remote_bytes.div_ceil(self.stream.min(self.link))
+        }
+        fn edge_ns(&self, _: bool) -> u64 {
+            self.edge
+        }
+        fn link_bytes_per_s(&self) -> Option<u64> {
+            Some(self.link * 1_000_000_000)
+        }
+        fn family_put(&self, _: usize, _: CoreKind, work: &Work) -> PutShape {
+            PutShape { exec_ns: work.flops, bytes: work.remote_bytes, stream_bytes_per_s: self.stream * 1_000_000_000 }
+        }
+    }
+
+    /// [`LinkCost`] without the link: puts are charged as if alone and run anywhere.
+    struct NoLink(LinkCost);
+    impl CostModel for NoLink {
+        fn tile_ns(&self, core: CoreKind, work: &Work) -> u64 {
+            self.0.tile_ns(core, work)
+        }
+        fn edge_ns(&self, cross_rank: bool) -> u64 {
+            self.0.edge_ns(cross_rank)
+        }
+    }
+
+    /// Two ranks of one AIC (local core 0) and four vector cores (1..=4). Per rank: four puts
+    /// (2 flops, 60 remote bytes; put 0 to its own rank, puts 1–3 to the other), then three
+    /// vector tiles of 10 flops. Rank 0 is nodes 0..7, rank 1 nodes 7..14.
+    fn puts_and_vector_work() -> Expanded {
+        let mut exp = expanded(2, &[(AIV, 4, Work { flops: 2, bytes: 0, remote_bytes: 60 }), (AIV, 3, flops(10))], &[]);
+        for v in [1, 2, 3, 8, 9, 10] {
+            exp.rotation[v] = 1;
+        }
+        exp
+    }
+
+    #[test]
+    fn with_a_shared_link_a_rank_streams_its_puts_on_a_few_dedicated_vector_cores() {
+        // Link 6 B/ns, a put streams at most 4 B/ns: two puts fill the link, so the last two
+        // vector cores (3, 4) are lanes. On a lane a put gets min(4, 6 / 2) = 3 B/ns: 2 + 20 = 22.
+        // The local put 0 leaves the link alone: 2 + 60 / 4 = 17, on a core that is not a lane.
+        // Lanes: puts 1 and 2 at [0, 22], put 3 [22, 44] on the lane freed last (core 4).
+        // Cores 1, 2 run put 0 [0, 17] and the vector tiles 4 [0, 10], 5 [10, 20], 6 [17, 27]
+        // while lane cores would be free at 22: nothing but puts runs on a lane.
+        let exp = puts_and_vector_work();
+        let prof = profile(1, 4, 2);
+        let cost = LinkCost { link: 6, stream: 4, edge: 0 };
+        let p = list_schedule(&exp, &prof, &cost);
+        let shift = |row: &[u32], by: u32| row.iter().map(|v| v + by).collect::<Vec<_>>();
+        let rank0: Vec<Vec<u32>> = vec![vec![], vec![0, 6], vec![4, 5], vec![1], vec![2, 3]];
+        let expected: Vec<Vec<u32>> = rank0.iter().cloned().chain(rank0.iter().map(|r| shift(r, 7))).collect();
+        assert_eq!(rows(&p.queues), expected);
+        assert_eq!(&p.start_ns[..7], &[0, 0, 0, 22, 0, 10, 17]);
+        assert_eq!(&p.finish_ns[..7], &[17, 22, 22, 44, 10, 20, 27]);
+        assert_eq!(p.makespan_ns, 44);
+        assert_valid(&exp, &prof, &p, &cost);
+        assert_work_conserving(&exp, &prof, &p, &cost);
+
+        // Without the link, every put is charged alone (2 + 60 / 4 = 17) and all four go at once;
+        // the vector tiles follow at 17 on the cores freed last first.
+        let p = list_schedule(&exp, &prof, &NoLink(cost));
+        assert_eq!(&rows(&p.queues)[..5], &[vec![], vec![0], vec![1, 6], vec![2, 5], vec![3, 4]]);
+        assert_eq!(p.makespan_ns, 27);
+    }
+
+    #[test]
+    fn lanes_leave_a_vector_core_for_other_work_and_need_two() {
+        let exp = puts_and_vector_work();
+        // A link 100 times a put's stream would want 100 lanes; two vector cores give one lane
+        // (local core 2) and one core for everything else. On the lane: 2 + 60 / 1 = 62 each.
+        let cost = LinkCost { link: 100, stream: 1, edge: 0 };
+        let p = list_schedule(&exp, &profile(1, 2, 2), &cost);
+        assert_eq!(&rows(&p.queues)[..3], &[vec![], vec![0, 4, 5, 6], vec![1, 2, 3]]);
+        assert_eq!(p.finish_ns[3], 3 * 62);
+        assert_valid(&exp, &profile(1, 2, 2), &p, &cost);
+        // With a single vector core there is no lane: everything runs there, puts charged alone.
+        let p = list_schedule(&exp, &profile(1, 1, 2), &cost);
+        assert_eq!(p.queues.row(1), &[0, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(p.makespan_ns, 4 * 62 + 30);
+        // One rank: every put is local, so there is no lane either.
+        let one = expanded(1, &[(AIV, 4, Work { flops: 2, bytes: 0, remote_bytes: 60 })], &[]);
+        let p = list_schedule(&one, &profile(1, 2, 1), &cost);
+        assert_eq!(rows(&p.queues), vec![vec![], vec![0, 3], vec![1, 2]]);
+    }
+
     /// Checks everything a placement promises, for any DAG.
     fn assert_valid(exp: &Expanded, prof: &MachineProfile, p: &Placement, cost: &dyn CostModel) {
+        let lanes = expected_lanes(exp, prof, cost);
         let n = exp.nodes();
         assert_eq!(p.queues.nodes(), prof.total_cores() as usize);
         assert_eq!(p.queues.edges(), n);
@@ -650,13 +830,17 @@ mod tests {
                 assert_eq!(p.position[v as usize] as usize, i);
                 assert_eq!(exp.space.rank_of(v), rank, "node {v} runs on its own rank");
                 assert_eq!(prof.kind_of_local(local), exp.core_kind(v), "node {v} runs on its kind");
+                assert_eq!(
+                    on_lane(prof, lanes, core),
+                    is_link_put(exp, lanes, v),
+                    "node {v}: link puts, and only they, run on the {lanes} lanes"
+                );
                 if i > 0 {
                     assert!(p.start_ns[v as usize] >= p.finish_ns[row[i - 1] as usize], "core {core} overlaps");
                 }
             }
         }
-        let costs = node_costs(exp, cost);
-        for (v, &c) in costs.iter().enumerate() {
+        for (v, c) in expected_ns(exp, cost, lanes).into_iter().enumerate() {
             assert_eq!(p.finish_ns[v], p.start_ns[v] + c, "node {v} runs for its cost");
         }
         for (u, v) in exp.dag.succ.pairs() {
@@ -670,6 +854,45 @@ mod tests {
             assert!(p.start_ns[vi] >= ready, "edge {u} → {v}: start {} < {ready}", p.start_ns[vi]);
         }
         assert_eq!(p.makespan_ns, p.finish_ns.iter().copied().max().unwrap_or(0));
+    }
+
+    /// Lanes per rank by the rule the module documents: with a shared link and link puts, enough
+    /// to fill the link with the slowest-streaming put family, at most one fewer than the
+    /// vector cores; otherwise none.
+    fn expected_lanes(exp: &Expanded, prof: &MachineProfile, cost: &dyn CostModel) -> u32 {
+        let Some(link) = cost.link_bytes_per_s().filter(|&l| l > 0) else { return 0 };
+        let puts: Vec<usize> = (0..exp.family_core.len())
+            .filter(|&f| exp.family_core[f] == AIV && exp.family_work[f].remote_bytes > 0)
+            .collect();
+        let used =
+            (0..exp.nodes() as u32).any(|v| exp.rotation[v as usize] != 0 && puts.contains(&exp.space.family_of(v)));
+        if prof.aiv_per_rank() < 2 || !used {
+            return 0;
+        }
+        let stream = |f: usize| cost.family_put(f, AIV, &exp.family_work[f]).stream_bytes_per_s.clamp(1, link);
+        let need = puts.iter().map(|&f| link.div_ceil(stream(f))).max().expect("some put family is used");
+        need.min(u64::from(prof.aiv_per_rank() - 1)) as u32
+    }
+
+    fn is_link_put(exp: &Expanded, lanes: u32, v: u32) -> bool {
+        lanes > 0 && exp.rotation[v as usize] != 0 && exp.core_kind(v) == AIV && exp.work(v).remote_bytes > 0
+    }
+
+    fn on_lane(prof: &MachineProfile, lanes: u32, core: u32) -> bool {
+        prof.split_core(core).1 >= prof.cores_per_rank() - lanes
+    }
+
+    /// Per node: its cost, or for a link put its exec part plus its bytes at its stream rate
+    /// or the link's bandwidth over the lanes, whichever is lower.
+    fn expected_ns(exp: &Expanded, cost: &dyn CostModel, lanes: u32) -> Vec<u64> {
+        let mut costs = node_costs(exp, cost);
+        for v in (0..exp.nodes() as u32).filter(|&v| is_link_put(exp, lanes, v)) {
+            let f = exp.space.family_of(v);
+            let put = cost.family_put(f, AIV, &exp.family_work[f]);
+            let rate = put.stream_bytes_per_s.min(cost.link_bytes_per_s().unwrap() / u64::from(lanes));
+            costs[v as usize] = put.exec_ns + ns_at_rate(put.bytes, rate);
+        }
+        costs
     }
 
     /// When `v` may start on `core` under `cost`: every predecessor has finished, plus the
@@ -687,13 +910,17 @@ mod tests {
     }
 
     /// No core idles while a node it could run is ready: for every node `v` and every core
-    /// `c` of its rank and kind, `c` runs something at every moment from when `v` is ready on
-    /// `c` until `v` starts.
+    /// `c` of its rank and kind that may run it (a lane for a link put, a vector core that is
+    /// not a lane for any other vector node), `c` runs something at every moment from when `v`
+    /// is ready on `c` until `v` starts.
     fn assert_work_conserving(exp: &Expanded, prof: &MachineProfile, p: &Placement, cost: &dyn CostModel) {
+        let lanes = expected_lanes(exp, prof, cost);
         for v in 0..exp.nodes() as u32 {
             let rank = exp.space.rank_of(v);
             let start = p.start_ns[v as usize];
-            for local in prof.cores_of(exp.core_kind(v)) {
+            let cores = prof.cores_of(exp.core_kind(v));
+            let link_put = is_link_put(exp, lanes, v);
+            for local in cores.filter(|&l| on_lane(prof, lanes, rank * prof.cores_per_rank() + l) == link_put) {
                 let core = rank * prof.cores_per_rank() + local;
                 let ready = ready_on(exp, p, cost, v, core);
                 // The end of the busy stretch of `core` that began at or before `ready`.
@@ -748,6 +975,23 @@ mod tests {
             }
             let prof = profile(cores.0, cores.1, ranks);
             let cost = FlopsCost { local: edge_ns.0, remote: edge_ns.1 };
+            let p = list_schedule(&exp, &prof, &cost);
+            assert_valid(&exp, &prof, &p, &cost);
+            assert_work_conserving(&exp, &prof, &p, &cost);
+        }
+
+        #[test]
+        fn with_a_link_puts_stay_on_their_lanes_and_other_cores_never_idle(
+            seed in any::<u64>(),
+            ranks in 2u32..=3,
+            aiv_per_aic in 1u32..=4,
+            link in 1u64..=8,
+            stream in 1u64..=8,
+            edge in 0u64..=3,
+        ) {
+            let exp = random_expanded(seed, ranks, 6, 10);
+            let prof = profile(1, aiv_per_aic, ranks);
+            let cost = LinkCost { link, stream, edge };
             let p = list_schedule(&exp, &prof, &cost);
             assert_valid(&exp, &prof, &p, &cost);
             assert_work_conserving(&exp, &prof, &p, &cost);

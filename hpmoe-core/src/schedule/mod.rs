@@ -42,7 +42,7 @@ mod testutil;
 mod types;
 
 pub use bound::{LowerBound, lower_bound};
-pub use cost::{CostModel, SimpleCost, UnitCost};
+pub use cost::{CostModel, PutShape, SimpleCost, UnitCost};
 pub use counters::plan_sync;
 pub use list::list_schedule;
 pub use priority::{bottom_levels, node_costs};
