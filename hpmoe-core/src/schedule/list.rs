@@ -3,7 +3,8 @@
 //! An event-driven simulation under the cost model. Simulated time jumps from event to event
 //! (a node finishes and frees its core; a node becomes ready), and whenever a core is idle
 //! while a node it could run is ready, the core starts the ready node with the highest
-//! priority — largest bottom level, then smallest rotation, then smallest node id. No core is
+//! priority — largest bottom level (in the first pass; see forward-backward improvement below
+//! for the others), then smallest rotation, then smallest node id. No core is
 //! ever left idle while a node it could run is ready (the schedule is *greedy*, or
 //! work-conserving, which is what the (types + 1) × lower-bound guarantee of list scheduling
 //! needs), so an urgent node whose inputs arrive late never holds up ready work behind it.
@@ -47,6 +48,23 @@
 //! but a lane may idle while other vector work is ready, and a vector core while a link put
 //! is.
 //!
+//! # Forward-backward improvement
+//! Bottom levels see paths, not resources: when the cores of one class or a rank's link are
+//! the bottleneck, the most urgent node by bottom level is often not the one to run first.
+//! In a MoE layer every GMM1 outranks every GMM2, so the AICs run all the GMM1s first and the
+//! combine puts, which need the GMM2s, are left for the end, where they queue on the link.
+//! So the first pass is followed by rounds of *forward-backward improvement*, a standard
+//! repair for resource-constrained schedules: a *backward* pass schedules the DAG reversed,
+//! from the end, under the same cores, lanes and costs, taking first the nodes that finished
+//! last in the previous forward pass; a node's finish time in it is then how long the work
+//! from that node's start to the end takes, with resources counted, not only the path. The
+//! next forward pass uses those as priorities. The backward pass interleaves what the link
+//! or a core class paces (a GMM2 of each block soon after its combine), and the forward pass
+//! keeps that order. Rounds stop at the first that does not shorten the estimated makespan
+//! (at most [`IMPROVEMENT_ROUNDS`]); the shortest forward pass is the result, so the first
+//! pass is only ever replaced by a better estimate. Every pass is greedy, so the list
+//! scheduling guarantee holds whichever wins.
+//!
 //! # Deadlock freedom
 //! A node starts only after every predecessor has finished, so each core's order is
 //! consistent with the order of start times, a topological order of the DAG; the union of
@@ -54,7 +72,7 @@
 //! independently by [`super::prove_deadlock_free`]).
 //!
 //! # Cost
-//! O((V + E) log V): a heap of running nodes by finish time and one of nodes about to become
+//! At most `1 + 2 · IMPROVEMENT_ROUNDS` passes, each O((V + E) log V): a heap of running nodes by finish time and one of nodes about to become
 //! ready; per (rank, class of core) a heap of ready nodes and a stack of idle cores; per core a heap of
 //! the nodes affine to it. A node enters each heap at
 //! most once and is skipped, when it reaches the top of a heap, if it has started elsewhere.
@@ -138,7 +156,8 @@ impl Lanes {
 }
 
 /// Places every node of `exp` on a core of `profile` and orders each core's nodes, by
-/// critical-path list scheduling under `cost` (see the module documentation). Deterministic.
+/// critical-path list scheduling under `cost`, improved by forward-backward passes (see the
+/// module documentation). Deterministic.
 ///
 /// Start times model the cost function: a node starts when a core of its kind is free and
 /// every predecessor has finished, plus `cost.edge_ns(cross_rank)` for a predecessor on
@@ -151,35 +170,146 @@ impl Lanes {
 /// taskflow has a node of a kind the profile has no core of (all refused by earlier checks).
 pub fn list_schedule(exp: &Expanded, profile: &MachineProfile, cost: &dyn CostModel) -> Placement {
     assert_eq!(profile.ranks, exp.space.ranks, "profile and taskflow disagree on the number of ranks");
-    let mut sim = Sim::new(exp, profile, cost);
-    sim.run();
-    assert!(
-        sim.started.iter().all(|&s| s),
-        "the instance DAG is acyclic (checked before scheduling), so every node gets placed"
-    );
-    let makespan_ns = sim.finish_ns.iter().copied().max().unwrap_or(0);
-    let queues = queues_from_positions(&sim.core_of, &sim.position, &sim.queue_len);
+    let setup = Setup::new(exp, profile, cost);
+    let levels = bottom_levels_with(exp, &setup.costs, cost);
+    let pass = setup.improve(setup.pass(Direction::Forward, levels), IMPROVEMENT_ROUNDS);
+    let makespan_ns = pass.makespan_ns();
+    let queues = queues_from_positions(&pass.core_of, &pass.position, &pass.queue_len);
     Placement {
-        core_of: sim.core_of,
-        position: sim.position,
+        core_of: pass.core_of,
+        position: pass.position,
         queues,
-        start_ns: sim.start_ns,
-        finish_ns: sim.finish_ns,
+        start_ns: pass.start_ns,
+        finish_ns: pass.finish_ns,
         makespan_ns,
     }
 }
 
-/// The state of the simulation. Cores are grouped by (rank, class): group `rank * CLASSES + class`.
-struct Sim<'a> {
+/// What every pass of the scheduler shares. Cores are grouped by (rank, class): group
+/// `rank * CLASSES + class`.
+struct Setup<'a> {
     exp: &'a Expanded,
     profile: &'a MachineProfile,
+    /// Per node: its time on a core (a link put's on a lane).
     costs: Vec<u64>,
-    levels: Vec<u64>,
     edge_local: u64,
     edge_remote: u64,
+    group_of_node: Vec<u32>,
+    group_of_core: Vec<u32>,
+}
+
+/// At most this many rounds of forward-backward improvement (two passes each) follow the
+/// first pass; they stop at the first round that does not shorten the estimated makespan.
+const IMPROVEMENT_ROUNDS: usize = 3;
+
+/// Which way a pass walks the DAG.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Direction {
+    /// The instance DAG: a node waits for its predecessors.
+    Forward,
+    /// The DAG reversed: a node waits for its successors, so a pass schedules from the end.
+    Backward,
+}
+
+/// The outcome of one pass: where and when every node ran.
+struct Pass {
+    core_of: Vec<u32>,
+    position: Vec<u32>,
+    queue_len: Vec<u32>,
+    start_ns: Vec<u64>,
+    finish_ns: Vec<u64>,
+}
+
+impl Pass {
+    fn makespan_ns(&self) -> u64 {
+        self.finish_ns.iter().copied().max().unwrap_or(0)
+    }
+}
+
+impl<'a> Setup<'a> {
+    fn new(exp: &'a Expanded, profile: &'a MachineProfile, cost: &dyn CostModel) -> Self {
+        let nodes = exp.nodes();
+        let lanes = Lanes::new(exp, profile, cost);
+        let mut costs = node_costs(exp, cost);
+        for v in 0..nodes as u32 {
+            if lanes.carries(exp, v) {
+                costs[v as usize] = lanes.put_ns[exp.space.family_of(v)].expect("a lane carries puts only");
+            }
+        }
+        let group_of_node = (0..nodes as u32)
+            .map(|v| {
+                let class = if lanes.carries(exp, v) { LANE } else { kind_index(exp.core_kind(v)) };
+                exp.space.rank_of(v) * CLASSES + class
+            })
+            .collect();
+        let first_lane = profile.cores_per_rank() - lanes.count;
+        let group_of_core = (0..profile.total_cores())
+            .map(|c| {
+                let (rank, local) = profile.split_core(c);
+                let class = if local >= first_lane { LANE } else { kind_index(profile.kind_of_local(local)) };
+                rank * CLASSES + class
+            })
+            .collect();
+        Setup {
+            exp,
+            profile,
+            costs,
+            edge_local: cost.edge_ns(false),
+            edge_remote: cost.edge_ns(true),
+            group_of_node,
+            group_of_core,
+        }
+    }
+
+    /// Forward-backward improvement of the forward pass `first`: up to `rounds` times, a
+    /// backward pass (the most urgent node being the one that finished last) and a forward
+    /// pass by the backward finish times (the time from a node's start to the end, resources
+    /// included); the shortest forward pass wins, the earlier one on a tie.
+    fn improve(&self, first: Pass, rounds: usize) -> Pass {
+        let mut best = first;
+        for _ in 0..rounds {
+            let back = self.pass(Direction::Backward, best.finish_ns.clone());
+            let next = self.pass(Direction::Forward, back.finish_ns);
+            if next.makespan_ns() >= best.makespan_ns() {
+                break;
+            }
+            best = next;
+        }
+        best
+    }
+
+    /// One list-scheduling pass over the instance DAG or the DAG reversed, most urgent first
+    /// by `levels`.
+    fn pass(&self, direction: Direction, levels: Vec<u64>) -> Pass {
+        let dag = &self.exp.dag;
+        let (pred, succ) = match direction {
+            Direction::Forward => (&dag.pred, &dag.succ),
+            Direction::Backward => (&dag.succ, &dag.pred),
+        };
+        let mut sim = Sim::new(self, pred, succ, levels);
+        sim.run();
+        assert!(
+            sim.started.iter().all(|&s| s),
+            "the instance DAG is acyclic (checked before scheduling), so every node gets placed"
+        );
+        Pass {
+            core_of: sim.core_of,
+            position: sim.position,
+            queue_len: sim.queue_len,
+            start_ns: sim.start_ns,
+            finish_ns: sim.finish_ns,
+        }
+    }
+}
+
+/// The state of one pass: an event-driven simulation.
+struct Sim<'a> {
+    s: &'a Setup<'a>,
+    pred: &'a Csr,
+    succ: &'a Csr,
+    levels: Vec<u64>,
 
     // Per node.
-    group_of_node: Vec<u32>,
     waiting_preds: Vec<u32>,
     started: Vec<bool>,
     core_of: Vec<u32>,
@@ -188,7 +318,6 @@ struct Sim<'a> {
     finish_ns: Vec<u64>,
 
     // Per core.
-    group_of_core: Vec<u32>,
     queue_len: Vec<u32>,
     busy: Vec<bool>,
     /// The core has an entry in its group's idle stack (possibly outdated).
@@ -223,59 +352,32 @@ struct Sim<'a> {
 }
 
 impl<'a> Sim<'a> {
-    fn new(exp: &'a Expanded, profile: &'a MachineProfile, cost: &dyn CostModel) -> Self {
-        let nodes = exp.nodes();
-        let lanes = Lanes::new(exp, profile, cost);
-        let mut costs = node_costs(exp, cost);
-        for v in 0..nodes as u32 {
-            if lanes.carries(exp, v) {
-                costs[v as usize] = lanes.put_ns[exp.space.family_of(v)].expect("a lane carries puts only");
-            }
-        }
-        let levels = bottom_levels_with(exp, &costs, cost);
-        let groups = (CLASSES * profile.ranks) as usize;
-        let total_cores = profile.total_cores() as usize;
-
-        let group_of_node = (0..nodes as u32)
-            .map(|v| {
-                let class = if lanes.carries(exp, v) { LANE } else { kind_index(exp.core_kind(v)) };
-                exp.space.rank_of(v) * CLASSES + class
-            })
-            .collect();
-        let first_lane = profile.cores_per_rank() - lanes.count;
-        let group_of_core: Vec<u32> = (0..total_cores as u32)
-            .map(|c| {
-                let (rank, local) = profile.split_core(c);
-                let class = if local >= first_lane { LANE } else { kind_index(profile.kind_of_local(local)) };
-                rank * CLASSES + class
-            })
-            .collect();
+    fn new(s: &'a Setup<'a>, pred: &'a Csr, succ: &'a Csr, levels: Vec<u64>) -> Self {
+        let nodes = s.exp.nodes();
+        let groups = (CLASSES * s.profile.ranks) as usize;
+        let total_cores = s.profile.total_cores() as usize;
         // Every core starts idle; the lowest id is on top of its group's stack.
         let mut idle = vec![Vec::new(); groups];
         for c in (0..total_cores as u32).rev() {
-            idle[group_of_core[c as usize] as usize].push(c);
+            idle[s.group_of_core[c as usize] as usize].push(c);
         }
         let cores_in_group: Vec<u32> = idle.iter().map(|s| s.len() as u32).collect();
 
-        let waiting_preds: Vec<u32> = (0..nodes as u32).map(|v| exp.dag.pred.degree(v) as u32).collect();
+        let waiting_preds: Vec<u32> = (0..nodes as u32).map(|v| pred.degree(v) as u32).collect();
         let sources: Vec<_> =
             (0..nodes as u32).filter(|&v| waiting_preds[v as usize] == 0).map(|v| Reverse((0, v, NO_CORE))).collect();
 
         Sim {
-            exp,
-            profile,
-            costs,
+            s,
+            pred,
+            succ,
             levels,
-            edge_local: cost.edge_ns(false),
-            edge_remote: cost.edge_ns(true),
-            group_of_node,
             waiting_preds,
             started: vec![false; nodes],
             core_of: vec![NO_CORE; nodes],
             position: vec![0; nodes],
             start_ns: vec![0; nodes],
             finish_ns: vec![0; nodes],
-            group_of_core,
             queue_len: vec![0; total_cores],
             busy: vec![false; total_cores],
             in_stack: vec![true; total_cores],
@@ -296,7 +398,7 @@ impl<'a> Sim<'a> {
     }
 
     fn key(&self, v: u32) -> ReadyKey {
-        (self.levels[v as usize], Reverse(self.exp.rotation[v as usize]), Reverse(v))
+        (self.levels[v as usize], Reverse(self.s.exp.rotation[v as usize]), Reverse(v))
     }
 
     /// Advances time from event to event (a node finishes, a node becomes ready); after all
@@ -336,9 +438,9 @@ impl<'a> Sim<'a> {
             self.mark_core(core);
             return;
         }
-        let g = self.group_of_node[v as usize];
+        let g = self.s.group_of_node[v as usize];
         if self.cores_in_group[g as usize] == 0 {
-            panic!("profile {} has no {} core for node {v}", self.profile.name, self.exp.core_kind(v));
+            panic!("profile {} has no {} core for node {v}", self.s.profile.name, self.s.exp.core_kind(v));
         }
         self.ready[g as usize].push(key);
         self.mark_group(g);
@@ -352,7 +454,7 @@ impl<'a> Sim<'a> {
 
     fn mark_core(&mut self, core: u32) {
         if !std::mem::replace(&mut self.dirty_core[core as usize], true) {
-            let g = self.group_of_core[core as usize];
+            let g = self.s.group_of_core[core as usize];
             self.dirty_cores[g as usize].push(core);
             self.mark_group(g);
         }
@@ -362,13 +464,13 @@ impl<'a> Sim<'a> {
     /// get their ready times.
     fn finish(&mut self, v: u32, now: u64) {
         let core = self.core_of[v as usize];
-        let g = self.group_of_core[core as usize];
+        let g = self.s.group_of_core[core as usize];
         self.busy[core as usize] = false;
         self.idle_count[g as usize] += 1;
         self.push_idle(core);
         self.mark_core(core);
-        let exp = self.exp;
-        for &s in exp.dag.succ.row(v) {
+        let succ = self.succ;
+        for &s in succ.row(v) {
             let w = &mut self.waiting_preds[s as usize];
             *w -= 1;
             if *w == 0 {
@@ -380,14 +482,14 @@ impl<'a> Sim<'a> {
     /// Adds the events at which `v`, whose predecessors have all finished by `now`, becomes
     /// ready on its affine core (if any) and on every core.
     fn schedule_ready(&mut self, v: u32, now: u64) {
-        let exp = self.exp;
-        let rank = exp.space.rank_of(v);
+        let (space, pred) = (&self.s.exp.space, self.pred);
+        let rank = space.rank_of(v);
         let arrival = |u: u32| {
-            let edge = if exp.space.rank_of(u) == rank { self.edge_local } else { self.edge_remote };
+            let edge = if space.rank_of(u) == rank { self.s.edge_local } else { self.s.edge_remote };
             self.finish_ns[u as usize].saturating_add(edge)
         };
         let (mut everywhere, mut late_core, mut one_core) = (0u64, NO_CORE, true);
-        for &u in exp.dag.pred.row(v) {
+        for &u in pred.row(v) {
             let (t, core) = (arrival(u), self.core_of[u as usize]);
             if late_core == NO_CORE || t > everywhere {
                 (everywhere, late_core, one_core) = (t, core, true);
@@ -396,12 +498,12 @@ impl<'a> Sim<'a> {
             }
         }
         debug_assert!(everywhere >= now);
-        let g = self.group_of_node[v as usize];
-        if late_core != NO_CORE && one_core && self.group_of_core[late_core as usize] == g {
-            let on_core =
-                exp.dag.pred.row(v).iter().map(|&u| {
-                    if self.core_of[u as usize] == late_core { self.finish_ns[u as usize] } else { arrival(u) }
-                });
+        let g = self.s.group_of_node[v as usize];
+        if late_core != NO_CORE && one_core && self.s.group_of_core[late_core as usize] == g {
+            let on_core = pred
+                .row(v)
+                .iter()
+                .map(|&u| if self.core_of[u as usize] == late_core { self.finish_ns[u as usize] } else { arrival(u) });
             let on_core = on_core.max().unwrap_or(now);
             if on_core < everywhere {
                 self.arrivals.push(Reverse((on_core, v, late_core)));
@@ -413,7 +515,7 @@ impl<'a> Sim<'a> {
     /// Puts an idle core without affine nodes on its group's idle stack (once).
     fn push_idle(&mut self, core: u32) {
         if !std::mem::replace(&mut self.in_stack[core as usize], true) {
-            self.idle[self.group_of_core[core as usize] as usize].push(core);
+            self.idle[self.s.group_of_core[core as usize] as usize].push(core);
         }
     }
 
@@ -505,13 +607,13 @@ impl<'a> Sim<'a> {
         let (vi, c) = (v as usize, core as usize);
         debug_assert!(!self.busy[c] && !self.started[vi]);
         self.busy[c] = true;
-        self.idle_count[self.group_of_core[c] as usize] -= 1;
+        self.idle_count[self.s.group_of_core[c] as usize] -= 1;
         self.started[vi] = true;
         self.core_of[vi] = core;
         self.position[vi] = self.queue_len[c];
         self.queue_len[c] += 1;
         self.start_ns[vi] = now;
-        let finish = now.saturating_add(self.costs[vi]);
+        let finish = now.saturating_add(self.s.costs[vi]);
         self.finish_ns[vi] = finish;
         self.running.push(Reverse((finish, v)));
     }
@@ -716,6 +818,32 @@ mod tests {
             dsts.sort_unstable();
             assert_eq!(dsts, vec![0, 1, 2, 3], "slot {slot}");
         }
+    }
+
+    #[test]
+    fn forward_backward_passes_interleave_stages_that_critical_path_runs_one_after_another() {
+        // One AIC core, one AIV core, edges free. Three jobs j: AIC a_j (10) → AIC b_j (5) →
+        // AIV p_j (10); a_j = j, b_j = 3 + j, p_j = 6 + j.
+        let pairs: Vec<(u32, u32)> = (0..3).flat_map(|j| [(j, 3 + j), (3 + j, 6 + j)]).collect();
+        let exp = expanded(1, &[(AIC, 3, flops(10)), (AIC, 3, flops(5)), (AIV, 3, flops(10))], &pairs);
+        let prof = profile(1, 1, 1);
+        let cost = FlopsCost { local: 0, remote: 0 };
+        // By bottom level (a 25, b 15, p 10) the AIC runs every a before any b, so the vector
+        // core starts at 35 and ends at 65.
+        let setup = Setup::new(&exp, &prof, &cost);
+        let first = setup.pass(Direction::Forward, bottom_levels_with(&exp, &setup.costs, &cost));
+        assert_eq!(first.start_ns, vec![0, 10, 20, 30, 35, 40, 35, 45, 55]);
+        // The backward pass, latest-finishing first, runs p2, p1, p0 on the vector core from
+        // the end ([0,10], [10,20], [20,30]) and b2 [10,15], a2 [15,25], b1 [25,30], b0
+        // [30,35], a1 [35,45], a0 [45,55] on the AIC. By those finish times (a0 55, a1 45,
+        // b0 35, b1 30, a2 25, b2 15) the forward pass interleaves: a0, a1, b0, b1, a2, b2,
+        // and the vector core runs p0 [25,35], p1 [35,45], p2 [45,55]: 55, AIC work + one p.
+        let p = list_schedule(&exp, &prof, &cost);
+        assert_eq!(rows(&p.queues), vec![vec![0, 1, 3, 4, 2, 5], vec![6, 7, 8]]);
+        assert_eq!(p.start_ns, vec![0, 10, 30, 20, 25, 40, 25, 35, 45]);
+        assert_eq!(p.makespan_ns, 55);
+        assert_valid(&exp, &prof, &p, &cost);
+        assert_work_conserving(&exp, &prof, &p, &cost);
     }
 
     /// Tiles cost their flops, edges `edge` ns. A shared link of `link` B/ns; a put runs its
@@ -1004,10 +1132,15 @@ mod tests {
             let ranks = 1 + (seed % 3) as u32;
             let exp = random_expanded(seed, ranks, 5, 12);
             let prof = profile(2, 2, ranks);
-            for cost in [&UnitCost as &dyn CostModel, &SimpleCost::default(), &TenAndEdges] {
+            let link = LinkCost { link: 3, stream: 1, edge: 2 };
+            for cost in [&UnitCost as &dyn CostModel, &SimpleCost::default(), &TenAndEdges, &link] {
                 let p = list_schedule(&exp, &prof, cost);
                 assert_valid(&exp, &prof, &p, cost);
                 assert_work_conserving(&exp, &prof, &p, cost);
+                // Improvement keeps the first pass unless it finds a shorter schedule.
+                let setup = Setup::new(&exp, &prof, cost);
+                let first = setup.pass(Direction::Forward, bottom_levels_with(&exp, &setup.costs, cost));
+                assert!(p.makespan_ns <= first.makespan_ns());
             }
         }
     }
