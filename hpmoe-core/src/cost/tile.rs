@@ -15,7 +15,8 @@
 //! 2. **put** (tiles that write to another rank) — the put's bytes stream through the
 //!    rank's link. One put can stream no faster than its core reads the source and writes
 //!    it out (`stream_bytes_per_s`); concurrent puts of a rank share the link (the
-//!    simulator's part). Uncontended, a put takes `bytes / min(stream, link)`. A put whose
+//!    simulator's part; the scheduler keeps a few puts in flight per rank, see
+//!    [`crate::schedule::list_schedule`]). Uncontended, a put takes `bytes / min(stream, link)`. A put whose
 //!    destination is its own rank is a local copy at the stream rate and does not touch the
 //!    link. The core is busy until its put has left (a blocking put).
 //! 3. **sync** — a counter wait costs one poll (a global-memory read) after the counter
