@@ -25,6 +25,7 @@
 //! ```
 
 pub mod check;
+pub mod dsl;
 pub mod error;
 pub mod expand;
 pub mod graph;
