@@ -33,6 +33,8 @@ pub mod limits;
 pub mod model;
 pub mod moe;
 pub mod schedule;
+#[cfg(feature = "syntax")]
+pub mod syntax;
 pub mod table;
 
 pub use error::{Diagnostic, Diagnostics, ErrorKind};

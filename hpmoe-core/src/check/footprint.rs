@@ -137,7 +137,7 @@ fn align(bytes: u64) -> u64 {
 fn kib(bytes: u64) -> String {
     if bytes < 1024 {
         format!("{bytes} B")
-    } else if bytes % 1024 == 0 {
+    } else if bytes.is_multiple_of(1024) {
         format!("{} KiB", bytes / 1024)
     } else {
         format!("{:.1} KiB", bytes as f64 / 1024.0)
