@@ -1,6 +1,9 @@
-//! AscendC backend of hpmoe.
+//! # hpmoe-ascendc
 //!
-//! Will emit, per taskflow, one mixed AIC/AIV kernel (`NAME.cpp`), its schedule header and
-//! table blob, and offer a `build.rs` API. Not written yet (see the AscendC backend issue);
-//! the schedule table it will read is `hpmoe_core::table::ScheduleTable`, whose binary form
-//! and C header already exist.
+//! The AscendC backend of hpmoe: turns a scheduled taskflow into one mixed AIC/AIV kernel
+//! (`NAME.cpp`), its schedule header (`NAME_schedule.h`), its schedule table
+//! (`NAME_schedule.bin`) and its hardware-flag plan (`NAME_flags.bin`); ships the device
+//! runtime headers those kernels include (`include/hpmoe/*.h`); and offers a build-script API.
+
+pub mod check;
+pub mod runtime;
