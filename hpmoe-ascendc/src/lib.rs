@@ -6,5 +6,10 @@
 //! runtime headers those kernels include (`include/hpmoe/*.h`); and offers a build-script API.
 
 pub mod check;
+pub mod emit;
+pub mod flags;
 pub mod runtime;
 pub mod write;
+
+pub use emit::{EmitError, EmitOptions, KernelFiles, emit, emit_with, kernel_source};
+pub use flags::{FlagPlan, FlagPolicy};

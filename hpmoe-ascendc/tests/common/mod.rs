@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod taskflows;
+
 use hpmoe_ascendc::check::SyntaxCheck;
 use std::path::PathBuf;
 
