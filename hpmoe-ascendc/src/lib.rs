@@ -5,11 +5,14 @@
 //! (`NAME_schedule.bin`) and its hardware-flag plan (`NAME_flags.bin`); ships the device
 //! runtime headers those kernels include (`include/hpmoe/*.h`); and offers a build-script API.
 
+pub mod build;
 pub mod check;
 pub mod emit;
 pub mod flags;
 pub mod runtime;
+pub mod toolchain;
 pub mod write;
 
+pub use build::{Build, BuildError, BuildOutput};
 pub use emit::{EmitError, EmitOptions, KernelFiles, emit, emit_with, kernel_source};
 pub use flags::{FlagPlan, FlagPolicy};
