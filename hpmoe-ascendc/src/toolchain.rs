@@ -126,6 +126,8 @@ mod tests {
         tk.shmem_include = Some(PathBuf::from("/opt/shmem/include"));
         let cmd = tk.compile_command(Path::new("/k/moe.cpp"), Path::new("/k/moe.o"), &[PathBuf::from("/u")]);
         let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        // Both folders exist: tikcpp/tikcfw and its parent.
+        let tikcpp = root.join("compiler/tikcpp").display().to_string();
         let tik = root.join("compiler/tikcpp/tikcfw").display().to_string();
         assert_eq!(
             args,
@@ -143,6 +145,8 @@ mod tests {
                 "/k",
                 "-I",
                 "/k/include",
+                "-I",
+                &tikcpp,
                 "-I",
                 &tik,
                 "-I",
