@@ -7,6 +7,7 @@
 
 pub mod build;
 pub mod check;
+pub mod diag;
 pub mod emit;
 pub mod flags;
 pub mod runtime;

@@ -251,3 +251,49 @@ fn table_reader_runs_on_the_host_and_agrees_with_rust() {
     assert_eq!(run(true), "status 6\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The Rust decoder of the diagnostics area and the C layout agree on every offset and code.
+#[test]
+fn diagnostics_layout_matches_the_rust_decoder() {
+    use hpmoe_ascendc::diag::{DiagStatus, HEADER_BYTES, RECORD_BYTES};
+    let Some(check) = gxx() else { return };
+    let dir = temp_dir("abi");
+    let fields = [
+        "status",
+        "core",
+        "entry",
+        "instance",
+        "counter",
+        "expected",
+        "seen",
+        "tiles_done",
+        "flag_consumed",
+        "flag_set",
+        "detail",
+    ];
+    let mut src = String::from("#include <cstddef>\n#include \"hpmoe/abi.h\"\n");
+    src.push_str(&format!("static_assert(HPMOE_DIAG_HEADER_BYTES == {HEADER_BYTES}, \"header\");\n"));
+    src.push_str(&format!("static_assert(HPMOE_DIAG_RECORD_BYTES == {RECORD_BYTES}, \"record\");\n"));
+    for (i, f) in fields.iter().enumerate() {
+        src.push_str(&format!("static_assert(offsetof(hpmoe_diag_record, {f}) == {}, \"{f}\");\n", 4 * i));
+    }
+    let codes = [
+        ("NOT_RUN", DiagStatus::NotRun),
+        ("RUNNING", DiagStatus::Running),
+        ("DONE", DiagStatus::Done),
+        ("WAIT_TIMEOUT", DiagStatus::WaitTimeout),
+        ("FLAG_TIMEOUT", DiagStatus::FlagTimeout),
+        ("ABORTED", DiagStatus::Aborted),
+        ("BAD_TABLE", DiagStatus::BadTable),
+        ("BAD_LAUNCH", DiagStatus::BadLaunch),
+        ("BAD_TILE", DiagStatus::BadTile),
+    ];
+    for (code, (name, status)) in codes.iter().enumerate() {
+        assert_eq!(DiagStatus::from_code(code as u32), *status);
+        src.push_str(&format!("static_assert(HPMOE_STATUS_{name} == {code}u, \"{name}\");\n"));
+    }
+    let file = dir.join("abi.cpp");
+    std::fs::write(&file, src).unwrap();
+    check.define("HPMOE_HOST_TEST").run(&file).unwrap_or_else(|e| panic!("{e}"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
