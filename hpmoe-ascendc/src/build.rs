@@ -182,19 +182,21 @@ impl Build {
         self
     }
 
-    /// Builds everything; on any error, prints each as a build error and panics (the build
-    /// fails, as with `cc` and `cxx_build`).
+    /// Builds everything; on any error, reports each as a build error (`cargo::error=`, which
+    /// Cargo shows as `error: <crate>: src/moe.rs:12:5: ...`) and panics, failing the build as
+    /// `cc` and `cxx_build` do.
     pub fn compile(&mut self, name: &str) -> BuildOutput {
         match self.try_compile(name) {
             Ok(out) => out,
             Err(e) => {
-                for line in &e.errors {
+                for error in &e.errors {
                     if self.cargo_metadata {
-                        for l in line.lines() {
-                            println!("cargo::error={l}");
+                        for line in error.lines().filter(|l| !l.trim().is_empty()) {
+                            println!("cargo::error={}", line.replacen(": error: ", ": ", 1));
                         }
+                    } else {
+                        eprintln!("{error}");
                     }
-                    eprintln!("{line}");
                 }
                 panic!("hpmoe: {} error(s) building kernels `{name}`", e.errors.len());
             }
@@ -250,17 +252,18 @@ impl Build {
             let files = kernel.write_to(&dir).map_err(io)?;
             let mut object = None;
             if let Some(tk) = &toolkit {
+                // Always: the build script reruns only when an input changed, and the user
+                // headers of include_dir are inputs whose changes the files here do not show.
                 let obj = dir.join(format!("{}.o", kernel.name));
                 let source = dir.join(format!("{}.cpp", kernel.name));
-                let stale =
-                    files.iter().any(WriteOutcome::was_written) || runtime.iter().any(WriteOutcome::was_written);
-                if stale || !obj.exists() {
-                    tk.compile(&source, &obj, &self.include_dirs)
-                        .map_err(|e| BuildError { errors: vec![format!("error: {e}")] })?;
-                }
+                tk.compile(&source, &obj, &self.include_dirs)
+                    .map_err(|e| BuildError { errors: vec![format!("error: {e}")] })?;
                 object = Some(obj);
             }
             built.push(BuiltKernel { name: kernel.name.clone(), files, object, kernel });
+        }
+        for d in &self.include_dirs {
+            self.metadata(&format!("rerun-if-changed={}", d.display()));
         }
         self.metadata(&format!("rerun-if-env-changed={ASCEND_HOME_ENV}"));
         self.metadata(&format!("rerun-if-env-changed={SHMEM_HOME_ENV}"));
