@@ -1,6 +1,48 @@
-//! AscendC backend of hpmoe.
+//! # hpmoe-ascendc
 //!
-//! Will emit, per taskflow, one mixed AIC/AIV kernel (`NAME.cpp`), its schedule header and
-//! table blob, and offer a `build.rs` API. Not written yet (see the AscendC backend issue);
-//! the schedule table it will read is `hpmoe_core::table::ScheduleTable`, whose binary form
-//! and C header already exist.
+//! The AscendC backend of hpmoe. For a compiled taskflow it emits one mixed AIC/AIV kernel and
+//! the data it walks:
+//!
+//! | file | what |
+//! |---|---|
+//! | `NAME.cpp` | the kernel ([`emit::kernel`]): AIC and AIV worker loops over per-family tile code |
+//! | `NAME_schedule.h` | the table's layout and constants, then the kernel's ([`emit::header`]) |
+//! | `NAME_schedule.bin` | the schedule table (hpmoe-core's binary form) |
+//! | `NAME_flags.bin` | which dependencies use the AIC → own-AIV hardware flag ([`flags`]) |
+//!
+//! It ships the device runtime those kernels include ([`runtime`], `include/hpmoe/*.h`), a
+//! build-script API in the manner of `cxx_build` ([`Build`]), the CANN toolkit command
+//! ([`toolchain`]), a reader of the diagnostics a launch leaves behind ([`diag`]), and host
+//! syntax checks against a declaration-only AscendC + SHMEM header ([`check`],
+//! `devkit-decl/`), since no toolkit is needed to develop or test it.
+//!
+//! ```
+//! use hpmoe_core::moe::MoeShape;
+//!
+//! let tf = MoeShape::tiny(2).taskflow().unwrap();
+//! let compiled = hpmoe_core::compile(&tf, &hpmoe_core::schedule::SimpleCost::default()).unwrap();
+//! let kernel = hpmoe_ascendc::emit(&tf, &compiled).unwrap();
+//! assert_eq!(kernel.name, "moe_ffn");
+//! assert!(kernel.cpp.contains("KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);"));
+//! assert!(kernel.cpp.contains("if ASCEND_IS_AIC {") && kernel.cpp.contains("if ASCEND_IS_AIV {"));
+//! let names: Vec<String> = kernel.files().iter().map(|(name, _)| name.clone()).collect();
+//! assert_eq!(names, ["moe_ffn.cpp", "moe_ffn_schedule.h", "moe_ffn_schedule.bin", "moe_ffn_flags.bin"]);
+//! // What the `#[taskflow]` macro will embed beside the schedule consts:
+//! assert_eq!(hpmoe_ascendc::kernel_source(&tf, &compiled).unwrap(), kernel.cpp);
+//! ```
+//!
+//! Nothing here has been compiled with a CANN toolkit or run on an NPU yet; see the README's
+//! "AscendC kernels from `cargo build`" for what is checked and how.
+
+pub mod build;
+pub mod check;
+pub mod diag;
+pub mod emit;
+pub mod flags;
+pub mod runtime;
+pub mod toolchain;
+pub mod write;
+
+pub use build::{Build, BuildError, BuildOutput};
+pub use emit::{EmitError, EmitOptions, KernelFiles, emit, emit_with, kernel_source};
+pub use flags::{FlagPlan, FlagPolicy};

@@ -51,6 +51,8 @@ pub enum ErrorKind {
     Cycle,
     /// Per-core orders plus dependencies form a cycle (the cores would deadlock).
     Deadlock,
+    /// A tile's ops need more UB (AIV) or L1 (AIC) than the core has (see `check_footprint`).
+    FootprintTooLarge,
     /// The ordering check ran out of its visit budget.
     CheckBudget,
     TooManyTasks,

@@ -28,6 +28,7 @@
 
 pub mod check;
 pub mod cost;
+pub mod dsl;
 pub mod error;
 pub mod exec;
 pub mod expand;
@@ -37,6 +38,8 @@ pub mod model;
 pub mod moe;
 pub mod schedule;
 pub mod sim;
+#[cfg(feature = "syntax")]
+pub mod syntax;
 pub mod table;
 pub mod trace;
 

@@ -33,3 +33,13 @@ pub const MAX_FAN_IN: u32 = u16::MAX as u32;
 pub const MAX_SIGNALS_PER_TILE: u32 = u16::MAX as u32;
 /// Errors reported per kind of check before the rest are summarised as a count.
 pub const MAX_ERRORS_PER_CHECK: usize = 16;
+
+/// Unified buffer of one AIV core (Ascend 910B / A3, ascendc-api.md: "UB 192 KB").
+pub const UB_BYTES: u64 = 192 * 1024;
+/// L1 buffer of one AIC core (Ascend 910B / A3, ascendc-api.md: "L1 512 KB").
+pub const L1_BYTES: u64 = 512 * 1024;
+/// Depth of the K panels a matmul stages in L1 per step, in elements (an estimate; see
+/// [`crate::check::check_footprint`]).
+pub const MATMUL_K_STEP: u64 = 64;
+/// Alignment of every UB / L1 buffer, in bytes.
+pub const BUFFER_ALIGN: u64 = 32;

@@ -85,7 +85,8 @@ pub fn compile(tf: &Taskflow, cost: &dyn CostModel) -> Result<Compiled, Diagnost
 /// Checks a taskflow and expands it into its instance DAG.
 ///
 /// Every error found is returned together: structural errors first (if there are any, the
-/// taskflow is not expanded), then errors found while expanding (bounds, ranks, unwritten
+/// taskflow is not expanded), then tiles whose buffer footprint exceeds UB / L1, then errors
+/// found while expanding (bounds, ranks, unwritten
 /// reads, `after` ranges), then cycles or, on an acyclic DAG, unordered conflicting accesses.
 pub fn analyse(tf: &Taskflow) -> Result<Expanded, Diagnostics> {
     analyse_timed(tf).map(|(e, _)| e)
@@ -95,12 +96,15 @@ pub(crate) fn analyse_timed(tf: &Taskflow) -> Result<(Expanded, StageTimes), Dia
     let mut times = StageTimes::default();
     let t = Instant::now();
     let resolved = check::check_structure(tf)?;
+    let footprint = check::check_footprint(&resolved);
     times.structure = t.elapsed();
 
     let t = Instant::now();
     let expansion = expand::expand(&resolved);
     times.expand = t.elapsed();
-    let expand::Expansion { expanded, hazards, mut diagnostics } = expansion;
+    let expand::Expansion { expanded, hazards, diagnostics: expand_errors } = expansion;
+    let mut diagnostics = footprint;
+    diagnostics.extend(expand_errors);
 
     let t = Instant::now();
     match expanded.dag.topo_order() {

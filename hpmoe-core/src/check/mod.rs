@@ -3,12 +3,14 @@
 //! instance DAG and on the schedule.
 
 mod cycle;
+mod footprint;
 mod names;
 mod ordering;
 mod structure;
 mod table_limits;
 
 pub use cycle::{cycle_error, deadlock_error};
+pub use footprint::{Piece, check_footprint, footprint, local_buffer, op_pieces};
 pub use names::{closest, suggestion};
 pub use ordering::check_ordering;
 pub use structure::{Resolved, ResolvedCall, check_structure};

@@ -75,6 +75,30 @@ pub struct OpSpec {
     pub work: WorkModel,
     /// One sentence for error messages and generated comments.
     pub doc: String,
+    /// How the AscendC backend calls a user-defined op: a template of the device call with
+    /// `{param}` placeholders for the parameters' regions (e.g. `"ScaledSilu({dst}, {src})"`).
+    /// `None` for built-in ops, whose emission the backend owns.
+    #[serde(default)]
+    pub emit: Option<String>,
+}
+
+impl OpSpec {
+    /// An op without an AscendC emission template (the built-ins).
+    pub fn new(
+        name: impl Into<String>,
+        core: CoreKind,
+        params: Vec<Param>,
+        work: WorkModel,
+        doc: impl Into<String>,
+    ) -> Self {
+        OpSpec { name: name.into(), core, params, work, doc: doc.into(), emit: None }
+    }
+
+    /// Sets the AscendC emission template (see [`OpSpec::emit`]).
+    pub fn with_emit(mut self, template: impl Into<String>) -> Self {
+        self.emit = Some(template.into());
+        self
+    }
 }
 
 /// The ops a taskflow may call, by name, in registration order.
@@ -114,8 +138,7 @@ impl OpRegistry {
         let v = |f| WorkModel::Vector { flops_per_element: f };
         let mut r = Self::empty();
         let mut add = |name: &str, core, params, work, doc: &str| {
-            r.register(OpSpec { name: name.into(), core, params, work, doc: doc.into() })
-                .expect("built-in op names are distinct");
+            r.register(OpSpec::new(name, core, params, work, doc)).expect("built-in op names are distinct");
         };
         add(
             "matmul",

@@ -31,6 +31,55 @@ impl Taskflow {
         }
     }
 
+    /// Whether two taskflows describe the same computation: the same profile (but its name),
+    /// tensors (kind, element type, shape), tile families (core kind, grid extents, op calls
+    /// with the same regions of the same tensors, `after` entries) and ops, position by
+    /// position, whatever the names of the taskflow, tensors, tiles and grid indices and
+    /// whatever their source locations. For comparing a DSL taskflow with a built one.
+    pub fn same_structure(&self, other: &Taskflow) -> bool {
+        self.anonymous() == other.anonymous()
+    }
+
+    /// A copy with positional names and no locations.
+    fn anonymous(&self) -> Taskflow {
+        use std::collections::HashMap;
+        let tensors: HashMap<&str, String> =
+            self.tensors.iter().enumerate().map(|(i, t)| (t.name.as_str(), format!("t{i}"))).collect();
+        let families: HashMap<&str, String> =
+            self.families.iter().enumerate().map(|(i, f)| (f.name.as_str(), format!("f{i}"))).collect();
+        let rename =
+            |map: &HashMap<&str, String>, name: &str| map.get(name).cloned().unwrap_or_else(|| name.to_string());
+        let mut tf = self.clone();
+        tf.name = String::new();
+        tf.profile.name = String::new();
+        tf.sources = SourceMap::default();
+        tf.loc = Loc::NONE;
+        for t in &mut tf.tensors {
+            t.name = rename(&tensors, &t.name);
+            t.loc = Loc::NONE;
+        }
+        for f in &mut tf.families {
+            f.name = rename(&families, &f.name);
+            f.loc = Loc::NONE;
+            for (k, g) in f.grid.iter_mut().enumerate() {
+                g.name = format!("g{k}");
+                g.loc = Loc::NONE;
+            }
+            for call in &mut f.body {
+                call.loc = Loc::NONE;
+                for r in &mut call.args {
+                    r.tensor = rename(&tensors, &r.tensor);
+                    r.loc = Loc::NONE;
+                }
+            }
+            for a in &mut f.after {
+                a.family = rename(&families, &a.family);
+                a.loc = Loc::NONE;
+            }
+        }
+        tf
+    }
+
     pub fn tensor(&self, name: &str) -> Option<&TensorDecl> {
         self.tensors.iter().find(|t| t.name == name)
     }

@@ -143,13 +143,13 @@ impl RefOp for Vandal {
 fn user_op_taskflow(op: &str) -> Taskflow {
     let mut tf = Taskflow::new("user", MachineProfile::small(1, 2));
     tf.ops
-        .register(OpSpec {
-            name: op.into(),
-            core: CoreKind::Aiv,
-            params: vec![Param::read("src"), Param::write("dst")],
-            work: WorkModel::Vector { flops_per_element: 1 },
-            doc: "a user op".into(),
-        })
+        .register(OpSpec::new(
+            op,
+            CoreKind::Aiv,
+            vec![Param::read("src"), Param::write("dst")],
+            WorkModel::Vector { flops_per_element: 1 },
+            "a user op",
+        ))
         .unwrap();
     let x = tf.input("x", DType::Bf16, &[4, 2]);
     let y = tf.output("y", DType::Bf16, &[4, 2]);

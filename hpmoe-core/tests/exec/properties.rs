@@ -48,7 +48,7 @@ fn with_folds(mut tf: Taskflow) -> Taskflow {
         ("fold_put", CoreKind::Aiv, vec![Param::read("src"), Param::remote_write("dst")], WorkModel::Copy),
     ];
     for (name, core, params, work) in folds {
-        tf.ops.register(OpSpec { name: name.into(), core, params, work, doc: "test stand-in".into() }).unwrap();
+        tf.ops.register(OpSpec::new(name, core, params, work, "test stand-in")).unwrap();
     }
     let sizes: Vec<Vec<(u64, u64)>> = tf
         .families

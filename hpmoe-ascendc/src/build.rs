@@ -1,0 +1,341 @@
+//! The build-script API, in the manner of `cxx_build`:
+//!
+//! ```no_run
+//! // In build.rs, inside `fn main()`:
+//! hpmoe_ascendc::Build::new().file("src/moe.rs").compile("moe");
+//! ```
+//!
+//! [`Build::compile`] reads every `#[taskflow]` function of the given files with the shared
+//! front-end (`hpmoe_core::syntax`), plus any taskflow built with the builder API
+//! ([`Build::taskflow`]); checks and schedules each; emits its kernel files; and writes them, with
+//! the runtime headers, under `$OUT_DIR/hpmoe/NAME/` (or [`Build::out_dir`]), touching only files
+//! whose content changed. It prints `cargo:rerun-if-changed` for every source file, and
+//! `cargo:rustc-env=HPMOE_<NAME>_DIR=<folder>` so the crate can find the files
+//! (`include_bytes!(concat!(env!("HPMOE_MOE_DIR"), "/moe_ffn_schedule.bin"))`).
+//!
+//! A taskflow error is a build error at its `file:line:column`. When `ASCEND_HOME_PATH` names a
+//! CANN toolkit, each kernel is also compiled for `dav-2201` into `NAME.o` beside its source,
+//! and a compiler error fails the build; without a toolkit only sources are written, with no
+//! warning. (The toolkit path is untested against a real toolkit: see [`crate::toolchain`].)
+
+use crate::emit::{EmitError, EmitOptions, KernelFiles};
+use crate::flags::FlagPolicy;
+use crate::runtime::write_runtime;
+use crate::toolchain::{ASCEND_HOME_ENV, SHMEM_HOME_ENV, Toolkit};
+use crate::write::WriteOutcome;
+use hpmoe_core::cost::{CostProfile, TaskflowCost};
+use hpmoe_core::model::Taskflow;
+use hpmoe_core::schedule::{CostModel, SimpleCost};
+use hpmoe_core::syntax;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Which toolkit compiles the kernels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum ToolkitChoice {
+    /// The one `ASCEND_HOME_PATH` names, if any.
+    FromEnv,
+    /// Sources only.
+    None,
+    /// The toolkit at this root.
+    At(PathBuf),
+}
+
+/// A kernel build: sources and taskflows in, kernel files (and objects) out.
+#[derive(Clone, Debug)]
+pub struct Build {
+    files: Vec<PathBuf>,
+    taskflows: Vec<Taskflow>,
+    out_dir: Option<PathBuf>,
+    options: EmitOptions,
+    include_dirs: Vec<PathBuf>,
+    cost_profile: Option<CostProfile>,
+    toolkit: ToolkitChoice,
+    cargo_metadata: bool,
+}
+
+/// The files of one generated kernel.
+#[derive(Clone, Debug)]
+pub struct BuiltKernel {
+    pub name: String,
+    /// What happened to each of its four files.
+    pub files: Vec<WriteOutcome>,
+    /// `NAME.o`, when a toolkit compiled it.
+    pub object: Option<PathBuf>,
+    pub kernel: KernelFiles,
+}
+
+/// What [`Build::try_compile`] produced.
+#[derive(Clone, Debug)]
+pub struct BuildOutput {
+    /// The folder holding the kernels; the runtime headers are in its `include/`.
+    pub dir: PathBuf,
+    pub kernels: Vec<BuiltKernel>,
+    /// The toolkit that compiled them, if any.
+    pub toolkit: Option<Toolkit>,
+    /// The runtime headers' write outcomes.
+    pub runtime: Vec<WriteOutcome>,
+}
+
+/// Why a build failed: every error found, each a line like `src/moe.rs:12:5: error: ...`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildError {
+    pub errors: Vec<String>,
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for e in &self.errors {
+            writeln!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+impl Default for Build {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Build {
+    pub fn new() -> Self {
+        Build {
+            files: Vec::new(),
+            taskflows: Vec::new(),
+            out_dir: None,
+            options: EmitOptions::default(),
+            include_dirs: Vec::new(),
+            cost_profile: None,
+            toolkit: ToolkitChoice::FromEnv,
+            cargo_metadata: true,
+        }
+    }
+
+    /// A Rust source file whose `#[taskflow]` functions (also inside inline modules) to build.
+    pub fn file(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.files.push(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// A taskflow built with the builder API (`hpmoe_core::model::Taskflow`).
+    pub fn taskflow(&mut self, tf: Taskflow) -> &mut Self {
+        self.taskflows.push(tf);
+        self
+    }
+
+    /// Writes the kernels into `dir` instead of `$OUT_DIR/hpmoe/NAME/`.
+    pub fn out_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        self.out_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// A header the kernels `#include` (where user ops' device functions live), as written in
+    /// the include line.
+    pub fn include(&mut self, header: impl Into<String>) -> &mut Self {
+        self.options.includes.push(header.into());
+        self
+    }
+
+    /// A folder on the toolkit compiler's include path (for the headers of [`Build::include`]).
+    pub fn include_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        self.include_dirs.push(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// The hardware-flag policy (on, flag 15, by default).
+    pub fn flags(&mut self, policy: FlagPolicy) -> &mut Self {
+        self.options.flags = policy;
+        self
+    }
+
+    /// The bound of every counter wait, in microseconds (default 5 s).
+    pub fn wait_timeout_us(&mut self, us: u64) -> &mut Self {
+        self.options.wait_timeout_us = us;
+        self
+    }
+
+    /// The cost profile the scheduler prices tiles with (default: the preset named like the
+    /// taskflow's machine profile, else the Ascend 910B one).
+    pub fn cost_profile(&mut self, profile: CostProfile) -> &mut Self {
+        self.cost_profile = Some(profile);
+        self
+    }
+
+    /// Compiles with the toolkit at `root` whatever `ASCEND_HOME_PATH` says.
+    pub fn toolkit(&mut self, root: impl AsRef<Path>) -> &mut Self {
+        self.toolkit = ToolkitChoice::At(root.as_ref().to_path_buf());
+        self
+    }
+
+    /// Writes sources only, whatever `ASCEND_HOME_PATH` says.
+    pub fn no_toolkit(&mut self) -> &mut Self {
+        self.toolkit = ToolkitChoice::None;
+        self
+    }
+
+    /// Whether to print `cargo:` lines (on by default; off outside build scripts).
+    pub fn cargo_metadata(&mut self, on: bool) -> &mut Self {
+        self.cargo_metadata = on;
+        self
+    }
+
+    /// Builds everything; on any error, reports each as a build error (`cargo::error=`, which
+    /// Cargo shows as `error: <crate>: src/moe.rs:12:5: ...`) and panics, failing the build as
+    /// `cc` and `cxx_build` do.
+    pub fn compile(&mut self, name: &str) -> BuildOutput {
+        match self.try_compile(name) {
+            Ok(out) => out,
+            Err(e) => {
+                for error in &e.errors {
+                    if self.cargo_metadata {
+                        for line in error.lines().filter(|l| !l.trim().is_empty()) {
+                            println!("cargo::error={}", line.replacen(": error: ", ": ", 1));
+                        }
+                    } else {
+                        eprintln!("{error}");
+                    }
+                }
+                panic!("hpmoe: {} error(s) building kernels `{name}`", e.errors.len());
+            }
+        }
+    }
+
+    /// Builds everything, returning every error instead of failing the build.
+    pub fn try_compile(&mut self, name: &str) -> Result<BuildOutput, BuildError> {
+        let dir = match (&self.out_dir, std::env::var_os("OUT_DIR")) {
+            (Some(d), _) => d.clone(),
+            (None, Some(out)) => PathBuf::from(out).join("hpmoe").join(name),
+            (None, None) => {
+                return Err(BuildError {
+                    errors: vec![
+                        "error: OUT_DIR is not set: call Build::compile from a build script, or set Build::out_dir"
+                            .into(),
+                    ],
+                });
+            }
+        };
+        let mut errors = Vec::new();
+        let mut kernels: Vec<KernelFiles> = Vec::new();
+        for path in &self.files {
+            self.metadata(&format!("rerun-if-changed={}", path.display()));
+            self.build_file(path, &mut kernels, &mut errors);
+        }
+        for tf in &self.taskflows {
+            let cost = self.cost_for(tf);
+            match hpmoe_core::compile(tf, cost.as_ref()) {
+                Err(d) => errors.push(d.render(&tf.sources).trim_end().to_string()),
+                Ok(c) => match crate::emit::emit_with(tf, &c, &self.options) {
+                    Ok(k) => kernels.push(k),
+                    Err(e) => errors.push(render_emit_error(&e, &tf.sources)),
+                },
+            }
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for k in &kernels {
+            if !seen.insert(k.name.clone()) {
+                errors.push(format!("error: two taskflows make a kernel named `{}`; rename one", k.name));
+            }
+        }
+        if !errors.is_empty() {
+            return Err(BuildError { errors });
+        }
+        let io = |e: std::io::Error| BuildError {
+            errors: vec![format!("error: writing kernels to {}: {e}", dir.display())],
+        };
+        let runtime = write_runtime(&dir.join("include")).map_err(io)?;
+        let toolkit = self.resolve_toolkit()?;
+        let mut built = Vec::new();
+        for kernel in kernels {
+            let files = kernel.write_to(&dir).map_err(io)?;
+            let mut object = None;
+            if let Some(tk) = &toolkit {
+                // Always: the build script reruns only when an input changed, and the user
+                // headers of include_dir are inputs whose changes the files here do not show.
+                let obj = dir.join(format!("{}.o", kernel.name));
+                let source = dir.join(format!("{}.cpp", kernel.name));
+                tk.compile(&source, &obj, &self.include_dirs)
+                    .map_err(|e| BuildError { errors: vec![format!("error: {e}")] })?;
+                object = Some(obj);
+            }
+            built.push(BuiltKernel { name: kernel.name.clone(), files, object, kernel });
+        }
+        for d in &self.include_dirs {
+            self.metadata(&format!("rerun-if-changed={}", d.display()));
+        }
+        self.metadata(&format!("rerun-if-env-changed={ASCEND_HOME_ENV}"));
+        self.metadata(&format!("rerun-if-env-changed={SHMEM_HOME_ENV}"));
+        self.metadata(&format!("rustc-env=HPMOE_{}_DIR={}", crate::emit::names::constant_name(name), dir.display()));
+        Ok(BuildOutput { dir, kernels: built, toolkit, runtime })
+    }
+
+    fn metadata(&self, line: &str) {
+        if self.cargo_metadata {
+            println!("cargo:{line}");
+        }
+    }
+
+    fn resolve_toolkit(&self) -> Result<Option<Toolkit>, BuildError> {
+        let err = |e: String| BuildError { errors: vec![format!("error: {e}")] };
+        match &self.toolkit {
+            ToolkitChoice::None => Ok(None),
+            ToolkitChoice::At(root) => Toolkit::at(root).map(Some).map_err(err),
+            ToolkitChoice::FromEnv => Toolkit::from_env().transpose().map_err(err),
+        }
+    }
+
+    /// The scheduler's cost model for `tf`.
+    fn cost_for(&self, tf: &Taskflow) -> Box<dyn CostModel> {
+        if hpmoe_core::check::check_structure(tf).is_err() {
+            // The compile reports the errors; any model will do.
+            return Box::new(SimpleCost::default());
+        }
+        let profile = self
+            .cost_profile
+            .clone()
+            .unwrap_or_else(|| CostProfile::preset(&tf.profile.name).unwrap_or_else(|_| CostProfile::ascend910b()));
+        Box::new(TaskflowCost::new(tf, profile))
+    }
+
+    /// Every `#[taskflow]` of one file: its kernel, or its errors at `file:line:column`.
+    fn build_file(&self, path: &Path, kernels: &mut Vec<KernelFiles>, errors: &mut Vec<String>) {
+        let shown = path.display().to_string();
+        let src = match std::fs::read_to_string(path) {
+            Ok(s) => s,
+            Err(e) => {
+                errors.push(format!("{shown}: error: cannot read the file: {e}"));
+                return;
+            }
+        };
+        let frontends = match syntax::parse_file(&src) {
+            Ok(f) => f,
+            Err(e) => {
+                errors.push(syntax::render_error(&e, &shown).trim_end().to_string());
+                return;
+            }
+        };
+        for fe in frontends {
+            let cost = self.cost_for(&fe.taskflow);
+            match fe.compile(cost.as_ref()) {
+                Err(e) => errors.push(syntax::render_error(&e, &shown).trim_end().to_string()),
+                Ok(c) => match crate::emit::emit_with(&fe.taskflow, &c, &self.options) {
+                    Ok(k) => kernels.push(k),
+                    Err(e) => {
+                        let err = fe.spans.get(e.loc).error(e.to_string());
+                        errors.push(syntax::render_error(&err, &shown).trim_end().to_string());
+                    }
+                },
+            }
+        }
+    }
+}
+
+/// An emission error of a builder-made taskflow, at the Rust location that declared it.
+fn render_emit_error(e: &EmitError, sources: &hpmoe_core::model::SourceMap) -> String {
+    match sources.get(e.loc) {
+        Some(pos) => format!("{}:{}:{}: error: {e}", pos.file, pos.line, pos.column),
+        None => format!("error: {e}"),
+    }
+}

@@ -1,0 +1,83 @@
+//! Host syntax checks of generated kernels: `g++ -std=c++17 -fsyntax-only -Wall -Werror`
+//! against the declaration-only AscendC + SHMEM headers of `devkit-decl/` and the shipped runtime
+//! headers. What this can and cannot catch is in `devkit-decl/README.md`; it is how this
+//! crate's tests check every generated kernel on a machine without a CANN toolkit.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A syntax check of one C++ file.
+#[derive(Clone, Debug)]
+pub struct SyntaxCheck {
+    compiler: String,
+    includes: Vec<PathBuf>,
+    defines: Vec<String>,
+}
+
+impl SyntaxCheck {
+    /// `g++` with the declaration-only devkit headers and this crate's runtime headers on the
+    /// include path.
+    pub fn new() -> Self {
+        SyntaxCheck {
+            compiler: "g++".into(),
+            includes: vec![
+                crate::runtime::devkit_decl_dir().to_path_buf(),
+                crate::runtime::source_include_dir().to_path_buf(),
+            ],
+            defines: Vec::new(),
+        }
+    }
+
+    /// Uses another host compiler (`clang++`, a versioned `g++-12`).
+    pub fn compiler(mut self, compiler: impl Into<String>) -> Self {
+        self.compiler = compiler.into();
+        self
+    }
+
+    /// Adds a folder to the include path (the generated kernel's folder, a user op header's).
+    pub fn include(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.includes.push(dir.into());
+        self
+    }
+
+    /// Adds `-D<define>`.
+    pub fn define(mut self, define: impl Into<String>) -> Self {
+        self.defines.push(define.into());
+        self
+    }
+
+    /// Whether the compiler can be run at all.
+    pub fn available(&self) -> bool {
+        Command::new(&self.compiler).arg("--version").output().is_ok_and(|o| o.status.success())
+    }
+
+    /// The command that checks `file`.
+    pub fn command(&self, file: &Path) -> Command {
+        let mut cmd = Command::new(&self.compiler);
+        cmd.args(["-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror"]);
+        for dir in &self.includes {
+            cmd.arg("-I").arg(dir);
+        }
+        for d in &self.defines {
+            cmd.arg(format!("-D{d}"));
+        }
+        cmd.arg(file);
+        cmd
+    }
+
+    /// Runs the check; `Err` holds the compiler's output.
+    pub fn run(&self, file: &Path) -> Result<(), String> {
+        let out = self.command(file).output().map_err(|e| format!("cannot run {}: {e}", self.compiler))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+        }
+    }
+}
+
+impl Default for SyntaxCheck {
+    fn default() -> Self {
+        Self::new()
+    }
+}

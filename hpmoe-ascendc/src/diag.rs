@@ -1,0 +1,199 @@
+//! Reading a rank's diagnostics area after a launch (layout in `hpmoe/abi.h`): which cores
+//! finished, and for each one that stopped early, where and why, in the schedule's terms.
+//!
+//! ```
+//! use hpmoe_ascendc::diag::{DiagStatus, decode};
+//! // A host program copies the `diag` buffer back after the launch; here, two cores' worth.
+//! let mut area = vec![0u8; 64 + 2 * 64];
+//! area[64..68].copy_from_slice(&2u32.to_le_bytes()); // core 0: done
+//! let d = decode(&area, 2).unwrap();
+//! assert_eq!(d.records[0].status, DiagStatus::Done);
+//! assert_eq!(d.records[1].status, DiagStatus::NotRun);
+//! assert!(!d.aborted);
+//! ```
+
+use hpmoe_core::table::ScheduleTable;
+use std::fmt;
+
+/// Bytes of the area's header and of each core's record.
+pub const HEADER_BYTES: usize = 64;
+pub const RECORD_BYTES: usize = 64;
+
+/// `hpmoe_diag_record.status`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiagStatus {
+    NotRun,
+    Running,
+    Done,
+    WaitTimeout,
+    FlagTimeout,
+    Aborted,
+    BadTable,
+    BadLaunch,
+    BadTile,
+    Unknown(u32),
+}
+
+impl DiagStatus {
+    pub fn from_code(code: u32) -> Self {
+        match code {
+            0 => DiagStatus::NotRun,
+            1 => DiagStatus::Running,
+            2 => DiagStatus::Done,
+            3 => DiagStatus::WaitTimeout,
+            4 => DiagStatus::FlagTimeout,
+            5 => DiagStatus::Aborted,
+            6 => DiagStatus::BadTable,
+            7 => DiagStatus::BadLaunch,
+            8 => DiagStatus::BadTile,
+            other => DiagStatus::Unknown(other),
+        }
+    }
+}
+
+/// One core's `hpmoe_diag_record`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DiagRecord {
+    pub status: DiagStatus,
+    pub core: u32,
+    pub entry: u32,
+    pub instance: u32,
+    pub counter: u32,
+    pub expected: i32,
+    pub seen: i32,
+    pub tiles_done: u32,
+    pub flag_consumed: u32,
+    pub flag_set: u32,
+    pub detail: u32,
+}
+
+/// A rank's whole area.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostics {
+    /// A core of the rank stopped early.
+    pub aborted: bool,
+    /// By local core id (AIC first, then AIV).
+    pub records: Vec<DiagRecord>,
+}
+
+/// Decodes the area of a rank with `cores_per_rank` cores.
+pub fn decode(area: &[u8], cores_per_rank: usize) -> Result<Diagnostics, String> {
+    let need = HEADER_BYTES + RECORD_BYTES * cores_per_rank;
+    if area.len() < need {
+        return Err(format!("the diagnostics area holds {} bytes; {cores_per_rank} cores need {need}", area.len()));
+    }
+    let word = |at: usize| u32::from_le_bytes(area[at..at + 4].try_into().expect("4 bytes"));
+    let records = (0..cores_per_rank)
+        .map(|c| {
+            let base = HEADER_BYTES + RECORD_BYTES * c;
+            let w = |i: usize| word(base + 4 * i);
+            DiagRecord {
+                status: DiagStatus::from_code(w(0)),
+                core: w(1),
+                entry: w(2),
+                instance: w(3),
+                counter: w(4),
+                expected: w(5) as i32,
+                seen: w(6) as i32,
+                tiles_done: w(7),
+                flag_consumed: w(8),
+                flag_set: w(9),
+                detail: w(10),
+            }
+        })
+        .collect();
+    Ok(Diagnostics { aborted: word(0) != 0, records })
+}
+
+/// A record in the schedule's terms, e.g. `r0.aiv1: waited for counter 3 to reach 2 before
+/// entry 4, swiglu(1, 0, 1), and saw 1 after the timeout`.
+pub fn describe(record: &DiagRecord, table: &ScheduleTable) -> String {
+    Describe { record, table }.to_string()
+}
+
+struct Describe<'a> {
+    record: &'a DiagRecord,
+    table: &'a ScheduleTable,
+}
+
+impl fmt::Display for Describe<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = self.record;
+        let view = self.table.view();
+        let core =
+            if (r.core as usize) < view.core_count() { view.core_name(r.core) } else { format!("core {}", r.core) };
+        let tile = match view.coords_of_instance(r.instance) {
+            Some((fam, coords)) => {
+                let c: Vec<String> = coords.iter().map(u32::to_string).collect();
+                format!("{}({})", view.family_name(fam), c.join(", "))
+            }
+            None => format!("instance {}", r.instance),
+        };
+        match r.status {
+            DiagStatus::NotRun => write!(f, "{core}: never started"),
+            DiagStatus::Running => write!(f, "{core}: started but never finished ({} tiles done)", r.tiles_done),
+            DiagStatus::Done => write!(f, "{core}: done, {} tiles", r.tiles_done),
+            DiagStatus::WaitTimeout => write!(
+                f,
+                "{core}: timed out before entry {} ({tile}) waiting for counter {} to reach {}; it held {}",
+                r.entry, r.counter, r.expected, r.seen
+            ),
+            DiagStatus::FlagTimeout => write!(
+                f,
+                "{core}: its AIVs did not consume hardware flag {} in time at entry {} ({tile}): {} sets, {} consumed",
+                r.counter & !0x8000_0000,
+                r.entry,
+                r.expected,
+                r.seen
+            ),
+            DiagStatus::Aborted => write!(
+                f,
+                "{core}: stopped before entry {} ({tile}) because another core failed (counter {} at {} of {})",
+                r.entry, r.counter, r.seen, r.expected
+            ),
+            DiagStatus::BadTable => {
+                write!(f, "{core}: rejected the table or flag plan (HPMOE_TABLE/FLAGS code {})", r.detail)
+            }
+            DiagStatus::BadLaunch => {
+                write!(
+                    f,
+                    "{core}: launched with {} blocks, the table needs {} (or a wrong PE count)",
+                    r.seen, r.expected
+                )
+            }
+            DiagStatus::BadTile => write!(f, "{core}: entry {} names {tile}, which this core kind cannot run", r.entry),
+            DiagStatus::Unknown(code) => write!(f, "{core}: unknown status {code}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_records_and_describes_them_with_the_table() {
+        let tf = hpmoe_core::moe::MoeShape::tiny(1).taskflow().unwrap();
+        let c = hpmoe_core::compile(&tf, &hpmoe_core::schedule::SimpleCost::default()).unwrap();
+        let mut area = vec![0u8; HEADER_BYTES + RECORD_BYTES * 6];
+        area[0..4].copy_from_slice(&4u32.to_le_bytes());
+        let rec = |c: usize, fields: [u32; 11], area: &mut Vec<u8>| {
+            for (i, v) in fields.iter().enumerate() {
+                let at = HEADER_BYTES + RECORD_BYTES * c + 4 * i;
+                area[at..at + 4].copy_from_slice(&v.to_le_bytes());
+            }
+        };
+        let swiglu = c.expanded.space.families[2].first + 3;
+        rec(3, [3, 3, 7, swiglu, 12, 2, 1, 7, 0, 0, 0], &mut area);
+        rec(0, [2, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0], &mut area);
+        let d = decode(&area, 6).unwrap();
+        assert!(d.aborted);
+        assert_eq!(d.records[3].status, DiagStatus::WaitTimeout);
+        assert_eq!(
+            describe(&d.records[3], &c.table),
+            "r0.aiv1: timed out before entry 7 (swiglu(0, 1, 1)) waiting for counter 12 to reach 2; it held 1"
+        );
+        assert_eq!(describe(&d.records[0], &c.table), "r0.aic0: done, 9 tiles");
+        assert!(decode(&area[..100], 6).unwrap_err().contains("6 cores need 448"));
+    }
+}

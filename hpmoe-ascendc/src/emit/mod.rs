@@ -1,0 +1,191 @@
+//! Emission: a compiled taskflow → the files of its AscendC kernel.
+//!
+//! [`emit`] returns a [`KernelFiles`]: `NAME.cpp` (the kernel, [`kernel`]), `NAME_schedule.h`
+//! (table layout and constants, [`header`]), `NAME_schedule.bin` (the kernel's schedule table)
+//! and `NAME_flags.bin` (its hardware-flag plan, [`crate::flags`]). Output is deterministic: the
+//! same taskflow and schedule give byte-identical files.
+//!
+//! The kernel's table is the compiled table with the dependencies the hardware flag carries
+//! taken off the counters; with flags disabled ([`EmitOptions::flags`]) it is the compiled table
+//! itself.
+
+mod expr;
+pub mod header;
+pub mod kernel;
+pub mod names;
+pub mod ops;
+pub mod region;
+
+use crate::flags::{self, FlagPlan, FlagPolicy};
+use crate::write::{WriteOutcome, write_if_changed};
+use hpmoe_core::Compiled;
+use hpmoe_core::model::{CoreKind, Loc, Taskflow};
+use hpmoe_core::table::ScheduleTable;
+use std::fmt;
+use std::path::Path;
+
+pub use ops::MatmulGroup;
+
+/// Elements of one UB tile of the vector runtime (`hpmoe::kTileElems`).
+pub const TILE_ELEMS: u32 = 4096;
+/// Default bound of a counter wait: 5 s.
+pub const DEFAULT_WAIT_TIMEOUT_US: u64 = 5_000_000;
+
+/// A taskflow the backend cannot turn into a kernel, with the location of the offending
+/// declaration or op call when there is one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmitError {
+    pub taskflow: String,
+    pub family: Option<String>,
+    pub loc: Loc,
+    pub message: String,
+}
+
+impl EmitError {
+    pub fn at(taskflow: &str, family: Option<&str>, loc: Loc, message: impl Into<String>) -> Self {
+        EmitError { taskflow: taskflow.into(), family: family.map(Into::into), loc, message: message.into() }
+    }
+
+    /// An error about the options rather than a place in the taskflow.
+    pub fn plain(message: impl Into<String>) -> Self {
+        EmitError { taskflow: String::new(), family: None, loc: Loc::NONE, message: message.into() }
+    }
+}
+
+impl fmt::Display for EmitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.family, self.taskflow.is_empty()) {
+            (Some(fam), _) => write!(f, "taskflow `{}`, tile `{fam}`: {}", self.taskflow, self.message),
+            (None, false) => write!(f, "taskflow `{}`: {}", self.taskflow, self.message),
+            (None, true) => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for EmitError {}
+
+/// How to emit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmitOptions {
+    /// Hardware cross-core flags (on by default, where provably sound).
+    pub flags: FlagPolicy,
+    /// Bound of every counter wait, µs (`HPMOE_<NAME>_WAIT_TIMEOUT_US`, overridable at compile time).
+    pub wait_timeout_us: u64,
+    /// Headers the kernel includes after the runtime: where user ops' device functions live.
+    pub includes: Vec<String>,
+}
+
+impl Default for EmitOptions {
+    fn default() -> Self {
+        EmitOptions { flags: FlagPolicy::default(), wait_timeout_us: DEFAULT_WAIT_TIMEOUT_US, includes: Vec::new() }
+    }
+}
+
+/// The generated files of one taskflow.
+#[derive(Clone, Debug)]
+pub struct KernelFiles {
+    /// The kernel's name (a C identifier; the taskflow's name, sanitised) and file stem.
+    pub name: String,
+    /// `NAME.cpp`.
+    pub cpp: String,
+    /// `NAME_schedule.h`.
+    pub header: String,
+    /// The kernel's schedule table (`NAME_schedule.bin` is its `to_bytes()`).
+    pub table: ScheduleTable,
+    /// `NAME_schedule.bin`.
+    pub table_bin: Vec<u8>,
+    /// `NAME_flags.bin`.
+    pub flags_bin: Vec<u8>,
+    /// Which dependencies the hardware flag carries.
+    pub flags: FlagPlan,
+    /// The Matmul objects of the AIC and the tile shapes their tilings must cover.
+    pub matmul_groups: Vec<MatmulGroup>,
+}
+
+impl KernelFiles {
+    /// `(file name, contents)` of the four files, in a fixed order.
+    pub fn files(&self) -> [(String, &[u8]); 4] {
+        [
+            (format!("{}.cpp", self.name), self.cpp.as_bytes()),
+            (format!("{}_schedule.h", self.name), self.header.as_bytes()),
+            (format!("{}_schedule.bin", self.name), &self.table_bin),
+            (format!("{}_flags.bin", self.name), &self.flags_bin),
+        ]
+    }
+
+    /// Writes the four files into `dir`, touching only those whose content changed.
+    pub fn write_to(&self, dir: &Path) -> std::io::Result<Vec<WriteOutcome>> {
+        self.files().iter().map(|(name, bytes)| write_if_changed(&dir.join(name), bytes)).collect()
+    }
+}
+
+/// Emits the kernel of a compiled taskflow with the default options.
+pub fn emit(tf: &Taskflow, compiled: &Compiled) -> Result<KernelFiles, EmitError> {
+    emit_with(tf, compiled, &EmitOptions::default())
+}
+
+/// The kernel's C++ source alone, as [`emit`] writes it to `NAME.cpp` (for a macro that embeds
+/// it as a `&'static str`).
+pub fn kernel_source(tf: &Taskflow, compiled: &Compiled) -> Result<String, EmitError> {
+    emit(tf, compiled).map(|k| k.cpp)
+}
+
+/// Emits the kernel of a compiled taskflow.
+pub fn emit_with(tf: &Taskflow, compiled: &Compiled, options: &EmitOptions) -> Result<KernelFiles, EmitError> {
+    let exp = &compiled.expanded;
+    let placement = &compiled.placement;
+    let name = names::identifier(&tf.name);
+    let prefix = format!("{}_", names::constant_name(&tf.name));
+    check_aic_signals(tf, compiled)?;
+    let tensor_params = names::distinct_identifiers(tf.tensors.iter().map(|t| t.name.as_str()), &kernel::FIXED_PARAMS);
+
+    let plan = flags::plan_flags(exp, placement, &compiled.sync, &tf.profile, &options.flags)?;
+    let table = if plan.edges.is_empty() {
+        compiled.table.clone()
+    } else {
+        let sync = flags::without_flagged(exp, &compiled.sync, &plan);
+        let family_names: Vec<String> = tf.families.iter().map(|f| f.name.clone()).collect();
+        ScheduleTable::try_build(&tf.name, &tf.profile, &family_names, exp, placement, &sync).map_err(|e| {
+            EmitError::at(&tf.name, None, tf.loc, format!("internal error: the flag-adjusted table is invalid: {e}"))
+        })?
+    };
+    let table_bin = table.to_bytes();
+    let table_checksum = u32::from_le_bytes(table_bin[12..16].try_into().expect("table header"));
+    let flags_bin = flags::plan_bytes(&plan, placement, &tf.profile, table_checksum);
+
+    let parts =
+        kernel::KernelParts { tf, name: &name, prefix: &prefix, tensor_params: &tensor_params, plan: &plan, options };
+    let (cpp, matmul_groups) = kernel::render(&parts)?;
+    let header = header::render(&header::HeaderParts {
+        tf,
+        name: &name,
+        prefix: &prefix,
+        table: &table,
+        tensor_params: &tensor_params,
+        groups: &matmul_groups,
+        flag_id: plan.flag_id,
+        flagged_edges: plan.edges.len(),
+        flags_bytes: &flags_bin,
+        wait_timeout_us: options.wait_timeout_us,
+    });
+    Ok(KernelFiles { name, cpp, header, table, table_bin, flags_bin, flags: plan, matmul_groups })
+}
+
+/// AIC tiles never write another rank's memory, so they never signal another rank: the runtime
+/// sends their signals with a local atomic only. A table that says otherwise is refused.
+fn check_aic_signals(tf: &Taskflow, compiled: &Compiled) -> Result<(), EmitError> {
+    let exp = &compiled.expanded;
+    for n in 0..exp.nodes() as u32 {
+        if exp.core_kind(n) == CoreKind::Aic && compiled.sync.signals(n).iter().any(|s| s.rank != exp.space.rank_of(n))
+        {
+            let family = &tf.families[exp.space.family_of(n)];
+            return Err(EmitError::at(
+                &tf.name,
+                Some(&family.name),
+                family.loc,
+                "an AIC tile signals another rank; only puts (AIV) may",
+            ));
+        }
+    }
+    Ok(())
+}

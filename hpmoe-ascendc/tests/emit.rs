@@ -1,0 +1,166 @@
+//! Emission: the generated source of a small taskflow as reviewable snapshots; every generated
+//! kernel (small cases and the DeepSeek-V3 EP8 flagship) through `g++ -fsyntax-only -Wall
+//! -Wextra -Werror` against the declaration-only devkit; same input, byte-identical files; and
+//! the errors for what the backend cannot emit.
+
+mod common;
+
+use common::taskflows::{all_ops, small};
+use common::{gxx, temp_dir};
+use expect_test::expect_file;
+use hpmoe_ascendc::{EmitOptions, FlagPolicy, KernelFiles, emit, emit_with};
+use hpmoe_core::model::{CoreKind, DType, MachineProfile, Taskflow};
+use hpmoe_core::moe::MoeShape;
+use hpmoe_core::schedule::SimpleCost;
+use hpmoe_core::table::ScheduleTable;
+use std::path::Path;
+
+fn compile(tf: &Taskflow) -> hpmoe_core::Compiled {
+    hpmoe_core::compile(tf, &SimpleCost::default()).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)))
+}
+
+fn with_user_ops() -> EmitOptions {
+    EmitOptions { includes: vec!["user_ops.h".into()], ..EmitOptions::default() }
+}
+
+/// Writes the kernel and syntax-checks its .cpp (skipped without g++).
+fn syntax_check(k: &KernelFiles, dir: &Path) {
+    k.write_to(dir).unwrap();
+    let Some(check) = gxx() else { return };
+    let check = check.include(dir).include(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cpp"));
+    check.run(&dir.join(format!("{}.cpp", k.name))).unwrap_or_else(|e| panic!("{}.cpp:\n{e}", k.name));
+}
+
+/// The kernel's own part of NAME_schedule.h (the table part is hpmoe-core's, tested there).
+fn kernel_section(header: &str) -> &str {
+    &header[header.find("/* ---- Kernel `").expect("kernel section")..]
+}
+
+#[test]
+fn small_kernel_snapshot() {
+    let tf = small();
+    let k = emit_with(&tf, &compile(&tf), &with_user_ops()).unwrap();
+    expect_file!["snapshots/small.cpp"].assert_eq(&k.cpp);
+    expect_file!["snapshots/small_kernel_section.h"].assert_eq(kernel_section(&k.header));
+}
+
+#[test]
+fn small_kernels_pass_the_syntax_check() {
+    let dir = temp_dir("emit-small");
+    let tf = small();
+    let c = compile(&tf);
+    syntax_check(&emit_with(&tf, &c, &with_user_ops()).unwrap(), &dir.join("small"));
+    let no_flags = EmitOptions { flags: FlagPolicy { enabled: false, ..FlagPolicy::default() }, ..with_user_ops() };
+    syntax_check(&emit_with(&tf, &c, &no_flags).unwrap(), &dir.join("small_no_flags"));
+    let tf = all_ops();
+    syntax_check(&emit(&tf, &compile(&tf)).unwrap(), &dir.join("all_ops"));
+    for ranks in [1, 2, 4] {
+        let tf = MoeShape::tiny(ranks).taskflow().unwrap();
+        syntax_check(&emit(&tf, &compile(&tf)).unwrap(), &dir.join(format!("tiny{ranks}")));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn deepseek_ep8_flagship_passes_the_syntax_check() {
+    let tf = MoeShape::deepseek_v3(8, 4096).taskflow().unwrap();
+    let c = compile(&tf);
+    let k = emit(&tf, &c).unwrap();
+    // The table lives in the .bin; the source stays small.
+    assert!(k.cpp.len() < 16 * 1024, "moe_ffn.cpp is {} bytes", k.cpp.len());
+    assert_eq!(k.table_bin.len(), k.table.total_bytes());
+    assert!(!k.flags.edges.is_empty());
+    assert_eq!(k.matmul_groups.len(), 1);
+    assert_eq!((k.matmul_groups[0].m, k.matmul_groups[0].n, k.matmul_groups[0].k), (128, 896, 7168));
+    let dir = temp_dir("emit-ep8");
+    syntax_check(&k, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn same_input_gives_byte_identical_files() {
+    let tf = MoeShape::tiny(4).taskflow().unwrap();
+    let first = emit(&tf, &compile(&tf)).unwrap();
+    let second = emit(&tf, &compile(&tf)).unwrap();
+    for ((name, a), (_, b)) in first.files().iter().zip(second.files().iter()) {
+        assert!(a == b, "{name} differs between two runs");
+    }
+    let dir = temp_dir("emit-det");
+    let written = first.write_to(&dir).unwrap();
+    assert!(written.iter().all(|w| w.was_written()));
+    assert!(second.write_to(&dir).unwrap().iter().all(|w| !w.was_written()), "identical files are not touched");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_kernel_table_is_the_compiled_one_minus_flagged_dependencies() {
+    let tf = MoeShape::tiny(2).taskflow().unwrap();
+    let c = compile(&tf);
+    let off = EmitOptions { flags: FlagPolicy { enabled: false, ..FlagPolicy::default() }, ..EmitOptions::default() };
+    let plain = emit_with(&tf, &c, &off).unwrap();
+    assert_eq!(plain.table_bin, c.table.to_bytes(), "without flags the kernel table is the compiled table");
+    assert!(plain.flags.edges.is_empty());
+    assert!(plain.cpp.contains("constexpr uint16_t kFlag = hpmoe::kNoFlag;"));
+    let flagged = emit(&tf, &c).unwrap();
+    let table = ScheduleTable::from_bytes(&flagged.table_bin).unwrap();
+    assert_eq!(table, flagged.table);
+    assert_eq!(
+        table.signals().len() + flagged.flags.edges.len(),
+        c.table.signals().len(),
+        "each flagged dependency leaves the counters"
+    );
+    assert_eq!(&flagged.flags_bin[..8], b"HPMOEFLG");
+    assert_eq!(flagged.flags_bin.len() % 4, 0);
+    let crc = crc32fast_like(&flagged.flags_bin[16..]);
+    assert_eq!(u32::from_le_bytes(flagged.flags_bin[12..16].try_into().unwrap()), crc);
+    assert!(flagged.header.contains(&format!("#define HPMOE_MOE_FFN_FLAGGED_EDGES {}u", flagged.flags.edges.len())));
+}
+
+/// CRC-32 (IEEE), independently of the crate's.
+fn crc32fast_like(bytes: &[u8]) -> u32 {
+    let mut crc = 0xFFFF_FFFFu32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = (crc >> 1) ^ (0xEDB8_8320 & 0u32.wrapping_sub(crc & 1));
+        }
+    }
+    !crc
+}
+
+#[test]
+fn what_the_backend_cannot_emit_is_an_error_at_the_op() {
+    // A region whose rows are not one stride apart.
+    let mut tf = Taskflow::new("bad_region", MachineProfile::small(1, 1));
+    let x = tf.input("x", DType::F32, &[4, 8, 16]);
+    let y = tf.output("y", DType::F32, &[4, 8, 16]);
+    tf.tile("copy", CoreKind::Aiv, |t| {
+        let b = t.grid("b", 2);
+        t.op("copy", [x.slice(b.clone() * 2, 2).slice(0, 4), y.slice(b * 2, 2).slice(0, 4)]);
+    });
+    let e = emit(&tf, &compile(&tf)).unwrap_err();
+    assert_eq!(e.family.as_deref(), Some("copy"));
+    assert!(e.message.contains("not a strided matrix"), "{e}");
+    assert!(!e.loc.is_none(), "the error points at the region");
+
+    // An op the registry knows but the backend has no emission for.
+    let mut tf = Taskflow::new("no_emit", MachineProfile::small(1, 1));
+    tf.ops
+        .register(hpmoe_core::model::OpSpec::new(
+            "mystery",
+            CoreKind::Aiv,
+            vec![hpmoe_core::model::Param::write("dst")],
+            hpmoe_core::model::WorkModel::Copy,
+            "?",
+        ))
+        .unwrap();
+    let y = tf.output("y", DType::F32, &[4, 16]);
+    tf.tile("t", CoreKind::Aiv, |t| t.op("mystery", [y.whole()]));
+    let e = emit(&tf, &compile(&tf)).unwrap_err();
+    assert!(e.to_string().starts_with("taskflow `no_emit`, tile `t`: op `mystery` has no AscendC emission"), "{e}");
+
+    // A reserved flag id.
+    let tf = small();
+    let opts = EmitOptions { flags: FlagPolicy { enabled: true, flag_id: 11 }, ..with_user_ops() };
+    assert!(emit_with(&tf, &compile(&tf), &opts).unwrap_err().message.contains("reserved by SyncAll"));
+}

@@ -1,0 +1,41 @@
+//! The vocabulary of `#[taskflow]` functions, and the [`Program`] they compile to.
+//!
+//! A taskflow is written as a Rust function marked `#[taskflow(...)]` (from `hpmoe-macros`)
+//! whose body holds only items: integer `const`s, tensor `const`s, `#[tile]` functions and
+//! `#[op]` functions. The macro reads those items, checks and schedules the taskflow at
+//! compile time, and turns the function into a `const fn` returning a [`Program`]. The items
+//! are kept as written (helper attributes removed), and they type-check against this module,
+//! so rust-analyzer can follow every name in them:
+//!
+//! | in a taskflow body | item here |
+//! | --- | --- |
+//! | grid parameters `e: Idx`, index arithmetic, `RANK` | [`Idx`], [`RANK`] |
+//! | `const X: Tensor<Bf16> = input([T, H]);` | [`Tensor`], [`Element`] types, [`input`], [`output`], [`scratch`], [`symmetric`] |
+//! | `X.at(e).slice(m * B, B).on(dst)` | [`Tensor`] / [`Region`] methods |
+//! | `matmul(a, b, c)`, `put(src, dst)`, ... | the functions of [`BUILTIN_OPS`] |
+//! | reference bodies of `#[op]` functions | [`TileData`] |
+//!
+//! The vocabulary is symbolic: an [`Idx`] or a [`Region`] carries no value at run time, and
+//! the op functions do nothing when called. The macro evaluates everything from the tokens.
+//! (`RANKS`, the number of ranks, is a `u64` const the macro adds to the function body.)
+//!
+//! The [`Program`] a taskflow function returns holds the schedule table (binary, decoded by
+//! [`Program::table`]), the IR ([`Program::taskflow`]), one [`TileFn`] per tile family — a
+//! host form that evaluates the family's regions for one instance and calls
+//! [`TileContext::call`] per op — and the reference bodies of user-defined ops
+//! ([`UserOp`]). See the `hpmoe_macros::taskflow` documentation for the whole language.
+
+mod index;
+mod ops;
+mod program;
+mod tensor;
+
+pub use index::{Idx, RANK};
+pub use ops::{
+    BUILTIN_OPS, accumulate, cast, copy, dequantize, matmul, put, quantize, scale_rows, swiglu, weighted_accumulate,
+    zero,
+};
+#[doc(hidden)]
+pub use program::__private;
+pub use program::{ConcreteRegion, Program, ProgramError, TileContext, TileData, TileFn, UserOp, UserOpFn};
+pub use tensor::{Bf16, Element, F16, F32, I8, I32, Region, Tensor, input, output, scratch, symmetric};

@@ -1,0 +1,69 @@
+//! The build-script side: every `#[taskflow]` function of a source file, and errors as
+//! `file:line:column` text.
+
+use super::{Frontend, ast::helper, lower};
+use syn::{Item, Meta};
+
+/// Reads every `#[taskflow(..)]` function of a Rust source file, including those in inline
+/// modules, in order. Fails only when the file does not parse as Rust or is beyond the
+/// input bounds of [`super::guard`].
+pub fn parse_file(src: &str) -> syn::Result<Vec<Frontend>> {
+    let tokens: proc_macro2::TokenStream = src.parse()?;
+    super::guard::check_tokens(&tokens)?;
+    let file: syn::File = syn::parse2(tokens)?;
+    let mut out = Vec::new();
+    collect(&file.items, &mut out);
+    Ok(out)
+}
+
+fn collect(items: &[Item], out: &mut Vec<Frontend>) {
+    for item in items {
+        match item {
+            Item::Fn(f) => {
+                let Some(pos) = f.attrs.iter().position(|a| helper(a) == Some("taskflow")) else { continue };
+                let mut f = f.clone();
+                let attr = f.attrs.remove(pos);
+                let args = match attr.meta {
+                    Meta::List(l) => l.tokens,
+                    _ => proc_macro2::TokenStream::new(),
+                };
+                out.push(lower(args, f));
+            }
+            Item::Mod(m) => {
+                if let Some((_, items)) = &m.content {
+                    collect(items, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Renders an error (each of its messages) as `path:line:column: error: message` lines.
+pub fn render_error(err: &syn::Error, path: &str) -> String {
+    let mut out = String::new();
+    for e in err.clone() {
+        let start = e.span().start();
+        out.push_str(&format!("{path}:{}:{}: error: {e}\n", start.line, start.column + 1));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_taskflows_in_modules_and_renders_positions() {
+        let src = "mod a {\n    #[taskflow(profile = small(1), ranks = 1)]\n    fn t() {\n        const X: Tensor<F32> = \
+                   input([0]);\n        let y = 3;\n    }\n}\nfn not_one() {}\n";
+        let found = parse_file(src).unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].taskflow.name, "t");
+        let err = found[0].compile(&crate::schedule::UnitCost).unwrap_err();
+        let text = render_error(&err, "src/lib.rs");
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("src/lib.rs:4:15: error: tensor `X` has extent 0"), "{text}");
+        assert!(lines[1].starts_with("src/lib.rs:5:9: error: a taskflow body holds items only"), "{text}");
+    }
+}

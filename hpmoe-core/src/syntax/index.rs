@@ -1,0 +1,187 @@
+//! Index expressions → [`Affine`]: grid parameters, `RANK`, `let`-bound indices and
+//! compile-time constants, combined with `+`, `-`, `*` by a constant, and a final `% m`.
+//! Arithmetic on coefficients is checked: an overflow is an error, not a saturation.
+
+use super::consts::Failed;
+use super::lower::{Binding, Lower, Scope};
+use crate::check::closest;
+use crate::model::{Affine, Var};
+use quote::ToTokens;
+use syn::{BinOp, Expr};
+
+/// `a + sign * b`, `None` on overflow. Neither may be reduced modulo.
+pub fn add(a: &Affine, b: &Affine, sign: i64) -> Option<Affine> {
+    let mut out = a.clone();
+    out.constant = out.constant.checked_add(b.constant.checked_mul(sign)?)?;
+    for &(v, k) in &b.terms {
+        let k = k.checked_mul(sign)?;
+        match out.terms.binary_search_by_key(&v, |t| t.0) {
+            Ok(pos) => {
+                out.terms[pos].1 = out.terms[pos].1.checked_add(k)?;
+                if out.terms[pos].1 == 0 {
+                    out.terms.remove(pos);
+                }
+            }
+            Err(pos) => out.terms.insert(pos, (v, k)),
+        }
+    }
+    Some(out)
+}
+
+/// `k * a`, `None` on overflow. `a` may not be reduced modulo.
+pub fn scale(a: &Affine, k: i64) -> Option<Affine> {
+    if k == 0 {
+        return Some(Affine::constant(0));
+    }
+    let mut out = a.clone();
+    out.constant = out.constant.checked_mul(k)?;
+    for t in &mut out.terms {
+        t.1 = t.1.checked_mul(k)?;
+    }
+    Some(out)
+}
+
+impl Lower {
+    /// Whether `e` mentions a grid index, `RANK` or a `let`-bound index.
+    pub(super) fn is_symbolic(&self, e: &Expr, scope: &Scope) -> bool {
+        match e {
+            Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
+                let name = i.to_string();
+                name == "RANK" || scope.grid.contains(&name) || scope.lets.contains_key(&name)
+            }),
+            Expr::Paren(p) => self.is_symbolic(&p.expr, scope),
+            Expr::Group(g) => self.is_symbolic(&g.expr, scope),
+            Expr::Unary(u) => self.is_symbolic(&u.expr, scope),
+            Expr::Cast(c) => self.is_symbolic(&c.expr, scope),
+            Expr::Binary(b) => self.is_symbolic(&b.left, scope) || self.is_symbolic(&b.right, scope),
+            Expr::MethodCall(_) | Expr::Call(_) => true,
+            _ => false,
+        }
+    }
+
+    /// Lowers an index expression of a tile (its grid indices named by `scope`).
+    pub(super) fn index(&mut self, e: &Expr, scope: &Scope) -> Result<Affine, Failed> {
+        if !self.is_symbolic(e, scope) {
+            if let Some(ident) = path_ident(e)
+                && !self.consts.contains(&ident.to_string())
+            {
+                return Err(self.unknown_name(e, &ident.to_string(), scope));
+            }
+            let v = self.consts.eval(e, super::consts::IntTy::U64)?;
+            return i64::try_from(v).map(Affine::constant).map_err(|_| self.error(e, "constant does not fit in i64"));
+        }
+        match e {
+            Expr::Path(p) => {
+                let name = p.path.get_ident().map(ToString::to_string).unwrap_or_default();
+                if name == "RANK" {
+                    return Ok(Affine::rank());
+                }
+                if let Some(k) = scope.grid.iter().position(|g| *g == name) {
+                    return Ok(Affine::var(Var::Index(k as u8)));
+                }
+                match scope.lets.get(&name) {
+                    Some(Binding::Index(a)) => Ok(a.clone()),
+                    Some(Binding::Region(_)) => Err(self.error(e, format!("`{name}` is a region, not an index"))),
+                    Some(Binding::Failed) => Err(Failed),
+                    None => Err(self.unknown_name(e, &name, scope)),
+                }
+            }
+            Expr::Paren(p) => self.index(&p.expr, scope),
+            Expr::Group(g) => self.index(&g.expr, scope),
+            Expr::Binary(b) => self.binary(e, b, scope),
+            _ => Err(self.error(
+                e,
+                "not an index expression: indices are grid indices, `RANK` and constants combined with \
+                 `+`, `-`, `*` by a constant and a final `% m`",
+            )),
+        }
+    }
+
+    fn binary(&mut self, e: &Expr, b: &syn::ExprBinary, scope: &Scope) -> Result<Affine, Failed> {
+        let overflow = |this: &mut Self| this.error(e, "index expression overflows 64-bit arithmetic");
+        match b.op {
+            BinOp::Add(_) | BinOp::Sub(_) => {
+                let sign = if matches!(b.op, BinOp::Add(_)) { 1 } else { -1 };
+                let (l, r) = (self.index(&b.left, scope), self.index(&b.right, scope));
+                let (l, r) = (l?, r?);
+                self.not_reduced(e, &l)?;
+                self.not_reduced(e, &r)?;
+                add(&l, &r, sign).ok_or_else(|| overflow(self))
+            }
+            BinOp::Mul(_) => {
+                let (ls, rs) = (self.is_symbolic(&b.left, scope), self.is_symbolic(&b.right, scope));
+                if ls && rs {
+                    return Err(self.error(
+                        e,
+                        format!("index expressions are affine: `{}` multiplies two indices", e.to_token_stream()),
+                    ));
+                }
+                let (sym, k) = if ls { (&b.left, &b.right) } else { (&b.right, &b.left) };
+                let (a, k) = (self.index(sym, scope), self.index(k, scope));
+                let (a, k) = (a?, k?);
+                self.not_reduced(e, &a)?;
+                scale(&a, k.constant).ok_or_else(|| overflow(self))
+            }
+            BinOp::Rem(_) if !self.is_symbolic(&b.right, scope) => {
+                let (a, m) = (self.index(&b.left, scope), self.index(&b.right, scope));
+                let (mut a, m) = (a?, m?);
+                self.not_reduced(e, &a)?;
+                if m.constant <= 0 {
+                    return Err(self.error(&b.right, "the modulus of an index expression must be positive"));
+                }
+                a.modulo = Some(m.constant as u64);
+                Ok(a)
+            }
+            _ => Err(self.error(
+                e,
+                format!(
+                    "index expressions are affine (grid indices and `RANK` times constants, plus a final `% m`); \
+                     `{}` is not supported on an index",
+                    b.op.to_token_stream()
+                ),
+            )),
+        }
+    }
+
+    fn not_reduced(&mut self, e: &Expr, a: &Affine) -> Result<(), Failed> {
+        match a.modulo {
+            Some(_) => Err(self.error(e, "`%` must be the last operation of an index expression")),
+            None => Ok(()),
+        }
+    }
+
+    fn unknown_name(&mut self, e: &Expr, name: &str, scope: &Scope) -> Failed {
+        let mut candidates: Vec<String> = scope.grid.clone();
+        candidates.extend(scope.lets.keys().cloned());
+        candidates.extend(self.consts.names().map(str::to_string));
+        candidates.push("RANK".into());
+        let mut msg = format!("unknown name `{name}` in an index expression");
+        if let Some(c) = closest(name, candidates.iter().map(String::as_str)) {
+            msg.push_str(&format!("\n\nhelp: did you mean `{c}`?"));
+        }
+        self.error(e, msg)
+    }
+}
+
+fn path_ident(e: &Expr) -> Option<&syn::Ident> {
+    match e {
+        Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checked_affine_arithmetic() {
+        let e = Affine::index(0);
+        let r = Affine::rank();
+        let sum = add(&scale(&e, 3).unwrap(), &r, -1).unwrap();
+        assert_eq!(sum.to_string(), "3 * i0 - RANK");
+        assert_eq!(add(&sum, &scale(&e, 3).unwrap(), -1).unwrap().to_string(), "-RANK");
+        assert!(scale(&e, i64::MAX).and_then(|a| add(&a, &a, 1)).is_none());
+        assert!(scale(&Affine::constant(i64::MIN), -1).is_none());
+    }
+}

@@ -1,0 +1,149 @@
+//! The front-end (feature `syntax`): the tokens of a `#[taskflow]` function → the taskflow
+//! IR, with a side table of spans so that every error lands on the exact tokens.
+//!
+//! Shared by the `#[taskflow]` macro (`hpmoe-macros`) and by build scripts, which find the
+//! taskflows of a source file with [`parse_file`] — the way cxx shares its `syntax` module
+//! between its macro and cxx-build.
+//!
+//! ```
+//! use hpmoe_core::syntax;
+//! let src = r#"
+//!     #[taskflow(profile = small(1), ranks = 2)]
+//!     fn scale() {
+//!         const N: u64 = 64;
+//!         const X: Tensor<F32> = input([N, 32]);
+//!         const Y: Tensor<F32> = output([N, 32]);
+//!         #[tile(aiv, grid(b in 0..4))]
+//!         fn copy_rows(b: Idx) {
+//!             copy(X.slice(b * 16, 16), Y.slice(b * 16, 16));
+//!         }
+//!     }
+//! "#;
+//! let found = syntax::parse_file(src).unwrap();
+//! let compiled = found[0].compile(&hpmoe_core::schedule::SimpleCost::default()).unwrap();
+//! assert_eq!(compiled.table.entries().len(), 4 * 2);
+//! ```
+//!
+//! Stages: [`ast`] sorts the body's items; [`attr`] reads the attributes (darling);
+//! [`consts`] evaluates compile-time integers; the lowering (`lower`, `index`, `region`,
+//! `op`) builds the IR; [`Frontend::compile`] runs the checks and the pipeline and maps
+//! every [`crate::Diagnostic`] back to its tokens through [`spans::Spans`].
+
+pub mod ast;
+pub mod attr;
+pub mod consts;
+mod file;
+pub mod guard;
+mod index;
+mod lower;
+mod op;
+mod region;
+pub mod spans;
+
+pub use file::{parse_file, render_error};
+pub use lower::Poison;
+pub use op::placeholders;
+
+use crate::model::Taskflow;
+use crate::schedule::CostModel;
+use crate::{Compiled, check};
+use proc_macro2::TokenStream;
+use spans::Spans;
+use syn::{Ident, ItemFn};
+
+/// A `#[tile]` function of the body that lowered to a tile family.
+#[derive(Clone, Debug)]
+pub struct TileDecl {
+    /// Index of the item among the body's statements.
+    pub stmt: usize,
+    pub ident: Ident,
+    /// Index of its family in `Taskflow::families`.
+    pub family: usize,
+}
+
+/// A user-defined `#[op]` function that lowered to an op of the registry.
+#[derive(Clone, Debug)]
+pub struct OpDecl {
+    /// Index of the item among the body's statements.
+    pub stmt: usize,
+    pub ident: Ident,
+    /// Parameter names, in order.
+    pub params: Vec<Ident>,
+}
+
+/// A taskflow function read by the front-end: the IR (of whatever lowered), its spans,
+/// what the expansion needs to know about the body, and every error found so far.
+#[derive(Debug)]
+pub struct Frontend {
+    /// The function as written.
+    pub item: ItemFn,
+    pub taskflow: Taskflow,
+    pub spans: Spans,
+    pub tiles: Vec<TileDecl>,
+    pub ops: Vec<OpDecl>,
+    /// Errors of the front-end itself (attributes, declarations, expressions).
+    pub errors: Vec<syn::Error>,
+    /// Declarations that failed: their uses are left out of the IR.
+    pub poison: Poison,
+}
+
+/// Reads a `#[taskflow(args)]` function. Fails only when `item` is not a function, or is
+/// beyond the input bounds of [`guard`].
+pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Frontend> {
+    guard::check_tokens(&args)?;
+    guard::check_tokens(&item)?;
+    let item: ItemFn = syn::parse2(item)
+        .map_err(|e| syn::Error::new(e.span(), "`#[taskflow]` applies to a function: `fn name() { .. }`"))?;
+    Ok(lower(args, item))
+}
+
+/// Lowers a parsed function given its attribute's arguments.
+pub fn lower(args: TokenStream, item: ItemFn) -> Frontend {
+    let l = lower::Lower::run(args, &item);
+    Frontend { item, taskflow: l.tf, spans: l.spans, tiles: l.tiles, ops: l.ops, errors: l.errors, poison: l.poison }
+}
+
+impl Frontend {
+    /// Checks, schedules and builds the schedule table (see [`crate::compile`]), returning
+    /// every error at its tokens, ordered by position.
+    ///
+    /// With front-end errors, the IR is incomplete: then only the structural checks run
+    /// (names, arities, core kinds, shapes, grid sizes) on what lowered, leaving out uses of
+    /// failed declarations; the checks on the expanded instances (bounds, unwritten reads,
+    /// ordering, cycles, footprint, table limits) run once the front-end errors are fixed.
+    pub fn compile(&self, cost: &dyn CostModel) -> Result<Compiled, syn::Error> {
+        if self.errors.is_empty() {
+            return crate::compile(&self.taskflow, cost).map_err(|d| {
+                sorted(d.errors.iter().map(|d| self.spans.error(d)).collect())
+                    .unwrap_or_else(|| self.spans.get(self.taskflow.loc).error("the taskflow was refused"))
+            });
+        }
+        let tf = self.without_poisoned();
+        let mut errors = self.errors.clone();
+        if let Err(d) = check::check_structure(&tf) {
+            errors.extend(d.errors.iter().map(|d| self.spans.error(d)));
+        }
+        Err(sorted(errors).unwrap_or_else(|| self.spans.get(self.taskflow.loc).error("the taskflow was refused")))
+    }
+
+    /// The IR without op calls and `after` entries that use a failed declaration.
+    fn without_poisoned(&self) -> Taskflow {
+        let mut tf = self.taskflow.clone();
+        let p = &self.poison;
+        for f in &mut tf.families {
+            f.body.retain(|c| !p.ops.contains(&c.op) && c.args.iter().all(|r| !p.tensors.contains(&r.tensor)));
+            f.after.retain(|a| !p.tiles.contains(&a.family));
+        }
+        tf
+    }
+}
+
+/// Every single error of `errors`, ordered by where it starts, combined into one.
+pub fn sorted(errors: Vec<syn::Error>) -> Option<syn::Error> {
+    let mut all: Vec<syn::Error> = errors.into_iter().flat_map(|e| e.into_iter()).collect();
+    all.sort_by_key(|e| {
+        let start = e.span().start();
+        (start.line, start.column)
+    });
+    spans::combine(all)
+}

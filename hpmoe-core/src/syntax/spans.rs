@@ -1,0 +1,126 @@
+//! The side table that gives every [`Loc`] of the IR its place in the tokens, and the
+//! conversion of the checks' [`Diagnostic`]s into `syn::Error`s at those places.
+
+use crate::error::{Diagnostic, Diagnostics};
+use crate::model::{Loc, SourceMap, SourcePos};
+use proc_macro2::{Ident, Span, TokenStream, TokenTree};
+use quote::ToTokens;
+
+/// First and last token of a node: an error spans from one to the other.
+#[derive(Clone, Copy, Debug)]
+pub struct SpanRange {
+    pub start: Span,
+    pub end: Span,
+}
+
+impl SpanRange {
+    /// The range of `node`'s tokens (the call site if it has none).
+    pub fn of(node: &impl ToTokens) -> Self {
+        Self::of_tokens(node.to_token_stream())
+    }
+
+    /// The range of a token stream.
+    pub fn of_tokens(tokens: TokenStream) -> Self {
+        let mut iter = tokens.into_iter();
+        let start = iter.next().map_or_else(Span::call_site, |t| t.span());
+        let end = iter.last().map_or(start, |t| match t {
+            TokenTree::Group(g) => g.span_close(),
+            t => t.span(),
+        });
+        SpanRange { start, end }
+    }
+
+    /// A single token's span.
+    pub fn single(span: Span) -> Self {
+        SpanRange { start: span, end: span }
+    }
+
+    /// An error covering the range.
+    pub fn error(&self, message: impl std::fmt::Display) -> syn::Error {
+        let mut tokens = TokenStream::new();
+        tokens
+            .extend([TokenTree::Ident(Ident::new("start", self.start)), TokenTree::Ident(Ident::new("end", self.end))]);
+        syn::Error::new_spanned(tokens, message)
+    }
+}
+
+/// `Loc` → token range, kept beside the taskflow's [`SourceMap`] (which holds the same
+/// places as file, line and column, for tools that have no tokens).
+#[derive(Clone, Debug, Default)]
+pub struct Spans {
+    ranges: Vec<SpanRange>,
+    /// Where errors without a location go: the taskflow function's name.
+    pub fallback: Option<SpanRange>,
+}
+
+impl Spans {
+    /// Registers a node's place in both tables and returns its handle.
+    pub fn add(&mut self, sources: &mut SourceMap, range: SpanRange) -> Loc {
+        let loc = sources.add(source_pos(range.start));
+        debug_assert_eq!(loc.0 as usize, self.ranges.len(), "Spans and SourceMap out of step");
+        self.ranges.push(range);
+        loc
+    }
+
+    /// The range of `loc`, or the fallback.
+    pub fn get(&self, loc: Loc) -> SpanRange {
+        self.ranges
+            .get(loc.0 as usize)
+            .copied()
+            .or(self.fallback)
+            .unwrap_or_else(|| SpanRange::single(Span::call_site()))
+    }
+
+    /// One `syn::Error` for a diagnostic, at its location. The help and the notes become
+    /// extra lines of the message (a proc-macro cannot attach notes on stable Rust); a
+    /// note's location is given as a line number when the compiler tells it.
+    pub fn error(&self, d: &Diagnostic) -> syn::Error {
+        self.get(d.loc).error(render(d, |loc| self.line_of(loc)))
+    }
+
+    /// All diagnostics as one combined `syn::Error`; `None` if there are none.
+    pub fn errors(&self, ds: &Diagnostics) -> Option<syn::Error> {
+        combine(ds.errors.iter().map(|d| self.error(d)))
+    }
+
+    fn line_of(&self, loc: Loc) -> Option<usize> {
+        let range = self.ranges.get(loc.0 as usize)?;
+        let line = range.start.start().line;
+        (line > 0).then_some(line)
+    }
+}
+
+/// The message of a diagnostic with its help and notes as further lines.
+fn render(d: &Diagnostic, line_of: impl Fn(Loc) -> Option<usize>) -> String {
+    let mut msg = d.message.clone();
+    if let Some(h) = &d.help {
+        msg.push_str("\n\nhelp: ");
+        msg.push_str(h);
+    }
+    for n in &d.notes {
+        msg.push_str(if d.help.is_some() { "\nnote: " } else { "\n\nnote: " });
+        msg.push_str(&n.message);
+        if let Some(line) = line_of(n.loc) {
+            msg.push_str(&format!(" (line {line})"));
+        }
+    }
+    msg
+}
+
+/// Combines errors into one (`None` for none).
+pub fn combine(errors: impl IntoIterator<Item = syn::Error>) -> Option<syn::Error> {
+    errors.into_iter().reduce(|mut acc, e| {
+        acc.combine(e);
+        acc
+    })
+}
+
+/// File, line and column of a span, when the compiler (or the fallback parser) knows them.
+fn source_pos(span: Span) -> Option<SourcePos> {
+    let start = span.start();
+    (start.line > 0).then(|| SourcePos {
+        file: span.file(),
+        line: u32::try_from(start.line).unwrap_or(u32::MAX),
+        column: u32::try_from(start.column + 1).unwrap_or(u32::MAX),
+    })
+}

@@ -1,0 +1,165 @@
+//! The front-end on whole taskflows: what it lowers to, and where its errors point.
+//! (The compile-fail suite in `ui-tests` covers each error through the macro.)
+
+use hpmoe_core::model::{Access, Affine, CoreKind, DType, IndexSel, RankSel, TensorKind, Var, WorkModel};
+use hpmoe_core::schedule::UnitCost;
+use hpmoe_core::syntax::{Frontend, parse_file, render_error};
+
+fn one(src: &str) -> Frontend {
+    let mut found = parse_file(src).unwrap_or_else(|e| panic!("{}", render_error(&e, "test.rs")));
+    assert_eq!(found.len(), 1);
+    found.remove(0)
+}
+
+/// Every error of `src` as `line:col: message` (first line of the message).
+fn errors(src: &str) -> Vec<String> {
+    let fe = one(src);
+    let err = fe.compile(&UnitCost).expect_err("the taskflow was accepted");
+    render_error(&err, "t").lines().filter(|l| l.starts_with("t:")).map(|l| l[2..].to_string()).collect()
+}
+
+const SMALL: &str = r#"
+#[taskflow(profile = small(2), ranks = 4)]
+fn small() {
+    const N: u64 = 8;
+    const C: u64 = 16;
+    const X: Tensor<Bf16> = input([RANKS * N, C]);
+    const RECV: Tensor<Bf16> = symmetric([RANKS * N, C]);
+    const Y: Tensor<F32> = output([RANKS * N, C]);
+
+    /// out = 2 * src
+    #[op(aiv, work = vector(1), emit = "Twice({out}, {src})", read_write(out))]
+    fn twice(src: &TileData, out: &mut TileData) {
+        for (o, s) in out.values.iter_mut().zip(&src.values) {
+            *o += 2.0 * s;
+        }
+    }
+
+    #[tile(aiv, grid(d in 0..RANKS))]
+    fn send(d: Idx) {
+        put(X.slice(d * N, N), RECV.on((RANK + d) % RANKS).slice(RANK * N, N));
+    }
+
+    #[tile(aiv, grid(r in 0..=RANKS - 1, h in 0..2), after(send(.., ), send))]
+    fn scale(r: Idx, h: Idx) {
+        let rows = RECV.slice(r * N, N);
+        let half = h * (C / 2);
+        zero(Y.slice(r * N, N).slice(half, C / 2));
+        twice(rows.slice(half, C / 2), Y.slice(r * N, N).slice(half, C / 2));
+    }
+}
+"#;
+
+#[test]
+fn lowers_indices_regions_afters_and_user_ops() {
+    let fe = one(SMALL);
+    assert!(fe.errors.is_empty(), "{:?}", fe.errors);
+    let tf = &fe.taskflow;
+    assert_eq!(
+        tf.tensors.iter().map(|t| (t.kind, t.dtype)).collect::<Vec<_>>(),
+        [(TensorKind::Input, DType::Bf16), (TensorKind::Symmetric, DType::Bf16), (TensorKind::Output, DType::F32)]
+    );
+    assert_eq!(tf.tensors[0].shape.as_slice(), [32, 16]);
+
+    let send = &tf.families[0];
+    assert_eq!(send.core, CoreKind::Aiv);
+    let dst = &send.body[0].args[1];
+    assert_eq!(dst.rank, RankSel::Remote((Affine::rank() + Affine::index(0)).modulo(4)));
+    assert_eq!(dst.dims[0].start, Affine::rank() * 8);
+    assert_eq!(send.body[0].args[0].dims[0].start, Affine::index(0) * 8);
+
+    let scale = &tf.families[1];
+    assert_eq!(scale.grid.iter().map(|g| (g.name.as_str(), g.extent)).collect::<Vec<_>>(), [("r", 4), ("h", 2)]);
+    assert_eq!(scale.after.len(), 2);
+    assert_eq!(scale.after[0].indices.as_slice(), [IndexSel::All]);
+    assert_eq!(scale.after[1].indices.as_slice(), [IndexSel::All]);
+    let twice = &scale.body[1];
+    assert_eq!(twice.op, "twice");
+    let rows = &twice.args[0];
+    assert_eq!(rows.tensor, "RECV");
+    assert_eq!(rows.dims.len(), 2);
+    assert_eq!(rows.dims[0].start, Affine::index(0) * 8);
+    assert_eq!(rows.dims[1].start.terms.as_slice(), [(Var::Index(1), 8)]);
+
+    let spec = tf.ops.get("twice").unwrap();
+    assert_eq!(spec.core, CoreKind::Aiv);
+    assert_eq!(spec.work, WorkModel::Vector { flops_per_element: 1 });
+    assert_eq!(spec.params.iter().map(|p| p.access).collect::<Vec<_>>(), [Access::Read, Access::ReadWrite]);
+    assert_eq!(spec.emit.as_deref(), Some("Twice({out}, {src})"));
+    assert_eq!(spec.doc, "out = 2 * src");
+    assert_eq!(fe.ops[0].params.iter().map(ToString::to_string).collect::<Vec<_>>(), ["src", "out"]);
+
+    let compiled = fe.compile(&UnitCost).unwrap();
+    assert_eq!(compiled.expanded.nodes(), (4 + 8) * 4);
+    // Source positions reach the IR's source map (for tools without tokens).
+    let pos = tf.sources.get(scale.loc).unwrap();
+    assert_eq!((pos.line, pos.column), (24, 8));
+}
+
+#[test]
+fn front_end_and_structural_errors_come_together_in_source_order() {
+    let src = r#"
+#[taskflow(profile = small(1), ranks = 2)]
+fn bad() {
+    const N: u64 = 4;
+    const X: Tensor<F32> = input([N, 4]);
+    const Y: Tensor<F32> = output([M, 4]);
+    const Z: Tensor<F32> = output([N, 4]);
+    #[tile(aic, grid(i in 0..N))]
+    fn a(i: Idx) {
+        copy(X.at(i), Z.at(i));
+        copy(X.at(i), Y.at(i));
+        matmul(X, X, 3);
+    }
+    #[tile(aiv, grid(i in 0..N), after(b(i)))]
+    fn c(i: Idx) {
+        zero(Z.at(i * i));
+    }
+}
+"#;
+    assert_eq!(
+        errors(src),
+        [
+            "6:36: error: `M` is not a compile-time constant of this taskflow: shapes, grid extents and slice lengths \
+             are integer literals, integer consts declared in the taskflow body, and `RANKS`",
+            "10:9: error: `copy` runs on aiv cores, but tile `a` is an aic tile",
+            "12:22: error: argument `c` of `matmul` must be a region (a tensor `X`, or `X.at(i)`, \
+             `X.slice(start, len)`, ...), but `3` is an index expression",
+            "14:40: error: tile `c` runs after unknown tile `b`",
+            "16:19: error: index expressions are affine: `i * i` multiplies two indices",
+        ]
+    );
+}
+
+#[test]
+fn errors_of_the_expanded_taskflow_point_at_their_tokens() {
+    let src = r#"
+#[taskflow(profile = small(1), ranks = 2)]
+fn bad() {
+    const X: Tensor<F32> = input([8, 4]);
+    const S: Tensor<F32> = scratch([8, 4]);
+    const Y: Tensor<F32> = output([8, 4]);
+    #[tile(aiv, grid(i in 0..8))]
+    fn a(i: Idx) {
+        copy(S.at(i), Y.at(i + 1));
+    }
+    #[tile(aiv, grid(i in 0..8), after(b(i)))]
+    fn b(i: Idx) {
+        copy(X.at(i), S.at(i));
+    }
+}
+"#;
+    let errs = errors(src);
+    // The cycle stops the ordering checks (the write of `S` after `a` reads it is not reported).
+    assert_eq!(errs.len(), 3, "{errs:#?}");
+    assert_eq!(
+        errs,
+        [
+            "9:14: error: a(i=0) on rank 0 reads scratch `S`[0..1, 0..4] but nothing written by a tile declared before \
+         `a` (and 15 more instances)",
+            "9:23: error: argument `dst` of `copy` in a(i=7) on rank 0 is out of bounds: dimension 0 of `Y` is 8..9 but \
+         the tensor has 8 (and 1 more instances)",
+            "11:40: error: dependency cycle: b(i=0) on rank 0 -> b(i=0) on rank 0",
+        ]
+    );
+}
