@@ -118,8 +118,10 @@ pub fn combine(errors: impl IntoIterator<Item = syn::Error>) -> Option<syn::Erro
 /// File, line and column of a span, when the compiler (or the fallback parser) knows them.
 fn source_pos(span: Span) -> Option<SourcePos> {
     let start = span.start();
-    (start.line > 0).then(|| SourcePos {
-        file: span.file(),
+    let file = span.file();
+    // Tokens made by a macro (or parsed from a string) have no file of their own.
+    (start.line > 0 && file != "<unspecified>").then(|| SourcePos {
+        file,
         line: u32::try_from(start.line).unwrap_or(u32::MAX),
         column: u32::try_from(start.column + 1).unwrap_or(u32::MAX),
     })
