@@ -258,8 +258,11 @@ impl Consts {
             Expr::Binary(b) => self.binary(expr, b, ty),
             _ => Err(self.error(
                 expr,
-                "the macro cannot evaluate this expression: compile-time values are integer literals, integer \
-                 consts of the taskflow, `RANKS`, arithmetic (+ - * / % << >> & | ^) and `as` casts",
+                format!(
+                    "the macro cannot evaluate `{}`: compile-time values are integer literals, integer consts of \
+                     the taskflow, `RANKS`, arithmetic (+ - * / % << >> & | ^) and `as` casts",
+                    expr.to_token_stream()
+                ),
             )),
         }
     }
