@@ -8,7 +8,6 @@ use super::attr::{TaskflowArgs, TileArgs};
 use super::consts::{Consts, Failed};
 use super::spans::{SpanRange, Spans};
 use super::{OpDecl, TileDecl};
-use crate::check::closest;
 use crate::model::{After, GridDim, IndexSel, Loc, MachineProfile, OpCall, Region, Taskflow, TensorDecl, TileFamily};
 use quote::ToTokens;
 use std::collections::{HashMap, HashSet};
@@ -406,11 +405,6 @@ impl Lower {
             }
         }
         out
-    }
-
-    /// Suggestion text for a misspelt name among `candidates`.
-    pub(super) fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
-        closest(name, candidates).map(|c| format!("\n\nhelp: did you mean `{c}`?")).unwrap_or_default()
     }
 }
 
