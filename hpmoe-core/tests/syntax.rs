@@ -18,6 +18,24 @@ fn errors(src: &str) -> Vec<String> {
     render_error(&err, "t").lines().filter(|l| l.starts_with("t:")).map(|l| l[2..].to_string()).collect()
 }
 
+#[test]
+fn the_deepseek_layer_in_the_dsl_is_the_builders_layer() {
+    let fe = one(include_str!("../../examples/examples/moe_ffn_dsl.rs"));
+    assert!(fe.errors.is_empty(), "{:?}", fe.errors);
+    let built = hpmoe_core::moe::MoeShape::deepseek_v3(8, 4096).taskflow().unwrap();
+    assert!(fe.taskflow.same_structure(&built));
+    assert_eq!(fe.taskflow.name, "moe_ffn");
+    assert_eq!(fe.taskflow.profile, hpmoe_core::model::MachineProfile::ascend910b(8));
+    let names: Vec<&str> = fe.taskflow.families.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["dispatch", "gmm1", "activation", "gmm2", "combine", "weighted_sum"]);
+    assert_eq!(fe.tiles.iter().map(|t| t.family).collect::<Vec<_>>(), [0, 1, 2, 3, 4, 5]);
+    let w13 = &fe.taskflow.families[1].body[0].args[1];
+    assert_eq!((w13.dims[1].start.clone(), w13.dims[1].len), (Affine::constant(0), 7168), "`all()` is the whole dim");
+    // The structure comparison can fail: a different block size is another taskflow.
+    let other = hpmoe_core::moe::MoeShape { row_block: 64, ..hpmoe_core::moe::MoeShape::deepseek_v3(8, 4096) };
+    assert!(!fe.taskflow.same_structure(&other.taskflow().unwrap()));
+}
+
 const SMALL: &str = r#"
 #[taskflow(profile = small(2), ranks = 4)]
 fn small() {

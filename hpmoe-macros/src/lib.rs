@@ -1,7 +1,142 @@
-//! `#[taskflow]` and `#[tile]`: the kernel author's front door to hpmoe.
+//! `#[taskflow]`, `#[tile]` and `#[op]`: the kernel author's front door to hpmoe.
 //!
-//! This crate is deliberately thin: parsing, checking and scheduling live in
-//! `hpmoe-core` (its `syntax` feature holds the shared front-end), so that the macro and
-//! the build-script API of `hpmoe-ascendc` read taskflows the same way. The attribute
-//! macros themselves are not written yet (see the DSL issue); until then taskflows are
-//! built with `hpmoe_core::model::Taskflow`'s builder API.
+//! This crate holds the entry points only. Parsing, checking and scheduling live in
+//! `hpmoe-core` (its `syntax` feature is the front-end, shared with build scripts); the
+//! code the macro emits is built in [`expand`](self) from what the front-end found.
+
+use proc_macro::TokenStream;
+
+mod expand;
+
+/// Compiles a taskflow: a fused kernel of AIC (matrix) and AIV (vector, communication)
+/// tiles joined by dependencies, checked and statically scheduled while the crate compiles.
+///
+/// ```
+/// use hpmoe_core::dsl::*;
+/// use hpmoe_macros::taskflow;
+///
+/// /// Each rank sends a block of rows to every rank, which multiplies what it received.
+/// #[taskflow(profile = small(2), ranks = 4)]
+/// fn tiny_moe() {
+///     const ROWS: u64 = 16; // rows each rank sends to each rank
+///     const HIDDEN: u64 = 64;
+///     const X: Tensor<Bf16> = input([RANKS * ROWS, HIDDEN]);
+///     const W: Tensor<Bf16> = input([HIDDEN, 128]);
+///     const RECV: Tensor<Bf16> = symmetric([RANKS * ROWS, HIDDEN]); // grouped by source rank
+///     const OUT: Tensor<F32> = output([RANKS * ROWS, 128]);
+///
+///     #[tile(aiv, grid(dst in 0..RANKS))]
+///     fn dispatch(dst: Idx) {
+///         put(X.rows(dst * ROWS, ROWS), RECV.on(dst).rows(RANK * ROWS, ROWS));
+///     }
+///
+///     /// Waits only for the put that carries its rows.
+///     #[tile(aic, grid(src in 0..RANKS))]
+///     fn gmm(src: Idx) {
+///         matmul(RECV.rows(src * ROWS, ROWS), W, OUT.rows(src * ROWS, ROWS));
+///     }
+///
+///     /// A user-defined op: its Rust reference body runs on the host executor, `emit`
+///     /// is how the AscendC backend calls it on the device.
+///     #[op(aiv, work = vector(1), emit = "hpmoe_user::Relu({out})", read_write(out))]
+///     fn relu(out: &mut TileData) {
+///         for v in &mut out.values {
+///             *v = v.max(0.0);
+///         }
+///     }
+///
+///     #[tile(aiv, grid(src in 0..RANKS, half in 0..2))]
+///     fn activate(src: Idx, half: Idx) {
+///         relu(OUT.rows(src * ROWS, ROWS).slice(half * 64, 64));
+///     }
+/// }
+///
+/// let program = tiny_moe(); // a const fn: everything was computed at compile time
+/// let table = program.table().unwrap();
+/// assert_eq!(table.view().name(), "tiny_moe");
+/// assert_eq!(table.entries().len(), (4 + 4 + 8) * 4); // instances x ranks
+/// assert_eq!(program.taskflow().unwrap().families.len(), 3);
+/// assert_eq!(program.user_op("relu").unwrap().emit, "hpmoe_user::Relu({out})");
+/// ```
+///
+/// # The taskflow function
+///
+/// `#[taskflow(profile = P, ranks = N)]` goes on a function without parameters whose body
+/// holds only items. `P` is `ascend910b` (24 AIC + 48 AIV), `ascend_a3_die` (the same per
+/// die) or `small(A)` (A AIC and 2A AIV per rank, for tests and host runs); `N` is the
+/// number of ranks (expert-parallel size, `1..=1024`). The taskflow is SPMD: every rank runs
+/// every tile. The function becomes a `const fn` returning [`hpmoe_core::dsl::Program`]:
+/// the schedule table (`program.table()`, decoded from a binary blob with its CRC), the IR
+/// for the simulator (`program.taskflow()`), a host-executable form of each tile
+/// (`program.tiles`, functions that evaluate the tile's regions for one instance and call
+/// a [`hpmoe_core::dsl::TileContext`] once per op), and the user ops' reference bodies.
+/// The macro adds `const RANKS: u64 = N;` to the body.
+///
+/// The body's items:
+///
+/// - **Compile-time integers**: `const T: u64 = 4096;`, `const E: u64 = 256 / RANKS;`.
+///   The macro evaluates them (in any order) with the declared type's range checked at
+///   every operation: `+ - * / % << >> & | ^`, unary `-`, `as` casts, `u64::MAX`. An
+///   overflow, a division by zero or a truncating cast is an error at that operation.
+/// - **Tensors**: `const X: Tensor<Bf16> = input([T, H]);` with `input` (read-only),
+///   `output`, `scratch` or `symmetric` (same address on every rank: the only kind a `put`
+///   may write into on another rank), element type `Bf16`, `F16`, `F32`, `I8` or `I32`, and
+///   a shape of compile-time integers.
+/// - **Tiles**: `#[tile(aic | aiv, grid(e in 0..E, m in 0..M), after(...))] fn name(e: Idx, m: Idx) { .. }`.
+///   The grid's indices are the function's parameters, in order, each an `Idx`; each grid
+///   point is one tile instance. The body is a list of op calls and `let` bindings:
+///   `matmul(A.at(e).slice(m * B, B), W.at(e), H.at(e).slice(m * B, B));`. A region is a
+///   tensor followed by `.at(i)`, `.slice(start, len)` (alias `.rows`), `.all()`, each
+///   narrowing the next dimension (the rest are whole), and `.on(rank)` for another rank's
+///   copy (a `put` destination). Index expressions are affine in the grid indices and
+///   `RANK` (the executing rank): `RANK * S + b * B`, and may end with `% m`
+///   (`(RANK + d) % RANKS`). Lengths are constants.
+/// - **Dependencies** come from data: a tile reading a region depends on the tiles declared
+///   before it that write overlapping data, on the rank whose memory it is (so a put feeds
+///   readers on its destination). `after(gmm1(e, ..), dispatch)` adds explicit ones: a tile
+///   name with one index expression or `..` (all) per grid dimension of that tile, or the
+///   bare name for all of its instances.
+/// - **Ops**: the built-ins of [`hpmoe_core::dsl`] (`matmul` on AIC; `put`, `copy`,
+///   `swiglu`, `scale_rows`, `accumulate`, `weighted_accumulate`, `quantize`,
+///   `dequantize`, `cast`, `zero` on AIV), and user-defined ones:
+///   `#[op(aic | aiv, work = matmul | copy | vector(F), emit = "Call({a}, {b})", read_write(b))]
+///   fn name(a: &TileData, b: &mut TileData) { reference body }`. `&TileData` parameters
+///   are read, `&mut TileData` ones written (or read and written when listed in
+///   `read_write`); `emit` is the AscendC call with `{param}` placeholders; `work` feeds the
+///   cost model (flops per element for vector ops). A tile cannot share its name with an op
+///   it calls (both are functions of the body).
+///
+/// The items stay as written (helper attributes removed) and type-check against
+/// [`hpmoe_core::dsl`], so rust-analyzer follows every name; they are marked
+/// `#[allow(dead_code)]` since nothing calls the tile functions. Names starting with
+/// `__hpmoe` are reserved for the generated code.
+///
+/// # Checks
+///
+/// Every error of a taskflow is reported in one compilation, at its tokens: unknown
+/// tensors, tiles and ops (with the closest name), grid/parameter mismatches, empty or
+/// oversized grids, ops on the wrong core kind, argument counts and kinds, regions out of
+/// bounds, puts into non-symmetric tensors or to ranks out of range, reads of data nothing
+/// writes, unordered write-after-read and write-after-write, dependency cycles (with the
+/// path), UB/L1 footprint, and the task, counter and table limits. When the declarations
+/// themselves have errors, the checks that need the expanded instances wait until those
+/// are fixed. On error the function is still emitted, so the IDE keeps working; a panic
+/// inside the macro becomes a compile error.
+#[proc_macro_attribute]
+pub fn taskflow(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::guarded(item.clone().into(), || expand::taskflow(args.into(), item.into())).into()
+}
+
+/// Marks a tile function inside a `#[taskflow]` function (see [`macro@taskflow`]). Anywhere
+/// else it is an error.
+#[proc_macro_attribute]
+pub fn tile(_args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::outside("tile", item.into()).into()
+}
+
+/// Declares a user-defined op inside a `#[taskflow]` function (see [`macro@taskflow`]).
+/// Anywhere else it is an error.
+#[proc_macro_attribute]
+pub fn op(_args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::outside("op", item.into()).into()
+}

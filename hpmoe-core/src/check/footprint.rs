@@ -39,7 +39,7 @@ pub fn local_buffer(core: CoreKind) -> (&'static str, u64) {
 pub struct Piece {
     pub param: String,
     pub tensor: String,
-    /// `one row of 7168` or `128 x 64 panel`.
+    /// `a 7168-element row` or `a 128 x 64 panel`.
     pub what: String,
     pub bytes: u64,
 }
@@ -60,12 +60,12 @@ pub fn op_pieces(spec: &OpSpec, args: &[Region], tensors: &[&TensorDecl]) -> Vec
             let k = a.last().copied().unwrap_or(1).min(MATMUL_K_STEP);
             let m = a.iter().rev().skip(1).fold(1u64, |acc, &e| acc.saturating_mul(e));
             let n = b.last().copied().unwrap_or(1);
-            vec![piece(0, m, k, format!("{m} x {k} panel")), piece(1, k, n, format!("{k} x {n} panel"))]
+            vec![piece(0, m, k, format!("a {m} x {k} panel")), piece(1, k, n, format!("a {k} x {n} panel"))]
         }
         _ => (0..args.len())
             .map(|i| {
                 let cols = shape(i).last().copied().unwrap_or(1);
-                piece(i, 1, cols, format!("one row of {cols}"))
+                piece(i, 1, cols, format!("a {cols}-element row"))
             })
             .collect(),
     }
@@ -175,8 +175,8 @@ mod tests {
         // a: 128 x 64 x 2 B = 16 KiB, b: 64 x 4096 x 2 B = 512 KiB; doubled = 1056 KiB.
         assert_eq!(
             d.errors[0].message,
-            "tile `mm` needs 1056 KiB of L1 for `matmul`, but an aic core has 512 KiB: it holds 128 x 64 panel of `a` \
-             (16 KiB) and 64 x 4096 panel of `b` (512 KiB); panels are double-buffered"
+            "tile `mm` needs 1056 KiB of L1 for `matmul`, but an aic core has 512 KiB: it holds a 128 x 64 panel of \
+             `a` (16 KiB) and a 64 x 4096 panel of `b` (512 KiB); panels are double-buffered"
         );
         // Half as many columns fit: (16 + 256) * 2 = 544 KiB is still too much, a quarter is not.
         let mut tf = Taskflow::new("t", MachineProfile::small(1, 1));

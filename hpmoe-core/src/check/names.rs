@@ -26,10 +26,13 @@ pub fn suggestion<'a>(what: &str, name: &str, candidates: impl IntoIterator<Item
     }
 }
 
-/// Levenshtein distance over chars, bounded inputs (names are short).
+/// Edit distance over chars where swapping two neighbours counts as one edit, like an
+/// insertion, deletion or substitution (optimal string alignment); bounded inputs (names
+/// are short).
 fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().take(256).collect();
     let b: Vec<char> = b.chars().take(256).collect();
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     let mut cur = vec![0; b.len() + 1];
     for (i, ca) in a.iter().enumerate() {
@@ -37,7 +40,11 @@ fn edit_distance(a: &str, b: &str) -> usize {
         for (j, cb) in b.iter().enumerate() {
             let sub = prev[j] + usize::from(ca != cb);
             cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+            if i > 0 && j > 0 && *ca == b[j - 1] && a[i - 1] == *cb {
+                cur[j + 1] = cur[j + 1].min(before[j - 1] + 1);
+            }
         }
+        std::mem::swap(&mut before, &mut prev);
         std::mem::swap(&mut prev, &mut cur);
     }
     prev[b.len()]
@@ -52,6 +59,9 @@ mod tests {
         assert_eq!(closest("gmm", ["gmm1", "gmm2", "swiglu"]), Some("gmm1"));
         assert_eq!(closest("recieve", ["recv", "receive"]), Some("receive"));
         assert_eq!(closest("zzz", ["recv", "x"]), None);
+        assert_eq!(closest("frist", ["first", "second"]), Some("first"));
+        assert_eq!(edit_distance("ab", "ba"), 1);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(suggestion("tensor", "q", ["x", "y"]), "did you mean `x`?");
         assert_eq!(suggestion("tensor", "qqqq", ["x", "y"]), "declared tensors: `x`, `y`");
     }

@@ -92,7 +92,20 @@ fn report(tf: &Taskflow, exp: &Expanded, hazards: &[Hazard], failed: &[u32], out
             _ => K::UnorderedWriteAfterWrite,
         };
         let mut capped = Capped::new(out, code);
+        // One error per pair of places in the source (the first pair of instances found,
+        // and how many more there are), as for faults of one expression.
+        let mut groups: Vec<(&Hazard, usize)> = Vec::new();
+        let mut index: std::collections::HashMap<(crate::model::Loc, crate::model::Loc), usize> = Default::default();
         for h in failed.iter().map(|&i| &hazards[i as usize]).filter(|h| h.kind == kind) {
+            match index.entry((h.first_loc, h.second_loc)) {
+                std::collections::hash_map::Entry::Occupied(e) => groups[*e.get()].1 += 1,
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(groups.len());
+                    groups.push((h, 0));
+                }
+            }
+        }
+        for (h, more) in groups {
             let t = &tf.tensors[h.tensor as usize];
             let place = format!("`{}`{} on rank {}", t.name, h.overlap, h.rank);
             let (a, b) = (name(h.first), name(h.second));
@@ -126,7 +139,10 @@ fn report(tf: &Taskflow, exp: &Expanded, hazards: &[Hazard], failed: &[u32], out
                      `after({fa}(..))`"
                 )),
             };
-            capped.push(d);
+            capped.push(match more {
+                0 => d,
+                n => Diagnostic { message: format!("{} (and {n} more pairs)", d.message), ..d },
+            });
         }
     }
 }

@@ -285,9 +285,10 @@ fn check_region(
                         K::PutIntoNonSymmetric,
                         region.loc,
                         format!(
-                            "{what} writes into `{}` on another rank, but `{}` is {}",
+                            "{what} writes into `{}` on another rank, but `{}` is {} {} tensor, not a symmetric one",
                             t.name,
                             t.name,
+                            if matches!(t.kind, TensorKind::Input | TensorKind::Output) { "an" } else { "a" },
                             t.kind.name()
                         ),
                     )
@@ -313,6 +314,11 @@ fn check_region(
                 .note(t.loc, format!("`{}` declared here", t.name)),
         );
     }
+}
+
+/// `1 index`, `3 indices`.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Reports grid indices an expression mentions that the family does not have.
@@ -358,11 +364,11 @@ fn check_afters(
                 K::ArityMismatch,
                 a.loc,
                 format!(
-                    "`after({}(..))` gives {} indices, but tile `{}` has {} grid indices ({})",
+                    "`after({}(..))` gives {}, but tile `{}` has {} ({})",
                     g.name,
-                    a.indices.len(),
+                    count(a.indices.len(), "index", "indices"),
                     g.name,
-                    g.grid.len(),
+                    count(g.grid.len(), "grid index", "grid indices"),
                     g.index_names().join(", ")
                 ),
             ));

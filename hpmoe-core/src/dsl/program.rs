@@ -122,7 +122,7 @@ pub struct Program {
 impl Program {
     /// The taskflow IR, for the simulator and anything else that reads the model.
     pub fn taskflow(&self) -> Result<Taskflow, ProgramError> {
-        serde_json::from_str(self.ir_json).map_err(|e| ProgramError::Ir(e.to_string()))
+        Taskflow::from_json(self.ir_json).map_err(ProgramError::Ir)
     }
 
     /// The schedule table, decoded and validated.

@@ -31,6 +31,16 @@ impl Taskflow {
         }
     }
 
+    /// The taskflow as JSON (what `#[taskflow]` embeds for `dsl::Program::taskflow`).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| unreachable!("a taskflow serialises to JSON: {e}"))
+    }
+
+    /// Reads [`Taskflow::to_json`]'s output.
+    pub fn from_json(json: &str) -> Result<Taskflow, String> {
+        serde_json::from_str(json).map_err(|e| e.to_string())
+    }
+
     /// Whether two taskflows describe the same computation: the same profile (but its name),
     /// tensors (kind, element type, shape), tile families (core kind, grid extents, op calls
     /// with the same regions of the same tensors, `after` entries) and ops, position by

@@ -77,6 +77,16 @@ impl TaskflowArgs {
     }
 }
 
+/// A helper attribute's arguments; a bare `#[tile]` reads as an empty list, so that what
+/// is missing is reported by name.
+fn helper_args<T: FromMeta>(meta: &Meta) -> syn::Result<T> {
+    match meta {
+        Meta::Path(_) => T::from_list(&[]),
+        _ => T::from_meta(meta),
+    }
+    .map_err(syn::Error::from)
+}
+
 /// `aic` or `aiv`, given as a bare word among an attribute's arguments.
 fn core_kind(aic: Flag, aiv: Flag, what: &str, span: Span) -> darling::Result<CoreKind> {
     match (aic.is_present(), aiv.is_present()) {
@@ -170,11 +180,7 @@ pub struct TileArgs {
 impl TileArgs {
     /// Reads a `#[tile(...)]` attribute.
     pub fn parse(meta: &Meta) -> syn::Result<Self> {
-        let raw = match meta {
-            Meta::Path(_) => TileArgsRaw::from_list(&[]),
-            _ => TileArgsRaw::from_meta(meta),
-        }
-        .map_err(syn::Error::from)?;
+        let raw: TileArgsRaw = helper_args(meta)?;
         let core = core_kind(raw.aic, raw.aiv, "a tile", meta.span()).map_err(syn::Error::from)?;
         Ok(TileArgs { core, grid: raw.grid.0, after: raw.after.0 })
     }
@@ -232,11 +238,7 @@ pub struct OpArgs {
 impl OpArgs {
     /// Reads an `#[op(...)]` attribute.
     pub fn parse(meta: &Meta) -> syn::Result<Self> {
-        let raw = match meta {
-            Meta::Path(_) => OpArgsRaw::from_list(&[]),
-            _ => OpArgsRaw::from_meta(meta),
-        }
-        .map_err(syn::Error::from)?;
+        let raw: OpArgsRaw = helper_args(meta)?;
         let core = core_kind(raw.aic, raw.aiv, "an op", meta.span()).map_err(syn::Error::from)?;
         let mut read_write = Vec::new();
         for p in raw.read_write.iter() {

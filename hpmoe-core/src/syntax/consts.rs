@@ -8,7 +8,6 @@
 //! `+ - * / % << >> & | ^` and `as` casts between integer types (a cast must not change
 //! the value). `usize` and `isize` are taken as 64-bit (the host the macro runs on).
 
-use crate::check::closest;
 use proc_macro2::Span;
 use quote::ToTokens;
 use std::collections::HashMap;
@@ -258,8 +257,11 @@ impl Consts {
             Expr::Binary(b) => self.binary(expr, b, ty),
             _ => Err(self.error(
                 expr,
-                "the macro cannot evaluate this expression: compile-time values are integer literals, integer \
-                 consts of the taskflow, `RANKS`, arithmetic (+ - * / % << >> & | ^) and `as` casts",
+                format!(
+                    "the macro cannot evaluate `{}`: compile-time values are integer literals, integer consts of \
+                     the taskflow, `RANKS`, arithmetic (+ - * / % << >> & | ^) and `as` casts",
+                    expr.to_token_stream()
+                ),
             )),
         }
     }
@@ -269,10 +271,7 @@ impl Consts {
             Some(&i) => self.value_of(i),
             None => {
                 let name = ident.to_string();
-                let mut msg = not_constant(&name);
-                if let Some(c) = closest(&name, self.names()) {
-                    msg.push_str(&format!("\n\nhelp: did you mean `{c}`?"));
-                }
+                let msg = format!("{}{}", not_constant(&name), super::spans::did_you_mean(&name, self.names()));
                 Err(self.error(ident, msg))
             }
         }

@@ -4,7 +4,6 @@
 
 use super::consts::Failed;
 use super::lower::{Binding, Lower, Scope};
-use crate::check::closest;
 use crate::model::{Affine, Var};
 use quote::ToTokens;
 use syn::{BinOp, Expr};
@@ -155,11 +154,8 @@ impl Lower {
         candidates.extend(scope.lets.keys().cloned());
         candidates.extend(self.consts.names().map(str::to_string));
         candidates.push("RANK".into());
-        let mut msg = format!("unknown name `{name}` in an index expression");
-        if let Some(c) = closest(name, candidates.iter().map(String::as_str)) {
-            msg.push_str(&format!("\n\nhelp: did you mean `{c}`?"));
-        }
-        self.error(e, msg)
+        let help = super::spans::did_you_mean(name, candidates.iter().map(String::as_str));
+        self.error(e, format!("unknown name `{name}` in an index expression{help}"))
     }
 }
 

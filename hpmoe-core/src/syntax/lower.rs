@@ -8,7 +8,6 @@ use super::attr::{TaskflowArgs, TileArgs};
 use super::consts::{Consts, Failed};
 use super::spans::{SpanRange, Spans};
 use super::{OpDecl, TileDecl};
-use crate::check::closest;
 use crate::model::{After, GridDim, IndexSel, Loc, MachineProfile, OpCall, Region, Taskflow, TensorDecl, TileFamily};
 use quote::ToTokens;
 use std::collections::{HashMap, HashSet};
@@ -97,6 +96,18 @@ impl Lower {
         let mut errs = Vec::new();
         let items = body_items(&item.block.stmts, &mut errs);
         l.errors.extend(errs);
+        // A `let` in the body is an error already; its uses add nothing more.
+        for stmt in &item.block.stmts {
+            if let Stmt::Local(local) = stmt {
+                let pat = match &local.pat {
+                    Pat::Type(t) => &*t.pat,
+                    p => p,
+                };
+                if let Pat::Ident(p) = pat {
+                    l.poison.tensors.insert(p.ident.to_string());
+                }
+            }
+        }
         let mut tiles = Vec::new();
         for it in &items {
             match it {
@@ -238,12 +249,13 @@ impl Lower {
         let names: Vec<String> = args.grid.iter().map(|g| g.name.to_string()).collect();
         if sig.inputs.len() != names.len() {
             let what = if names.is_empty() { "no grid".to_string() } else { format!("grid ({})", names.join(", ")) };
+            let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
             self.errors.push(SpanRange::single(sig.paren_token.span.join()).error(format!(
-                "tile `{}` has {} grid indices but its function takes {} parameters: the parameters name the \
-                 grid indices, in order\n\nhelp: write `fn {}({})` for {what}",
+                "tile `{}` has {} but its function takes {}: the parameters name the grid indices, in \
+                 order\n\nhelp: write `fn {}({})` for {what}",
                 sig.ident,
-                names.len(),
-                sig.inputs.len(),
+                plural(names.len(), "grid index", "grid indices"),
+                plural(sig.inputs.len(), "parameter", "parameters"),
                 sig.ident,
                 names.iter().map(|n| format!("{n}: Idx")).collect::<Vec<_>>().join(", "),
             )));
@@ -393,11 +405,6 @@ impl Lower {
             }
         }
         out
-    }
-
-    /// Suggestion text for a misspelt name among `candidates`.
-    pub(super) fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
-        closest(name, candidates).map(|c| format!("\n\nhelp: did you mean `{c}`?")).unwrap_or_default()
     }
 }
 

@@ -112,17 +112,17 @@ impl Frontend {
     /// failed declarations; the checks on the expanded instances (bounds, unwritten reads,
     /// ordering, cycles, footprint, table limits) run once the front-end errors are fixed.
     pub fn compile(&self, cost: &dyn CostModel) -> Result<Compiled, syn::Error> {
-        if self.errors.is_empty() {
-            return crate::compile(&self.taskflow, cost).map_err(|d| {
-                sorted(d.errors.iter().map(|d| self.spans.error(d)).collect())
-                    .unwrap_or_else(|| self.spans.get(self.taskflow.loc).error("the taskflow was refused"))
-            });
-        }
-        let tf = self.without_poisoned();
         let mut errors = self.errors.clone();
-        if let Err(d) = check::check_structure(&tf) {
-            errors.extend(d.errors.iter().map(|d| self.spans.error(d)));
-        }
+        let diagnostics = if errors.is_empty() {
+            match crate::compile(&self.taskflow, cost) {
+                Ok(compiled) => return Ok(compiled),
+                Err(d) => d,
+            }
+        } else {
+            check::check_structure(&self.without_poisoned()).err().unwrap_or_default()
+        };
+        errors.extend(diagnostics.errors.iter().map(|d| self.spans.error(d)));
+        // `compile` never fails without a diagnostic; the fallback only keeps this total.
         Err(sorted(errors).unwrap_or_else(|| self.spans.get(self.taskflow.loc).error("the taskflow was refused")))
     }
 

@@ -5,7 +5,7 @@
 use super::OpDecl;
 use super::attr::OpArgs;
 use super::lower::{Lower, ends_with};
-use super::spans::SpanRange;
+use super::spans::{SpanRange, did_you_mean};
 use crate::model::{Access, OpSpec, Param};
 use syn::{Attribute, Expr, FnArg, ItemFn, Lit, Meta, Pat, ReturnType, Type};
 
@@ -101,7 +101,7 @@ impl Lower {
                 }
                 None => {
                     let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
-                    let help = Self::did_you_mean(&rw.to_string(), names);
+                    let help = did_you_mean(&rw.to_string(), names);
                     self.error(rw, format!("`read_write` names a parameter of the op; `{rw}` is not one{help}"));
                     ok = false;
                 }
@@ -123,7 +123,7 @@ impl Lower {
                 let mut ok = true;
                 for u in used {
                     if !names.contains(&u.as_str()) {
-                        let help = Self::did_you_mean(&u, names.iter().copied());
+                        let help = did_you_mean(&u, names.iter().copied());
                         self.errors.push(range.error(format!(
                             "the emission template names `{{{u}}}`, but the op has no parameter `{u}`{help}"
                         )));

@@ -4,7 +4,6 @@
 use super::consts::Failed;
 use super::lower::{Binding, Lower, Scope};
 use super::spans::SpanRange;
-use crate::check::closest;
 use crate::model::{Affine, DimSlice, RankSel, Region};
 use quote::ToTokens;
 use syn::{Expr, ExprMethodCall};
@@ -148,12 +147,11 @@ impl Lower {
             ("all" | "whole", _) => return Err(arity(self, &format!("{name}()"))),
             ("on", _) => return Err(arity(self, "on(rank)")),
             _ => {
-                let mut msg =
-                    format!("unknown region method `{name}`; regions have `at`, `slice`, `rows`, `all` and `on`");
-                if let Some(c) = closest(&name, METHODS) {
-                    msg.push_str(&format!("\n\nhelp: did you mean `{c}`?"));
-                }
-                return Err(self.error(&m.method, msg));
+                let help = super::spans::did_you_mean(&name, METHODS);
+                return Err(self.error(
+                    &m.method,
+                    format!("unknown region method `{name}`; regions have `at`, `slice`, `rows`, `all` and `on`{help}"),
+                ));
             }
         }
         Ok(())

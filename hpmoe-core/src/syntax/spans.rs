@@ -1,7 +1,7 @@
 //! The side table that gives every [`Loc`] of the IR its place in the tokens, and the
 //! conversion of the checks' [`Diagnostic`]s into `syn::Error`s at those places.
 
-use crate::error::{Diagnostic, Diagnostics};
+use crate::error::Diagnostic;
 use crate::model::{Loc, SourceMap, SourcePos};
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::ToTokens;
@@ -78,11 +78,6 @@ impl Spans {
         self.get(d.loc).error(render(d, |loc| self.line_of(loc)))
     }
 
-    /// All diagnostics as one combined `syn::Error`; `None` if there are none.
-    pub fn errors(&self, ds: &Diagnostics) -> Option<syn::Error> {
-        combine(ds.errors.iter().map(|d| self.error(d)))
-    }
-
     fn line_of(&self, loc: Loc) -> Option<usize> {
         let range = self.ranges.get(loc.0 as usize)?;
         let line = range.start.start().line;
@@ -107,6 +102,12 @@ fn render(d: &Diagnostic, line_of: impl Fn(Loc) -> Option<usize>) -> String {
     msg
 }
 
+/// `\n\nhelp: did you mean `x`?` when a candidate is close enough to `name` to be a typo
+/// (see [`crate::check::closest`]), else nothing: the tail of an error message.
+pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    crate::check::closest(name, candidates).map(|c| format!("\n\nhelp: did you mean `{c}`?")).unwrap_or_default()
+}
+
 /// Combines errors into one (`None` for none).
 pub fn combine(errors: impl IntoIterator<Item = syn::Error>) -> Option<syn::Error> {
     errors.into_iter().reduce(|mut acc, e| {
@@ -118,8 +119,10 @@ pub fn combine(errors: impl IntoIterator<Item = syn::Error>) -> Option<syn::Erro
 /// File, line and column of a span, when the compiler (or the fallback parser) knows them.
 fn source_pos(span: Span) -> Option<SourcePos> {
     let start = span.start();
-    (start.line > 0).then(|| SourcePos {
-        file: span.file(),
+    let file = span.file();
+    // Tokens made by a macro (or parsed from a string) have no file of their own.
+    (start.line > 0 && file != "<unspecified>").then(|| SourcePos {
+        file,
         line: u32::try_from(start.line).unwrap_or(u32::MAX),
         column: u32::try_from(start.column + 1).unwrap_or(u32::MAX),
     })

@@ -1,0 +1,192 @@
+//! Expansion: the front-end's result → the emitted tokens.
+//!
+//! [`kept`] rewrites the user's function (helper attributes removed, `RANKS` added, made a
+//! `const fn` returning `Program`); [`program`] builds the block that function returns:
+//! the schedule table, the IR, the host form of each tile ([`tile`]) and the user ops'
+//! reference bodies. On error the function is still emitted, with every error beside it.
+
+mod kept;
+mod program;
+mod tile;
+
+use hpmoe_core::schedule::SimpleCost;
+use hpmoe_core::syntax;
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+
+/// Expands `#[taskflow(args)] item`.
+pub fn taskflow(args: TokenStream, item: TokenStream) -> TokenStream {
+    let fe = match syntax::parse(args, item.clone()) {
+        Ok(fe) => fe,
+        // Not a function (or beyond the input bounds): nothing to rewrite.
+        Err(e) => {
+            let e = e.to_compile_error();
+            return quote!(#e #item);
+        }
+    };
+    match fe.compile(&SimpleCost::default()) {
+        Ok(compiled) => kept::function(&fe, Some(program::program(&fe, &compiled))),
+        Err(errors) => {
+            let kept = kept::function(&fe, None);
+            let errors = errors.to_compile_error();
+            quote!(#kept #errors)
+        }
+    }
+}
+
+/// `#[tile]` or `#[op]` used outside a taskflow: an error, and the item unchanged.
+pub fn outside(what: &str, item: TokenStream) -> TokenStream {
+    let msg = format!(
+        "`#[{what}]` is only meaningful inside a `#[taskflow]` function: declare the {} in the body of the function \
+         marked `#[taskflow(profile = .., ranks = ..)]`",
+        if what == "tile" { "tile" } else { "op" }
+    );
+    let e = syn::Error::new(Span::call_site(), msg).to_compile_error();
+    quote!(#e #item)
+}
+
+/// Runs `f`, turning a panic into a compile error beside the unchanged `item`, so a bug in
+/// the macro never looks like a compiler crash and the IDE keeps the user's code.
+pub fn guarded(item: TokenStream, f: impl FnOnce() -> TokenStream) -> TokenStream {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(tokens) => tokens,
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            let msg = format!("internal error in `#[taskflow]` (a bug in hpmoe, please report it): {what}");
+            let e = syn::Error::new(Span::call_site(), msg).to_compile_error();
+            quote!(#e #item)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_a_compile_error_beside_the_item() {
+        let item = quote!(
+            fn f() {}
+        );
+        let out = guarded(item, || panic!("boom")).to_string();
+        assert!(out.contains("compile_error"), "{out}");
+        assert!(out.contains("internal error in `#[taskflow]` (a bug in hpmoe, please report it): boom"), "{out}");
+        assert!(out.ends_with("fn f () { }"), "{out}");
+        let fine = guarded(quote!(), || {
+            quote!(
+                struct S;
+            )
+        })
+        .to_string();
+        assert_eq!(fine, "struct S ;");
+    }
+
+    #[test]
+    fn helper_attributes_outside_a_taskflow_are_errors() {
+        let out = outside(
+            "tile",
+            quote!(
+                fn t() {}
+            ),
+        )
+        .to_string();
+        assert!(out.contains("`#[tile]` is only meaningful inside a `#[taskflow]` function"), "{out}");
+        assert!(out.ends_with("fn t () { }"), "{out}");
+    }
+}
+
+#[cfg(test)]
+mod snapshot {
+    //! The whole expansion of a small taskflow, pretty-printed, against a checked-in file
+    //! (`UPDATE_EXPECT=1 cargo test -p hpmoe-macros` rewrites it after a deliberate change).
+
+    use super::taskflow;
+    use quote::quote;
+
+    fn pretty(tokens: proc_macro2::TokenStream) -> String {
+        let file: syn::File = syn::parse2(tokens).expect("the expansion parses as a file");
+        prettyplease::unparse(&file)
+    }
+
+    #[test]
+    fn small_taskflow() {
+        let out = taskflow(
+            quote!(profile = small(1), ranks = 2),
+            quote! {
+                /// Doubles each rank's rows, then sends them to the next rank.
+                pub fn ring() {
+                    const N: u64 = 4;
+                    const X: Tensor<F32> = input([2 * N, 8]);
+                    const Y: Tensor<F32> = symmetric([2 * N, 8]);
+                    #[op(aiv, work = vector(1), emit = "Twice({dst}, {src})")]
+                    fn twice(src: &TileData, dst: &mut TileData) {
+                        for (d, s) in dst.values.iter_mut().zip(&src.values) {
+                            *d = 2.0 * s;
+                        }
+                    }
+                    #[tile(aiv, grid(b in 0..2))]
+                    fn send(b: Idx) {
+                        put(X.slice(b * N, N), Y.on((RANK + 1) % RANKS).slice(b * N, N));
+                    }
+                    #[tile(aiv, grid(b in 0..2))]
+                    fn scale(b: Idx) {
+                        twice(Y.slice(b * N, N), Y.slice(b * N, N));
+                    }
+                }
+            },
+        );
+        expect_test::expect_file!["snapshots/small_taskflow.rs"].assert_eq(&pretty(out));
+    }
+
+    #[test]
+    fn on_error_the_function_is_kept_beside_the_errors() {
+        let out = taskflow(
+            quote!(profile = small(1), ranks = 2),
+            quote! {
+                fn broken() {
+                    const X: Tensor<F32> = input([8]);
+                    #[tile(aic, grid(i in 0..8))]
+                    fn t(i: Idx) {
+                        zero(X.at(i));
+                    }
+                }
+            },
+        );
+        expect_test::expect_file!["snapshots/on_error.rs"].assert_eq(&pretty(out));
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    /// The whole expansion of the DeepSeek-V3 EP8 layer (`examples/examples/moe_ffn_dsl.rs`):
+    /// front-end, checks, schedule, table and the emitted tokens. A measurement, not a
+    /// check: `cargo test -p hpmoe-macros --release -- --ignored --nocapture expansion_time`.
+    #[test]
+    #[ignore = "a measurement; run in release"]
+    fn expansion_time_of_the_deepseek_layer() {
+        let file: syn::File = syn::parse_str(include_str!("../../../examples/examples/moe_ffn_dsl.rs")).unwrap();
+        let mut f = file
+            .items
+            .into_iter()
+            .find_map(|i| match i {
+                syn::Item::Fn(f) if f.sig.ident == "moe_ffn" => Some(f),
+                _ => None,
+            })
+            .unwrap();
+        let attr = f.attrs.iter().position(|a| a.path().is_ident("taskflow")).unwrap();
+        let syn::Meta::List(args) = f.attrs.remove(attr).meta else { panic!("#[taskflow(..)] has arguments") };
+        let item = quote::ToTokens::to_token_stream(&f);
+        for _ in 0..3 {
+            let t = std::time::Instant::now();
+            let out = super::taskflow(args.tokens.clone(), item.clone());
+            let elapsed = t.elapsed();
+            let text = out.to_string();
+            assert!(!text.contains("compile_error"));
+            println!("expanded moe_ffn in {:.1} ms ({} bytes of tokens)", elapsed.as_secs_f64() * 1e3, text.len());
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! The host form of a tile family: a function evaluating each op's regions for one
+//! instance (coordinates `at`, rank `ctx.rank()`) and calling `ctx.call(op, regions)`.
+//!
+//! Expressions are evaluated in `i64`, as the checks evaluated them for every instance of
+//! the grid on every rank; `Program::run_tile` refuses coordinates outside the grid.
+
+use hpmoe_core::model::{Affine, RankSel, Taskflow, TileFamily, Var};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+use std::collections::BTreeSet;
+
+/// `fn #name(ctx: &mut dyn TileContext, at: &[u64]) { .. }` for family `family`.
+pub fn tile_fn(tf: &Taskflow, family: &TileFamily, name: &Ident) -> TokenStream {
+    let site = Span::mixed_site();
+    let ctx = Ident::new("ctx", site);
+    let at = Ident::new("at", site);
+    let rank = Ident::new("rank", site);
+    let coords: Vec<Ident> = (0..family.grid.len()).map(|k| format_ident!("i{}", k, span = site)).collect();
+    let mut used = BTreeSet::new();
+    let calls: Vec<TokenStream> = family
+        .body
+        .iter()
+        .map(|call| {
+            let op = &call.op;
+            let regions = call.args.iter().map(|r| {
+                let (tensor, decl) = tf
+                    .tensors
+                    .iter()
+                    .enumerate()
+                    .find(|(_, t)| t.name == r.tensor)
+                    .expect("the checks resolved every tensor");
+                let rank_expr = match &r.rank {
+                    RankSel::Local => quote!(#rank),
+                    RankSel::Remote(e) => affine(e, &coords, &rank, &mut used),
+                };
+                let starts = decl.shape.iter().enumerate().map(|(k, _)| match r.dims.get(k) {
+                    Some(d) => affine(&d.start, &coords, &rank, &mut used),
+                    None => quote!(0i64),
+                });
+                let starts: Vec<TokenStream> = starts.collect();
+                let lens = decl.shape.iter().enumerate().map(|(k, &extent)| {
+                    // The checks bounded extents by MAX_DIM_EXTENT (u32).
+                    let len = r.dims.get(k).map_or(extent, |d| d.len) as u32;
+                    quote!(#len)
+                });
+                quote!(::hpmoe_core::dsl::__private::region(#tensor, #rank_expr, &[#(#starts),*], &[#(#lens),*]))
+            });
+            let regions: Vec<TokenStream> = regions.collect();
+            quote!(#ctx.call(#op, &[#(#regions),*]);)
+        })
+        .collect();
+    let n = family.grid.len();
+    let bound: Vec<TokenStream> =
+        coords.iter().enumerate().map(|(k, c)| if used.contains(&k) { quote!(#c) } else { quote!(_) }).collect();
+    let prelude = if calls.is_empty() {
+        quote!(let _ = (#ctx, #at);)
+    } else {
+        quote! {
+            let [#(#bound),*] = ::hpmoe_core::dsl::__private::coords::<#n>(#at);
+            let #rank = i64::from(#ctx.rank());
+        }
+    };
+    quote! {
+        fn #name(#ctx: &mut dyn ::hpmoe_core::dsl::TileContext, #at: &[u64]) {
+            #prelude
+            #(#calls)*
+        }
+    }
+}
+
+/// `c + k0 * i0 + k * rank`, then `.rem_euclid(m)`, as an `i64` expression.
+fn affine(e: &Affine, coords: &[Ident], rank: &Ident, used: &mut BTreeSet<usize>) -> TokenStream {
+    let c = e.constant;
+    let mut out: Option<TokenStream> = (c != 0 || e.terms.is_empty()).then(|| quote!(#c));
+    for &(v, k) in &e.terms {
+        let var = match v {
+            Var::Index(i) => {
+                used.insert(usize::from(i));
+                let c = &coords[usize::from(i)];
+                quote!(#c)
+            }
+            Var::Rank => quote!(#rank),
+        };
+        let term = if k == 1 { quote!(#var) } else { quote!(#k * #var) };
+        out = Some(match out {
+            Some(out) => quote!(#out + #term),
+            None => term,
+        });
+    }
+    let out = out.unwrap_or_else(|| quote!(0i64));
+    match e.modulo {
+        Some(m) => {
+            let m = m as i64;
+            quote!((#out).rem_euclid(#m))
+        }
+        None => out,
+    }
+}

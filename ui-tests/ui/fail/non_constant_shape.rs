@@ -1,0 +1,17 @@
+use hpmoe_core::dsl::*;
+use hpmoe_macros::taskflow;
+
+#[taskflow(profile = small(1), ranks = 2)]
+fn t() {
+    const fn rows() -> u64 {
+        8
+    }
+    const X: Tensor<F32> = output([rows(), 4]);
+
+    #[tile(aiv)]
+    fn fill() {
+        zero(X);
+    }
+}
+
+fn main() {}

@@ -1,0 +1,14 @@
+use hpmoe_core::dsl::*;
+use hpmoe_macros::taskflow;
+
+#[taskflow(profile = small(1), ranks = 2)]
+fn t() {
+    #[op(aiv, emit = "hpmoe_user::Neg({dts}, {src})")]
+    fn neg(src: &TileData, dst: &mut TileData) {
+        for (d, s) in dst.values.iter_mut().zip(&src.values) {
+            *d = -s;
+        }
+    }
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+use hpmoe_core::dsl::*;
+use hpmoe_macros::taskflow;
+
+#[taskflow(profile = small(1), ranks = 2)]
+fn t() {
+    const S: Tensor<F32> = scratch([4, 16]);
+    const Y: Tensor<F32> = output([4, 16]);
+
+    #[tile(aiv, grid(i in 0..4))]
+    fn read(i: Idx) {
+        copy(S.at(i), Y.at(i));
+    }
+}
+
+fn main() {}

@@ -1,0 +1,14 @@
+use hpmoe_core::dsl::*;
+use hpmoe_macros::taskflow;
+
+#[taskflow(profile = small(1), ranks = 2)]
+fn t() {
+    const X: Tensor<F32> = input([4, 16]);
+
+    #[tile(aiv, grid(i in 0..4))]
+    fn clear(i: Idx) {
+        zero(X.at(i));
+    }
+}
+
+fn main() {}

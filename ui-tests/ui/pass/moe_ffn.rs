@@ -1,0 +1,151 @@
+//! The MoE-FFN layer of `hpmoe_core::moe` (dispatch → GMM1 → SwiGLU → GMM2 → combine →
+//! weighted sum) at its tiny size, written in the DSL: the macro's IR must have the same
+//! structure as the builder's, and the host form of every tile must call its ops on the
+//! regions the IR gives for each instance on each rank.
+
+use hpmoe_core::dsl::*;
+use hpmoe_core::model::{Affine, RankSel, Taskflow};
+use hpmoe_macros::taskflow;
+
+#[taskflow(profile = small(2), ranks = 2)]
+fn moe_ffn() {
+    const T: u64 = 16;
+    const HIDDEN: u64 = 32;
+    const INTER: u64 = 16;
+    const EXPERTS: u64 = 2 * RANKS;
+    const TOP_K: u64 = 2;
+    const E: u64 = EXPERTS / RANKS;
+    const R: u64 = T * TOP_K * RANKS / EXPERTS;
+    const S: u64 = R / RANKS;
+    const SENT: u64 = RANKS * E * S;
+    const B: u64 = 4;
+    const N1: u64 = 16;
+    const N2: u64 = 16;
+    const SUM: u64 = 8;
+
+    const XS: Tensor<Bf16> = input([SENT, HIDDEN]);
+    const W13: Tensor<Bf16> = input([E, HIDDEN, 2 * INTER]);
+    const W2: Tensor<Bf16> = input([E, INTER, HIDDEN]);
+    const TOPK_WEIGHTS: Tensor<F32> = input([T, TOP_K]);
+    const RECV: Tensor<Bf16> = symmetric([E, R, HIDDEN]);
+    const H: Tensor<Bf16> = scratch([E, R, 2 * INTER]);
+    const ACT: Tensor<Bf16> = scratch([E, R, INTER]);
+    const Y: Tensor<Bf16> = scratch([E, R, HIDDEN]);
+    const BACK: Tensor<Bf16> = symmetric([SENT, HIDDEN]);
+    const OUT: Tensor<Bf16> = output([T, HIDDEN]);
+
+    #[tile(aiv, grid(dst in 0..RANKS, e in 0..E, b in 0..S / B))]
+    fn dispatch(dst: Idx, e: Idx, b: Idx) {
+        put(XS.slice((dst * E + e) * S + b * B, B), RECV.on(dst).at(e).slice(RANK * S + b * B, B));
+    }
+
+    #[tile(aic, grid(e in 0..E, m in 0..R / B, n in 0..2 * INTER / N1))]
+    fn gmm1(e: Idx, m: Idx, n: Idx) {
+        matmul(RECV.at(e).rows(m * B, B), W13.at(e).all().slice(n * N1, N1), H.at(e).rows(m * B, B).slice(n * N1, N1));
+    }
+
+    #[tile(aiv, grid(e in 0..E, m in 0..R / B, n in 0..2 * INTER / N1))]
+    fn activation(e: Idx, m: Idx, n: Idx) {
+        let rows = m * B;
+        swiglu(H.at(e).slice(rows, B).slice(n * N1, N1), ACT.at(e).slice(rows, B).slice(n * (N1 / 2), N1 / 2));
+    }
+
+    #[tile(aic, grid(e in 0..E, m in 0..R / B, n in 0..HIDDEN / N2))]
+    fn gmm2(e: Idx, m: Idx, n: Idx) {
+        matmul(ACT.at(e).rows(m * B, B), W2.at(e).all().slice(n * N2, N2), Y.at(e).rows(m * B, B).slice(n * N2, N2));
+    }
+
+    #[tile(aiv, grid(src in 0..RANKS, e in 0..E, b in 0..S / B))]
+    fn combine(src: Idx, e: Idx, b: Idx) {
+        put(Y.at(e).slice(src * S + b * B, B), BACK.on(src).slice((RANK * E + e) * S + b * B, B));
+    }
+
+    #[tile(aiv, grid(t in 0..T / SUM))]
+    fn weighted_sum(t: Idx) {
+        let rows = OUT.slice(t * SUM, SUM);
+        zero(rows);
+        weighted_accumulate(BACK.slice(t * (SUM * TOP_K), SUM * TOP_K), TOPK_WEIGHTS.slice(t * SUM, SUM), rows);
+    }
+}
+
+/// Records every op call of a tile.
+struct Recorder {
+    rank: u32,
+    calls: Vec<(String, Vec<ConcreteRegion>)>,
+}
+
+impl TileContext for Recorder {
+    fn rank(&self) -> u32 {
+        self.rank
+    }
+    fn call(&mut self, op: &str, args: &[ConcreteRegion]) {
+        self.calls.push((op.to_string(), args.to_vec()));
+    }
+}
+
+/// The region the IR describes for one instance, evaluated from its affine expressions.
+fn from_ir(tf: &Taskflow, r: &hpmoe_core::model::Region, coords: &[u64], rank: u32) -> (usize, u32, Vec<(u32, u32)>) {
+    let eval = |e: &Affine| e.eval(coords, u64::from(rank)).unwrap() as u32;
+    let tensor = tf.tensors.iter().position(|t| t.name == r.tensor).unwrap();
+    let dest = match &r.rank {
+        RankSel::Local => rank,
+        RankSel::Remote(e) => eval(e),
+    };
+    let dims = tf.tensors[tensor]
+        .shape
+        .iter()
+        .enumerate()
+        .map(|(k, &extent)| r.dims.get(k).map_or((0, extent as u32), |d| (eval(&d.start), d.len as u32)))
+        .collect();
+    (tensor, dest, dims)
+}
+
+fn main() {
+    let program = moe_ffn();
+    let tf = program.taskflow().unwrap();
+    let built = hpmoe_core::moe::MoeShape::tiny(2).taskflow().unwrap();
+    assert!(tf.same_structure(&built), "the DSL layer differs from MoeShape::tiny(2)");
+
+    let table = program.table().unwrap();
+    let instances = hpmoe_core::moe::MoeShape::tiny(2).instances_per_rank() * 2;
+    assert_eq!(table.entries().len() as u64, instances);
+    // The same schedule as compiling the builder's taskflow (the schedule ignores names).
+    let cost = hpmoe_core::schedule::SimpleCost::default();
+    let again = hpmoe_core::compile(&built, &cost).unwrap();
+    assert_eq!(table.entries(), again.table.entries());
+
+    let mut calls = 0;
+    for rank in 0..2 {
+        for (f, family) in tf.families.iter().enumerate() {
+            let extents: Vec<u64> = family.grid.iter().map(|g| g.extent).collect();
+            let count: u64 = extents.iter().product();
+            for idx in 0..count {
+                let mut coords = vec![0u64; extents.len()];
+                let mut rest = idx;
+                for (c, e) in coords.iter_mut().zip(&extents).rev() {
+                    *c = rest % e;
+                    rest /= e;
+                }
+                let mut rec = Recorder { rank, calls: Vec::new() };
+                program.run_tile(&mut rec, f, &coords).unwrap();
+                assert_eq!(rec.calls.len(), family.body.len());
+                for ((op, regions), call) in rec.calls.iter().zip(&family.body) {
+                    assert_eq!(op, &call.op);
+                    for (got, want) in regions.iter().zip(&call.args) {
+                        let (tensor, dest, dims) = from_ir(&tf, want, &coords, rank);
+                        assert_eq!((got.tensor, got.rank), (tensor, dest));
+                        let got_dims: Vec<(u32, u32)> =
+                            (0..got.extent.dims as usize).map(|k| (got.extent.start[k], got.extent.len[k])).collect();
+                        assert_eq!(got_dims, dims, "{} {coords:?} on rank {rank}", family.name);
+                    }
+                    calls += 1;
+                }
+            }
+        }
+    }
+    assert!(calls > 0);
+    // Coordinates outside the grid are refused, not evaluated.
+    let mut rec = Recorder { rank: 0, calls: Vec::new() };
+    assert!(program.run_tile(&mut rec, 5, &[2]).is_err());
+    assert!(program.run_tile(&mut rec, 9, &[0]).is_err());
+}
