@@ -1,6 +1,8 @@
 //! Identifiers in generated C/C++: the kernel's name, its parameters, grid variables, and the
 //! constant names `ScheduleTable::c_header` gives a table and its families.
 
+// The header's constant names come from the table's own header writer, so the two cannot drift.
+pub use hpmoe_core::table::{c_constant_name as constant_name, family_identifiers as family_constants};
 use std::collections::BTreeSet;
 
 /// C++ keywords and names a generated kernel already uses, which a user's name must not shadow.
@@ -118,36 +120,6 @@ pub fn distinct_identifiers<'a>(names: impl Iterator<Item = &'a str>, taken: &[&
             id
         })
         .collect()
-}
-
-/// The constant-name form `c_header` uses: capitals, every character other than an ASCII letter
-/// or digit as `_`, a leading `_` before a digit or an empty name.
-pub fn constant_name(name: &str) -> String {
-    let mut out: String =
-        name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
-    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
-        out.insert(0, '_');
-    }
-    out
-}
-
-/// The family constant suffixes `c_header` uses (`HPMOE_<T>_FAMILY_<F>`): [`constant_name`],
-/// with `_<index>` added to a name already taken, then `_` as often as needed.
-pub fn family_constants<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
-    let mut taken = BTreeSet::new();
-    let mut out = Vec::new();
-    for (i, name) in names.enumerate() {
-        let mut ident = constant_name(name);
-        if taken.contains(&ident) {
-            ident = format!("{ident}_{i}");
-        }
-        while taken.contains(&ident) {
-            ident.push('_');
-        }
-        taken.insert(ident.clone());
-        out.push(ident);
-    }
-    out
 }
 
 #[cfg(test)]

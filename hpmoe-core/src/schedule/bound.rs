@@ -28,7 +28,16 @@ impl LowerBound {
 /// # Panics
 /// If the DAG has a cycle (the checks refuse those before scheduling).
 pub fn lower_bound(exp: &Expanded, profile: &MachineProfile, cost: &dyn CostModel) -> LowerBound {
-    let costs = node_costs(exp, cost);
+    lower_bound_of(exp, profile, &node_costs(exp, cost))
+}
+
+/// [`lower_bound`] with every node's time given (`costs[node]`, ns): the simulator calls it
+/// with uncontended times and adds the link term.
+///
+/// # Panics
+/// If the DAG has a cycle, or `costs` has not one entry per node.
+pub fn lower_bound_of(exp: &Expanded, profile: &MachineProfile, costs: &[u64]) -> LowerBound {
+    assert_eq!(costs.len(), exp.nodes(), "one cost per node");
     let order = exp.dag.topo_order().expect("the instance DAG is acyclic (checked before scheduling)");
     let mut finish = vec![0u64; exp.nodes()];
     let mut critical = 0;

@@ -42,7 +42,7 @@ mod reduce;
 mod testutil;
 mod types;
 
-pub use bound::{LowerBound, lower_bound};
+pub use bound::{LowerBound, lower_bound, lower_bound_of};
 pub use cost::{CostModel, PutShape, SimpleCost, UnitCost};
 pub use counters::plan_sync;
 pub use list::list_schedule;

@@ -11,7 +11,7 @@ use super::SimError;
 use super::program::{check_families, lower_node};
 use crate::cost::{TaskflowCost, ns_at_rate};
 use crate::expand::Expanded;
-use crate::model::{CoreKind, MachineProfile};
+use crate::model::MachineProfile;
 
 /// The parts of the bound, ns; [`Bound::ns`] is their maximum.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -66,32 +66,19 @@ pub(crate) fn node_min_ns(exp: &Expanded, cost: &TaskflowCost) -> Vec<u64> {
 pub fn lower_bound(exp: &Expanded, profile: &MachineProfile, cost: &TaskflowCost) -> Result<Bound, SimError> {
     check_families(exp, cost)?;
     let costs = node_min_ns(exp, cost);
-    let order = exp.dag.topo_order().expect("the instance DAG is acyclic (checked before scheduling)");
-    let mut finish = vec![0u64; exp.nodes()];
-    let mut critical = 0;
-    for &v in &order {
-        let start = exp.dag.pred.row(v).iter().map(|&p| finish[p as usize]).max().unwrap_or(0);
-        finish[v as usize] = start.saturating_add(costs[v as usize]);
-        critical = critical.max(finish[v as usize]);
-    }
-    let ranks = exp.space.ranks as usize;
-    let mut work = vec![[0u64; 2]; ranks];
-    let mut link_bytes = vec![0u64; ranks];
+    let compute = crate::schedule::lower_bound_of(exp, profile, &costs);
+    let mut link_bytes = vec![0u64; exp.space.ranks as usize];
     for v in 0..exp.nodes() as u32 {
-        let rank = exp.space.rank_of(v) as usize;
-        let k = usize::from(exp.core_kind(v) == CoreKind::Aiv);
-        work[rank][k] = work[rank][k].saturating_add(costs[v as usize]);
         if let (_, Some(put), _) = lower_node(exp, cost, v) {
+            let rank = exp.space.rank_of(v) as usize;
             link_bytes[rank] = link_bytes[rank].saturating_add(put.bytes);
         }
     }
-    let per_core =
-        |k: usize, cores: u32| work.iter().map(|w| w[k].div_ceil(u64::from(cores.max(1)))).max().unwrap_or(0);
     let busiest = link_bytes.iter().copied().max().unwrap_or(0);
     Ok(Bound {
-        critical_path_ns: critical,
-        aic_work_per_core_ns: per_core(0, profile.aic_per_rank),
-        aiv_work_per_core_ns: per_core(1, profile.aiv_per_rank()),
+        critical_path_ns: compute.critical_path_ns,
+        aic_work_per_core_ns: compute.aic_work_per_core_ns,
+        aiv_work_per_core_ns: compute.aiv_work_per_core_ns,
         link_ns: ns_at_rate(busiest, cost.profile().link_bytes_per_s()),
         busiest_link_bytes: busiest,
     })

@@ -300,8 +300,10 @@ fn write_struct(out: &mut String, s: &CStruct) {
 }
 
 /// `name` in capitals, every character other than an ASCII letter or digit as `_`, with a
-/// leading `_` if it would start with a digit or be empty.
-fn c_constant_name(name: &str) -> String {
+/// leading `_` if it would start with a digit or be empty. Public so that code generators
+/// (the AscendC backend) name the header's constants exactly as [`ScheduleTable::c_header`]
+/// does.
+pub fn c_constant_name(name: &str) -> String {
     let mut out: String =
         name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
     if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
@@ -311,8 +313,9 @@ fn c_constant_name(name: &str) -> String {
 }
 
 /// Distinct constant names for the families: [`c_constant_name`], with `_<index>` added
-/// (and `_` after that, as often as needed) to a name already taken.
-fn family_identifiers<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+/// (and `_` after that, as often as needed) to a name already taken: the `<F>` of the
+/// header's `HPMOE_<T>_FAMILY_<F>` constants.
+pub fn family_identifiers<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
     let mut taken = std::collections::BTreeSet::new();
     let mut out = Vec::new();
     for (i, name) in names.enumerate() {
