@@ -12,6 +12,7 @@
 //! last extent and `rows` the product of the others ([`ArgDesc::rows`]).
 
 mod builtin;
+mod user;
 
 pub use builtin::silu;
 

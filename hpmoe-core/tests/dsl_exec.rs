@@ -1,0 +1,64 @@
+//! A taskflow written in the `#[taskflow]` DSL — puts between ranks, a built-in op and a
+//! user-defined op — runs on the host executor and gives the values computed by hand.
+
+use hpmoe_core::dsl::*;
+use hpmoe_core::exec::{Executor, HostTensor, Inputs, OpImpls, RunOptions};
+use hpmoe_core::model::DType;
+use hpmoe_macros::taskflow;
+
+#[taskflow(profile = small(1), ranks = 2)]
+fn ring_relu() {
+    const ROWS: u64 = 4;
+    const COLS: u64 = 8;
+    const X: Tensor<F32> = input([ROWS, COLS]);
+    const RECV: Tensor<F32> = symmetric([ROWS, COLS]);
+    const OUT: Tensor<F32> = output([ROWS, COLS]);
+
+    /// out = max(x, 0) * 2
+    #[op(aiv, work = vector(2), emit = "my_ops::Relu2({out}, {x})")]
+    fn relu2(x: &TileData, out: &mut TileData) {
+        for (o, v) in out.values.iter_mut().zip(&x.values) {
+            *o = v.max(0.0) * 2.0;
+        }
+    }
+
+    /// Rank r sends its rows, two at a time, to rank r + 1.
+    #[tile(aiv, grid(b in 0..2))]
+    fn send(b: Idx) {
+        put(X.rows(b * 2, 2), RECV.on((RANK + 1) % RANKS).rows(b * 2, 2));
+    }
+
+    #[tile(aiv, grid(half in 0..2))]
+    fn act(half: Idx) {
+        relu2(RECV.rows(half * 2, 2), OUT.rows(half * 2, 2));
+    }
+}
+
+#[test]
+fn a_dsl_program_runs_on_the_host_executor() {
+    let program = ring_relu();
+    let tf = program.taskflow().unwrap();
+    let table = program.table().unwrap();
+    let impls = OpImpls::for_program(&program).unwrap();
+    let exec = Executor::new(&tf, &table, &impls).unwrap();
+    let x = |rank: u32| -> Vec<f32> { (0..32).map(|i| (i as f32 - 10.0) * (rank as f32 + 1.0)).collect() };
+    let mut inputs = Inputs::new();
+    for rank in 0..2 {
+        inputs.set_rank("X", rank, HostTensor::from_f32(DType::F32, &[4, 8], &x(rank)));
+    }
+    let out = exec.run(&inputs, &RunOptions::default()).unwrap();
+    for rank in 0..2u32 {
+        // Rank r holds what rank r - 1 (mod 2) sent, through the user op.
+        let got = out.snapshot.get(rank, "OUT").unwrap().to_f32();
+        let want: Vec<f32> = x((rank + 1) % 2).iter().map(|v| v.max(0.0) * 2.0).collect();
+        assert_eq!(got, want, "rank {rank}");
+    }
+}
+
+#[test]
+fn a_user_op_cannot_shadow_a_built_in() {
+    let program = ring_relu();
+    assert!(OpImpls::for_program(&program).is_ok());
+    let clash = Program { user_ops: &[UserOp { name: "copy", params: 2, emit: "", reference: |_| {} }], ..program };
+    assert!(OpImpls::for_program(&clash).is_err());
+}
