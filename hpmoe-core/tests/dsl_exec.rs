@@ -62,3 +62,13 @@ fn a_user_op_cannot_shadow_a_built_in() {
     let clash = Program { user_ops: &[UserOp { name: "copy", params: 2, emit: "", reference: |_| {} }], ..program };
     assert!(OpImpls::for_program(&clash).is_err());
 }
+
+#[test]
+fn the_macro_exposes_the_ascendc_kernel_source() {
+    let source = ring_relu().kernel_source.expect("the backend emits this taskflow");
+    assert!(source.contains("extern \"C\" __global__ __aicore__ void ring_relu("), "{source}");
+    assert!(source.contains("KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2)"));
+    assert!(source.contains("ASCEND_IS_AIC") && source.contains("ASCEND_IS_AIV"));
+    // The user op is called through its emission template.
+    assert!(source.contains("my_ops::Relu2("), "{source}");
+}

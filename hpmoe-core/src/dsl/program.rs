@@ -117,6 +117,10 @@ pub struct Program {
     pub tiles: &'static [TileFn],
     /// The user-defined ops of the taskflow, in declaration order.
     pub user_ops: &'static [UserOp],
+    /// The AscendC source of the taskflow's one mixed kernel, as `hpmoe_ascendc::emit`
+    /// writes it to `NAME.cpp` (the table it reads is [`Program::table_bytes`]); or why the
+    /// backend cannot emit it (for instance a user op without an `emit` template).
+    pub kernel_source: Result<&'static str, &'static str>,
 }
 
 impl Program {

@@ -48,6 +48,16 @@ pub fn program(fe: &Frontend, compiled: &Compiled) -> TokenStream {
             (f, record)
         })
         .unzip();
+    let kernel = match hpmoe_ascendc::kernel_source(tf, compiled) {
+        Ok(source) => {
+            let source = Literal::string(&source);
+            quote!(::core::result::Result::Ok(#source))
+        }
+        Err(why) => {
+            let why = Literal::string(&why.to_string());
+            quote!(::core::result::Result::Err(#why))
+        }
+    };
     let table_ident = format_ident!("__HPMOE_TABLE", span = site);
     let ir_ident = format_ident!("__HPMOE_IR", span = site);
     quote! {{
@@ -64,6 +74,7 @@ pub fn program(fe: &Frontend, compiled: &Compiled) -> TokenStream {
             grids: &[#(#grids),*],
             tiles: &[#(#tile_names as ::hpmoe_core::dsl::TileFn),*],
             user_ops: &[#(#op_records),*],
+            kernel_source: #kernel,
         }
     }}
 }
