@@ -31,10 +31,11 @@
 //! with status 1 if it fails. Progress goes to stderr, results to stdout; `--json` prints the
 //! results as one JSON array (one object per EP) instead of the tables.
 
-use hpmoe_core::cost::{CostProfile, TaskflowCost};
+use hpmoe_core::cost::TaskflowCost;
 use hpmoe_core::moe::MoeShape;
 use hpmoe_core::sim;
 use hpmoe_core::trace::{Labels, chrome_trace};
+use hpmoe_examples::cli::Options;
 use hpmoe_examples::{HostCheck, host_check};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -54,15 +55,6 @@ fn main() {
             eprintln!("error: {e}");
             std::process::exit(1);
         }
-    }
-}
-
-/// A preset name or a TOML/JSON file (which may override a preset with `base = "..."`).
-fn load_profile(spec: &str) -> Result<CostProfile, String> {
-    if hpmoe_core::cost::PRESETS.contains(&spec) {
-        CostProfile::preset(spec).map_err(|e| e.to_string())
-    } else {
-        CostProfile::load(Path::new(spec)).map_err(|e| e.to_string())
     }
 }
 
@@ -95,24 +87,19 @@ fn share(part: u64, whole: u64) -> f64 {
 
 /// Runs the job; `Ok(false)` when the host check failed.
 fn run() -> Result<bool, String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
-    let options = ["--out", "--tokens", "--json", "--json-tables", "--profile"];
-    if let Some(bad) = args.iter().find(|a| a.starts_with("--") && !options.contains(&a.as_str())) {
-        return Err(format!(
-            "unknown option {bad}; options: --out DIR, --tokens N, --json, --json-tables, --profile NAME|FILE"
-        ));
-    }
+    let opts = Options::from_env(
+        &["--out", "--tokens", "--json", "--json-tables", "--profile"],
+        "--out DIR, --tokens N, --json, --json-tables, --profile NAME|FILE",
+    )?;
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("examples/ sits in the workspace");
-    let out_dir =
-        value("--out").map(PathBuf::from).unwrap_or_else(|| workspace.join("target").join("hpmoe").join("moe_ffn"));
-    let tokens: u64 = match value("--tokens") {
-        Some(t) => t.parse().map_err(|_| format!("--tokens takes a number, got {t}"))?,
-        None => 4096,
-    };
-    let json_out = args.iter().any(|a| a == "--json");
-    let json_tables = args.iter().any(|a| a == "--json-tables");
-    let profile = load_profile(&value("--profile").unwrap_or_else(|| "ascend_a3_die".into()))?;
+    let out_dir = opts
+        .value("--out")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace.join("target").join("hpmoe").join("moe_ffn"));
+    let tokens = opts.number("--tokens", 4096)?;
+    let json_out = opts.flag("--json");
+    let json_tables = opts.flag("--json-tables");
+    let profile = opts.profile()?;
     let started = Instant::now();
     eprintln!(
         "hpmoe: DeepSeek-V3 MoE-FFN layer, {tokens} tokens per rank, cost profile {}, writing to {}",

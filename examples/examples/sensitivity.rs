@@ -16,7 +16,7 @@ use hpmoe_core::cost::{CostProfile, GUESSES, TaskflowCost};
 use hpmoe_core::model::{Affine, CoreKind, DType, MachineProfile, Taskflow};
 use hpmoe_core::moe::MoeShape;
 use hpmoe_core::sim;
-use std::path::Path;
+use hpmoe_examples::cli::Options;
 
 const TOKENS: u64 = 4096;
 
@@ -32,22 +32,9 @@ fn main() {
 }
 
 fn run() -> Result<(), String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
-    if let Some(bad) = args.iter().find(|a| a.starts_with("--") && !["--profile", "--ep"].contains(&a.as_str())) {
-        return Err(format!("unknown option {bad}; options: --profile NAME|FILE, --ep N"));
-    }
-    let spec = value("--profile").unwrap_or_else(|| "ascend_a3_die".into());
-    let base = if hpmoe_core::cost::PRESETS.contains(&spec.as_str()) {
-        CostProfile::preset(&spec)
-    } else {
-        CostProfile::load(Path::new(&spec))
-    }
-    .map_err(|e| e.to_string())?;
-    let ep: u32 = match value("--ep") {
-        Some(v) => v.parse().map_err(|_| format!("--ep takes a number, got {v}"))?,
-        None => 8,
-    };
+    let opts = Options::from_env(&["--profile", "--ep"], "--profile NAME|FILE, --ep N")?;
+    let base = opts.profile()?;
+    let ep = u32::try_from(opts.number("--ep", 8)?).map_err(|_| "--ep is too large".to_string())?;
     let shape = MoeShape::deepseek_v3(ep, TOKENS);
     let tf = shape.taskflow()?;
     let layer = TaskflowCost::new(&tf, base.clone());

@@ -9,10 +9,11 @@
 //!
 //! `--tiny` uses `MoeShape::tiny(ep)` instead: a trace small enough to read tile by tile.
 
-use hpmoe_core::cost::{CostProfile, TaskflowCost};
+use hpmoe_core::cost::TaskflowCost;
 use hpmoe_core::moe::MoeShape;
 use hpmoe_core::sim;
 use hpmoe_core::trace::{Labels, Panel, chrome_trace, svg_timeline};
+use hpmoe_examples::cli::Options;
 use std::path::{Path, PathBuf};
 
 fn main() {
@@ -23,30 +24,18 @@ fn main() {
 }
 
 fn run() -> Result<(), String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
     let options = ["--ep", "--tokens", "--rank", "--profile", "--out", "--tiny"];
-    if let Some(bad) = args.iter().find(|a| a.starts_with("--") && !options.contains(&a.as_str())) {
-        return Err(format!("unknown option {bad}; options: {}", options.join(", ")));
-    }
-    let number = |flag: &str, default: u64| -> Result<u64, String> {
-        value(flag).map_or(Ok(default), |v| v.parse().map_err(|_| format!("{flag} takes a number, got {v}")))
-    };
+    let opts = Options::from_env(&options, &options.join(", "))?;
+    let number = |flag: &str, default: u64| opts.number(flag, default);
     let ep = u32::try_from(number("--ep", 8)?).map_err(|_| "--ep is too large".to_string())?;
     let tokens = number("--tokens", 4096)?;
     let rank = u32::try_from(number("--rank", 0)?).map_err(|_| "--rank is too large".to_string())?;
     if rank >= ep {
         return Err(format!("--rank {rank} is not a rank of EP {ep}"));
     }
-    let spec = value("--profile").unwrap_or_else(|| "ascend_a3_die".into());
-    let profile = if hpmoe_core::cost::PRESETS.contains(&spec.as_str()) {
-        CostProfile::preset(&spec)
-    } else {
-        CostProfile::load(Path::new(&spec))
-    }
-    .map_err(|e| e.to_string())?;
-    let tiny = args.iter().any(|a| a == "--tiny");
-    let out = value("--out").map(PathBuf::from).unwrap_or_else(|| {
+    let profile = opts.profile()?;
+    let tiny = opts.flag("--tiny");
+    let out = opts.value("--out").map(PathBuf::from).unwrap_or_else(|| {
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .parent()
             .expect("examples/ sits in the workspace")

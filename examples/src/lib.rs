@@ -1,6 +1,8 @@
 //! Runnable examples of hpmoe live in `examples/examples/`; this library holds what the main
 //! job (`moe_ffn`) shares with the tests of this package.
 
+pub mod cli;
+
 use hpmoe_core::cost::{CostProfile, TaskflowCost};
 use hpmoe_core::exec::moe_reference::{moe_inputs, moe_reference};
 use hpmoe_core::exec::{Executor, OpImpls, RunOptions};

@@ -172,6 +172,12 @@ impl CostProfile {
         Self::from_value(value)
     }
 
+    /// A preset name (see [`PRESETS`]) or, otherwise, a profile file read by [`load`](Self::load):
+    /// what a `--profile NAME|FILE` option takes.
+    pub fn from_spec(spec: &str) -> Result<Self, ProfileError> {
+        if PRESETS.contains(&spec) { Self::preset(spec) } else { Self::load(Path::new(spec)) }
+    }
+
     /// Reads a profile file: `.json` as JSON, anything else as TOML.
     pub fn load(path: &Path) -> Result<Self, ProfileError> {
         let text = std::fs::read_to_string(path)
