@@ -25,6 +25,9 @@ pub enum ErrorKind {
     PutIntoNonSymmetric,
     /// A write into a kernel input.
     WriteToInput,
+    /// A `run_if_above` guard whose count is not one local `i32` element, or that a tile
+    /// sets twice or reads from a tensor its own body writes.
+    BadGuard,
     /// A tensor shape that is empty, has a zero or oversized extent, or too many dimensions.
     BadShape,
     /// A profile with no cores or ranks, or more than the limits.

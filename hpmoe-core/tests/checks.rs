@@ -493,3 +493,75 @@ fn builder_locations_point_at_this_file() {
     let rendered = d.render(&t.sources);
     assert!(rendered.starts_with("error[unknown_op]: hpmoe-core/tests/checks.rs:"), "{rendered}");
 }
+
+#[test]
+fn a_guard_reads_one_local_i32_element_the_tile_does_not_write() {
+    let mut t = tf(2);
+    let counts = t.input("counts", I32, &[4, 2]);
+    let wide = t.input("wide", F32, &[4]);
+    let y = t.output("y", Bf16, &[4, 8]);
+    let sym = t.symmetric("n", I32, &[2]);
+    t.tile("not_i32", Aiv, |b| {
+        let i = b.grid("i", 4);
+        b.run_if_above(wide.at(i.clone()), 0);
+        b.op("zero", [y.at(i)]);
+    });
+    t.tile("a_row", Aiv, |b| {
+        let i = b.grid("i", 4);
+        b.run_if_above(counts.at(i.clone()), 0);
+        b.op("zero", [y.at(i)]);
+    });
+    t.tile("remote", Aiv, |b| b.run_if_above(sym.on(1).at(0), 0));
+    t.tile("self_written", Aiv, |b| {
+        b.run_if_above(sym.at(0), 0);
+        b.op("zero", [sym.whole()]);
+    });
+    let d = errors(&t);
+    assert_eq!(
+        d.kinds(),
+        vec![ErrorKind::BadGuard, ErrorKind::BadGuard, ErrorKind::RemoteMismatch, ErrorKind::BadGuard],
+        "{d}"
+    );
+    assert_eq!(
+        d.errors[0].message,
+        "the count of `run_if_above` in tile `not_i32` must be an i32 element, but `wide` holds f32"
+    );
+    assert_eq!(
+        d.errors[1].message,
+        "the count of `run_if_above` in tile `a_row` must be one element, but it covers 2 elements of `counts`"
+    );
+    assert_eq!(
+        d.errors[2].message,
+        "argument `count` of `run_if_above` in tile `remote` addresses another rank's memory"
+    );
+    assert_eq!(d.errors[3].message, "tile `self_written` writes `n`, which its own `run_if_above` guard reads");
+}
+
+#[test]
+fn a_guard_depends_on_the_writer_of_its_count() {
+    let mut t = tf(2);
+    let sent = t.input("sent", I32, &[2]);
+    let counts = t.symmetric("counts", I32, &[2]);
+    let y = t.output("y", Bf16, &[2, 4, 8]);
+    t.tile("announce", Aiv, |b| {
+        let dst = b.grid("dst", 2);
+        b.put(sent.at(dst.clone()), counts.on(dst).at(Affine::rank()));
+    });
+    t.tile("work", Aiv, |b| {
+        let src = b.grid("src", 2);
+        let blk = b.grid("b", 4);
+        b.run_if_above(counts.at(src.clone()), blk.clone() * 2);
+        b.op("zero", [y.at(src).at(blk)]);
+    });
+    let e = analyse(&t).unwrap();
+    // work(src=1, b) on rank 0 waits for announce(dst=0) on rank 1, which wrote counts[1].
+    let work = e.space.node(0, 2 + 4);
+    assert_eq!(e.dag.pred.row(work), &[e.space.node(1, 0)]);
+    let mut unwritten = tf(1);
+    let counts = unwritten.scratch("c", I32, &[1]);
+    unwritten.tile("w", Aiv, |b| b.run_if_above(counts.at(0), 0));
+    assert_eq!(
+        only(&unwritten, ErrorKind::UnwrittenRead),
+        "w() on rank 0 reads scratch `c`[0..1] but nothing written by a tile declared before `w`"
+    );
+}

@@ -2,7 +2,7 @@
 //! regions anywhere, cycles — must give errors or a schedule, never a panic, quickly.
 
 use hpmoe_core::model::{
-    Affine, After, CoreKind, DType, DimSlice, GridDim, IndexSel, Loc, MachineProfile, OpCall, RankSel, Region,
+    Affine, After, CoreKind, DType, DimSlice, GridDim, Guard, IndexSel, Loc, MachineProfile, OpCall, RankSel, Region,
     TensorDecl, TensorKind, TileFamily, Var,
 };
 use hpmoe_core::schedule::UnitCost;
@@ -52,8 +52,9 @@ fn family() -> impl Strategy<Value = TileFamily> {
         prop::collection::vec((name(), extent()), 0..4),
         prop::collection::vec((prop::sample::select(OPS), prop::collection::vec(region(), 0..4)), 0..3),
         prop::collection::vec((name(), prop::collection::vec(prop::option::of(affine()), 0..3)), 0..2),
+        prop::option::weighted(0.3, (region(), affine())),
     )
-        .prop_map(|(name, aic, grid, body, after)| TileFamily {
+        .prop_map(|(name, aic, grid, body, after, guard)| TileFamily {
             name,
             core: if aic { CoreKind::Aic } else { CoreKind::Aiv },
             grid: grid.into_iter().map(|(name, extent)| GridDim { name, extent, loc: Loc::NONE }).collect(),
@@ -69,6 +70,7 @@ fn family() -> impl Strategy<Value = TileFamily> {
                     loc: Loc::NONE,
                 })
                 .collect(),
+            guard: guard.map(|(count, above)| Guard { count, above, loc: Loc::NONE }),
             loc: Loc::NONE,
         })
 }
@@ -76,10 +78,11 @@ fn family() -> impl Strategy<Value = TileFamily> {
 fn tensor() -> impl Strategy<Value = TensorDecl> {
     let kind =
         prop::sample::select(&[TensorKind::Input, TensorKind::Output, TensorKind::Scratch, TensorKind::Symmetric][..]);
-    (name(), kind, prop::collection::vec(extent(), 0..5)).prop_map(|(name, kind, shape)| TensorDecl {
+    let dtype = prop::sample::select(&[DType::Bf16, DType::I32][..]);
+    (name(), kind, dtype, prop::collection::vec(extent(), 0..5)).prop_map(|(name, kind, dtype, shape)| TensorDecl {
         name,
         kind,
-        dtype: DType::Bf16,
+        dtype,
         shape: shape.into_iter().collect::<SmallVec<_>>(),
         loc: Loc::NONE,
     })

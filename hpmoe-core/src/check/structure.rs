@@ -5,7 +5,7 @@
 use super::names::suggestion;
 use crate::error::{Diagnostic, Diagnostics, ErrorKind as K};
 use crate::limits;
-use crate::model::{Affine, IndexSel, Loc, OpSpec, RankSel, Region, Taskflow, TensorKind};
+use crate::model::{Affine, DType, Guard, IndexSel, Loc, OpSpec, RankSel, Region, Taskflow, TensorKind, TileFamily};
 use smallvec::SmallVec;
 use std::collections::HashMap;
 
@@ -24,6 +24,8 @@ pub struct Resolved<'a> {
     pub calls: Vec<Vec<ResolvedCall<'a>>>,
     /// Per family, per `after` entry: the target family.
     pub afters: Vec<Vec<usize>>,
+    /// Per family, its `run_if_above` guard's read as a call of [`Guard::spec`], if any.
+    pub guards: Vec<Option<ResolvedCall<'a>>>,
 }
 
 /// Runs every structural check; all errors are collected.
@@ -34,12 +36,14 @@ pub fn check_structure(tf: &Taskflow) -> Result<Resolved<'_>, Diagnostics> {
     let families = check_families(tf, &mut d);
     let mut calls = Vec::with_capacity(tf.families.len());
     let mut afters = Vec::with_capacity(tf.families.len());
+    let mut guards = Vec::with_capacity(tf.families.len());
     for f in &tf.families {
         calls.push(check_body(tf, f, &tensors, &mut d));
         afters.push(check_afters(tf, f, &families, &mut d));
+        guards.push(check_guard(tf, f, &tensors, &mut d));
     }
     check_totals(tf, &mut d);
-    d.into_result(Resolved { tf, calls, afters })
+    d.into_result(Resolved { tf, calls, afters, guards })
 }
 
 fn check_profile(tf: &Taskflow, d: &mut Diagnostics) {
@@ -244,6 +248,68 @@ fn check_body<'a>(
         }
     }
     out
+}
+
+/// A guard reads one `i32` element of a local tensor that the tile itself does not write.
+fn check_guard<'a>(
+    tf: &'a Taskflow,
+    f: &'a TileFamily,
+    tensors: &HashMap<&str, usize>,
+    d: &mut Diagnostics,
+) -> Option<ResolvedCall<'a>> {
+    let g = f.guard.as_ref()?;
+    let spec = Guard::spec();
+    let region = &g.count;
+    let Some(&t) = tensors.get(region.tensor.as_str()) else {
+        d.push(
+            Diagnostic::new(
+                K::UnknownTensor,
+                region.loc,
+                format!("unknown tensor `{}` in tile `{}`", region.tensor, f.name),
+            )
+            .help(suggestion("tensor", &region.tensor, tf.tensors.iter().map(|t| t.name.as_str()))),
+        );
+        return None;
+    };
+    check_indices(f, &g.above, g.loc, d);
+    let errors = d.len();
+    check_region(tf, f, spec, &spec.params[0], region, t, d);
+    let decl = &tf.tensors[t];
+    let what = format!("the count of `{}` in tile `{}`", Guard::OP, f.name);
+    let bad = |msg: String| {
+        Diagnostic::new(K::BadGuard, region.loc, msg).note(decl.loc, format!("`{}` declared here", decl.name))
+    };
+    if decl.dtype != DType::I32 {
+        d.push(bad(format!("{what} must be an i32 element, but `{}` holds {}", decl.name, decl.dtype.name())));
+    }
+    let elements = decl
+        .shape
+        .iter()
+        .enumerate()
+        .map(|(k, &e)| region.dims.get(k).map_or(e, |s| s.len))
+        .fold(1u64, u64::saturating_mul);
+    if elements != 1 {
+        d.push(
+            bad(format!("{what} must be one element, but it covers {elements} elements of `{}`", decl.name))
+                .help("index every dimension: `counts.at(i).at(j)`"),
+        );
+    }
+    if let Some(call) = f.body.iter().find(|c| {
+        tf.ops.get(&c.op).is_some_and(|op| {
+            c.args.iter().zip(&op.params).any(|(r, p)| p.access.writes() && r.tensor == region.tensor)
+        })
+    }) {
+        d.push(
+            Diagnostic::new(
+                K::BadGuard,
+                call.loc,
+                format!("tile `{}` writes `{}`, which its own `{}` guard reads", f.name, decl.name, Guard::OP),
+            )
+            .help("the guard is read before the body runs; write the count in an earlier tile")
+            .note(g.loc, "guard set here"),
+        );
+    }
+    (d.len() == errors).then(|| ResolvedCall { spec, tensors: SmallVec::from_slice(&[t]) })
 }
 
 fn check_region(

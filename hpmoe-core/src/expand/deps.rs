@@ -95,6 +95,19 @@ pub fn expand(r: &Resolved<'_>) -> Expansion {
                 by_tensor[t].push(ArgPlan { family: fi, call: ci, access, region, spec: resolved.spec, param });
             }
         }
+        // The guard's count is read before the body; the checks keep the tile from writing it,
+        // so its position among the calls only keeps fault messages apart.
+        if let (Some(g), Some(resolved)) = (&f.guard, &r.guards[fi]) {
+            let (spec, t) = (resolved.spec, resolved.tensors[0]);
+            by_tensor[t].push(ArgPlan {
+                family: fi,
+                call: f.body.len(),
+                access: Access::Read,
+                region: &g.count,
+                spec,
+                param: 0,
+            });
+        }
     }
     for (t, plans) in by_tensor.iter().enumerate() {
         if b.over_budget() {

@@ -1,7 +1,7 @@
 //! Tile families: a named grid of tile instances on one core kind, each running the same
 //! short list of ops on regions that depend on its grid coordinates.
 
-use super::{Affine, CoreKind, Loc, Region};
+use super::{Affine, CoreKind, Loc, OpSpec, Param, Region, WorkModel};
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
@@ -40,6 +40,42 @@ pub struct After {
     pub loc: Loc,
 }
 
+/// A run-time condition on a tile's work, for buffers filled to a count known only at run
+/// time (capacity padding): the instance runs its body only when the `i32` element `count`
+/// holds a value greater than `above` (evaluated for the instance). Otherwise it does no
+/// work, but it still waits for its inputs and signals its waiters, so the static schedule,
+/// every dependency and every counter target stay as they are.
+///
+/// A tile covering rows `b·B .. b·B + B` of a buffer holding `count` valid rows guards
+/// itself with `above = b·B`: it runs when at least one of its rows is valid.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Guard {
+    /// One `i32` element on the tile's own rank, read before the body runs.
+    pub count: Region,
+    pub above: Affine,
+    pub loc: Loc,
+}
+
+impl Guard {
+    /// The name the guard goes by in messages and in the DSL.
+    pub const OP: &'static str = "run_if_above";
+
+    /// The guard's read seen as an op call with one read parameter, `count`, so expansion
+    /// and the checks treat it like any other access.
+    pub fn spec() -> &'static OpSpec {
+        static SPEC: std::sync::LazyLock<OpSpec> = std::sync::LazyLock::new(|| {
+            OpSpec::new(
+                Guard::OP,
+                CoreKind::Aiv,
+                vec![Param::read("count")],
+                WorkModel::Vector { flops_per_element: 0 },
+                "runs the tile's body only when the i32 element `count` is greater than `above`",
+            )
+        });
+        &SPEC
+    }
+}
+
 /// A `#[tile(...)]` function: a grid of instances, all running `body`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TileFamily {
@@ -48,6 +84,9 @@ pub struct TileFamily {
     pub grid: SmallVec<[GridDim; 4]>,
     pub body: Vec<OpCall>,
     pub after: Vec<After>,
+    /// Makes the body conditional on a run-time count (see [`Guard`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard: Option<Guard>,
     pub loc: Loc,
 }
 

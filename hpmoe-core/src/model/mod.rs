@@ -10,7 +10,7 @@ mod taskflow;
 mod tensor;
 
 pub use expr::{Affine, Overflow, Var};
-pub use family::{After, GridDim, IndexSel, OpCall, TileFamily};
+pub use family::{After, GridDim, Guard, IndexSel, OpCall, TileFamily};
 pub use loc::{Loc, SourceMap, SourcePos};
 pub use op::{Access, DuplicateOp, OpRegistry, OpSpec, Param, WorkModel};
 pub use profile::{CoreKind, MachineProfile};

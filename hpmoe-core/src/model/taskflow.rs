@@ -86,6 +86,11 @@ impl Taskflow {
                 a.family = rename(&families, &a.family);
                 a.loc = Loc::NONE;
             }
+            if let Some(g) = &mut f.guard {
+                g.loc = Loc::NONE;
+                g.count.tensor = rename(&tensors, &g.count.tensor);
+                g.count.loc = Loc::NONE;
+            }
         }
         tf
     }
@@ -135,8 +140,15 @@ impl Taskflow {
     #[track_caller]
     pub fn tile(&mut self, name: &str, core: CoreKind, body: impl FnOnce(&mut TileBuilder<'_>)) {
         let loc = self.sources.here();
-        let family =
-            TileFamily { name: name.into(), core, grid: Default::default(), body: Vec::new(), after: Vec::new(), loc };
+        let family = TileFamily {
+            name: name.into(),
+            core,
+            grid: Default::default(),
+            body: Vec::new(),
+            after: Vec::new(),
+            guard: None,
+            loc,
+        };
         let mut b = TileBuilder { family, sources: &mut self.sources };
         body(&mut b);
         let family = b.family;
@@ -201,6 +213,16 @@ impl TileBuilder<'_> {
     #[track_caller]
     pub fn put(&mut self, src: super::Region, dst: super::Region) {
         self.op("put", [src, dst]);
+    }
+
+    /// Runs the body only when the `i32` element `count` exceeds `above` at run time; the
+    /// instance still waits and signals either way (see [`super::Guard`]). Capacity padding:
+    /// a tile on rows `b·B ..` of a buffer holding `count` valid rows uses `above = b·B`.
+    #[track_caller]
+    pub fn run_if_above(&mut self, count: super::Region, above: impl Into<super::Affine>) {
+        let loc = self.sources.here();
+        let count = if count.loc.is_none() { count.with_loc(loc) } else { count };
+        self.family.guard = Some(super::Guard { count, above: above.into(), loc });
     }
 
     /// Runs after the selected instances of `family` (one selector per grid dim of it).

@@ -212,7 +212,7 @@ impl Lower {
         let body = self.tile_body(&item.block.stmts, &mut scope, &name);
         let after = self.afters(&args.after, &scope);
         self.tiles.push(TileDecl { stmt, ident: item.sig.ident.clone(), family: self.tf.families.len() });
-        self.tf.families.push(TileFamily { name, core: args.core, grid, body, after, loc });
+        self.tf.families.push(TileFamily { name, core: args.core, grid, body, after, guard: None, loc });
     }
 
     /// `0..N` (or `0..=N-1`) → N.
