@@ -75,20 +75,30 @@ fn one_family(tf: &Taskflow, f: &crate::model::TileFamily) -> FamilyTraffic {
         let Some(spec) = tf.ops.get(&call.op) else { continue };
         let is_put = call.args.iter().any(Region::is_remote);
         // (elements, bytes) of each argument; None if its tensor is unknown.
-        let sizes: Vec<Option<(u64, u64)>> = call
+        let arg_dims: Vec<Option<(Vec<u64>, u64)>> = call
             .args
             .iter()
             .map(|region| {
                 let decl = tf.tensor(&region.tensor)?;
-                let elems = decl
-                    .shape
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &e)| region.dims.get(k).map_or(e, |d| d.len))
-                    .fold(1u64, u64::saturating_mul);
-                Some((elems, elems.saturating_mul(decl.dtype.size_bytes())))
+                let dims = decl.shape.iter().enumerate().map(|(k, &e)| region.dims.get(k).map_or(e, |d| d.len));
+                Some((dims.collect(), decl.dtype.size_bytes()))
             })
             .collect();
+        let mut sizes: Vec<Option<(u64, u64)>> = arg_dims
+            .iter()
+            .map(|a| {
+                let (dims, size) = a.as_ref()?;
+                let elems = dims.iter().fold(1u64, |acc, &e| acc.saturating_mul(e));
+                Some((elems, elems.saturating_mul(*size)))
+            })
+            .collect();
+        // A gather reads only the rows its indices pick out of the table it names.
+        if let (WorkModel::Gather { .. }, Some(Some((table, size))), Some(Some((index, _)))) =
+            (spec.work, arg_dims.first(), arg_dims.get(1))
+        {
+            let picked = crate::expand::gathered(&[(table, *size), (index, 0)]);
+            sizes[0] = Some((picked.elements, picked.bytes));
+        }
         t.flops = t.flops.saturating_add(op_flops(spec.work, &sizes, call, tf));
         for (i, region) in call.args.iter().enumerate() {
             let (Some((_, bytes)), Some(param), Some(decl)) = (sizes[i], spec.params.get(i), tf.tensor(&region.tensor))
@@ -100,7 +110,10 @@ fn one_family(tf: &Taskflow, f: &crate::model::TileFamily) -> FamilyTraffic {
                 continue;
             }
             if param.access.reads() {
-                let reads = split_read(bytes, reuse_factor(region, &extents), decl.kind);
+                // Each instance picks its own rows of a gathered table: no re-reads to count.
+                let gathered_table = i == 0 && matches!(spec.work, WorkModel::Gather { .. });
+                let reuse = if gathered_table { 1 } else { reuse_factor(region, &extents) };
+                let reads = split_read(bytes, reuse, decl.kind);
                 if is_put { t.put_reads.add(reads) } else { t.reads.add(reads) }
             }
             if param.access.writes() {
@@ -128,6 +141,9 @@ fn op_flops(work: WorkModel, sizes: &[Option<(u64, u64)>], call: &crate::model::
             2u64.saturating_mul(m).saturating_mul(n).saturating_mul(k)
         }
         WorkModel::Matmul | WorkModel::Copy => 0,
+        WorkModel::Gather { flops_per_element } => {
+            sizes.first().copied().flatten().map_or(0, |s| s.0).saturating_mul(u64::from(flops_per_element))
+        }
         WorkModel::Vector { flops_per_element } => {
             let most = sizes.iter().flatten().map(|s| s.0).max().unwrap_or(0);
             most.saturating_mul(u64::from(flops_per_element))
@@ -207,6 +223,30 @@ mod tests {
         assert_eq!(traffic[1].reads, Reads { cold_bytes: 0, warm_bytes: 1536 });
         assert_eq!(traffic[1].write_bytes, 16 * 48 * 4);
         assert_eq!(traffic[1].flops, 16 * 48);
+    }
+
+    #[test]
+    fn a_gather_reads_only_the_rows_its_indices_pick() {
+        let mut tf = Taskflow::new("g", MachineProfile::small(1, 1));
+        let table = tf.input("table", DType::Bf16, &[64, 32]);
+        let index = tf.input("index", DType::I32, &[8, 2]);
+        let weight = tf.input("weight", DType::F32, &[8, 2]);
+        let out = tf.output("out", DType::Bf16, &[8, 32]);
+        tf.tile("sum", CoreKind::Aiv, |t| {
+            let i = t.grid("i", 2);
+            let rows = |r: &crate::model::TensorRef| r.slice(i.clone() * 4, 4);
+            t.op("zero", [rows(&out)]);
+            t.op("gather_weighted_accumulate", [table.whole(), rows(&index), rows(&weight), rows(&out)]);
+        });
+        let traffic = family_traffic(&tf)[0];
+        // 4 tokens x 2 choices = 8 rows of 32 bf16 (512 B), each tile its own: all cold.
+        // index 32 B + weight 32 B cold; out 256 B read (warm) and written twice (zero, sum).
+        assert_eq!(traffic.reads, Reads { cold_bytes: 512 + 32 + 32, warm_bytes: 256 });
+        assert_eq!(traffic.write_bytes, 2 * 256);
+        assert_eq!(traffic.flops, 2 * 8 * 32);
+        let e = crate::analyse(&tf).unwrap();
+        assert_eq!(e.family_work[0].flops, 2 * 8 * 32);
+        assert_eq!(e.family_work[0].bytes, 256 + 512 + 32 + 32 + 256);
     }
 
     #[test]

@@ -32,8 +32,8 @@ mod tensor;
 
 pub use index::{Idx, RANK};
 pub use ops::{
-    BUILTIN_OPS, accumulate, cast, copy, dequantize, matmul, put, quantize, scale_rows, swiglu, weighted_accumulate,
-    zero,
+    BUILTIN_OPS, accumulate, cast, copy, dequantize, gather_weighted_accumulate, matmul, put, quantize, scale_rows,
+    swiglu, weighted_accumulate, zero,
 };
 #[doc(hidden)]
 pub use program::__private;

@@ -45,6 +45,19 @@ pub fn weighted_accumulate(src: impl Into<Region>, weight: impl Into<Region>, ds
     let _ = (src.into(), weight.into(), dst.into());
 }
 
+/// AIV: top-k weighted sum of gathered rows: `dst[i, :] += Σ_j table[index[i, j], :] · weight[i, j]`
+/// over `j < k` (the last extent of `index`), skipping negative indices, in FP32 in `j`
+/// order. `table` names every row the indices may pick; only the picked rows count as
+/// traffic, but the tile waits for every writer of `table`.
+pub fn gather_weighted_accumulate(
+    table: impl Into<Region>,
+    index: impl Into<Region>,
+    weight: impl Into<Region>,
+    dst: impl Into<Region>,
+) {
+    let _ = (table.into(), index.into(), weight.into(), dst.into());
+}
+
 /// AIV: per-row symmetric INT8 quantisation of `src` into `dst` and `scale`.
 pub fn quantize(src: impl Into<Region>, dst: impl Into<Region>, scale: impl Into<Region>) {
     let _ = (src.into(), dst.into(), scale.into());
@@ -74,6 +87,7 @@ pub const BUILTIN_OPS: &[(&str, &[&str])] = &[
     ("scale_rows", &["src", "scale", "dst"]),
     ("accumulate", &["src", "dst"]),
     ("weighted_accumulate", &["src", "weight", "dst"]),
+    ("gather_weighted_accumulate", &["table", "index", "weight", "dst"]),
     ("quantize", &["src", "dst", "scale"]),
     ("dequantize", &["src", "scale", "dst"]),
     ("cast", &["src", "dst"]),

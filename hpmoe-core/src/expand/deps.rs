@@ -402,6 +402,12 @@ fn family_work(r: &Resolved<'_>, fi: usize, f: &crate::model::TileFamily) -> Wor
                 w.flops = w.flops.saturating_add(most.saturating_mul(u64::from(flops_per_element)));
                 w.bytes = w.bytes.saturating_add(all_bytes);
             }
+            WorkModel::Gather { flops_per_element } => {
+                let picked = gathered(&shapes.iter().map(|s| (s.0.as_slice(), s.1)).collect::<SmallVec<[_; 4]>>());
+                w.flops = w.flops.saturating_add(picked.elements.saturating_mul(u64::from(flops_per_element)));
+                let rest = (1..shapes.len()).map(bytes).fold(0u64, u64::saturating_add);
+                w.bytes = w.bytes.saturating_add(picked.bytes).saturating_add(rest);
+            }
             WorkModel::Copy => {
                 for (i, region) in call.args.iter().enumerate() {
                     if region.is_remote() {
@@ -414,6 +420,25 @@ fn family_work(r: &Resolved<'_>, fi: usize, f: &crate::model::TileFamily) -> Wor
         }
     }
     w
+}
+
+/// Elements and bytes of the rows a [`WorkModel::Gather`] op reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Gathered {
+    pub elements: u64,
+    pub bytes: u64,
+}
+
+/// The rows a gather picks, from its arguments' (extents, element size): one row of the
+/// table (argument 0, every dimension but the first) per element of the index (argument 1).
+pub fn gathered(args: &[(&[u64], u64)]) -> Gathered {
+    let (Some((table, elem_bytes)), Some((index, _))) = (args.first(), args.get(1)) else {
+        return Gathered::default();
+    };
+    let row = table.iter().skip(1).fold(1u64, |a, &e| a.saturating_mul(e));
+    let rows = index.iter().fold(1u64, |a, &e| a.saturating_mul(e));
+    let elements = rows.saturating_mul(row);
+    Gathered { elements, bytes: elements.saturating_mul(*elem_bytes) }
 }
 
 /// Per-instance errors, folded so that one wrong expression gives one error with a count

@@ -10,7 +10,7 @@ mod interval;
 mod space;
 
 pub use access::{Extent, RegionFault, eval_region};
-pub use deps::{Expansion, Hazard, HazardKind, expand};
+pub use deps::{Expansion, Gathered, Hazard, HazardKind, expand, gathered};
 pub use interval::IntervalIndex;
 pub use space::{FamilySpan, InstanceSpace};
 

@@ -64,6 +64,12 @@ pub enum WorkModel {
     Vector { flops_per_element: u32 },
     /// Pure data movement of the first argument's bytes (a put moves them over the link).
     Copy,
+    /// A row gather: the op reads one row (all but the first dimension) of its first
+    /// argument per element of its second argument, an index chosen at run time, and does
+    /// `flops_per_element` per element of each row it reads. The first argument's region
+    /// is the whole table the indices may pick from, so only the rows picked count as
+    /// traffic; the other arguments count whole.
+    Gather { flops_per_element: u32 },
 }
 
 /// An op's signature.
@@ -176,6 +182,13 @@ impl OpRegistry {
             vec![P::read("src"), P::read("weight"), P::read_write("dst")],
             v(2),
             "top-k weighted sum: dst[i, :] += sum over j < k of src[i*k + j, :] * weight[i*k + j], k = rows(src) / rows(dst), in FP32",
+        );
+        add(
+            "gather_weighted_accumulate",
+            Aiv,
+            vec![P::read("table"), P::read("index"), P::read("weight"), P::read_write("dst")],
+            WorkModel::Gather { flops_per_element: 2 },
+            "top-k weighted sum of gathered rows: dst[i, :] += sum over j < k of table[index[i, j], :] * weight[i, j] for index[i, j] >= 0, k = last extent of index, in FP32 in j order",
         );
         add(
             "quantize",

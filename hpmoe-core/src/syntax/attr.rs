@@ -186,7 +186,7 @@ impl TileArgs {
     }
 }
 
-/// `work = matmul | copy | vector(FLOPS_PER_ELEMENT)`.
+/// `work = matmul | copy | vector(FLOPS_PER_ELEMENT) | gather(FLOPS_PER_ELEMENT)`.
 #[derive(Clone, Copy, Debug)]
 pub struct WorkArg(pub WorkModel);
 
@@ -198,13 +198,17 @@ impl Default for WorkArg {
 
 impl FromMeta for WorkArg {
     fn from_expr(expr: &Expr) -> darling::Result<Self> {
-        let usage = "`work` is `matmul`, `copy` or `vector(FLOPS_PER_ELEMENT)`";
+        let usage = "`work` is `matmul`, `copy`, `vector(FLOPS_PER_ELEMENT)` or `gather(FLOPS_PER_ELEMENT)`";
         match expr {
             Expr::Path(p) if p.path.is_ident("matmul") => Ok(WorkArg(WorkModel::Matmul)),
             Expr::Path(p) if p.path.is_ident("copy") => Ok(WorkArg(WorkModel::Copy)),
             Expr::Call(c) if matches!(&*c.func, Expr::Path(p) if p.path.is_ident("vector")) && c.args.len() == 1 => {
                 let n = u32::from_expr(&c.args[0]).map_err(|_| darling::Error::custom(usage).with_span(c))?;
                 Ok(WorkArg(WorkModel::Vector { flops_per_element: n }))
+            }
+            Expr::Call(c) if matches!(&*c.func, Expr::Path(p) if p.path.is_ident("gather")) && c.args.len() == 1 => {
+                let n = u32::from_expr(&c.args[0]).map_err(|_| darling::Error::custom(usage).with_span(c))?;
+                Ok(WorkArg(WorkModel::Gather { flops_per_element: n }))
             }
             _ => Err(darling::Error::custom(usage).with_span(expr)),
         }
