@@ -95,6 +95,7 @@ fn main() {
         gmm1_cols: 64,
         gmm2_cols: 64,
         sum_rows: 32,
+        routing: hpmoe_core::moe::Routing::Balanced,
     };
     let tf = shape.taskflow().unwrap();
     let compiled = hpmoe_core::compile(&tf, &SimpleCost::default()).unwrap();

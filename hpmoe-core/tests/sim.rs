@@ -217,6 +217,7 @@ fn a_rank_streams_its_puts_a_few_at_a_time_so_matmuls_start_on_the_first_blocks(
         gmm1_cols: 256,
         gmm2_cols: 256,
         sum_rows: 64,
+        routing: hpmoe_core::moe::Routing::Balanced,
     };
     let tf = shape.taskflow().unwrap();
     let cost = TaskflowCost::new(&tf, CostProfile::ascend_a3_die());
