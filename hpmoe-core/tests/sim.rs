@@ -120,6 +120,40 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Natural routing: one static schedule, priced with random routings (log-normal
+    /// skew, or every token on the same experts).
+    #[test]
+    fn natural_routings_simulate_without_deadlock_within_the_bound(
+        ranks in prop::sample::select(vec![1u32, 2, 4]),
+        seed in any::<u64>(),
+        hot in any::<bool>(),
+    ) {
+        use hpmoe_core::moe::{MoeShape, RoutedTokens};
+        let shape = MoeShape::tiny_natural(ranks);
+        let tf = shape.taskflow().unwrap();
+        let cost = TaskflowCost::new(&tf, CostProfile::ascend_a3_die());
+        let c = compile(&tf, &cost).unwrap();
+        let routing = if hot {
+            let k = shape.top_k as u32;
+            let ids = (0..shape.tokens_per_rank).flat_map(|_| 0..k).collect::<Vec<u32>>();
+            RoutedTokens::place(&shape, vec![ids; ranks as usize]).unwrap()
+        } else {
+            shape.route(seed)
+        };
+        let run = cost.clone().with_activity(routing.activity(&shape, &tf, &c.expanded).unwrap());
+        let cmp = sim::compare(&c, &tf.profile, &run).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for r in [&cmp.taskflow, &cmp.baseline.result] {
+            check_cores(r)?;
+            check_dependencies(&c, r, run.profile().link_latency())?;
+            check_link_capacity(r, run.profile().link_bytes_per_s())?;
+            prop_assert!(cmp.bound.ns() <= r.makespan_ns, "bound {:?} above makespan {}", cmp.bound, r.makespan_ns);
+        }
+    }
+}
+
 #[test]
 fn moe_layers_simulate_within_the_bound_and_beat_the_baseline() {
     for ranks in [1, 2, 4] {

@@ -17,10 +17,12 @@
 //! assert_eq!(compiled.expanded.nodes() as u64, 2 * shape.instances_per_rank());
 //! ```
 
+pub mod activity;
 pub mod profile;
 pub mod tile;
 pub mod traffic;
 
+pub use activity::Activity;
 pub use profile::{CostProfile, GUESSES, Guess, PRESETS, ProfileError};
 pub use tile::{FamilyCost, PutCost, TaskflowCost, family_cost, ns_at_rate};
 pub use traffic::{FamilyTraffic, Reads, family_traffic, reuse_factor};

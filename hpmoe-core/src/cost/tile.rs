@@ -25,6 +25,7 @@
 //!
 //! Every time is rounded up to whole ns, so estimates are exact integers and deterministic.
 
+use super::Activity;
 use super::profile::CostProfile;
 use super::traffic::{FamilyTraffic, Reads, family_traffic};
 use crate::expand::Work;
@@ -92,6 +93,8 @@ pub struct TaskflowCost {
     names: Vec<String>,
     traffic: Vec<FamilyTraffic>,
     costs: Vec<FamilyCost>,
+    /// One run's guarded instances that skip their body, if pricing a run.
+    activity: Option<Activity>,
 }
 
 impl TaskflowCost {
@@ -101,7 +104,7 @@ impl TaskflowCost {
         let names = tf.families.iter().map(|f| f.name.clone()).collect();
         let kinds: Vec<CoreKind> = tf.families.iter().map(|f| f.core).collect();
         let costs = kinds.iter().zip(&traffic).map(|(&k, t)| family_cost(&profile, k, t)).collect();
-        TaskflowCost { profile, names, traffic, costs }
+        TaskflowCost { profile, names, traffic, costs, activity: None }
     }
 
     /// Replaces the traffic of the family named `family` (for a region that
@@ -119,7 +122,32 @@ impl TaskflowCost {
     /// The same traffic priced under another profile.
     pub fn with_profile(&self, profile: CostProfile) -> Self {
         let costs = self.costs.iter().zip(&self.traffic).map(|(c, t)| family_cost(&profile, c.core, t)).collect();
-        TaskflowCost { profile, names: self.names.clone(), traffic: self.traffic.clone(), costs }
+        TaskflowCost {
+            profile,
+            names: self.names.clone(),
+            traffic: self.traffic.clone(),
+            costs,
+            activity: self.activity.clone(),
+        }
+    }
+
+    /// Prices one run in which the instances `activity` marks skip their body: they cost
+    /// their tile overhead and move no bytes (see [`super::activity`]). Only the simulator,
+    /// the baseline and the bound read it; as a [`CostModel`] for the scheduler this model
+    /// stays static, so a schedule never depends on run-time data.
+    pub fn with_activity(mut self, activity: Activity) -> Self {
+        self.activity = Some(activity);
+        self
+    }
+
+    /// The run priced, if any (see [`TaskflowCost::with_activity`]).
+    pub fn activity(&self) -> Option<&Activity> {
+        self.activity.as_ref()
+    }
+
+    /// Whether node `node` skips its body in the run priced.
+    pub fn skips(&self, node: u32) -> bool {
+        self.activity.as_ref().is_some_and(|a| a.skips(node))
     }
 
     pub fn profile(&self) -> &CostProfile {

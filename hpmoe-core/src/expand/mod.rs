@@ -12,7 +12,7 @@ mod space;
 pub use access::{Extent, RegionFault, eval_region};
 pub use deps::{Expansion, Gathered, Hazard, HazardKind, expand, gathered};
 pub use interval::IntervalIndex;
-pub use space::{FamilySpan, InstanceSpace};
+pub use space::{FamilySpan, InstanceSpace, decode};
 
 use crate::graph::Dag;
 use crate::model::CoreKind;

@@ -3,7 +3,10 @@
 //! described the same way), for host runs, the reference and the simulator.
 
 use super::{MoeShape, Routing};
+use crate::cost::Activity;
 use crate::exec::SplitMix;
+use crate::expand::Expanded;
+use crate::model::Taskflow;
 
 /// One routing of every rank's tokens.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,6 +56,15 @@ impl RoutedTokens {
             send_counts.push(counts);
         }
         Ok(RoutedTokens { experts, slot_of, send_counts })
+    }
+
+    /// Which guarded instances of `shape`'s taskflow (`tf`, expanded as `exp`) skip their
+    /// body under this routing, for pricing the run ([`crate::cost::TaskflowCost::with_activity`]).
+    ///
+    /// # Errors
+    /// If `tf` guards on a count this routing does not describe.
+    pub fn activity(&self, shape: &MoeShape, tf: &Taskflow, exp: &Expanded) -> Result<Activity, String> {
+        Activity::evaluate(tf, exp, |rank, tensor, index| self.count(shape, rank, tensor, index).map(i64::from))
     }
 
     /// Choices dropped for lack of capacity, all ranks.

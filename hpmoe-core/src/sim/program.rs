@@ -52,11 +52,15 @@ pub(crate) struct Program {
 /// A put (a family with remote bytes) whose destination is its own rank (rotation 0)
 /// copies locally at its stream rate and leaves the link alone. A tile with several puts is
 /// judged by its first put's destination ([`Expanded::rotation`]): all its remote bytes go
-/// through the link, or none.
+/// through the link, or none. An instance the cost's activity skips costs its overhead.
 pub(crate) fn lower_node(exp: &Expanded, cost: &TaskflowCost, node: u32) -> (u64, Option<LinkUse>, bool) {
     let family = exp.space.family_of(node);
     let c = cost.family(family);
     let overhead = cost.profile().tile_overhead();
+    if cost.skips(node) {
+        // A guarded instance past its run-time count: reads its count, skips the body.
+        return (overhead, None, false);
+    }
     match c.put {
         None => (c.exec_ns, None, true),
         Some(put) if exp.rotation[node as usize] == 0 => {
@@ -70,6 +74,15 @@ pub(crate) fn lower_node(exp: &Expanded, cost: &TaskflowCost, node: u32) -> (u64
 pub(crate) fn check_families(exp: &Expanded, cost: &TaskflowCost) -> Result<(), SimError> {
     let costs = cost.family_costs();
     let same = costs.len() == exp.family_core.len() && costs.iter().zip(&exp.family_core).all(|(c, &k)| c.core == k);
+    if let Some(a) = cost.activity()
+        && a.nodes() != exp.nodes()
+    {
+        return Err(SimError::Mismatch(format!(
+            "the cost model's activity covers {} instances, the taskflow has {}",
+            a.nodes(),
+            exp.nodes()
+        )));
+    }
     if same {
         Ok(())
     } else {

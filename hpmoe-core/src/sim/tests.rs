@@ -309,3 +309,49 @@ fn a_cost_model_of_another_taskflow_is_refused() {
     assert!(matches!(kernel_by_kernel(&compiled.expanded, &tf.profile, &other), Err(SimError::Mismatch(_))));
     assert!(matches!(lower_bound(&compiled.expanded, &tf.profile, &other), Err(SimError::Mismatch(_))));
 }
+
+/// Natural routing on a small layer: the schedule is built for full blocks, each run is
+/// priced with its routing's activity.
+#[test]
+fn skipped_instances_cost_their_overhead_and_move_nothing_in_every_model() {
+    use crate::moe::{MoeShape, RoutedTokens};
+    // 4 experts, top-2, 64 tokens: 32 rows per (source, expert) on average, slots of 48.
+    let shape = MoeShape { tokens_per_rank: 64, ..MoeShape::tiny(2) }.with_natural_routing(48);
+    let tf = shape.taskflow().unwrap();
+    let cost = TaskflowCost::new(&tf, CostProfile::ascend_a3_die());
+    let compiled = crate::compile(&tf, &cost).unwrap();
+    let full = compare(&compiled, &tf.profile, &cost).unwrap();
+    // An even routing fills 32 of each slot's 48 rows: the last 4 of 12 blocks stay empty.
+    let even: Vec<Vec<u32>> = (0..2).map(|_| (0..64).flat_map(|t| [t % 4, (t + 1) % 4]).collect()).collect();
+    let routing = RoutedTokens::place(&shape, even).unwrap();
+    let activity = routing.activity(&shape, &tf, &compiled.expanded).unwrap();
+    let guarded: usize = tf
+        .families
+        .iter()
+        .zip(&compiled.expanded.space.families)
+        .filter(|(f, _)| f.guard.is_some())
+        .map(|(_, s)| s.count as usize * 2)
+        .sum();
+    assert_eq!(activity.skipped() * 3, guarded);
+    let run_cost = cost.clone().with_activity(activity.clone());
+    let run = compare(&compiled, &tf.profile, &run_cost).unwrap();
+    for cmp in [&full, &run] {
+        assert!(cmp.bound.ns() <= cmp.taskflow.makespan_ns);
+        assert!(cmp.bound.ns() <= cmp.baseline.result.makespan_ns);
+    }
+    assert!(run.taskflow.makespan_ns < full.taskflow.makespan_ns);
+    assert!(run.baseline.result.makespan_ns < full.baseline.result.makespan_ns);
+    assert!(run.bound.busiest_link_bytes < full.bound.busiest_link_bytes);
+    // A skipped put moves nothing; a skipped tile costs exactly the overhead.
+    let skipped_put = (0..compiled.expanded.nodes() as u32)
+        .find(|&v| activity.skips(v) && cost.family(compiled.expanded.space.family_of(v)).put.is_some())
+        .unwrap();
+    let (exec, link, computes) = program::lower_node(&compiled.expanded, &run_cost, skipped_put);
+    assert_eq!((exec, link, computes), (run_cost.profile().tile_overhead(), None, false));
+    // The scheduler's view is the same with or without the activity.
+    let again = crate::compile(&tf, &run_cost).unwrap();
+    assert_eq!(again.table.to_bytes(), compiled.table.to_bytes());
+    // An activity for another taskflow is refused.
+    let wrong = cost.with_activity(crate::cost::Activity::default());
+    assert!(matches!(simulate(&compiled, &wrong), Err(SimError::Mismatch(_))));
+}

@@ -1,0 +1,78 @@
+//! Which guarded tile instances do work in one run.
+//!
+//! A [`crate::model::Guard`] (`run_if_above(count, above)`) decides at run time whether an
+//! instance runs its body; the schedule is static and does not know. To price one run —
+//! say a natural MoE routing — evaluate every guard against that run's count values
+//! ([`Activity::evaluate`]) and hand the result to the cost model
+//! ([`super::TaskflowCost::with_activity`]): skipped instances then cost only their tile
+//! overhead (plus their waits and signals, which the simulator charges as for any tile) and
+//! move no bytes, in the simulated taskflow, the kernel-by-kernel baseline and the bound.
+//! The scheduler never sees it: schedules are built for the worst case, every block full.
+
+use crate::expand::{Expanded, eval_region};
+use crate::model::Taskflow;
+
+/// Per tile instance (node id), whether its guard made it skip its body.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Activity {
+    skipped: Vec<bool>,
+}
+
+impl Activity {
+    /// Evaluates every guard of `tf` (expanded as `exp`) for every instance on every rank,
+    /// reading counts through `value(rank, tensor, flat_index)`: the value the count
+    /// element has when the guarded tile runs (row-major index into the tensor).
+    ///
+    /// # Errors
+    /// If `value` has no value for a count a guard reads, or a guard's region or bound
+    /// cannot be evaluated (the checks refuse such taskflows before they are expanded).
+    pub fn evaluate(
+        tf: &Taskflow,
+        exp: &Expanded,
+        value: impl Fn(u32, &str, u64) -> Option<i64>,
+    ) -> Result<Activity, String> {
+        let ranks = exp.space.ranks;
+        let mut skipped = vec![false; exp.nodes()];
+        for (fi, f) in tf.families.iter().enumerate() {
+            let Some(guard) = &f.guard else { continue };
+            let decl = tf
+                .tensor(&guard.count.tensor)
+                .ok_or_else(|| format!("tile `{}`: no tensor `{}`", f.name, guard.count.tensor))?;
+            let span = &exp.space.families[fi];
+            for rank in 0..ranks {
+                for idx in 0..span.count {
+                    let coords = crate::expand::decode(idx, &span.extents);
+                    let instance = || format!("{} on rank {rank}", f.instance_name(&coords));
+                    let (_, ext) = eval_region(&guard.count, &decl.shape, &coords, rank, ranks)
+                        .map_err(|e| format!("{}: cannot evaluate its guard's count: {e:?}", instance()))?;
+                    let flat = (0..ext.dims as usize)
+                        .fold(0u64, |acc, k| acc.saturating_mul(decl.shape[k]).saturating_add(u64::from(ext.start[k])));
+                    let count = value(rank, &decl.name, flat).ok_or_else(|| {
+                        format!("{}: no run-time value for its guard's count `{}`{ext}", instance(), decl.name)
+                    })?;
+                    let above = guard
+                        .above
+                        .eval(&coords, u64::from(rank))
+                        .map_err(|_| format!("{}: its guard's bound overflows", instance()))?;
+                    skipped[exp.space.node(rank, span.first + idx) as usize] = count <= above;
+                }
+            }
+        }
+        Ok(Activity { skipped })
+    }
+
+    /// Whether node `node` skips its body (false for nodes this activity does not cover).
+    pub fn skips(&self, node: u32) -> bool {
+        self.skipped.get(node as usize).copied().unwrap_or(false)
+    }
+
+    /// How many instances skip their body.
+    pub fn skipped(&self) -> usize {
+        self.skipped.iter().filter(|&&s| s).count()
+    }
+
+    /// Instances covered (the expanded taskflow's nodes).
+    pub fn nodes(&self) -> usize {
+        self.skipped.len()
+    }
+}
