@@ -1,12 +1,13 @@
-//! The AscendC kernels: where `cargo build` put the ones of `kernels/mini_moe.rs` (this crate's
-//! build script), and the DeepSeek-V3 layer's kernel at EP 8, written with the same API.
+//! The AscendC kernels: where `cargo build` put the ones of `kernels/mini_moe.rs` and of the
+//! flagship `examples/moe_ffn_dsl.rs` (this crate's build script), and the DeepSeek-V3 layer's
+//! kernel at EP 8 built from the builder API with the same `Build` API.
 //!
 //! ```sh
 //! cargo run --release -p hpmoe-examples --example ascendc [-- --out DIR]
 //! ```
 //!
 //! Without a CANN toolkit these are sources only (and have not run on an NPU); with one
-//! (`ASCEND_HOME_PATH`), the build script also compiled the mini kernel to `mini_moe.o`.
+//! (`ASCEND_HOME_PATH`), the build script also compiled each kernel to `NAME.o`.
 
 use hpmoe_core::moe::MoeShape;
 use std::path::{Path, PathBuf};
@@ -24,7 +25,10 @@ fn main() {
         }
     }
     let built = Path::new(env!("HPMOE_EXAMPLES_DIR"));
-    println!("cargo build wrote the kernels of kernels/mini_moe.rs to {}:", built.display());
+    println!(
+        "cargo build wrote the kernels of kernels/mini_moe.rs and examples/moe_ffn_dsl.rs to {}:",
+        built.display()
+    );
     list(built);
 
     let tf = MoeShape::deepseek_v3(8, 4096).taskflow().expect("the DeepSeek-V3 shape is valid");
