@@ -61,6 +61,19 @@ impl Activity {
         Ok(Activity { skipped })
     }
 
+    /// Per node, the share of `runs` in which it runs its body: the plan for
+    /// [`super::TaskflowCost::with_expected_activity`] (all ones if `runs` is empty).
+    pub fn run_probability(runs: &[Activity], nodes: usize) -> Vec<f32> {
+        let mut ran = vec![0u32; nodes];
+        for a in runs {
+            for (r, &skipped) in ran.iter_mut().zip(&a.skipped) {
+                *r += u32::from(!skipped);
+            }
+        }
+        let n = runs.len().max(1) as f32;
+        ran.into_iter().map(|r| if runs.is_empty() { 1.0 } else { r as f32 / n }).collect()
+    }
+
     /// Whether node `node` skips its body (false for nodes this activity does not cover).
     pub fn skips(&self, node: u32) -> bool {
         self.skipped.get(node as usize).copied().unwrap_or(false)
@@ -74,5 +87,43 @@ impl Activity {
     /// Instances covered (the expanded taskflow's nodes).
     pub fn nodes(&self) -> usize {
         self.skipped.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cost::{CostProfile, TaskflowCost};
+    use crate::moe::MoeShape;
+    use crate::schedule::node_costs;
+
+    #[test]
+    fn plans_charge_the_expected_time_and_runs_average_over_samples() {
+        let shape = MoeShape::tiny_natural(2);
+        let tf = shape.taskflow().unwrap();
+        let exp = crate::analyse(&tf).unwrap();
+        let nodes = exp.nodes();
+        let a = shape.route(1).activity(&shape, &tf, &exp).unwrap();
+        let b = shape.route(2).activity(&shape, &tf, &exp).unwrap();
+        let p = Activity::run_probability(&[a.clone(), b.clone()], nodes);
+        for v in 0..nodes as u32 {
+            let want = (u32::from(!a.skips(v)) + u32::from(!b.skips(v))) as f32 / 2.0;
+            assert_eq!(p[v as usize], want);
+        }
+        assert!(p.contains(&0.5) || p.contains(&0.0), "the two routings differ somewhere");
+        assert_eq!(Activity::run_probability(&[], 3), vec![1.0; 3]);
+
+        let cost = TaskflowCost::new(&tf, CostProfile::ascend_a3_die());
+        let overhead = cost.profile().tile_overhead();
+        let full = node_costs(&exp, &cost);
+        let mut plan = vec![1.0f32; nodes];
+        let gmm1 = exp.space.families[2].first;
+        plan[gmm1 as usize] = 0.0;
+        plan[gmm1 as usize + 1] = 0.5;
+        let planned = node_costs(&exp, &cost.clone().with_expected_activity(plan));
+        assert_eq!(planned[gmm1 as usize], overhead);
+        let half = overhead + ((full[gmm1 as usize + 1] - overhead) as f64 * 0.5).round() as u64;
+        assert_eq!(planned[gmm1 as usize + 1], half);
+        assert_eq!(planned[gmm1 as usize + 2..], full[gmm1 as usize + 2..]);
     }
 }

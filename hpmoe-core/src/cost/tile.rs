@@ -95,6 +95,8 @@ pub struct TaskflowCost {
     costs: Vec<FamilyCost>,
     /// One run's guarded instances that skip their body, if pricing a run.
     activity: Option<Activity>,
+    /// Per node, the probability it runs its body, for the scheduler's plan.
+    expected: Option<std::sync::Arc<[f32]>>,
 }
 
 impl TaskflowCost {
@@ -104,7 +106,7 @@ impl TaskflowCost {
         let names = tf.families.iter().map(|f| f.name.clone()).collect();
         let kinds: Vec<CoreKind> = tf.families.iter().map(|f| f.core).collect();
         let costs = kinds.iter().zip(&traffic).map(|(&k, t)| family_cost(&profile, k, t)).collect();
-        TaskflowCost { profile, names, traffic, costs, activity: None }
+        TaskflowCost { profile, names, traffic, costs, activity: None, expected: None }
     }
 
     /// Replaces the traffic of the family named `family` (for a region that
@@ -128,6 +130,7 @@ impl TaskflowCost {
             traffic: self.traffic.clone(),
             costs,
             activity: self.activity.clone(),
+            expected: self.expected.clone(),
         }
     }
 
@@ -137,6 +140,18 @@ impl TaskflowCost {
     /// stays static, so a schedule never depends on run-time data.
     pub fn with_activity(mut self, activity: Activity) -> Self {
         self.activity = Some(activity);
+        self
+    }
+
+    /// Plans the schedule for instances that run their body with probability `p[node]`
+    /// (guarded tiles past a run-time count; 1 for the rest): the scheduler charges each
+    /// `overhead + p · (full time − overhead)` ([`CostModel::node_tile_ns`]), so every core's
+    /// list holds its share of the work expected to run instead of an equal share of work
+    /// that may be skipped. Probabilities come from the routing *distribution* (e.g. the
+    /// average [`Activity`] of sampled routings), never from the run being priced; the
+    /// simulator still charges every instance that runs in full.
+    pub fn with_expected_activity(mut self, p: Vec<f32>) -> Self {
+        self.expected = Some(p.into());
         self
     }
 
@@ -227,6 +242,17 @@ impl CostModel for TaskflowCost {
                 c.exec_ns.saturating_add(put)
             }
             _ => self.tile_ns(core, work),
+        }
+    }
+
+    /// The expected time under [`TaskflowCost::with_expected_activity`], if set.
+    fn node_tile_ns(&self, node: u32, family_ns: u64) -> u64 {
+        match self.expected.as_ref().and_then(|p| p.get(node as usize)) {
+            Some(&p) => {
+                let overhead = self.profile.tile_overhead().min(family_ns);
+                overhead + ((family_ns - overhead) as f64 * f64::from(p.clamp(0.0, 1.0))).round() as u64
+            }
+            None => family_ns,
         }
     }
 

@@ -90,7 +90,24 @@ impl RoutedTokens {
     }
 }
 
+/// Seeds of the routings [`MoeShape::expected_activity`] samples: far from small seeds, so
+/// a run priced with `route(42)` is not among the routings its schedule was planned on.
+const PLAN_SEEDS: u64 = 0x9_1A4_0000;
+
 impl MoeShape {
+    /// Per instance of `tf` (this shape's taskflow, expanded as `exp`), the share of
+    /// `samples` routings drawn from [`MoeShape::route`]'s distribution in which it runs its
+    /// body: what the scheduler plans on (`TaskflowCost::with_expected_activity`) so that
+    /// blocks likely to stay empty do not pile up on a few cores. All ones when balanced.
+    ///
+    /// # Errors
+    /// If `tf` guards on a count the routings do not describe.
+    pub fn expected_activity(&self, tf: &Taskflow, exp: &Expanded, samples: u64) -> Result<Vec<f32>, String> {
+        let runs =
+            (0..samples).map(|s| self.route(PLAN_SEEDS + s).activity(self, tf, exp)).collect::<Result<Vec<_>, _>>()?;
+        Ok(Activity::run_probability(&runs, exp.nodes()))
+    }
+
     /// A routing of every rank's tokens, deterministic in `seed`.
     ///
     /// Balanced: the fixed layout of the module docs (the seed is unused). Natural: each

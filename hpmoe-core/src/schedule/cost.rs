@@ -27,6 +27,16 @@ pub trait CostModel {
         self.tile_ns(core, work)
     }
 
+    /// Time, in ns, the scheduler plans for instance `node` of a family whose instances take
+    /// `family_ns` each. The default is `family_ns`. A model that knows some instances are
+    /// likely to skip their body at run time (guards on run-time counts, see
+    /// `crate::model::Guard`) plans their *expected* time, so that every core's list holds
+    /// its share of the work that will really run (see `crate::cost::TaskflowCost::with_expected_activity`).
+    fn node_tile_ns(&self, node: u32, family_ns: u64) -> u64 {
+        let _ = node;
+        family_ns
+    }
+
     /// Extra time, in ns, between a producer finishing and a consumer on *another core*
     /// noticing it: a counter update on the same rank, or a signal across ranks when
     /// `cross_rank` is true. Not charged between tiles of the same core.

@@ -5,8 +5,8 @@
 use super::cost::CostModel;
 use crate::expand::Expanded;
 
-/// Per node: its estimated run time under `cost` ([`CostModel::family_tile_ns`]). Every
-/// instance of a family does the same work, so the model is asked once per family. O(V).
+/// Per node: its estimated run time under `cost` ([`CostModel::family_tile_ns`], once per
+/// family, then [`CostModel::node_tile_ns`] per instance). O(V).
 pub fn node_costs(exp: &Expanded, cost: &dyn CostModel) -> Vec<u64> {
     let family_cost: Vec<u64> = exp
         .family_core
@@ -20,6 +20,9 @@ pub fn node_costs(exp: &Expanded, cost: &dyn CostModel) -> Vec<u64> {
         for (span, &c) in exp.space.families.iter().zip(&family_cost) {
             per_node.extend(std::iter::repeat_n(c, span.count as usize));
         }
+    }
+    for (v, c) in per_node.iter_mut().enumerate() {
+        *c = cost.node_tile_ns(v as u32, *c);
     }
     per_node
 }
