@@ -92,7 +92,7 @@ impl RoutedTokens {
 
 /// Seeds of the routings [`MoeShape::expected_activity`] samples: far from small seeds, so
 /// a run priced with `route(42)` is not among the routings its schedule was planned on.
-const PLAN_SEEDS: u64 = 0x9_1A4_0000;
+const PLAN_SEEDS: u64 = 0x91A4_0000;
 
 impl MoeShape {
     /// Per instance of `tf` (this shape's taskflow, expanded as `exp`), the share of
