@@ -2,13 +2,16 @@
 //! share with each other and with the tests of this package:
 //!
 //! - [`cli`]: the examples' command-line options;
-//! - [`report`]: the per-EP measurement loop and the results table (text and JSON) of the
-//!   main job (`moe_ffn`), for any layer;
+//! - [`report`]: the per-EP measurement loop and the results table (text and JSON) that the
+//!   main job (`moe_ffn`) and the custom variant (`moe_ffn_shared`) both print;
 //! - [`host_check`]: run a taskflow's schedule on the host executor and compare one output
-//!   bitwise with a reference; [`moe_host_check`] does it for the main job's layer.
+//!   bitwise with a reference; [`moe_host_check`] does it for the main job's layer;
+//! - [`shared_expert`]: the custom variant — DeepSeek-V3's shared expert overlapped with
+//!   dispatch, built on `MoeShape::taskflow()` with a user-defined op and no change to hpmoe.
 
 pub mod cli;
 pub mod report;
+pub mod shared_expert;
 
 use hpmoe_core::cost::{CostProfile, TaskflowCost};
 use hpmoe_core::exec::moe_reference::{moe_inputs, moe_reference};
