@@ -17,6 +17,12 @@
 //! runtime headers and the user op's device function (`shared_expert_ops.h`) go to
 //! `include/` there.
 //!
+//! A third table says what the shared expert adds: each EP's makespans and bound minus those
+//! of the routed layer alone (simulated again here, as `moe_ffn` does), and on rank 0 when
+//! the first shared-expert tile starts and which share of their core time falls before the
+//! last dispatch put is out. The layer is AIC-bound, so that share is small: see
+//! `hpmoe_examples::shared_expert` for how to read it.
+//!
 //! The host check runs `SharedMoe::tiny(2)` and `tiny(4)` (the routed `MoeShape::tiny` plus
 //! a shared expert) on the host executor, with the user op's Rust reference body, and compares
 //! `out` bitwise with a naive sequential reference written with plain loops

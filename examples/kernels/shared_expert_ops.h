@@ -7,7 +7,9 @@
  * out, weight k*M contiguous elements:
  *     out[i, :] = shared[i, :] + sum over j = 0, 1, .. k-1 of routed[i*k + j, :] * weight[i*k + j]
  * in FP32 starting from shared's value, in that order (each product rounded to FP32, then added),
- * rounded once to out's type: the host reference body's order, term by term. */
+ * rounded once to out's type: the host reference body's order, term by term.
+ * Needs k <= hpmoe::kTileElems (4096): one tile row's k weights must fit a work tile, as for the
+ * built-in hpmoe::WeightedAccumulate (whose emitter checks it; a template has no such hook). */
 #ifndef SHARED_EXPERT_OPS_H
 #define SHARED_EXPERT_OPS_H
 

@@ -5,8 +5,8 @@
 //!
 //! `moe_ffn` (the main job) and `moe_ffn_shared` (the custom variant) differ only in their
 //! [`Job`]: the taskflow, the emission options (a user op's header), and the host checks.
-//! Progress goes to stderr, results to stdout; [`main`] exits with status 1 when a host
-//! check fails or the job cannot run.
+//! Progress goes to stderr, results to stdout; [`main`] returns a failing exit code when a
+//! host check fails or the job cannot run.
 
 mod measure;
 mod print;
