@@ -1,0 +1,206 @@
+//! The job both MoE examples run, parameterised by the layer: for EP 8, 16, 32 and 64,
+//! schedule the layer's taskflow, simulate it against the kernel-by-kernel baseline, write its
+//! AscendC kernel and schedule blobs to `OUT/epN/` (and a Chrome trace at EP 8), then run the
+//! scaled-down host checks and print one results table (or `--json`).
+//!
+//! `moe_ffn` (the main job) and `moe_ffn_shared` (the custom variant) differ only in their
+//! [`Job`]: the taskflow, the emission options (a user op's header), and the host checks.
+//! Progress goes to stderr, results to stdout; [`main`] returns a failing exit code when a
+//! host check fails or the job cannot run.
+
+mod measure;
+mod print;
+
+pub use measure::{EpRun, Row, Setup, TRACE_EP, measure};
+pub use print::{Results, json, text};
+
+use crate::HostCheck;
+use crate::cli::Options;
+use hpmoe_ascendc::EmitOptions;
+use hpmoe_core::cost::CostProfile;
+use hpmoe_core::model::Taskflow;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// The reference system's reported speedup over kernel-by-kernel execution.
+pub const REFERENCE_SPEEDUP: (f64, f64) = (1.49, 1.58);
+
+/// The expert-parallel sizes of the table.
+pub const EPS: [u32; 4] = [8, 16, 32, 64];
+
+/// The taskflow of a job at expert parallelism `ep` with `tokens` tokens per rank.
+pub type TaskflowFn<'a> = dyn Fn(u32, u64) -> Result<Taskflow, String> + 'a;
+
+/// Runs one host check under a cost profile (it decides the schedule the executor walks).
+pub type HostCheckFn<'a> = dyn Fn(&CostProfile) -> Result<HostCheck, String> + 'a;
+
+/// One scaled-down configuration run on the host executor.
+pub struct HostConfig<'a> {
+    /// Its short name, in JSON and failure messages: `tiny(2)`.
+    pub name: String,
+    /// How the progress line and the verdict name it: `MoeShape::tiny(2)`.
+    pub description: String,
+    pub run: Box<HostCheckFn<'a>>,
+}
+
+impl std::fmt::Debug for HostConfig<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostConfig").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+/// One row of a job's extra table for one EP's run (a line of text, without newline).
+pub type RowFn<'a> = dyn Fn(&EpRun<'_>) -> Result<String, String> + 'a;
+
+/// A table a job prints after the two common ones, one row per EP: figures only that job
+/// has (the variant's: what the shared expert adds and when it runs). Text output only; the
+/// JSON keeps the common keys.
+pub struct ExtraTable<'a> {
+    /// Shown on stderr while the row is computed (`comparing with the routed layer`).
+    pub progress: &'a str,
+    /// Lines before the rows: a title and the column headings.
+    pub header: &'a [&'a str],
+    pub row: &'a RowFn<'a>,
+    /// Lines after the rows: what the columns mean.
+    pub footer: &'a [&'a str],
+}
+
+impl std::fmt::Debug for ExtraTable<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExtraTable").field("header", &self.header).finish_non_exhaustive()
+    }
+}
+
+/// A layer the report measures.
+pub struct Job<'a> {
+    /// What the first lines call it: `DeepSeek-V3 MoE-FFN layer`.
+    pub title: &'a str,
+    /// The default output folder, under `target/hpmoe/`.
+    pub folder: &'a str,
+    pub taskflow: &'a TaskflowFn<'a>,
+    /// How to emit the kernel (e.g. the headers of user ops' device functions).
+    pub emit: EmitOptions,
+    /// Headers written to `OUT/include/` beside the runtime's: `(file name, contents)`.
+    pub headers: &'a [(&'a str, &'a str)],
+    /// Lines printed after the list of files written.
+    pub notes: &'a [&'a str],
+    /// A third table, after the schedules table (none for the main job).
+    pub extra: Option<ExtraTable<'a>>,
+    pub host_checks: Vec<HostConfig<'a>>,
+}
+
+impl std::fmt::Debug for Job<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Job").field("title", &self.title).field("folder", &self.folder).finish_non_exhaustive()
+    }
+}
+
+/// The verdict of all host checks of a job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostOutcome {
+    /// Short names of the configurations, in order.
+    pub names: Vec<String>,
+    pub descriptions: Vec<String>,
+    /// The first failure (`tiny(2): rank 0 out: …`), `None` when all passed.
+    pub failure: Option<String>,
+    /// Output values compared, all configurations.
+    pub elements: usize,
+}
+
+/// Runs every host check of `job`, with progress on stderr.
+pub fn host_checks(job: &Job<'_>, profile: &CostProfile) -> HostOutcome {
+    let mut outcome = HostOutcome {
+        names: job.host_checks.iter().map(|c| c.name.clone()).collect(),
+        descriptions: job.host_checks.iter().map(|c| c.description.clone()).collect(),
+        failure: None,
+        elements: 0,
+    };
+    for config in &job.host_checks {
+        eprint!("[host] running {} on the executor…", config.description);
+        let check = (config.run)(profile);
+        eprintln!(" {}", if check.as_ref().is_ok_and(HostCheck::passed) { "ok" } else { "FAILED" });
+        let failure = match &check {
+            Ok(c) if c.passed() => None,
+            Ok(c) => Some(format!(
+                "{}: {} (max abs error {:.3e})",
+                config.name,
+                c.first_difference.as_deref().unwrap_or(""),
+                c.max_abs_err
+            )),
+            Err(e) => Some(format!("{}: {e}", config.name)),
+        };
+        if outcome.failure.is_none() {
+            outcome.failure = failure;
+        }
+        outcome.elements += check.as_ref().map_or(0, |c| c.elements);
+    }
+    outcome
+}
+
+/// Parses the options, runs `job` and prints its results; `Ok(false)` when a host check
+/// failed.
+pub fn run(job: &Job<'_>) -> Result<bool, String> {
+    let opts = Options::from_env(
+        &["--out", "--tokens", "--json", "--json-tables", "--profile"],
+        "--out DIR, --tokens N, --json, --json-tables, --profile NAME|FILE",
+    )?;
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("examples/ sits in the workspace");
+    let out_dir = opts
+        .value("--out")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace.join("target").join("hpmoe").join(job.folder));
+    let tokens = opts.number("--tokens", 4096)?;
+    let json_tables = opts.flag("--json-tables");
+    let profile = opts.profile()?;
+    let started = Instant::now();
+    eprintln!(
+        "hpmoe: {}, {tokens} tokens per rank, cost profile {}, writing to {}",
+        job.title,
+        profile.name,
+        out_dir.display()
+    );
+    let include = out_dir.join("include");
+    hpmoe_ascendc::runtime::write_runtime(&include)
+        .map_err(|e| format!("cannot write the runtime headers under {}: {e}", out_dir.display()))?;
+    for (name, contents) in job.headers {
+        std::fs::write(include.join(name), contents)
+            .map_err(|e| format!("cannot write {}: {e}", include.join(name).display()))?;
+    }
+
+    let setup = Setup { tokens, profile: &profile, out_dir: &out_dir, json_tables, started };
+    let rows = EPS.iter().map(|&ep| measure(job, ep, &setup)).collect::<Result<Vec<_>, _>>()?;
+    let host = host_checks(job, &profile);
+    eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
+
+    let results = Results {
+        title: job.title,
+        tokens,
+        profile: &profile.name,
+        out_dir: &out_dir,
+        json_tables,
+        notes: job.notes,
+        rows: &rows,
+        extra: job.extra.as_ref().map(|x| (x.header, x.footer)),
+        host: &host,
+    };
+    if opts.flag("--json") {
+        println!("{}", json(&results)?);
+    } else {
+        print!("{}", text(&results));
+    }
+    Ok(host.failure.is_none())
+}
+
+/// [`run`] as a process's exit code: success when every host check passed, failure (1) for a
+/// failed check or an error (which goes to stderr).
+pub fn main(job: &Job<'_>) -> ExitCode {
+    match run(job) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! How much of the shared expert a simulated run overlapped with dispatch, per rank.
+
+use super::SHARED_FAMILIES;
+use hpmoe_core::model::Taskflow;
+use hpmoe_core::sim::SimResult;
+
+/// The routed layer's dispatch family (the puts the shared expert should overlap).
+const DISPATCH: &str = "dispatch";
+
+/// One rank's overlap of the shared expert's tiles with its dispatch puts, ns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Overlap {
+    pub rank: u32,
+    /// When the rank's last dispatch put had its last byte out.
+    pub dispatch_end_ns: u64,
+    /// When the rank's first shared-expert tile started.
+    pub first_shared_start_ns: u64,
+    /// When the rank's last shared-expert tile ended.
+    pub last_shared_end_ns: u64,
+    /// Time the rank's cores spent running shared-expert tiles (all cores summed).
+    pub shared_busy_ns: u64,
+    /// The part of `shared_busy_ns` before `dispatch_end_ns`.
+    pub shared_busy_during_dispatch_ns: u64,
+}
+
+impl Overlap {
+    /// `shared_busy_during_dispatch_ns / shared_busy_ns`.
+    pub fn during_dispatch_share(&self) -> f64 {
+        self.shared_busy_during_dispatch_ns as f64 / self.shared_busy_ns.max(1) as f64
+    }
+}
+
+/// The overlap on every rank of `result`, a simulated run of `tf` (the variant's taskflow).
+///
+/// # Errors
+/// If `tf` lacks the dispatch or shared-expert families, or a rank ran none of them.
+pub fn overlap(tf: &Taskflow, result: &SimResult) -> Result<Vec<Overlap>, String> {
+    let family = |name: &str| {
+        tf.families.iter().position(|f| f.name == name).ok_or_else(|| format!("the taskflow has no family `{name}`"))
+    };
+    let dispatch = family(DISPATCH)?;
+    let shared = SHARED_FAMILIES.iter().map(|f| family(f)).collect::<Result<Vec<_>, _>>()?;
+    let cores = result.cores_per_rank.max(1);
+    (0..result.ranks)
+        .map(|rank| {
+            let tiles = || result.tiles.iter().filter(move |t| t.core / cores == rank);
+            let dispatch_end_ns = tiles()
+                .filter(|t| t.family as usize == dispatch)
+                .map(|t| t.end_ns)
+                .max()
+                .ok_or_else(|| format!("rank {rank} ran no dispatch tile"))?;
+            let mut o = Overlap {
+                rank,
+                dispatch_end_ns,
+                first_shared_start_ns: u64::MAX,
+                last_shared_end_ns: 0,
+                shared_busy_ns: 0,
+                shared_busy_during_dispatch_ns: 0,
+            };
+            for t in tiles().filter(|t| shared.contains(&(t.family as usize))) {
+                o.first_shared_start_ns = o.first_shared_start_ns.min(t.start_ns);
+                o.last_shared_end_ns = o.last_shared_end_ns.max(t.end_ns);
+                o.shared_busy_ns += t.end_ns - t.start_ns;
+                o.shared_busy_during_dispatch_ns += t.end_ns.min(dispatch_end_ns).saturating_sub(t.start_ns);
+            }
+            if o.first_shared_start_ns == u64::MAX {
+                return Err(format!("rank {rank} ran no shared-expert tile"));
+            }
+            Ok(o)
+        })
+        .collect()
+}
