@@ -143,7 +143,7 @@ proptest! {
         } else {
             shape.route(seed)
         };
-        let run = cost.clone().with_activity(routing.activity(&shape, &tf, &c.expanded).unwrap());
+        let run = cost.clone().with_activity(routing.activity(&shape, &tf, &c.expanded.space).unwrap());
         let cmp = sim::compare(&c, &tf.profile, &run).map_err(|e| TestCaseError::fail(e.to_string()))?;
         for r in [&cmp.taskflow, &cmp.baseline.result] {
             check_cores(r)?;

@@ -9,7 +9,7 @@
 //! move no bytes, in the simulated taskflow, the kernel-by-kernel baseline and the bound.
 //! The scheduler never sees it: schedules are built for the worst case, every block full.
 
-use crate::expand::{Expanded, eval_region};
+use crate::expand::{InstanceSpace, eval_region};
 use crate::model::Taskflow;
 
 /// Per tile instance (node id), whether its guard made it skip its body.
@@ -19,7 +19,8 @@ pub struct Activity {
 }
 
 impl Activity {
-    /// Evaluates every guard of `tf` (expanded as `exp`) for every instance on every rank,
+    /// Evaluates every guard of `tf` (numbered as `space`: [`InstanceSpace::of`] or a
+    /// compile's `expanded.space`) for every instance on every rank,
     /// reading counts through `value(rank, tensor, flat_index)`: the value the count
     /// element has when the guarded tile runs (row-major index into the tensor).
     ///
@@ -28,17 +29,24 @@ impl Activity {
     /// cannot be evaluated (the checks refuse such taskflows before they are expanded).
     pub fn evaluate(
         tf: &Taskflow,
-        exp: &Expanded,
+        space: &InstanceSpace,
         value: impl Fn(u32, &str, u64) -> Option<i64>,
     ) -> Result<Activity, String> {
-        let ranks = exp.space.ranks;
-        let mut skipped = vec![false; exp.nodes()];
+        let ranks = space.ranks;
+        if space.families.len() != tf.families.len() {
+            return Err(format!(
+                "the numbering has {} families, the taskflow {}",
+                space.families.len(),
+                tf.families.len()
+            ));
+        }
+        let mut skipped = vec![false; space.len()];
         for (fi, f) in tf.families.iter().enumerate() {
             let Some(guard) = &f.guard else { continue };
             let decl = tf
                 .tensor(&guard.count.tensor)
                 .ok_or_else(|| format!("tile `{}`: no tensor `{}`", f.name, guard.count.tensor))?;
-            let span = &exp.space.families[fi];
+            let span = &space.families[fi];
             for rank in 0..ranks {
                 for idx in 0..span.count {
                     let coords = crate::expand::decode(idx, &span.extents);
@@ -54,7 +62,7 @@ impl Activity {
                         .above
                         .eval(&coords, u64::from(rank))
                         .map_err(|_| format!("{}: its guard's bound overflows", instance()))?;
-                    skipped[exp.space.node(rank, span.first + idx) as usize] = count <= above;
+                    skipped[space.node(rank, span.first + idx) as usize] = count <= above;
                 }
             }
         }
@@ -103,8 +111,9 @@ mod tests {
         let tf = shape.taskflow().unwrap();
         let exp = crate::analyse(&tf).unwrap();
         let nodes = exp.nodes();
-        let a = shape.route(1).activity(&shape, &tf, &exp).unwrap();
-        let b = shape.route(2).activity(&shape, &tf, &exp).unwrap();
+        let a = shape.route(1).activity(&shape, &tf, &exp.space).unwrap();
+        let b = shape.route(2).activity(&shape, &tf, &exp.space).unwrap();
+        assert_eq!(InstanceSpace::of(&tf).unwrap(), exp.space);
         let p = Activity::run_probability(&[a.clone(), b.clone()], nodes);
         for v in 0..nodes as u32 {
             let want = (u32::from(!a.skips(v)) + u32::from(!b.skips(v))) as f32 / 2.0;

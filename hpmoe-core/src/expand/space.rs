@@ -36,6 +36,27 @@ impl InstanceSpace {
         InstanceSpace { ranks, per_rank: first, families }
     }
 
+    /// The numbering of `tf`'s instances, without expanding it: for run-time data keyed by
+    /// node id (such as [`crate::cost::Activity`]) before or apart from a compile.
+    ///
+    /// # Errors
+    /// If the taskflow has more instances than node ids can number (the checks report it).
+    pub fn of(tf: &crate::model::Taskflow) -> Result<Self, String> {
+        let mut extents = Vec::with_capacity(tf.families.len());
+        let mut per_rank = 0u64;
+        for f in &tf.families {
+            let too_many = || format!("tile `{}` has too many instances to number", f.name);
+            per_rank = per_rank.checked_add(f.instances().ok_or_else(too_many)?).ok_or_else(too_many)?;
+            extents.push(
+                f.grid.iter().map(|g| u32::try_from(g.extent).map_err(|_| too_many())).collect::<Result<_, _>>()?,
+            );
+        }
+        if per_rank.checked_mul(u64::from(tf.profile.ranks)).is_none_or(|n| n > u64::from(u32::MAX)) {
+            return Err(format!("taskflow `{}` has too many instances to number", tf.name));
+        }
+        Ok(Self::new(tf.profile.ranks, extents))
+    }
+
     /// Total nodes, all ranks.
     pub fn len(&self) -> usize {
         self.per_rank as usize * self.ranks as usize

@@ -5,7 +5,7 @@
 use super::{MoeShape, Routing};
 use crate::cost::Activity;
 use crate::exec::SplitMix;
-use crate::expand::Expanded;
+use crate::expand::InstanceSpace;
 use crate::model::Taskflow;
 
 /// One routing of every rank's tokens.
@@ -58,13 +58,13 @@ impl RoutedTokens {
         Ok(RoutedTokens { experts, slot_of, send_counts })
     }
 
-    /// Which guarded instances of `shape`'s taskflow (`tf`, expanded as `exp`) skip their
+    /// Which guarded instances of `shape`'s taskflow (`tf`, numbered as `space`) skip their
     /// body under this routing, for pricing the run ([`crate::cost::TaskflowCost::with_activity`]).
     ///
     /// # Errors
     /// If `tf` guards on a count this routing does not describe.
-    pub fn activity(&self, shape: &MoeShape, tf: &Taskflow, exp: &Expanded) -> Result<Activity, String> {
-        Activity::evaluate(tf, exp, |rank, tensor, index| self.count(shape, rank, tensor, index).map(i64::from))
+    pub fn activity(&self, shape: &MoeShape, tf: &Taskflow, space: &InstanceSpace) -> Result<Activity, String> {
+        Activity::evaluate(tf, space, |rank, tensor, index| self.count(shape, rank, tensor, index).map(i64::from))
     }
 
     /// Choices dropped for lack of capacity, all ranks.
@@ -95,17 +95,18 @@ impl RoutedTokens {
 const PLAN_SEEDS: u64 = 0x91A4_0000;
 
 impl MoeShape {
-    /// Per instance of `tf` (this shape's taskflow, expanded as `exp`), the share of
+    /// Per instance of `tf` (this shape's taskflow, numbered as `space`), the share of
     /// `samples` routings drawn from [`MoeShape::route`]'s distribution in which it runs its
     /// body: what the scheduler plans on (`TaskflowCost::with_expected_activity`) so that
     /// blocks likely to stay empty do not pile up on a few cores. All ones when balanced.
     ///
     /// # Errors
     /// If `tf` guards on a count the routings do not describe.
-    pub fn expected_activity(&self, tf: &Taskflow, exp: &Expanded, samples: u64) -> Result<Vec<f32>, String> {
-        let runs =
-            (0..samples).map(|s| self.route(PLAN_SEEDS + s).activity(self, tf, exp)).collect::<Result<Vec<_>, _>>()?;
-        Ok(Activity::run_probability(&runs, exp.nodes()))
+    pub fn expected_activity(&self, tf: &Taskflow, space: &InstanceSpace, samples: u64) -> Result<Vec<f32>, String> {
+        let runs = (0..samples)
+            .map(|s| self.route(PLAN_SEEDS + s).activity(self, tf, space))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Activity::run_probability(&runs, space.len()))
     }
 
     /// A routing of every rank's tokens, deterministic in `seed`.

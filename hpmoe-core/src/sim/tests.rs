@@ -324,7 +324,7 @@ fn skipped_instances_cost_their_overhead_and_move_nothing_in_every_model() {
     // An even routing fills 32 of each slot's 48 rows: the last 4 of 12 blocks stay empty.
     let even: Vec<Vec<u32>> = (0..2).map(|_| (0..64).flat_map(|t| [t % 4, (t + 1) % 4]).collect()).collect();
     let routing = RoutedTokens::place(&shape, even).unwrap();
-    let activity = routing.activity(&shape, &tf, &compiled.expanded).unwrap();
+    let activity = routing.activity(&shape, &tf, &compiled.expanded.space).unwrap();
     let guarded: usize = tf
         .families
         .iter()
