@@ -7,6 +7,7 @@
 //! ```sh
 //! cargo run --release -p hpmoe-examples --example moe_ffn [-- --out DIR] [--tokens N] [--json] [--json-tables]
 //!                                                          [--profile ascend_a3_die|ascend910b|FILE.toml|FILE.json]
+//!                                                          [--routed-all]
 //! ```
 //!
 //! Each EP's folder gets the kernel as `hpmoe_ascendc::emit` writes it: `moe_ffn.cpp`,
@@ -31,16 +32,42 @@
 //! with status 1 if it fails. Progress goes to stderr, results to stdout; `--json` prints the
 //! results as one JSON array (one object per EP) instead of the tables.
 //!
+//! Natural routing: the same layer with experts chosen at run time
+//! (`MoeShape::deepseek_v3_natural`: capacity padding, guarded tiles that skip their work past
+//! the run-time count), scheduled on the expected activity of 8 sampled routings and simulated
+//! under routing seed 42, at EP 8 and 16 (every EP with `--routed-all`); its kernel is written
+//! beside the balanced one (`moe_ffn_natural.cpp`), and its figures go to a second table and to
+//! each EP's JSON object under `natural`.
+//!
 //! The loop over EPs and the printing live in `hpmoe_examples::report`, shared with the custom
 //! variant `moe_ffn_shared`; this file says which layer and which host checks.
 
+use hpmoe_core::expand::InstanceSpace;
 use hpmoe_core::moe::MoeShape;
 use hpmoe_examples::moe_host_check;
-use hpmoe_examples::report::{self, HostConfig, Job};
+use hpmoe_examples::report::{self, HostConfig, Job, Routed, RoutedLayer};
 use std::process::ExitCode;
 
 /// The scaled-down layers the host executor runs.
 const HOST_CHECK_RANKS: [u32; 2] = [2, 4];
+
+/// The natural routing priced (its seed), and how many other routings of the same
+/// distribution the schedule is planned on.
+const ROUTING_SEED: u64 = 42;
+const PLAN_SAMPLES: u64 = 8;
+
+/// DeepSeek-V3 with natural routing: the taskflow, the plan from sampled routings, and the
+/// run under routing [`ROUTING_SEED`].
+fn natural(ep: u32, tokens: u64) -> Result<RoutedLayer, String> {
+    let shape = MoeShape::deepseek_v3_natural(ep, tokens);
+    let taskflow = shape.taskflow()?;
+    let space = InstanceSpace::of(&taskflow)?;
+    let plan = shape.expected_activity(&taskflow, &space, PLAN_SAMPLES)?;
+    let routing = shape.route(ROUTING_SEED);
+    let run = routing.activity(&shape, &taskflow, &space)?;
+    let dropped_share = routing.dropped() as f64 / (u64::from(ep) * tokens * shape.top_k).max(1) as f64;
+    Ok(RoutedLayer { taskflow, plan, run, dropped_share })
+}
 
 fn main() -> ExitCode {
     let taskflow = |ep, tokens| MoeShape::deepseek_v3(ep, tokens).taskflow();
@@ -60,6 +87,17 @@ fn main() -> ExitCode {
         headers: &[],
         notes: &[],
         extra: None,
+        routed: Some(Routed {
+            name: "natural",
+            header: &[
+                "natural routing (MoeShape::deepseek_v3_natural): experts drawn per token with log-normal popularity,",
+                "64-row blocks, 1.5x-average capacity per (source rank, expert); simulated run: routing seed 42,",
+                "schedule planned on 8 other routings of the same distribution (never on the run's); EP 8 and 16",
+                "by default, every EP with --routed-all (the natural layer has 3x the instances):",
+            ],
+            layer: &natural,
+            eps: &[8, 16],
+        }),
         host_checks,
     })
 }

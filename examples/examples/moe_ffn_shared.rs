@@ -56,6 +56,7 @@ fn main() -> ExitCode {
             "The user op `weighted_sum_shared` (the final sum, fused with the shared expert's output) is",
             "emitted as a call of shared_expert_ops::WeightedSumShared from include/shared_expert_ops.h.",
         ],
+        routed: None,
         extra: Some(ExtraTable {
             progress: "simulating the routed layer alone",
             header: &effect::HEADER,

@@ -1,7 +1,7 @@
 //! One EP of a job: schedule, simulate against the kernel-by-kernel baseline, write the
 //! kernel (and the EP 8 trace), and keep the figures the table prints.
 
-use super::Job;
+use super::{Job, Routed};
 use hpmoe_core::cost::{CostProfile, TaskflowCost};
 use hpmoe_core::model::Taskflow;
 use hpmoe_core::sim;
@@ -12,6 +12,30 @@ use std::time::Instant;
 /// The EP whose simulated taskflow run is also written as a Chrome/Perfetto trace (one EP
 /// only, to keep the run short and the folder small).
 pub const TRACE_EP: u32 = 8;
+
+/// The figures of one simulated comparison: taskflow, kernel-by-kernel baseline, bound.
+#[derive(Clone, Debug)]
+pub struct Figures {
+    pub baseline: sim::Summary,
+    pub taskflow: sim::Summary,
+    pub bound_ns: u64,
+    pub speedup: f64,
+    pub taskflow_over_bound: f64,
+    pub baseline_over_bound: f64,
+}
+
+impl Figures {
+    fn of(cmp: &sim::Comparison) -> Self {
+        Figures {
+            baseline: cmp.baseline.result.summary(),
+            taskflow: cmp.taskflow.summary(),
+            bound_ns: cmp.bound.ns(),
+            speedup: cmp.speedup(),
+            taskflow_over_bound: cmp.taskflow_over_bound(),
+            baseline_over_bound: cmp.baseline_over_bound(),
+        }
+    }
+}
 
 /// One EP's figures.
 #[derive(Clone, Debug)]
@@ -27,14 +51,25 @@ pub struct Row {
     pub flagged_edges: usize,
     pub sched_ms: f64,
     pub sim_ms: f64,
-    pub baseline: sim::Summary,
-    pub taskflow: sim::Summary,
-    pub bound_ns: u64,
-    pub speedup: f64,
-    pub taskflow_over_bound: f64,
-    pub baseline_over_bound: f64,
+    pub figures: Figures,
     /// The job's extra-table row for this EP, if it has an [`ExtraTable`](super::ExtraTable).
     pub extra: Option<String>,
+    /// The same layer under the job's run-time routing, if it has one.
+    pub routed: Option<RoutedRow>,
+}
+
+/// One EP of the layer under run-time routing (see [`super::Routed`]).
+#[derive(Clone, Debug)]
+pub struct RoutedRow {
+    pub kernel: String,
+    pub instances: usize,
+    /// Guarded instances that skip their body in the run priced, all ranks.
+    pub skipped: usize,
+    /// Share of token choices the routing dropped for lack of capacity.
+    pub dropped_share: f64,
+    pub sched_ms: f64,
+    pub sim_ms: f64,
+    pub figures: Figures,
 }
 
 /// One EP's simulated run, as a job's [`ExtraTable`](super::ExtraTable) sees it.
@@ -55,8 +90,48 @@ pub struct Setup<'a> {
     pub out_dir: &'a Path,
     /// Also write the schedule table as JSON.
     pub json_tables: bool,
+    /// Measure the job's routed layer at every EP, not only its default ones.
+    pub routed_all: bool,
     /// When the job started, for the progress lines.
     pub started: Instant,
+}
+
+/// A compiled layer and its simulated comparison, with the time each took.
+struct Measured {
+    compiled: hpmoe_core::Compiled,
+    comparison: sim::Comparison,
+    sched_ms: f64,
+    sim_ms: f64,
+}
+
+/// Schedules `tf` under `plan` and simulates the table under `run` (the same costs, unless
+/// a run-time routing makes some tiles skip their work).
+fn schedule_and_simulate(tf: &Taskflow, plan: &TaskflowCost, run: &TaskflowCost) -> Result<Measured, String> {
+    let t = Instant::now();
+    let compiled = hpmoe_core::compile(tf, plan).map_err(|d| d.render(&tf.sources))?;
+    let sched_ms = t.elapsed().as_secs_f64() * 1e3;
+    eprint!(" simulating…");
+    let t = Instant::now();
+    let comparison = sim::compare(&compiled, &tf.profile, run).map_err(|e| e.to_string())?;
+    Ok(Measured { compiled, comparison, sched_ms, sim_ms: t.elapsed().as_secs_f64() * 1e3 })
+}
+
+/// Writes `tf`'s kernel files (and its table as JSON if asked) into `dir`.
+fn write_kernel(
+    job: &Job<'_>,
+    tf: &Taskflow,
+    compiled: &hpmoe_core::Compiled,
+    dir: &Path,
+    json_tables: bool,
+) -> Result<hpmoe_ascendc::KernelFiles, String> {
+    let kernel = hpmoe_ascendc::emit_with(tf, compiled, &job.emit)
+        .map_err(|e| format!("{}: cannot emit the kernel: {e}", tf.name))?;
+    kernel.write_to(dir).map_err(|e| format!("cannot write the kernel to {}: {e}", dir.display()))?;
+    if json_tables {
+        let path = dir.join(format!("{}_schedule.json", kernel.name));
+        std::fs::write(&path, kernel.table.to_json()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(kernel)
 }
 
 /// Measures `job` at expert parallelism `ep`, writing its files to `out_dir/epN/`; progress
@@ -65,13 +140,7 @@ pub fn measure(job: &Job<'_>, ep: u32, setup: &Setup<'_>) -> Result<Row, String>
     eprint!("[ep {ep}] scheduling…");
     let tf = (job.taskflow)(ep, setup.tokens)?;
     let cost = TaskflowCost::new(&tf, setup.profile.clone());
-    let t = Instant::now();
-    let c = hpmoe_core::compile(&tf, &cost).map_err(|d| d.render(&tf.sources))?;
-    let sched_ms = t.elapsed().as_secs_f64() * 1e3;
-    eprint!(" simulating…");
-    let t = Instant::now();
-    let cmp = sim::compare(&c, &tf.profile, &cost).map_err(|e| e.to_string())?;
-    let sim_ms = t.elapsed().as_secs_f64() * 1e3;
+    let Measured { compiled: c, comparison: cmp, sched_ms, sim_ms } = schedule_and_simulate(&tf, &cost, &cost)?;
     let extra = match &job.extra {
         Some(x) => {
             eprint!(" {}…", x.progress);
@@ -83,20 +152,18 @@ pub fn measure(job: &Job<'_>, ep: u32, setup: &Setup<'_>) -> Result<Row, String>
     eprint!(" writing kernel…");
     let dir = setup.out_dir.join(format!("ep{ep}"));
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let kernel =
-        hpmoe_ascendc::emit_with(&tf, &c, &job.emit).map_err(|e| format!("EP {ep}: cannot emit the kernel: {e}"))?;
-    kernel.write_to(&dir).map_err(|e| format!("cannot write the kernel to {}: {e}", dir.display()))?;
-    let write = |name: &str, bytes: &[u8]| {
-        std::fs::write(dir.join(name), bytes).map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
-    };
-    if setup.json_tables {
-        write(&format!("{}_schedule.json", kernel.name), kernel.table.to_json().as_bytes())?;
-    }
+    let kernel = write_kernel(job, &tf, &c, &dir, setup.json_tables)?;
     if ep == TRACE_EP {
         eprint!(" writing trace…");
         let labels = Labels::new(&tf, &c.expanded);
-        write(&format!("{}_trace.json", kernel.name), chrome_trace(&cmp.taskflow, &labels).as_bytes())?;
+        let path = dir.join(format!("{}_trace.json", kernel.name));
+        std::fs::write(&path, chrome_trace(&cmp.taskflow, &labels))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
+    let routed = match &job.routed {
+        Some(r) if setup.routed_all || r.eps.contains(&ep) => Some(measure_routed(job, r, ep, setup, &dir)?),
+        _ => None,
+    };
     eprintln!(" done ({:.1} s)", setup.started.elapsed().as_secs_f64());
     Ok(Row {
         ep,
@@ -109,12 +176,38 @@ pub fn measure(job: &Job<'_>, ep: u32, setup: &Setup<'_>) -> Result<Row, String>
         flagged_edges: kernel.flags.edges.len(),
         sched_ms,
         sim_ms,
-        baseline: cmp.baseline.result.summary(),
-        taskflow: cmp.taskflow.summary(),
-        bound_ns: cmp.bound.ns(),
-        speedup: cmp.speedup(),
-        taskflow_over_bound: cmp.taskflow_over_bound(),
-        baseline_over_bound: cmp.baseline_over_bound(),
+        figures: Figures::of(&cmp),
         extra,
+        routed,
+    })
+}
+
+/// The layer under run-time routing at `ep`: scheduled on the routing distribution's
+/// expected activity, simulated with one routing's activity; its kernel goes into `dir`.
+fn measure_routed(
+    job: &Job<'_>,
+    routed: &Routed<'_>,
+    ep: u32,
+    setup: &Setup<'_>,
+    dir: &Path,
+) -> Result<RoutedRow, String> {
+    eprint!(" | {}: routing…", routed.name);
+    let layer = (routed.layer)(ep, setup.tokens)?;
+    let cost = TaskflowCost::new(&layer.taskflow, setup.profile.clone());
+    let skipped = layer.run.skipped();
+    let plan = cost.clone().with_expected_activity(layer.plan);
+    let run = cost.with_activity(layer.run);
+    eprint!(" scheduling…");
+    let m = schedule_and_simulate(&layer.taskflow, &plan, &run)?;
+    eprint!(" writing kernel…");
+    let kernel = write_kernel(job, &layer.taskflow, &m.compiled, dir, setup.json_tables)?;
+    Ok(RoutedRow {
+        kernel: kernel.name,
+        instances: m.compiled.expanded.nodes(),
+        skipped,
+        dropped_share: layer.dropped_share,
+        sched_ms: m.sched_ms,
+        sim_ms: m.sim_ms,
+        figures: Figures::of(&m.comparison),
     })
 }

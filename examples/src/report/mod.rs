@@ -11,13 +11,13 @@
 mod measure;
 mod print;
 
-pub use measure::{EpRun, Row, Setup, TRACE_EP, measure};
+pub use measure::{EpRun, Figures, RoutedRow, Row, Setup, TRACE_EP, measure};
 pub use print::{Results, json, text};
 
 use crate::HostCheck;
 use crate::cli::Options;
 use hpmoe_ascendc::EmitOptions;
-use hpmoe_core::cost::CostProfile;
+use hpmoe_core::cost::{Activity, CostProfile};
 use hpmoe_core::model::Taskflow;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -72,6 +72,42 @@ impl std::fmt::Debug for ExtraTable<'_> {
     }
 }
 
+/// A layer whose tiles past run-time counts skip their work (natural MoE routing), ready to
+/// measure: its taskflow, the schedule's plan and one run.
+#[derive(Clone, Debug)]
+pub struct RoutedLayer {
+    pub taskflow: Taskflow,
+    /// Per instance, the probability it runs its body, from the routing distribution: what
+    /// the schedule is planned on (`TaskflowCost::with_expected_activity`).
+    pub plan: Vec<f32>,
+    /// The run priced: which instances skip their body under one routing.
+    pub run: Activity,
+    /// Share of token choices that routing dropped for lack of capacity.
+    pub dropped_share: f64,
+}
+
+/// The layer at expert parallelism `ep` with `tokens` tokens per rank, under run-time routing.
+pub type RoutedFn<'a> = dyn Fn(u32, u64) -> Result<RoutedLayer, String> + 'a;
+
+/// The same layer again under run-time routing, measured at every EP beside the job's own
+/// and printed as a table of its own.
+pub struct Routed<'a> {
+    /// Its name in progress lines and JSON (`natural`).
+    pub name: &'a str,
+    /// Lines before its table: what the routing and its capacity are.
+    pub header: &'a [&'a str],
+    pub layer: &'a RoutedFn<'a>,
+    /// The EPs measured by default (every EP with `--routed-all`): the routed layer has
+    /// several times the instances, so the full sweep takes a few times longer.
+    pub eps: &'a [u32],
+}
+
+impl std::fmt::Debug for Routed<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Routed").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
 /// A layer the report measures.
 pub struct Job<'a> {
     /// What the first lines call it: `DeepSeek-V3 MoE-FFN layer`.
@@ -87,6 +123,8 @@ pub struct Job<'a> {
     pub notes: &'a [&'a str],
     /// A third table, after the schedules table (none for the main job).
     pub extra: Option<ExtraTable<'a>>,
+    /// The layer under run-time routing, measured beside it (the main job's natural routing).
+    pub routed: Option<Routed<'a>>,
     pub host_checks: Vec<HostConfig<'a>>,
 }
 
@@ -138,12 +176,18 @@ pub fn host_checks(job: &Job<'_>, profile: &CostProfile) -> HostOutcome {
     outcome
 }
 
-/// Parses the options, runs `job` and prints its results; `Ok(false)` when a host check
-/// failed.
+/// Parses the command line's options, runs `job` and prints its results; `Ok(false)` when
+/// a host check failed.
 pub fn run(job: &Job<'_>) -> Result<bool, String> {
-    let opts = Options::from_env(
-        &["--out", "--tokens", "--json", "--json-tables", "--profile"],
-        "--out DIR, --tokens N, --json, --json-tables, --profile NAME|FILE",
+    run_with(job, std::env::args().skip(1).collect())
+}
+
+/// [`run`] with the options `args` (without the program name).
+pub fn run_with(job: &Job<'_>, args: Vec<String>) -> Result<bool, String> {
+    let opts = Options::parse(
+        args,
+        &["--out", "--tokens", "--json", "--json-tables", "--profile", "--routed-all"],
+        "--out DIR, --tokens N, --json, --json-tables, --profile NAME|FILE, --routed-all",
     )?;
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("examples/ sits in the workspace");
     let out_dir = opts
@@ -168,7 +212,8 @@ pub fn run(job: &Job<'_>) -> Result<bool, String> {
             .map_err(|e| format!("cannot write {}: {e}", include.join(name).display()))?;
     }
 
-    let setup = Setup { tokens, profile: &profile, out_dir: &out_dir, json_tables, started };
+    let routed_all = opts.flag("--routed-all");
+    let setup = Setup { tokens, profile: &profile, out_dir: &out_dir, json_tables, routed_all, started };
     let rows = EPS.iter().map(|&ep| measure(job, ep, &setup)).collect::<Result<Vec<_>, _>>()?;
     let host = host_checks(job, &profile);
     eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
@@ -182,6 +227,7 @@ pub fn run(job: &Job<'_>) -> Result<bool, String> {
         notes: job.notes,
         rows: &rows,
         extra: job.extra.as_ref().map(|x| (x.header, x.footer)),
+        routed: job.routed.as_ref().map(|r| (r.name, r.header)),
         host: &host,
     };
     if opts.flag("--json") {
@@ -195,7 +241,12 @@ pub fn run(job: &Job<'_>) -> Result<bool, String> {
 /// [`run`] as a process's exit code: success when every host check passed, failure (1) for a
 /// failed check or an error (which goes to stderr).
 pub fn main(job: &Job<'_>) -> ExitCode {
-    match run(job) {
+    exit_code(run(job))
+}
+
+/// The exit status of a job that ended with `outcome` (an error goes to stderr).
+pub fn exit_code(outcome: Result<bool, String>) -> ExitCode {
+    match outcome {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {

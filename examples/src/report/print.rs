@@ -1,7 +1,7 @@
 //! The results on stdout: the per-EP tables with their notes and the host-check verdict, or
 //! the same figures as one JSON array (one object per EP).
 
-use super::measure::{Row, TRACE_EP};
+use super::measure::{Figures, Row, TRACE_EP};
 use super::{HostOutcome, REFERENCE_SPEEDUP};
 use serde_json::json;
 use std::path::Path;
@@ -20,6 +20,8 @@ pub struct Results<'a> {
     pub rows: &'a [Row],
     /// The job's extra table's header and footer (its rows are in `rows`), if it has one.
     pub extra: Option<(&'a [&'a str], &'a [&'a str])>,
+    /// The run-time routing's name and header lines (its rows are in `rows`), if any.
+    pub routed: Option<(&'a str, &'a [&'a str])>,
     pub host: &'a HostOutcome,
 }
 
@@ -42,26 +44,13 @@ pub fn json(r: &Results<'_>) -> Result<String, String> {
         .rows
         .iter()
         .map(|row| {
-            json!({
+            let mut object = figures_json(&row.figures);
+            let fields = json!({
                 "ep": row.ep,
                 "tokens_per_rank": r.tokens,
                 "profile": r.profile,
                 "simulated": true,
-                "baseline_us": us(row.baseline.makespan_ns),
-                "taskflow_us": us(row.taskflow.makespan_ns),
-                "speedup": row.speedup,
                 "reference_speedup": [REFERENCE_SPEEDUP.0, REFERENCE_SPEEDUP.1],
-                "bound_us": us(row.bound_ns),
-                "bound_ratio": row.taskflow_over_bound,
-                "baseline_bound_ratio": row.baseline_over_bound,
-                "aic_util_taskflow": row.taskflow.aic_utilisation,
-                "aic_util_baseline": row.baseline.aic_utilisation,
-                "comm_taskflow_us": us(row.taskflow.comm_ns),
-                "comm_baseline_us": us(row.baseline.comm_ns),
-                "exposed_comm_taskflow_us": us(row.taskflow.exposed_comm_ns),
-                "exposed_comm_baseline_us": us(row.baseline.exposed_comm_ns),
-                "exposed_comm_taskflow_share": share(row.taskflow.exposed_comm_ns, row.taskflow.comm_ns),
-                "exposed_comm_baseline_share": share(row.baseline.exposed_comm_ns, row.baseline.comm_ns),
                 "instances": row.instances,
                 "edges": row.edges,
                 "schedule_table_bytes": row.table_bytes,
@@ -69,10 +58,54 @@ pub fn json(r: &Results<'_>) -> Result<String, String> {
                 "simulate_ms": row.sim_ms,
                 "dir": r.out_dir.join(format!("ep{}", row.ep)),
                 "host_check": host,
-            })
+            });
+            merge(&mut object, fields);
+            if let (Some(routed), Some((name, _))) = (&row.routed, r.routed) {
+                let mut inner = figures_json(&routed.figures);
+                merge(
+                    &mut inner,
+                    json!({
+                        "kernel": routed.kernel,
+                        "instances": routed.instances,
+                        "skipped_instances": routed.skipped,
+                        "dropped_share": routed.dropped_share,
+                        "schedule_ms": routed.sched_ms,
+                        "simulate_ms": routed.sim_ms,
+                    }),
+                );
+                merge(&mut object, json!({ name: inner }));
+            }
+            object
         })
         .collect();
     serde_json::to_string_pretty(&objects).map_err(|e| e.to_string())
+}
+
+/// The comparison's figures under the keys scripts read (`baseline_us`, `taskflow_us`, …).
+fn figures_json(f: &Figures) -> serde_json::Value {
+    json!({
+        "baseline_us": us(f.baseline.makespan_ns),
+        "taskflow_us": us(f.taskflow.makespan_ns),
+        "speedup": f.speedup,
+        "bound_us": us(f.bound_ns),
+        "bound_ratio": f.taskflow_over_bound,
+        "baseline_bound_ratio": f.baseline_over_bound,
+        "aic_util_taskflow": f.taskflow.aic_utilisation,
+        "aic_util_baseline": f.baseline.aic_utilisation,
+        "comm_taskflow_us": us(f.taskflow.comm_ns),
+        "comm_baseline_us": us(f.baseline.comm_ns),
+        "exposed_comm_taskflow_us": us(f.taskflow.exposed_comm_ns),
+        "exposed_comm_baseline_us": us(f.baseline.exposed_comm_ns),
+        "exposed_comm_taskflow_share": share(f.taskflow.exposed_comm_ns, f.taskflow.comm_ns),
+        "exposed_comm_baseline_share": share(f.baseline.exposed_comm_ns, f.baseline.comm_ns),
+    })
+}
+
+/// Adds `more`'s keys to the object `into`.
+fn merge(into: &mut serde_json::Value, more: serde_json::Value) {
+    if let (Some(into), serde_json::Value::Object(more)) = (into.as_object_mut(), more) {
+        into.extend(more);
+    }
 }
 
 /// The text form: the results table, the schedules table, the files written and the host
@@ -85,6 +118,10 @@ pub fn text(r: &Results<'_>) -> String {
     };
     results_table(r, &mut line);
     line(String::new());
+    if let Some((_, header)) = r.routed {
+        routed_table(r, header, &mut line);
+        line(String::new());
+    }
     schedules_table(r, &mut line);
     line(String::new());
     if let Some((header, footer)) = r.extra {
@@ -111,37 +148,11 @@ fn results_table(r: &Results<'_>, line: &mut impl FnMut(String)) {
         "hpmoe: {}, {} tokens per rank, cost profile {} — all latencies simulated",
         r.title, r.tokens, r.profile
     ));
-    line(format!(
-        "{:>4} {:>9} {:>9} {:>8} {:>9} {:>8} {:>8} {:>8} {:>15} {:>15}",
-        "EP",
-        "base_us",
-        "sim_us",
-        "speedup",
-        "bound_us",
-        "sim/bnd",
-        "AIC_sim",
-        "AIC_base",
-        "exposed_sim_us",
-        "exposed_base_us"
-    ));
+    line(figures_heading(""));
     for row in r.rows {
-        line(format!(
-            "{:>4} {:>9.1} {:>9.1} {:>7.2}x {:>9.1} {:>8.2} {:>7.0}% {:>7.0}% {:>8.1} ({:>3.0}%) {:>8.1} ({:>3.0}%)",
-            row.ep,
-            us(row.baseline.makespan_ns),
-            us(row.taskflow.makespan_ns),
-            row.speedup,
-            us(row.bound_ns),
-            row.taskflow_over_bound,
-            100.0 * row.taskflow.aic_utilisation,
-            100.0 * row.baseline.aic_utilisation,
-            us(row.taskflow.exposed_comm_ns),
-            100.0 * share(row.taskflow.exposed_comm_ns, row.taskflow.comm_ns),
-            us(row.baseline.exposed_comm_ns),
-            100.0 * share(row.baseline.exposed_comm_ns, row.baseline.comm_ns),
-        ));
+        line(figures_line(row.ep, &row.figures, ""));
     }
-    let (lo, hi) = r.rows.iter().fold((f64::MAX, 0.0f64), |(lo, hi), r| (lo.min(r.speedup), hi.max(r.speedup)));
+    let (lo, hi) = speedup_range(r.rows.iter().map(|row| row.figures.speedup));
     line(format!(
         "speedup {lo:.2}–{hi:.2}x (simulated) beside the reference system's {:.2}–{:.2}x (reported, on hardware)",
         REFERENCE_SPEEDUP.0, REFERENCE_SPEEDUP.1
@@ -155,6 +166,64 @@ fn results_table(r: &Results<'_>, line: &mut impl FnMut(String)) {
     ] {
         line(note.to_string());
     }
+}
+
+/// The column headings of a figures table, then `more`.
+fn figures_heading(more: &str) -> String {
+    format!(
+        "{:>4} {:>9} {:>9} {:>8} {:>9} {:>8} {:>8} {:>8} {:>15} {:>15}{more}",
+        "EP",
+        "base_us",
+        "sim_us",
+        "speedup",
+        "bound_us",
+        "sim/bnd",
+        "AIC_sim",
+        "AIC_base",
+        "exposed_sim_us",
+        "exposed_base_us"
+    )
+}
+
+/// One EP's figures as a table line, then `more`.
+fn figures_line(ep: u32, f: &Figures, more: &str) -> String {
+    format!(
+        "{:>4} {:>9.1} {:>9.1} {:>7.2}x {:>9.1} {:>8.2} {:>7.0}% {:>7.0}% {:>8.1} ({:>3.0}%) {:>8.1} ({:>3.0}%){more}",
+        ep,
+        us(f.baseline.makespan_ns),
+        us(f.taskflow.makespan_ns),
+        f.speedup,
+        us(f.bound_ns),
+        f.taskflow_over_bound,
+        100.0 * f.taskflow.aic_utilisation,
+        100.0 * f.baseline.aic_utilisation,
+        us(f.taskflow.exposed_comm_ns),
+        100.0 * share(f.taskflow.exposed_comm_ns, f.taskflow.comm_ns),
+        us(f.baseline.exposed_comm_ns),
+        100.0 * share(f.baseline.exposed_comm_ns, f.baseline.comm_ns),
+    )
+}
+
+fn speedup_range(speedups: impl Iterator<Item = f64>) -> (f64, f64) {
+    speedups.fold((f64::MAX, 0.0f64), |(lo, hi), s| (lo.min(s), hi.max(s)))
+}
+
+/// The layer under run-time routing: the same columns, plus what the routing skipped and dropped.
+fn routed_table(r: &Results<'_>, header: &[&str], line: &mut impl FnMut(String)) {
+    header.iter().for_each(|h| line(h.to_string()));
+    line(figures_heading(&format!(" {:>8} {:>8}", "skipped", "dropped")));
+    for row in r.rows {
+        if let Some(routed) = &row.routed {
+            let skipped = 100.0 * routed.skipped as f64 / routed.instances.max(1) as f64;
+            let more = format!(" {:>7.0}% {:>7.1}%", skipped, 100.0 * routed.dropped_share);
+            line(figures_line(row.ep, &routed.figures, &more));
+        }
+    }
+    let (lo, hi) = speedup_range(r.rows.iter().filter_map(|row| row.routed.as_ref()).map(|x| x.figures.speedup));
+    line(format!("speedup {lo:.2}–{hi:.2}x (simulated); skipped: tile instances past their run-time count (they"));
+    line(
+        "still wait and signal); dropped: token choices past their expert's capacity (both runs drop the same).".into(),
+    );
 }
 
 fn schedules_table(r: &Results<'_>, line: &mut impl FnMut(String)) {

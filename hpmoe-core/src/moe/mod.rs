@@ -258,7 +258,7 @@ impl MoeShape {
         let slots = r * e * c; // rows of `xs` and `back`
         let profile =
             MachineProfile { name: "moe".into(), aic_per_rank: self.aic_per_rank, aiv_per_aic: 2, ranks: self.ranks };
-        let mut tf = Taskflow::new("moe_ffn", profile);
+        let mut tf = Taskflow::new(if natural { "moe_ffn_natural" } else { "moe_ffn" }, profile);
         let bf = DType::Bf16;
         let xs = tf.input("xs", bf, &[slots, h]);
         let w13 = tf.input("w13", bf, &[e, h, 2 * i]);
