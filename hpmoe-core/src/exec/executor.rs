@@ -28,10 +28,20 @@ pub struct RunStats {
     /// The part of `elapsed` spent starting the worker threads (zero for the sequential
     /// runner).
     pub startup: Duration,
-    /// Tile instances run.
+    /// Tile instances run: every instance of every rank, each having waited and signalled.
     pub tiles: u64,
+    /// Of `tiles`, those whose `run_if_above` guard did not hold, so that they ran no op
+    /// (see [`Guard`](crate::model::Guard)). `tiles - skipped` instances ran their body.
+    pub skipped: u64,
     /// Worker threads (one per core with entries).
     pub threads: usize,
+}
+
+impl RunStats {
+    /// Tile instances that ran their body: `tiles - skipped`.
+    pub fn bodies_run(&self) -> u64 {
+        self.tiles - self.skipped
+    }
 }
 
 /// Runs the schedule table of a taskflow on host threads: one worker thread per core,
@@ -120,6 +130,7 @@ impl Executor {
             elapsed,
             startup: finished.startup,
             tiles: self.table.entries().len() as u64,
+            skipped: state.skipped(),
             threads: finished.threads,
         };
         Ok(RunOutput { snapshot, stats })

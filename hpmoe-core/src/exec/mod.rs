@@ -5,7 +5,9 @@
 //!   none), every rank in this process with its own tensors ([`memory`]), the table's
 //!   counters as atomics ([`counters`]). A worker walks its core's entries in order: wait
 //!   until its counter reaches the target (spin briefly, then park), run the tile's ops,
-//!   signal. A put is a copy into the destination rank's symmetric tensor followed by the
+//!   signal. A tile with a `run_if_above` guard ([`Guard`](crate::model::Guard)) reads its
+//!   count after the wait and runs no op unless the count is above the threshold, but
+//!   signals all the same ([`RunStats::skipped`] counts those). A put is a copy into the destination rank's symmetric tensor followed by the
 //!   signal, published with `Release` after the data.
 //! - Op bodies are Rust reference implementations looked up by op name in an [`OpImpls`]
 //!   registry ([`ops`]); users register bodies for their own ops.

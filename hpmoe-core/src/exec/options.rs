@@ -19,7 +19,8 @@ pub struct TileInfo<'a> {
     pub coords: &'a [u64],
 }
 
-/// Called on the worker's thread before each tile's ops; a panic in it counts as the tile's.
+/// Called on the worker's thread before each tile's guard and ops (so for guarded tiles that
+/// skip their body too); a panic in it counts as the tile's.
 pub type TileHook = Arc<dyn Fn(&TileInfo<'_>) + Send + Sync>;
 
 /// Options of one run of the [`Executor`](super::Executor).

@@ -1,13 +1,14 @@
 //! A taskflow resolved against an [`OpImpls`] registry: for every tile family, the
-//! reference body and the argument descriptions of each op call, checked before any run.
-//! Running one tile instance evaluates its regions for its grid coordinates and rank
-//! ([`eval_region`]) and calls the bodies in order.
+//! reference body and the argument descriptions of each op call, checked before any run,
+//! and its `run_if_above` guard, if any. Running one tile instance evaluates the guard, then
+//! (if it holds) its regions for its grid coordinates and rank ([`eval_region`]) and calls
+//! the bodies in order.
 
 use super::memory::Memory;
 use super::ops::{Arg, ArgDesc, OpImpls, RefOp};
 use crate::check;
 use crate::expand::{InstanceSpace, eval_region};
-use crate::model::{Region, Taskflow};
+use crate::model::{Affine, DType, Guard, Region, Taskflow};
 use smallvec::SmallVec;
 use std::sync::Arc;
 
@@ -25,6 +26,22 @@ struct CallPlan {
     args: Vec<ArgPlan>,
 }
 
+/// A family's `run_if_above` guard, resolved like a call argument.
+struct GuardPlan {
+    tensor: usize,
+    count: Region,
+    above: Affine,
+}
+
+/// What running a tile instance did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TileRun {
+    /// The body ran (the tile has no guard, or its guard held).
+    Ran,
+    /// The guard's count was not above its threshold: no op ran.
+    Skipped,
+}
+
 /// Why a tile instance failed (not a panic: those are caught by the caller).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct TileFault {
@@ -38,6 +55,8 @@ pub(crate) struct Program {
     pub space: InstanceSpace,
     /// Per family, per op call.
     calls: Vec<Vec<CallPlan>>,
+    /// Per family, its guard.
+    guards: Vec<Option<GuardPlan>>,
 }
 
 impl std::fmt::Debug for Program {
@@ -96,6 +115,18 @@ impl Program {
             }
             calls.push(plans);
         }
+        // The structural checks passed, so every guard resolved: one local i32 element.
+        let guards = tf
+            .families
+            .iter()
+            .zip(&resolved.guards)
+            .map(|(f, resolved)| {
+                let (g, resolved) = (f.guard.as_ref()?, resolved.as_ref()?);
+                let tensor = resolved.tensors[0];
+                debug_assert_eq!(tf.tensors[tensor].dtype, DType::I32);
+                Some(GuardPlan { tensor, count: g.count.clone(), above: g.above.clone() })
+            })
+            .collect();
         if !errors.is_empty() {
             return Err(errors.join("\n"));
         }
@@ -103,7 +134,7 @@ impl Program {
             tf.profile.ranks,
             tf.families.iter().map(|f| f.grid.iter().map(|g| g.extent as u32).collect()),
         );
-        Ok(Program { tf: tf.clone(), space, calls })
+        Ok(Program { tf: tf.clone(), space, calls, guards })
     }
 
     /// `gmm1(e=0, m=3) on rank 2`.
@@ -117,10 +148,35 @@ impl Program {
         (self.space.family_of_local(local), self.space.coords_of_local(local))
     }
 
-    /// Runs tile instance `node`: each op call of its body, in order.
-    pub(crate) fn run_tile(&self, memory: &Memory, node: u32) -> Result<(), TileFault> {
+    /// Whether the guard of tile instance `family(coords)` on `rank` holds (`true` without
+    /// a guard). Reads the count from `rank`'s memory: the caller has waited for its
+    /// writer (expansion makes the count a read of the tile, so the wait covers it).
+    fn guard_holds(&self, memory: &Memory, family: usize, coords: &[u64], rank: u32) -> Result<bool, TileFault> {
+        let Some(g) = &self.guards[family] else { return Ok(true) };
+        let fault = |message: String| TileFault { op: Guard::OP.to_string(), message };
+        let decl = &self.tf.tensors[g.tensor];
+        let (dest, ext) = eval_region(&g.count, &decl.shape, coords, rank, self.tf.profile.ranks)
+            .map_err(|f| fault(format!("the count region of `{}` cannot be evaluated: {f:?}", decl.name)))?;
+        let bits = memory.store(dest, g.tensor).load_box(&ext);
+        let [count] = bits[..] else {
+            return Err(fault(format!("the count covers {} elements of `{}`, not one", bits.len(), decl.name)));
+        };
+        let count = i64::from(count as i32);
+        let above = g.above.eval(coords, u64::from(rank)).map_err(|_| {
+            let names = self.tf.families[family].index_names();
+            fault(format!("`above = {}` overflows i64 for this instance", g.above.display(&names)))
+        })?;
+        Ok(count > above)
+    }
+
+    /// Runs tile instance `node`: its guard, then (if the guard holds) each op call of its
+    /// body, in order.
+    pub(crate) fn run_tile(&self, memory: &Memory, node: u32) -> Result<TileRun, TileFault> {
         let rank = self.space.rank_of(node);
         let (family, coords) = self.locate(node);
+        if !self.guard_holds(memory, family, &coords, rank)? {
+            return Ok(TileRun::Skipped);
+        }
         let ranks = self.tf.profile.ranks;
         for call in &self.calls[family] {
             let mut args: SmallVec<[Arg<'_>; 4]> = SmallVec::new();
@@ -135,6 +191,6 @@ impl Program {
             }
             call.body.run(&args).map_err(|message| TileFault { op: call.op.clone(), message })?;
         }
-        Ok(())
+        Ok(TileRun::Ran)
     }
 }

@@ -9,7 +9,7 @@ use super::diagnostics::{ExecError, FailureCause, RunFailure, TileFailure};
 use super::memory::{Inputs, Memory};
 use super::ops::OpImpls;
 use super::options::RunOptions;
-use super::program::Program;
+use super::program::{Program, TileRun};
 use super::workers::panic_message;
 use super::{RunOutput, RunStats};
 use crate::model::Taskflow;
@@ -17,7 +17,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
 /// Runs a taskflow's tiles one at a time in a topological order (all ranks interleaved as
-/// the order has them; Kahn's algorithm over node ids, so deterministic).
+/// the order has them; Kahn's algorithm over node ids, so deterministic). A tile whose
+/// `run_if_above` guard does not hold runs no op, as on the executor.
 #[derive(Debug)]
 pub struct SequentialRunner {
     program: Program,
@@ -50,6 +51,7 @@ impl SequentialRunner {
         let limit = RunOptions::default().max_host_bytes;
         let memory = Memory::new(&tf.tensors, tf.profile.ranks, inputs, limit).map_err(ExecError::Setup)?;
         let started = Instant::now();
+        let mut skipped = 0u64;
         for &node in &self.order {
             let fail = |cause: fn(TileFailure) -> FailureCause, op: Option<String>, message: String| {
                 let tile = self.program.node_name(node);
@@ -57,14 +59,20 @@ impl SequentialRunner {
                 ExecError::Run(Box::new(RunFailure { cause: cause(failure), abandoned: Vec::new() }))
             };
             match catch_unwind(AssertUnwindSafe(|| self.program.run_tile(&memory, node))) {
-                Ok(Ok(())) => {}
+                Ok(Ok(TileRun::Ran)) => {}
+                Ok(Ok(TileRun::Skipped)) => skipped += 1,
                 Ok(Err(fault)) => return Err(fail(FailureCause::OpFailed, Some(fault.op), fault.message)),
                 Err(payload) => return Err(fail(FailureCause::TilePanicked, None, panic_message(payload.as_ref()))),
             }
         }
         let elapsed = started.elapsed();
-        let stats =
-            RunStats { elapsed, startup: std::time::Duration::ZERO, tiles: self.order.len() as u64, threads: 1 };
+        let stats = RunStats {
+            elapsed,
+            startup: std::time::Duration::ZERO,
+            tiles: self.order.len() as u64,
+            skipped,
+            threads: 1,
+        };
         Ok(RunOutput { snapshot: memory.snapshot(&tf.tensors), stats })
     }
 }

@@ -15,7 +15,7 @@
 use super::counters::{Counters, WaitOutcome};
 use super::memory::Memory;
 use super::options::{RunOptions, TileInfo};
-use super::program::Program;
+use super::program::{Program, TileRun};
 use crate::table::ScheduleTable;
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -116,6 +116,8 @@ pub(crate) struct RunState {
     /// Per (rank, counter): the (core, entry) pairs that signal it; built on first use.
     producers: OnceLock<ProducerMap>,
     stop: AtomicBool,
+    /// Tile instances whose guard did not hold (they waited and signalled, ran no op).
+    skipped: AtomicU64,
     failure: Mutex<Option<Failure>>,
     /// Per global core, the worker's thread (`None` for cores without entries).
     threads: OnceLock<Vec<Option<Thread>>>,
@@ -138,6 +140,7 @@ impl RunState {
             dropped,
             producers: OnceLock::new(),
             stop: AtomicBool::new(false),
+            skipped: AtomicU64::new(0),
             failure: Mutex::new(None),
             threads: OnceLock::new(),
             start: Instant::now(),
@@ -186,6 +189,11 @@ impl RunState {
         if let Some(threads) = self.threads.get() {
             threads.iter().flatten().for_each(Thread::unpark);
         }
+    }
+
+    /// Tile instances so far whose guard did not hold (exact once the workers are joined).
+    pub(crate) fn skipped(&self) -> u64 {
+        self.skipped.load(Ordering::Relaxed)
     }
 
     pub(crate) fn take_failure(&self) -> Option<Failure> {
@@ -253,7 +261,11 @@ fn worker(state: &RunState, core: u32) {
             state.program.run_tile(&state.memory, node)
         }));
         match outcome {
-            Ok(Ok(())) => {}
+            Ok(Ok(TileRun::Ran)) => {}
+            // A guarded tile past its count: no work, but it signals like any other.
+            Ok(Ok(TileRun::Skipped)) => {
+                state.skipped.fetch_add(1, Ordering::Relaxed);
+            }
             Ok(Err(fault)) => {
                 state.fail(Failure::OpFailed { core, entry: i, op: fault.op, message: fault.message });
                 return;

@@ -6,6 +6,7 @@
 mod common;
 
 mod faults;
+mod guards;
 mod moe;
 mod ops;
 mod properties;
