@@ -4,7 +4,7 @@
 use hpmoe_core::exec::{
     Arg, ArgDesc, ExecError, Executor, HostTensor, Inputs, OpImpls, RefOp, RunOptions, SequentialRunner, Snapshot,
 };
-use hpmoe_core::model::{CoreKind, DType, MachineProfile, OpSpec, Param, Taskflow, WorkModel};
+use hpmoe_core::model::{CoreKind, DType, MachineProfile, OpSpec, Param, Taskflow, TensorRef, WorkModel};
 use hpmoe_core::schedule::SimpleCost;
 
 /// Runs `tf` sequentially and on the executor, checks both agree bitwise, returns rank 0's
@@ -229,4 +229,126 @@ fn an_op_writing_a_read_only_argument_fails_the_run_naming_the_tile() {
     assert!(t.message.contains("only reads"), "{t:?}");
     let seq = SequentialRunner::new(&tf, &impls).unwrap().run(&Inputs::random(&tf, 0)).unwrap_err();
     assert_eq!(seq.tile_failure().unwrap().tile, "user(i=0) on rank 0");
+}
+
+/// A tile running `gather_weighted_accumulate(table, index, weight, dst)` after setting
+/// `dst` from `init`, with `index` `[rows, k]`.
+fn gather_taskflow(table_rows: u64, rows: u64, k: u64, cols: u64, dst: DType) -> Taskflow {
+    let mut tf = Taskflow::new("gather", MachineProfile::small(1, 1));
+    let table = tf.input("table", DType::Bf16, &[table_rows, cols]);
+    let index = tf.input("index", DType::I32, &[rows, k]);
+    let weight = tf.input("weight", DType::F32, &[rows, k]);
+    let init = tf.input("init", dst, &[rows, cols]);
+    let out = tf.output("out", dst, &[rows, cols]);
+    tf.tile("g", CoreKind::Aiv, |t| {
+        t.op("copy", [init.whole(), out.whole()]);
+        t.op("gather_weighted_accumulate", [table.whole(), index.whole(), weight.whole(), out.whole()]);
+    });
+    tf
+}
+
+fn gather_inputs(table: &[f32], cols: u64, index: &[i32], weight: &[f32], k: u64, init: HostTensor) -> Inputs {
+    let (n, rows) = (table.len() as u64 / cols, index.len() as u64 / k);
+    let mut inputs = Inputs::new();
+    inputs
+        .set("table", HostTensor::from_f32(DType::Bf16, &[n, cols], table))
+        .set("index", HostTensor::from_bits(DType::I32, &[rows, k], index.iter().map(|&i| i as u32).collect()))
+        .set("weight", HostTensor::from_f32(DType::F32, &[rows, k], weight))
+        .set("init", init);
+    inputs
+}
+
+#[test]
+fn gather_weighted_accumulate_picks_rows_by_index_and_skips_negative_ones() {
+    let tf = gather_taskflow(4, 3, 2, 2, DType::F32);
+    let table = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0];
+    // Row 0: table rows 3 and 0; row 1: row 1 and a dropped choice; row 2: both dropped.
+    let index = [3, 0, 1, -1, -7, -1];
+    let weight = [0.5, 2.0, 0.25, 100.0, 100.0, 100.0];
+    let init = HostTensor::from_f32(DType::F32, &[3, 2], &[10.0, 20.0, 30.0, 40.0, 50.0, 60.0]);
+    let out = run_both(&tf, &OpImpls::builtin(), &gather_inputs(&table, 2, &index, &weight, 2, init));
+    assert_eq!(
+        f32s(out.get(0, "out").unwrap()),
+        vec![10.0 + 3.5 + 2.0, 20.0 + 4.0 + 4.0, 30.0 + 0.75, 40.0 + 1.0, 50.0, 60.0]
+    );
+}
+
+#[test]
+fn gather_weighted_accumulate_sums_in_choice_order_in_f32_and_rounds_once() {
+    // Row 0: (0 + 1 + big) - big = 0 in f32 (choice order), where the reverse order gives 1.
+    let big = 1e8; // 99_614_720 in bf16
+    let tf = gather_taskflow(3, 2, 3, 1, DType::Bf16);
+    let table = [1.0, big, big];
+    let index = [0, 1, 2, 0, 0, 0];
+    // Row 1: bf16 1 + three times 2^-9, rounded once: 1 + 2^-7 (each step rounded: 1).
+    let tiny = 1.0 / 512.0;
+    let weight = [1.0, 1.0, -1.0, tiny, tiny, tiny];
+    let init = HostTensor::from_f32(DType::Bf16, &[2, 1], &[0.0, 1.0]);
+    let out = run_both(&tf, &OpImpls::builtin(), &gather_inputs(&table, 1, &index, &weight, 3, init));
+    assert_eq!(f32s(out.get(0, "out").unwrap()), vec![0.0, 1.0 + 1.0 / 128.0]);
+}
+
+#[test]
+fn gather_weighted_accumulate_equals_weighted_accumulate_on_the_fixed_layout() {
+    // index[i, j] = i·k + j makes the gather read what weighted_accumulate reads: same bits.
+    let (rows, k, cols) = (4u64, 3u64, 8u64);
+    let mut tf = gather_taskflow(rows * k, rows, k, cols, DType::Bf16);
+    let named = |name: &str| TensorRef { name: name.into() };
+    let (table, weight, init) = (named("table"), named("weight"), named("init"));
+    let out = tf.output("fixed", DType::Bf16, &[rows, cols]);
+    tf.tile("fixed", CoreKind::Aiv, |t| {
+        t.op("copy", [init.whole(), out.whole()]);
+        t.op("weighted_accumulate", [table.whole(), weight.whole(), out.whole()]);
+    });
+    let mut inputs = Inputs::random(&tf, 9);
+    let index: Vec<u32> = (0..(rows * k) as u32).collect();
+    inputs.set_rank("index", 0, HostTensor::from_bits(DType::I32, &[rows, k], index));
+    let out = run_both(&tf, &OpImpls::builtin(), &inputs);
+    let (gathered, fixed) = (out.get(0, "out").unwrap(), out.get(0, "fixed").unwrap());
+    assert_eq!(gathered.first_difference(fixed), None);
+    assert!(gathered.to_f32().iter().all(|v| v.is_finite()));
+}
+
+#[test]
+fn an_out_of_range_gather_index_fails_the_run_naming_the_op() {
+    let tf = gather_taskflow(4, 2, 2, 2, DType::F32);
+    let inputs = gather_inputs(&[0.0; 8], 2, &[0, 1, 2, 4], &[1.0; 4], 2, HostTensor::filled(DType::F32, &[2, 2], 0.0));
+    let compiled = hpmoe_core::compile(&tf, &SimpleCost::default()).unwrap();
+    let errors = [
+        Executor::new(&tf, &compiled.table, &OpImpls::builtin()).unwrap().run(&inputs, &RunOptions::default()),
+        SequentialRunner::new(&tf, &OpImpls::builtin()).unwrap().run(&inputs),
+    ];
+    for err in errors.map(Result::unwrap_err) {
+        let t = err.tile_failure().unwrap_or_else(|| panic!("{err}"));
+        assert_eq!(t.tile, "g() on rank 0");
+        assert_eq!(t.op.as_deref(), Some("gather_weighted_accumulate"));
+        assert_eq!(t.message, "index[1, 1] = 4 is out of range: `table` bf16 [4, 2] has 4 rows");
+        assert!(err.to_string().contains("op `gather_weighted_accumulate`"), "{err}");
+    }
+}
+
+#[test]
+fn gather_weighted_accumulate_refuses_bad_argument_shapes_and_types() {
+    /// (case, index shape, index type, weight shape, dst shape, expected fragment)
+    type Case = (&'static str, [u64; 2], DType, [u64; 2], [u64; 2], &'static str);
+    let cases: [Case; 4] = [
+        ("f32 index", [2, 2], DType::F32, [2, 2], [2, 4], "`index` f32 [2, 2] must be i32"),
+        ("weights", [2, 2], DType::I32, [2, 3], [2, 4], "needs one weight per element of `index`"),
+        ("dst rows", [2, 2], DType::I32, [2, 2], [3, 4], "needs one row per row of `index`"),
+        ("dst cols", [2, 2], DType::I32, [2, 2], [2, 2], "must be as long as the rows of `dst`"),
+    ];
+    for (case, index_shape, index_type, weight_shape, dst_shape, want) in cases {
+        let mut tf = Taskflow::new("bad_gather", MachineProfile::small(1, 1));
+        let table = tf.input("table", DType::Bf16, &[5, 4]);
+        let index = tf.input("index", index_type, &index_shape);
+        let weight = tf.input("weight", DType::F32, &weight_shape);
+        let dst = tf.output("dst", DType::F32, &dst_shape);
+        tf.tile("g", CoreKind::Aiv, |t| {
+            t.op("zero", [dst.whole()]);
+            t.op("gather_weighted_accumulate", [table.whole(), index.whole(), weight.whole(), dst.whole()]);
+        });
+        let err = SequentialRunner::new(&tf, &OpImpls::builtin()).unwrap_err().to_string();
+        assert!(err.contains("op `gather_weighted_accumulate` in tile `g` rejects its arguments"), "{case}: {err}");
+        assert!(err.contains(want), "{case}: {err}");
+    }
 }

@@ -22,6 +22,7 @@ pub(super) fn register_all(r: &mut OpImpls) {
     r.replace("scale_rows", ScaleRows);
     r.replace("accumulate", Accumulate);
     r.replace("weighted_accumulate", WeightedAccumulate);
+    r.replace("gather_weighted_accumulate", GatherWeightedAccumulate);
     r.replace("quantize", Quantize);
     r.replace("dequantize", Dequantize);
     r.replace("cast", Cast);
@@ -221,6 +222,73 @@ impl RefOp for WeightedAccumulate {
             }
         }
         args[2].store(&dst)
+    }
+}
+
+/// Top-k weighted sum of gathered rows, the run-time-indexed sibling of
+/// [`WeightedAccumulate`]: with `index` and `weight` of `M` rows and `k` columns (`k` the
+/// last extent of `index`), `dst` of `M` rows, and `table` of `N` rows (its first extent)
+/// whose rows (every other dimension, row-major) are as long as `dst`'s,
+/// `dst[i, :] = dst[i, :] + Σ_j table[index[i, j], :] · weight[i, j]` over the `j` with
+/// `index[i, j] ≥ 0`, summed in `f32` for `j = 0, 1, …, k-1` starting from the value in
+/// `dst`, rounded once (as `weighted_accumulate` does). A negative index contributes
+/// nothing (a dropped choice); an index `≥ N` is an error. Indices count from the first row
+/// of `table`'s region.
+#[derive(Debug)]
+struct GatherWeightedAccumulate;
+
+impl RefOp for GatherWeightedAccumulate {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+        arity(args, 4)?;
+        let (table, index, weight, dst) = (&args[0], &args[1], &args[2], &args[3]);
+        float(table)?;
+        float(weight)?;
+        float(dst)?;
+        expect(index.dtype == DType::I32, || format!("{} must be i32", index.describe()))?;
+        expect(weight.elements() == index.elements(), || {
+            format!("{} needs one weight per element of {}", weight.describe(), index.describe())
+        })?;
+        expect(dst.rows() == index.rows(), || {
+            format!("{} needs one row per row of {} ({} rows)", dst.describe(), index.describe(), index.rows())
+        })?;
+        let table_rows = table.shape.first().map_or(1, |&d| d as usize);
+        let row = table.elements() / table_rows.max(1);
+        expect(table_rows > 0 && row == dst.cols(), || {
+            format!(
+                "the rows of {} (every dimension but the first: {row} elements) must be as long as the rows of {}",
+                table.describe(),
+                dst.describe()
+            )
+        })
+    }
+
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+        let (table, index, dst) = (&args[0], &args[1], &args[3]);
+        let n = dst.desc().cols();
+        let k = index.desc().cols();
+        let table_rows = table.desc().shape[0] as usize;
+        // i32 elements are exact in f32 only up to 2^24; read the bits.
+        let slots: Vec<i32> = index.load_bits().into_iter().map(|b| b as i32).collect();
+        let (weight, mut out) = (args[2].load(), dst.load());
+        for (i, acc_row) in out.chunks_exact_mut(n).enumerate() {
+            for j in 0..k {
+                let slot = slots[i * k + j];
+                if slot < 0 {
+                    continue;
+                }
+                let row = usize::try_from(slot).ok().and_then(|s| table.load_outer(s)).ok_or_else(|| {
+                    format!(
+                        "index[{i}, {j}] = {slot} is out of range: {} has {table_rows} rows",
+                        table.desc().describe()
+                    )
+                })?;
+                let w = weight[i * k + j];
+                for (acc, &x) in acc_row.iter_mut().zip(&row) {
+                    *acc += x * w;
+                }
+            }
+        }
+        dst.store(&out)
     }
 }
 

@@ -97,6 +97,20 @@ impl<'a> Arg<'a> {
         self.store.load_box(&self.extent).into_iter().map(|b| decode(self.desc.dtype, b)).collect()
     }
 
+    /// The elements of the box's `i`-th slice along its first dimension (every other
+    /// dimension whole) as `f32`, row-major: row `i` of a gather table. `None` if `i` is
+    /// past the box (or the tensor has no dimension).
+    pub fn load_outer(&self, i: usize) -> Option<Vec<f32>> {
+        let first = *self.desc.shape.first()? as usize;
+        if i >= first {
+            return None;
+        }
+        let mut ext = self.extent;
+        ext.start[0] += i as u32; // < start + len, which fits the tensor
+        ext.len[0] = 1;
+        Some(self.store.load_box(&ext).into_iter().map(|b| decode(self.desc.dtype, b)).collect())
+    }
+
     /// The box's elements as bit patterns, row-major (for exact copies).
     pub fn load_bits(&self) -> Vec<u32> {
         self.store.load_box(&self.extent)
