@@ -1,9 +1,11 @@
 //! Random valid taskflows through the scheduler and the executor give bitwise the same
-//! tensors as the sequential runner, whatever the tile timing.
+//! tensors as the sequential runner, whatever the tile timing — with `run_if_above` guards
+//! on some families, whose counts arrive by put from other ranks.
 
 use super::common;
+use hpmoe_core::exec::HostTensor;
 use hpmoe_core::exec::{Arg, ArgDesc, Executor, Inputs, OpImpls, RefOp, RunOptions, SequentialRunner, SplitMix};
-use hpmoe_core::model::{CoreKind, OpSpec, Param, Region, Taskflow, WorkModel};
+use hpmoe_core::model::{Affine, CoreKind, DType, Guard, Loc, OpSpec, Param, Region, Taskflow, WorkModel};
 use hpmoe_core::schedule::SimpleCost;
 use proptest::prelude::*;
 use std::time::Duration;
@@ -70,6 +72,61 @@ fn with_folds(mut tf: Taskflow) -> Taskflow {
     tf
 }
 
+/// A family's guard: `run_if_above(counts.at((a·i0 + RANK) % R), b·i0 + c)` (`i0` is 0
+/// for a family without grid).
+type GuardSpec = Option<(i64, i64, i64)>;
+
+/// Prepends an `announce` family putting each rank's `count_src[dst]` into `counts[RANK]` on
+/// rank `dst`, and guards family `i` with `guards[i]` reading `counts`.
+fn with_guards(mut tf: Taskflow, guards: &[GuardSpec]) -> Taskflow {
+    let ranks = tf.profile.ranks;
+    let count_src = tf.input("count_src", DType::I32, &[u64::from(ranks)]);
+    let counts = tf.symmetric("counts", DType::I32, &[u64::from(ranks)]);
+    tf.tile("announce", CoreKind::Aiv, |t| {
+        let dst = t.grid("dst", u64::from(ranks));
+        t.put(count_src.at(dst.clone()), counts.on(dst).at(Affine::rank()));
+    });
+    tf.families.rotate_right(1); // before every family that reads `counts`
+    for (f, g) in tf.families[1..].iter_mut().zip(guards) {
+        let Some((a, b, c)) = *g else { continue };
+        let i0 = if f.grid.is_empty() { Affine::constant(0) } else { Affine::index(0) };
+        let sel = (i0.clone() * a + Affine::rank()).modulo(u64::from(ranks));
+        f.guard = Some(Guard { count: counts.at(sel), above: i0 * b + c, loc: Loc::NONE });
+    }
+    tf
+}
+
+/// `count_src` of every rank: values in `0..5`.
+fn count_data(tf: &Taskflow, seed: u64) -> Vec<Vec<i32>> {
+    let mut rng = SplitMix::new(seed ^ 0xC0);
+    (0..tf.profile.ranks).map(|_| (0..tf.profile.ranks).map(|_| (rng.next_u64() % 5) as i32).collect()).collect()
+}
+
+/// Instances whose guard fails, from the guards' definition: on rank `r`, `counts[s]` is
+/// rank `s`'s `count_src[r]`.
+fn expected_skips(tf: &Taskflow, counts: &[Vec<i32>]) -> u64 {
+    let mut skipped = 0;
+    for rank in 0..tf.profile.ranks {
+        for f in &tf.families {
+            let Some(g) = &f.guard else { continue };
+            let sel = &g.count.dims[0].start;
+            let extents: Vec<u64> = f.grid.iter().map(|d| d.extent).collect();
+            for i in 0..extents.iter().product::<u64>() {
+                let mut coords = vec![0u64; extents.len()];
+                let mut rest = i;
+                for (c, &e) in coords.iter_mut().zip(&extents).rev() {
+                    *c = rest % e;
+                    rest /= e;
+                }
+                let src = sel.eval(&coords, u64::from(rank)).unwrap() as usize;
+                let count = i64::from(counts[src][rank as usize]);
+                skipped += u64::from(count <= g.above.eval(&coords, u64::from(rank)).unwrap());
+            }
+        }
+    }
+    skipped
+}
+
 fn impls() -> OpImpls {
     let mut impls = OpImpls::builtin();
     for name in ["fold_aic", "fold_aiv", "fold_put"] {
@@ -84,15 +141,23 @@ proptest! {
     #[test]
     fn random_taskflows_on_the_executor_equal_the_sequential_run(
         spec in common::taskflow_spec(8),
+        guards in prop::collection::vec(prop::option::weighted(0.4, (0i64..3, 0i64..3, -1i64..4)), 8),
         seed in any::<u64>(),
         delays in any::<bool>(),
     ) {
-        let tf = with_folds(spec.build());
+        let tf = with_guards(with_folds(spec.build()), &guards);
         let impls = impls();
         let compiled = hpmoe_core::compile(&tf, &SimpleCost::default())
             .map_err(|d| TestCaseError::fail(d.render(&tf.sources)))?;
-        let inputs = Inputs::random(&tf, seed);
+        let mut inputs = Inputs::random(&tf, seed);
+        let counts = count_data(&tf, seed);
+        for (rank, c) in (0..).zip(&counts) {
+            let bits = c.iter().map(|&v| v as u32).collect();
+            inputs.set_rank("count_src", rank, HostTensor::from_bits(DType::I32, &[c.len() as u64], bits));
+        }
+        let skipped = expected_skips(&tf, &counts);
         let sequential = SequentialRunner::new(&tf, &impls).unwrap().run(&inputs).unwrap();
+        prop_assert_eq!(sequential.stats.skipped, skipped);
         let exec = Executor::new(&tf, &compiled.table, &impls).unwrap();
         let mut options = RunOptions::default();
         if delays {
@@ -105,5 +170,6 @@ proptest! {
         }
         let run = exec.run(&inputs, &options).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(run.snapshot.first_difference(&sequential.snapshot), None);
+        prop_assert_eq!(run.stats.skipped, skipped);
     }
 }
