@@ -29,6 +29,11 @@ pub struct HostCheck {
     pub max_abs_err: f64,
     /// The first bitwise difference, if any: `rank R out: element ...`.
     pub first_difference: Option<String>,
+    /// Tile instances the executor ran, all ranks.
+    pub tiles: u64,
+    /// Of `tiles`, those whose `run_if_above` guard skipped their body (natural routing's
+    /// blocks past the run-time counts); they still waited and signalled.
+    pub skipped: u64,
 }
 
 impl HostCheck {
@@ -61,7 +66,8 @@ pub fn host_check(
     let compiled = hpmoe_core::compile(tf, &cost).map_err(|d| d.render(&tf.sources))?;
     let exec = Executor::new(tf, &compiled.table, impls).map_err(|e| e.to_string())?;
     let out = exec.run(inputs, &RunOptions::default()).map_err(|e| e.to_string())?;
-    let mut check = HostCheck { ranks, elements: 0, max_abs_err: 0.0, first_difference: None };
+    let (tiles, skipped) = (out.stats.tiles, out.stats.skipped);
+    let mut check = HostCheck { ranks, elements: 0, max_abs_err: 0.0, first_difference: None, tiles, skipped };
     for (rank, want) in (0..ranks).zip(expected) {
         let got = out.snapshot.get(rank, output).ok_or_else(|| format!("the run has no `{output}` on rank {rank}"))?;
         if let Some(d) = got.first_difference(want) {
@@ -80,7 +86,9 @@ pub fn host_check(
 }
 
 /// The main job's host check: `shape`'s MoE layer with the built-in ops on [`moe_inputs`]
-/// data, its `out` against [`moe_reference`] (the layer computed with plain loops).
+/// data, its `out` against [`moe_reference`] (the layer computed with plain loops). Either
+/// routing: under natural routing (`MoeShape::tiny_natural`) the data follow
+/// `shape.route(seed)`, and the blocks its counts leave empty are skipped ([`HostCheck::skipped`]).
 ///
 /// # Errors
 /// As [`host_check`], and when the shape is invalid.

@@ -11,3 +11,19 @@ fn tiny_layer_on_the_host_equals_the_reference_bitwise() {
     assert_eq!(check.max_abs_err, 0.0);
     assert_eq!(check.elements, 2 * 16 * 32);
 }
+
+#[test]
+fn tiny_natural_layers_on_the_host_equal_the_reference_bitwise() {
+    for ranks in [2, 4] {
+        let shape = MoeShape::tiny_natural(ranks);
+        let check = moe_host_check(&shape, &CostProfile::ascend_a3_die(), 42).unwrap();
+        assert!(check.passed(), "tiny_natural({ranks}): {:?}", check.first_difference);
+        assert_eq!(check.max_abs_err, 0.0);
+        assert_eq!(check.elements, ranks as usize * 16 * 32);
+        assert_eq!(check.tiles, shape.instances_per_rank() * u64::from(ranks));
+        // The routing leaves blocks empty, and their tiles did no work.
+        assert!(check.skipped > 0 && check.skipped < check.tiles, "{check:?}");
+    }
+    let balanced = moe_host_check(&MoeShape::tiny(2), &CostProfile::ascend_a3_die(), 42).unwrap();
+    assert_eq!(balanced.skipped, 0);
+}
