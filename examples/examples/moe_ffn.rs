@@ -27,9 +27,10 @@
 //! weighted sum). Exposed communication is measured the same way for both runs: time on the
 //! busiest rank with a put in flight and no tile computing.
 //!
-//! The host check runs `MoeShape::tiny(2)` and `tiny(4)` (not the DeepSeek shape) with real
-//! data on CPU threads and compares the output bitwise with `moe_reference`; the job exits
-//! with status 1 if it fails. Progress goes to stderr, results to stdout; `--json` prints the
+//! The host check runs `MoeShape::tiny(2)` and `tiny(4)` and their natural-routing versions
+//! `tiny_natural(2)` and `tiny_natural(4)` (not the DeepSeek shape) with real data on CPU
+//! threads and compares the output bitwise with `moe_reference`; the job exits with status 1
+//! if it fails. Progress goes to stderr, results to stdout; `--json` prints the
 //! results as one JSON array (one object per EP) instead of the tables.
 //!
 //! Natural routing: the same layer with experts chosen at run time
@@ -73,10 +74,14 @@ fn main() -> ExitCode {
     let taskflow = |ep, tokens| MoeShape::deepseek_v3(ep, tokens).taskflow();
     let host_checks = HOST_CHECK_RANKS
         .iter()
-        .map(|&ranks| HostConfig {
-            name: format!("tiny({ranks})"),
-            description: format!("MoeShape::tiny({ranks})"),
-            run: Box::new(move |profile| moe_host_check(&MoeShape::tiny(ranks), profile, 42)),
+        .flat_map(|&ranks| {
+            [("tiny", MoeShape::tiny(ranks)), ("tiny_natural", MoeShape::tiny_natural(ranks))].map(|(name, shape)| {
+                HostConfig {
+                    name: format!("{name}({ranks})"),
+                    description: format!("MoeShape::{name}({ranks})"),
+                    run: Box::new(move |profile| moe_host_check(&shape, profile, ROUTING_SEED)),
+                }
+            })
         })
         .collect();
     report::main(&Job {

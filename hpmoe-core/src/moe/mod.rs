@@ -45,6 +45,8 @@
 //! (`gather_weighted_accumulate`), so it waits for every combine put landing on its rank:
 //! which puts carry a token's rows is not known before the run. A tile on a partially
 //! filled block computes the whole block; the padding rows are zeros and never gathered.
+//! [`crate::exec::moe_reference`] computes this layer too (`moe_inputs` builds the routed
+//! inputs from [`MoeShape::route`]).
 //!
 //! GMM1's output columns are laid out as `[gate_j | up_j]` per column block, so a SwiGLU
 //! tile needs exactly one GMM1 tile: columns `n·gmm1_cols .. n·gmm1_cols + gmm1_cols/2` of
