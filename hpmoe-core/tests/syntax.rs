@@ -11,6 +11,12 @@ fn one(src: &str) -> Frontend {
     found.remove(0)
 }
 
+/// The taskflow called `name` of a file with several.
+fn named(src: &str, name: &str) -> Frontend {
+    let found = parse_file(src).unwrap_or_else(|e| panic!("{}", render_error(&e, "test.rs")));
+    found.into_iter().find(|f| f.taskflow.name == name).unwrap_or_else(|| panic!("no taskflow `{name}`"))
+}
+
 /// Every error of `src` as `line:col: message` (first line of the message).
 fn errors(src: &str) -> Vec<String> {
     let fe = one(src);
@@ -20,7 +26,7 @@ fn errors(src: &str) -> Vec<String> {
 
 #[test]
 fn the_deepseek_layer_in_the_dsl_is_the_builders_layer() {
-    let fe = one(include_str!("../../examples/examples/moe_ffn_dsl.rs"));
+    let fe = named(include_str!("../../examples/examples/moe_ffn_dsl.rs"), "moe_ffn");
     assert!(fe.errors.is_empty(), "{:?}", fe.errors);
     let built = hpmoe_core::moe::MoeShape::deepseek_v3(8, 4096).taskflow().unwrap();
     assert!(fe.taskflow.same_structure(&built));
@@ -178,6 +184,190 @@ fn bad() {
             "9:23: error: argument `dst` of `copy` in a(i=7) on rank 0 is out of bounds: dimension 0 of `Y` is 8..9 but \
          the tensor has 8 (and 1 more instances)",
             "11:40: error: dependency cycle: b(i=0) on rank 0 -> b(i=0) on rank 0",
+        ]
+    );
+}
+
+const GUARDED: &str = r#"
+#[taskflow(profile = small(1), ranks = 2)]
+fn guarded() {
+    const B: u64 = 4;
+    const SENT: Tensor<I32> = input([RANKS]);
+    const COUNTS: Tensor<I32> = symmetric([RANKS]);
+    const X: Tensor<F32> = input([RANKS, 4 * B, 8]);
+    const Y: Tensor<F32> = output([RANKS, 4 * B, 8]);
+    #[tile(aiv, grid(dst in 0..RANKS))]
+    fn announce(dst: Idx) {
+        put(SENT.at(dst), COUNTS.on(dst).at(RANK));
+    }
+    #[tile(aiv, grid(src in 0..RANKS, b in 0..4))]
+    fn work(src: Idx, b: Idx) {
+        let rows = b * B;
+        run_if_above(COUNTS.at(src), rows + 1);
+        copy(X.at(src).slice(rows, B), Y.at(src).slice(rows, B));
+    }
+}
+"#;
+
+#[test]
+fn a_guard_lowers_into_the_family_with_its_spans() {
+    let fe = one(GUARDED);
+    assert!(fe.errors.is_empty(), "{:?}", fe.errors);
+    let tf = &fe.taskflow;
+    assert_eq!(tf.families[0].guard, None);
+    let work = &tf.families[1];
+    assert_eq!(work.body.len(), 1, "the guard is no op call");
+    let g = work.guard.as_ref().expect("`work` is guarded");
+    assert_eq!(g.count.tensor, "COUNTS");
+    assert_eq!(g.count.rank, RankSel::Local);
+    assert_eq!(g.count.dims.len(), 1);
+    assert_eq!((g.count.dims[0].start.clone(), g.count.dims[0].len), (Affine::index(0), 1));
+    assert_eq!(g.above, Affine::index(1) * 4 + 1, "`let` bindings reach the bound");
+    // The guard's place is its name; the count's is the region expression.
+    let at = |loc| {
+        let p = tf.sources.get(loc).unwrap();
+        (p.line, p.column)
+    };
+    assert_eq!(at(g.loc), (16, 9));
+    assert_eq!(at(g.count.loc), (16, 22));
+    // The IR the macro embeds carries the guard.
+    assert_eq!(hpmoe_core::model::Taskflow::from_json(&tf.to_json()).unwrap().families[1].guard, work.guard);
+    // work(src, b) on rank r waits for announce(dst = r) on rank src, which wrote COUNTS[src].
+    let compiled = fe.compile(&UnitCost).unwrap();
+    let e = &compiled.expanded;
+    let work_node = e.space.node(0, 2 + 4); // rank 0, work(src = 1, b = 0)
+    assert_eq!(e.dag.pred.row(work_node), &[e.space.node(1, 0)]);
+}
+
+/// `GUARDED` with `work`'s body replaced.
+fn guarded_with(body: &str) -> String {
+    let start = GUARDED.find("        let rows = b * B;").unwrap();
+    let end = GUARDED.find("    }\n}\n").unwrap();
+    format!("{}{body}{}", &GUARDED[..start], &GUARDED[end..])
+}
+
+#[test]
+fn guard_errors_point_at_the_guard_or_its_count() {
+    let src = r#"
+#[taskflow(profile = small(1), ranks = 2)]
+fn bad() {
+    const WIDE: Tensor<F32> = input([4]);
+    const COUNTS: Tensor<I32> = symmetric([4, 2]);
+    const Y: Tensor<F32> = output([4, 8]);
+    #[tile(aiv, grid(i in 0..4))]
+    fn not_i32(i: Idx) {
+        run_if_above(WIDE.at(i), 0);
+        zero(Y.at(i));
+    }
+    #[tile(aiv, grid(i in 0..4))]
+    fn a_row(i: Idx) {
+        run_if_above(COUNTS.at(i), 0);
+        zero(Y.at(i));
+    }
+    #[tile(aiv, grid(i in 0..4))]
+    fn remote(i: Idx) {
+        run_if_above(COUNTS.on(1).at(i).at(0), 0);
+        zero(Y.at(i));
+    }
+    #[tile(aiv)]
+    fn own() {
+        run_if_above(COUNTS.at(0).at(0), 0);
+        zero(COUNTS);
+    }
+    #[tile(aiv, grid(i in 0..4))]
+    fn typo(i: Idx) {
+        run_if_above(CONTS.at(i).at(0), i);
+        zero(Y.at(i));
+    }
+}
+"#;
+    assert_eq!(
+        errors(src),
+        [
+            "9:22: error: the count of `run_if_above` in tile `not_i32` must be an i32 element, but `WIDE` holds f32",
+            "14:22: error: the count of `run_if_above` in tile `a_row` must be one element, but it covers 2 elements \
+             of `COUNTS`",
+            "19:22: error: argument `count` of `run_if_above` in tile `remote` addresses another rank's memory",
+            "25:9: error: tile `own` writes `COUNTS`, which its own `run_if_above` guard reads",
+            "29:22: error: unknown tensor `CONTS` in tile `typo`",
+        ]
+    );
+}
+
+#[test]
+fn a_tile_has_one_guard_before_its_ops() {
+    let twice = guarded_with(
+        "        run_if_above(COUNTS.at(src), b * B);\n        run_if_above(COUNTS.at(src), 0);\n        \
+         zero(Y.at(src).slice(b * B, B));\n",
+    );
+    let fe = one(&twice);
+    let err = fe.compile(&UnitCost).unwrap_err();
+    let rendered = render_error(&err, "t");
+    assert!(rendered.starts_with("t:16:9: error: tile `work` has two `run_if_above` guards"), "{rendered}");
+    assert!(rendered.contains("note: the first guard is here (line 15)"), "{rendered}");
+    assert_eq!(fe.taskflow.families[1].guard.as_ref().unwrap().above, Affine::index(1) * 4, "the first one stays");
+
+    let late = guarded_with("        zero(Y.at(src).slice(b * B, B));\n        run_if_above(COUNTS.at(src), b * B);\n");
+    assert_eq!(
+        errors(&late),
+        ["16:9: error: `run_if_above` guards the whole body of tile `work`, so it comes before the tile's ops"]
+    );
+    let arity = guarded_with("        run_if_above(COUNTS.at(src));\n        zero(Y.at(src).slice(b * B, B));\n");
+    assert_eq!(
+        errors(&arity),
+        [
+            "15:9: error: `run_if_above` takes the count and the bound it must exceed: `run_if_above(COUNTS.at(e), b * B)`"
+        ]
+    );
+    let not_a_region = guarded_with("        run_if_above(b * B, 0);\n        zero(Y.at(src).slice(b * B, B));\n");
+    assert_eq!(
+        errors(&not_a_region),
+        ["15:22: error: argument `count` of `run_if_above` must be a region (a tensor `X`, or `X.at(i)`, \
+          `X.slice(start, len)`, ...), but `b * B` is an index expression"]
+    );
+}
+
+#[test]
+fn a_guard_on_a_count_nobody_writes_is_an_unwritten_read_at_the_count() {
+    let src = r#"
+#[taskflow(profile = small(1), ranks = 2)]
+fn bad() {
+    const COUNTS: Tensor<I32> = scratch([4]);
+    const Y: Tensor<F32> = output([4, 8]);
+    #[tile(aiv, grid(i in 0..4))]
+    fn work(i: Idx) {
+        run_if_above(COUNTS.at(i), 0);
+        zero(Y.at(i));
+    }
+}
+"#;
+    assert_eq!(
+        errors(src),
+        [
+            "8:22: error: work(i=0) on rank 0 reads scratch `COUNTS`[0..1] but nothing written by a tile declared before \
+          `work` (and 7 more instances)"
+        ]
+    );
+}
+
+#[test]
+fn an_op_cannot_take_the_guards_name() {
+    let src = r#"
+#[taskflow(profile = small(1), ranks = 1)]
+fn bad() {
+    const Y: Tensor<F32> = output([4]);
+    #[op(aiv, work = vector(1), emit = "F({y})")]
+    fn run_if_above(y: &mut TileData) {}
+    #[tile(aiv)]
+    fn t() {
+        zero(Y);
+    }
+}
+"#;
+    assert_eq!(
+        errors(src),
+        [
+            "6:8: error: `run_if_above` is the tile guard of the taskflow language, not an op name; give the op another name"
         ]
     );
 }

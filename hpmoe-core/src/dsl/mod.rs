@@ -13,6 +13,7 @@
 //! | `const X: Tensor<Bf16> = input([T, H]);` | [`Tensor`], [`Element`] types, [`input`], [`output`], [`scratch`], [`symmetric`] |
 //! | `X.at(e).slice(m * B, B).on(dst)` | [`Tensor`] / [`Region`] methods |
 //! | `matmul(a, b, c)`, `put(src, dst)`, ... | the functions of [`BUILTIN_OPS`] |
+//! | `run_if_above(COUNTS.at(e), b * B);` (a tile's guard) | [`run_if_above`] |
 //! | reference bodies of `#[op]` functions | [`TileData`] |
 //!
 //! The vocabulary is symbolic: an [`Idx`] or a [`Region`] carries no value at run time, and
@@ -25,11 +26,13 @@
 //! [`TileContext::call`] per op — and the reference bodies of user-defined ops
 //! ([`UserOp`]). See the `hpmoe_macros::taskflow` documentation for the whole language.
 
+mod guard;
 mod index;
 mod ops;
 mod program;
 mod tensor;
 
+pub use guard::run_if_above;
 pub use index::{Idx, RANK};
 pub use ops::{
     BUILTIN_OPS, accumulate, cast, copy, dequantize, gather_weighted_accumulate, matmul, put, quantize, scale_rows,

@@ -8,7 +8,9 @@ use super::attr::{TaskflowArgs, TileArgs};
 use super::consts::{Consts, Failed};
 use super::spans::{SpanRange, Spans};
 use super::{OpDecl, TileDecl};
-use crate::model::{After, GridDim, IndexSel, Loc, MachineProfile, OpCall, Region, Taskflow, TensorDecl, TileFamily};
+use crate::model::{
+    After, GridDim, Guard, IndexSel, Loc, MachineProfile, OpCall, Region, Taskflow, TensorDecl, TileFamily,
+};
 use quote::ToTokens;
 use std::collections::{HashMap, HashSet};
 use syn::{Expr, FnArg, ItemFn, Pat, RangeLimits, ReturnType, Stmt, Type};
@@ -36,6 +38,16 @@ pub struct Scope {
     /// Grid indices, in order.
     pub grid: Vec<String>,
     pub lets: HashMap<String, Binding>,
+}
+
+/// What a tile body has shown of its guard so far.
+#[derive(Default)]
+struct GuardState {
+    /// The first `run_if_above` call, lowered or not.
+    first: Option<SpanRange>,
+    /// An op call came before (the guard must not follow one).
+    after_op: bool,
+    lowered: Option<Guard>,
 }
 
 /// The lowering state.
@@ -209,10 +221,10 @@ impl Lower {
             self.poison.tiles.insert(name);
             return;
         }
-        let body = self.tile_body(&item.block.stmts, &mut scope, &name);
+        let (body, guard) = self.tile_body(&item.block.stmts, &mut scope, &name);
         let after = self.afters(&args.after, &scope);
         self.tiles.push(TileDecl { stmt, ident: item.sig.ident.clone(), family: self.tf.families.len() });
-        self.tf.families.push(TileFamily { name, core: args.core, grid, body, after, guard: None, loc });
+        self.tf.families.push(TileFamily { name, core: args.core, grid, body, after, guard, loc });
     }
 
     /// `0..N` (or `0..=N-1`) → N.
@@ -289,8 +301,10 @@ impl Lower {
         if ok { Ok(()) } else { Err(Failed) }
     }
 
-    fn tile_body(&mut self, stmts: &[Stmt], scope: &mut Scope, tile: &str) -> Vec<OpCall> {
+    /// The op calls of a tile body, and its `run_if_above` guard.
+    fn tile_body(&mut self, stmts: &[Stmt], scope: &mut Scope, tile: &str) -> (Vec<OpCall>, Option<Guard>) {
         let mut body = Vec::new();
+        let mut guard = GuardState::default();
         for stmt in stmts {
             match stmt {
                 Stmt::Expr(Expr::Call(call), _) => {
@@ -300,6 +314,11 @@ impl Lower {
                     };
                     let Some(op_ident) = p.path.segments.last().map(|s| s.ident.clone()) else { continue };
                     let op = op_ident.to_string();
+                    if op == Guard::OP {
+                        self.guard(call, scope, tile, &mut guard);
+                        continue;
+                    }
+                    guard.after_op = true;
                     if self.poison.ops.contains(&op) {
                         continue;
                     }
@@ -334,11 +353,51 @@ impl Lower {
                     );
                 }
                 other => {
-                    self.error(other, "a tile body holds op calls (`matmul(a, b, c);`) and `let` bindings only");
+                    self.error(
+                        other,
+                        "a tile body holds op calls (`matmul(a, b, c);`), `let` bindings and a `run_if_above` guard only",
+                    );
                 }
             }
         }
-        body
+        (body, guard.lowered)
+    }
+
+    /// `run_if_above(count, above);`: at most one per tile, before its ops.
+    fn guard(&mut self, call: &syn::ExprCall, scope: &Scope, tile: &str, state: &mut GuardState) {
+        let here = SpanRange::of(&call.func);
+        if let Some(first) = state.first {
+            let line = first.start.start().line;
+            let at = if line > 0 { format!(" (line {line})") } else { String::new() };
+            self.errors.push(here.error(format!(
+                "tile `{tile}` has two `{}` guards\n\nhelp: a tile has one guard: keep one of the calls\nnote: the \
+                 first guard is here{at}",
+                Guard::OP
+            )));
+            return;
+        }
+        state.first = Some(here);
+        if state.after_op {
+            self.errors.push(here.error(format!(
+                "`{}` guards the whole body of tile `{tile}`, so it comes before the tile's ops\n\nhelp: move it \
+                 above the first op call (`let` bindings may come first)",
+                Guard::OP
+            )));
+        }
+        let mut args = call.args.iter();
+        let (Some(count), Some(above), None) = (args.next(), args.next(), args.next()) else {
+            self.error(
+                call,
+                format!("`{}` takes the count and the bound it must exceed: `{0}(COUNTS.at(e), b * B)`", Guard::OP),
+            );
+            return;
+        };
+        let count = self.region(count, scope, &format!("argument `count` of `{}`", Guard::OP));
+        let above = self.index(above, scope);
+        if let (Ok(count), Ok(above)) = (count, above) {
+            let loc = self.loc(here);
+            state.lowered = Some(Guard { count, above, loc });
+        }
     }
 
     fn binding(&mut self, local: &syn::Local, scope: &mut Scope) {

@@ -126,13 +126,16 @@ impl Frontend {
         Err(sorted(errors).unwrap_or_else(|| self.spans.get(self.taskflow.loc).error("the taskflow was refused")))
     }
 
-    /// The IR without op calls and `after` entries that use a failed declaration.
+    /// The IR without op calls, `after` entries and guards that use a failed declaration.
     fn without_poisoned(&self) -> Taskflow {
         let mut tf = self.taskflow.clone();
         let p = &self.poison;
         for f in &mut tf.families {
             f.body.retain(|c| !p.ops.contains(&c.op) && c.args.iter().all(|r| !p.tensors.contains(&r.tensor)));
             f.after.retain(|a| !p.tiles.contains(&a.family));
+            if f.guard.as_ref().is_some_and(|g| p.tensors.contains(&g.count.tensor)) {
+                f.guard = None;
+            }
         }
         tf
     }

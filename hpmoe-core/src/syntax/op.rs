@@ -12,6 +12,17 @@ use syn::{Attribute, Expr, FnArg, ItemFn, Lit, Meta, Pat, ReturnType, Type};
 impl Lower {
     pub(super) fn user_op(&mut self, stmt: usize, item: &ItemFn, attr: &Attribute) {
         let name = item.sig.ident.to_string();
+        if name == crate::model::Guard::OP {
+            // A call by this name is the tile guard, never an op call.
+            self.error(
+                &item.sig.ident,
+                format!(
+                    "`{name}` is the tile guard of the taskflow language, not an op name; give the op another name"
+                ),
+            );
+            self.poison.ops.insert(name);
+            return;
+        }
         let args = match OpArgs::parse(&attr.meta) {
             Ok(a) => Some(a),
             Err(e) => {
