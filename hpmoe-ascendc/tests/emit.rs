@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::taskflows::{all_ops, small};
+use common::taskflows::{all_ops, guarded, small};
 use common::{gxx, temp_dir};
 use expect_test::expect_file;
 use hpmoe_ascendc::{EmitOptions, FlagPolicy, KernelFiles, emit, emit_with};
@@ -42,6 +42,45 @@ fn small_kernel_snapshot() {
     let k = emit_with(&tf, &compile(&tf), &with_user_ops()).unwrap();
     expect_file!["snapshots/small.cpp"].assert_eq(&k.cpp);
     expect_file!["snapshots/small_kernel_section.h"].assert_eq(kernel_section(&k.header));
+}
+
+/// The `case` of one tile family in the kernel's `Run` switch.
+fn family_case<'a>(cpp: &'a str, constant: &str) -> &'a str {
+    let start = cpp.find(&format!("            case {constant}: {{")).unwrap_or_else(|| panic!("no case {constant}"));
+    let rest = &cpp[start..];
+    let tail = "                return;\n            }\n";
+    &rest[..rest.find(tail).expect("the case ends") + tail.len()]
+}
+
+#[test]
+fn guarded_kernel_cases_snapshot() {
+    let tf = guarded();
+    let k = emit(&tf, &compile(&tf)).unwrap();
+    let cases: Vec<&str> = ["GMM", "COMBINE", "WEIGHTED_SUM"]
+        .iter()
+        .map(|f| family_case(&k.cpp, &format!("HPMOE_GUARDED_FAMILY_{f}")))
+        .collect();
+    expect_file!["snapshots/guarded_cases.cpp"].assert_eq(&cases.concat());
+    assert!(k.cpp.contains("//   gmm (aic), grid src < 2, b < 2: matmul (guarded: run_if_above)\n"), "{}", k.cpp);
+    // The unguarded family has no condition.
+    assert!(!family_case(&k.cpp, "HPMOE_GUARDED_FAMILY_ANNOUNCE").contains("ReadCount"));
+}
+
+#[test]
+fn guarded_kernels_are_deterministic_and_pass_the_syntax_check() {
+    let tf = guarded();
+    let c = compile(&tf);
+    let first = emit(&tf, &c).unwrap();
+    let second = emit(&tf, &compile(&tf)).unwrap();
+    for ((name, a), (_, b)) in first.files().iter().zip(second.files().iter()) {
+        assert!(a == b, "{name} differs between two runs");
+    }
+    let dir = temp_dir("emit-guarded");
+    syntax_check(&first, &dir.join("guarded"));
+    let no_flags =
+        EmitOptions { flags: FlagPolicy { enabled: false, ..FlagPolicy::default() }, ..EmitOptions::default() };
+    syntax_check(&emit_with(&tf, &c, &no_flags).unwrap(), &dir.join("guarded_no_flags"));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -158,6 +197,23 @@ fn what_the_backend_cannot_emit_is_an_error_at_the_op() {
     tf.tile("t", CoreKind::Aiv, |t| t.op("mystery", [y.whole()]));
     let e = emit(&tf, &compile(&tf)).unwrap_err();
     assert!(e.to_string().starts_with("taskflow `no_emit`, tile `t`: op `mystery` has no AscendC emission"), "{e}");
+
+    // A gather whose table rows are not the output's rows.
+    let mut tf = Taskflow::new("bad_gather", MachineProfile::small(1, 1));
+    let table = tf.input("table", DType::Bf16, &[16, 32]);
+    let index = tf.input("index", DType::I32, &[8, 2]);
+    let weight = tf.input("weight", DType::F32, &[8, 2]);
+    let out = tf.output("out", DType::F32, &[8, 16]);
+    tf.tile("sum", CoreKind::Aiv, |t| {
+        t.op("zero", [out.whole()]);
+        t.op("gather_weighted_accumulate", [table.whole(), index.whole(), weight.whole(), out.whole()]);
+    });
+    let e = emit(&tf, &compile(&tf)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "taskflow `bad_gather`, tile `sum`: gather_weighted_accumulate: the table `table[:, :]` (32 columns) and \
+         `out[:, :]` (16) differ"
+    );
 
     // A reserved flag id.
     let tf = small();

@@ -34,6 +34,14 @@ HPMOE_FN int32_t LoadFresh(__gm__ int32_t* counter) {
     return *reinterpret_cast<volatile __gm__ int32_t*>(counter);
 }
 
+/* Element `offset` of an int32 tensor in global memory, read fresh: the count of a tile's
+ * `run_if_above` guard. It was written during the launch by another rank's put or another
+ * core, so the data-cache line is invalidated before the scalar read (LoadFresh); the tile's
+ * wait has already seen the writer's signal. */
+HPMOE_FN int32_t ReadCount(GM_ADDR tensor, int64_t offset) {
+    return LoadFresh(reinterpret_cast<__gm__ int32_t*>(tensor) + offset);
+}
+
 enum WaitOutcome : uint32_t { kWaitOk = 0, kWaitTimeout = 1, kWaitAborted = 2 };
 
 /* Polls until *counter >= target. `seen` holds the last value read. */

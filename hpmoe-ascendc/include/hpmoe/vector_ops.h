@@ -17,6 +17,7 @@
 #define HPMOE_VECTOR_OPS_H
 
 #include "config.h"
+#include "counters.h"
 #include "view.h"
 
 namespace hpmoe {
@@ -321,6 +322,49 @@ HPMOE_FN void WeightedAccumulate(Vec& vec, const View<S>& src, const View<W>& we
                 const float w = wts.GetValue(r * k + j);
                 AscendC::Muls(x[r * t.pitch], x[r * t.pitch], w, static_cast<int32_t>(t.cols));
                 AscendC::Add(acc[r * t.pitch], acc[r * t.pitch], x[r * t.pitch], static_cast<int32_t>(t.cols));
+            }
+        }
+        vec.Store(dst, t, acc);
+    }
+    OpDone();
+}
+
+/* Top-k weighted sum of gathered rows: index and weight are M x k (k = index.cols; weight
+ * contiguous), dst M rows of table's columns. dst[i, :] += sum over j = 0, 1, .. k-1 of
+ * table[index[i, j], :] * weight[i, j], skipping index[i, j] < 0 (a dropped choice), in FP32
+ * starting from dst's value, in that order, rounded once to dst's type when stored.
+ *
+ * Per output row and j: the index is a scalar read from global memory (fresh: it may have been
+ * written during the launch), the picked table row comes into UB with DataCopyPad (Vec::Load,
+ * widened to float), is scaled by its weight and added. An index past the table's rows is
+ * skipped like a negative one (the host reference rejects it; the device cannot report it). */
+template <typename S, typename W, typename D>
+HPMOE_FN void GatherWeightedAccumulate(Vec& vec, const View<S>& table, const View<int32_t>& index,
+                                       const View<W>& weight, const View<D>& dst) {
+    const uint32_t k = index.cols;
+    const TileGrid grid(dst.rows, dst.cols, kTileElems / k);
+    AscendC::LocalTensor<float> acc = vec.W0();
+    AscendC::LocalTensor<float> wts = vec.W1();
+    AscendC::LocalTensor<float> x = vec.W2();
+    for (uint32_t i = 0; i < grid.Count(); ++i) {
+        const Tile t = grid.At(i);
+        vec.Load(dst, t, acc);
+        LoadScalars(vec, weight, t.r0 * k, t.rows * k, wts);
+        AscendC::PipeBarrier<PIPE_ALL>();
+        for (uint32_t r = 0; r < t.rows; ++r) {
+            for (uint32_t j = 0; j < k; ++j) {
+                const int32_t row = LoadFresh(index.At(t.r0 + r, j));
+                if (row < 0 || static_cast<uint32_t>(row) >= table.rows) {
+                    continue;
+                }
+                Tile picked = t;
+                picked.r0 = static_cast<uint32_t>(row);
+                picked.rows = 1;
+                vec.Load(table, picked, x);
+                AscendC::PipeBarrier<PIPE_ALL>();
+                const float w = wts.GetValue(r * k + j);
+                AscendC::Muls(x, x, w, static_cast<int32_t>(t.cols));
+                AscendC::Add(acc[r * t.pitch], acc[r * t.pitch], x, static_cast<int32_t>(t.cols));
             }
         }
         vec.Store(dst, t, acc);

@@ -5,15 +5,16 @@
 //! constants (`kSpec`, `kFlag`), the Matmul object types, and two tile runners, `AicTiles` and
 //! `AivTiles`, whose `Run` is one `switch` over the tile families of its core kind: it decodes the
 //! instance's grid coordinates from the table, computes each region's offset from them (the
-//! model's affine expressions, as C++) and calls the op wrapper; then the `extern "C"` kernel,
+//! model's affine expressions, as C++) and calls the op wrapper (a family with a `run_if_above`
+//! guard reads its count first and calls them only above it); then the `extern "C"` kernel,
 //! which runs the AIC worker loop under `ASCEND_IS_AIC` and the AIV loop under `ASCEND_IS_AIV`.
 
 use super::names::{distinct_identifiers, family_constants};
 use super::ops::{self, CallSite, MatmulGroup};
 use super::region::{self, ViewSpec, cpp_type};
-use super::{EmitError, EmitOptions};
+use super::{EmitError, EmitOptions, expr};
 use crate::flags::FlagPlan;
-use hpmoe_core::model::{CoreKind, Taskflow, Var};
+use hpmoe_core::model::{CoreKind, DType, Guard, Taskflow, Var};
 use std::fmt::Write;
 
 /// The parameters the runtime needs after the tensors, in order.
@@ -87,7 +88,8 @@ fn preamble(out: &mut String, parts: &KernelParts<'_>, groups: &[MatmulGroup]) {
     for f in &tf.families {
         let grid: Vec<String> = f.grid.iter().map(|d| format!("{} < {}", d.name, d.extent)).collect();
         let ops: Vec<&str> = f.body.iter().map(|c| c.op.as_str()).collect();
-        let _ = writeln!(out, "//   {} ({}), grid {}: {}", f.name, f.core, grid.join(", "), ops.join(", "));
+        let guarded = if f.guard.is_some() { " (guarded: run_if_above)" } else { "" };
+        let _ = writeln!(out, "//   {} ({}), grid {}: {}{guarded}", f.name, f.core, grid.join(", "), ops.join(", "));
     }
     out.push_str(
         "//\n// Build with the CANN toolkit (see the hpmoe README), e.g.\n\
@@ -292,6 +294,7 @@ fn family_case(
             spec.params.iter().zip(&views).map(|(p, v)| format!("{} = {}", p.name, v.text)).collect();
         statements.push(format!("// {}({})\n{statement}", call.op, params.join(", ")));
     }
+    let guard = family.guard.as_ref().map(|g| guard_condition(parts, fi, g, &names, &mut used)).transpose()?;
     let mut text = String::new();
     let grid: Vec<&str> = family.grid.iter().map(|d| d.name.as_str()).collect();
     let _ = writeln!(
@@ -309,13 +312,58 @@ fn family_case(
     if used.contains(&Var::Rank) {
         text.push_str("                const int64_t rank = ctx.rank;\n");
     }
+    let mut indent = "                ";
+    if let Some((comment, condition)) = &guard {
+        let _ = writeln!(text, "{indent}{comment}");
+        text.push_str("                // It runs its body only above the run-time count; either way it has waited for its inputs\n");
+        text.push_str("                // and still signals its waiters (the worker loop waits before Run and signals after it).\n");
+        let _ = writeln!(text, "{indent}if ({condition}) {{");
+        indent = "                    ";
+    }
     for s in statements {
         for line in s.lines() {
-            let _ = writeln!(text, "                {line}");
+            let _ = writeln!(text, "{indent}{line}");
         }
+    }
+    if guard.is_some() {
+        text.push_str("                }\n");
     }
     text.push_str("                return;\n            }\n");
     Ok(FamilyCode { kind: family.core, text })
+}
+
+/// The comment and the C++ condition of a family's `run_if_above` guard: the count, one `int32`
+/// element of a local tensor at an offset computed like a region's, read fresh from global memory
+/// (`hpmoe::ReadCount`), against the bound for the instance.
+fn guard_condition(
+    parts: &KernelParts<'_>,
+    fi: usize,
+    g: &Guard,
+    names: &[String],
+    used: &mut Vec<Var>,
+) -> Result<(String, String), EmitError> {
+    let tf = parts.tf;
+    let family = &tf.families[fi];
+    let fail = |loc, message: String| EmitError::at(&tf.name, Some(&family.name), loc, message);
+    let ti = tf
+        .tensors
+        .iter()
+        .position(|t| t.name == g.count.tensor)
+        .ok_or_else(|| fail(g.count.loc, format!("unknown tensor `{}`", g.count.tensor)))?;
+    let decl = &tf.tensors[ti];
+    let v = region::view(decl, &parts.tensor_params[ti], &g.count, names).map_err(|m| fail(g.count.loc, m))?;
+    if v.dtype != DType::I32 || v.elements() != 1 || v.remote.is_some() {
+        return Err(fail(
+            g.count.loc,
+            format!("the count `{}` of `{}` is not one local i32 element", v.text, Guard::OP),
+        ));
+    }
+    used.extend(v.vars());
+    used.extend(expr::vars(&g.above));
+    let above = expr::cpp(&g.above, names);
+    let comment = format!("// {}(count = {}, above = {})", Guard::OP, v.text, above.replace("hpmoe::Mod", "mod"));
+    let condition = format!("hpmoe::ReadCount(args.{}, {}) > {above}", v.param, v.offset_cpp(names));
+    Ok((comment, condition))
 }
 
 fn entry(out: &mut String, parts: &KernelParts<'_>, ns: &str) {

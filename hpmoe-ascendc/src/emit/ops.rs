@@ -157,6 +157,39 @@ pub fn statement(
             per_row(w, src.rows, name)?;
             Ok(format!("hpmoe::WeightedAccumulate(vec,\n    {},\n    {},\n    {});", a(0), a(1), a(2)))
         }
+        "gather_weighted_accumulate" => {
+            let (table, index, w, dst) = (&v[0], &v[1], &v[2], &v[3]);
+            if index.dtype != DType::I32 {
+                return Err(format!(
+                    "{name}: the row indices `{}` must be i32, not {}",
+                    index.text,
+                    index.dtype.name()
+                ));
+            }
+            if table.cols != dst.cols {
+                let (t, d) = (&table.text, &dst.text);
+                return Err(format!(
+                    "{name}: the table `{t}` ({} columns) and `{d}` ({}) differ",
+                    table.cols, dst.cols
+                ));
+            }
+            if index.rows != dst.rows {
+                let (i, d) = (&index.text, &dst.text);
+                return Err(format!("{name}: `{i}` needs one row of indices per row of `{d}` ({})", dst.rows));
+            }
+            let k = index.cols;
+            if k > u64::from(crate::emit::TILE_ELEMS) {
+                return Err(format!("{name}: k = {k} choices per output row; the backend handles at most 4096"));
+            }
+            per_row(w, index.elements(), name)?;
+            Ok(format!(
+                "hpmoe::GatherWeightedAccumulate(vec,\n    {},\n    {},\n    {},\n    {});",
+                a(0),
+                a(1),
+                a(2),
+                a(3)
+            ))
+        }
         "quantize" => {
             if v[1].dtype != DType::I8 {
                 return Err(format!("quantize: `{}` must be i8", v[1].text));

@@ -78,3 +78,51 @@ pub fn all_ops() -> Taskflow {
     });
     tf
 }
+
+/// Natural routing in miniature, on 2 ranks of one AIC and two AIVs: each rank announces its
+/// per-destination row counts with a put; dispatch, GMM and combine tiles are guarded by those
+/// counts (`run_if_above`), blocks of 4 rows in a capacity of 8; the weighted sum gathers each
+/// token's rows from the combine buffer by slot.
+pub fn guarded() -> Taskflow {
+    let mut tf = Taskflow::new("guarded", MachineProfile::small(1, 2));
+    let sent = tf.input("send_counts", DType::I32, &[2]);
+    let xs = tf.input("xs", DType::Bf16, &[16, 32]);
+    let w = tf.input("w", DType::Bf16, &[32, 32]);
+    let slot_of = tf.input("slot_of", DType::I32, &[8, 2]);
+    let weights = tf.input("weights", DType::F32, &[8, 2]);
+    let counts = tf.symmetric("recv_counts", DType::I32, &[2]);
+    let recv = tf.symmetric("recv", DType::Bf16, &[16, 32]);
+    let y = tf.scratch("y", DType::Bf16, &[16, 32]);
+    let back = tf.symmetric("back", DType::Bf16, &[16, 32]);
+    let out = tf.output("out", DType::Bf16, &[8, 32]);
+    tf.tile("announce", CoreKind::Aiv, |t| {
+        let dst = t.grid("dst", 2);
+        t.put(sent.at(dst.clone()), counts.on(dst).at(Affine::rank()));
+    });
+    tf.tile("dispatch", CoreKind::Aiv, |t| {
+        let dst = t.grid("dst", 2);
+        let b = t.grid("b", 2);
+        t.run_if_above(sent.at(dst.clone()), b.clone() * 4);
+        t.put(xs.slice(dst.clone() * 8 + b.clone() * 4, 4), recv.on(dst).slice(Affine::rank() * 8 + b * 4, 4));
+    });
+    tf.tile("gmm", CoreKind::Aic, |t| {
+        let src = t.grid("src", 2);
+        let b = t.grid("b", 2);
+        t.run_if_above(counts.at(src.clone()), b.clone() * 4);
+        let rows = src * 8 + b * 4;
+        t.op("matmul", [recv.slice(rows.clone(), 4), w.whole(), y.slice(rows, 4)]);
+    });
+    tf.tile("combine", CoreKind::Aiv, |t| {
+        let src = t.grid("src", 2);
+        let b = t.grid("b", 2);
+        t.run_if_above(counts.at(src.clone()), b.clone() * 4);
+        t.put(y.slice(src.clone() * 8 + b.clone() * 4, 4), back.on(src).slice(Affine::rank() * 8 + b * 4, 4));
+    });
+    tf.tile("weighted_sum", CoreKind::Aiv, |t| {
+        let tok = t.grid("t", 2);
+        let rows = |r: &hpmoe_core::model::TensorRef| r.slice(tok.clone() * 4, 4);
+        t.op("zero", [rows(&out)]);
+        t.op("gather_weighted_accumulate", [back.whole(), rows(&slot_of), rows(&weights), rows(&out)]);
+    });
+    tf
+}
