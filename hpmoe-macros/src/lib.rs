@@ -69,7 +69,9 @@ mod expand;
 /// the schedule table (`program.table()`, decoded from a binary blob with its CRC), the IR
 /// for the simulator (`program.taskflow()`), a host-executable form of each tile
 /// (`program.tiles`, functions that evaluate the tile's regions for one instance and call
-/// a [`hpmoe_core::dsl::TileContext`] once per op), and the user ops' reference bodies.
+/// a [`hpmoe_core::dsl::TileContext`] once per op, after reading a guarded tile's count
+/// through it), and the user ops' reference bodies. The IR carries the guards, so the host
+/// executor and the AscendC backend see them too.
 /// The macro adds `const RANKS: u64 = N;` to the body.
 ///
 /// The body's items:
@@ -91,19 +93,28 @@ mod expand;
 ///   copy (a `put` destination). Index expressions are affine in the grid indices and
 ///   `RANK` (the executing rank): `RANK * S + b * B`, and may end with `% m`
 ///   (`(RANK + d) % RANKS`). Lengths are constants.
+/// - **Guards**: `run_if_above(COUNTS.at(e), b * B);` before a tile's ops makes its body
+///   conditional on a count known only at run time (capacity padding): the instance runs
+///   its ops only when that `i32` element is greater than the bound (an index expression);
+///   otherwise it does no work but still waits for its inputs and signals its waiters, so the
+///   static schedule holds. The count is one element of an `i32` tensor on the executing rank
+///   that the tile does not write itself; the tile depends on whoever writes it (a put from
+///   another rank, for instance). One guard per tile, before its op calls.
 /// - **Dependencies** come from data: a tile reading a region depends on the tiles declared
 ///   before it that write overlapping data, on the rank whose memory it is (so a put feeds
 ///   readers on its destination). `after(gmm1(e, ..), dispatch)` adds explicit ones: a tile
 ///   name with one index expression or `..` (all) per grid dimension of that tile, or the
 ///   bare name for all of its instances.
 /// - **Ops**: the built-ins of [`hpmoe_core::dsl`] (`matmul` on AIC; `put`, `copy`,
-///   `swiglu`, `scale_rows`, `accumulate`, `weighted_accumulate`, `quantize`,
-///   `dequantize`, `cast`, `zero` on AIV), and user-defined ones:
-///   `#[op(aic | aiv, work = matmul | copy | vector(F), emit = "Call({a}, {b})", read_write(b))]
+///   `swiglu`, `scale_rows`, `accumulate`, `weighted_accumulate`,
+///   `gather_weighted_accumulate`, `quantize`, `dequantize`, `cast`, `zero` on AIV), and
+///   user-defined ones:
+///   `#[op(aic | aiv, work = matmul | copy | vector(F) | gather(F), emit = "Call({a}, {b})", read_write(b))]
 ///   fn name(a: &TileData, b: &mut TileData) { reference body }`. `&TileData` parameters
 ///   are read, `&mut TileData` ones written (or read and written when listed in
 ///   `read_write`); `emit` is the AscendC call with `{param}` placeholders; `work` feeds the
-///   cost model (flops per element for vector ops). A tile cannot share its name with an op
+///   cost model (flops per element for vector ops; `gather(F)`: the op reads one row of its
+///   first argument per element of its second, F flops per element of those rows). A tile cannot share its name with an op
 ///   it calls (both are functions of the body).
 ///
 /// The items stay as written (helper attributes removed) and type-check against

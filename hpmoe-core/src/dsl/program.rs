@@ -9,7 +9,9 @@ use std::fmt;
 
 /// The host form of one tile family: runs the instance at grid coordinates `coords` (one
 /// per grid dimension, in declaration order) by calling [`TileContext::call`] once per op
-/// of the tile body, in order, with the op's regions evaluated for that instance.
+/// of the tile body, in order, with the op's regions evaluated for that instance. A tile
+/// with a `run_if_above` guard first reads its count with [`TileContext::read_count`] and
+/// calls no op at all unless the count is greater than the guard's bound for the instance.
 pub type TileFn = fn(&mut dyn TileContext, &[u64]);
 
 /// What a host-executable tile needs from whoever runs it (the host executor, a test):
@@ -22,6 +24,11 @@ pub trait TileContext {
     /// A put's destination region names its destination rank; every other region is on
     /// [`TileContext::rank`].
     fn call(&mut self, op: &str, args: &[ConcreteRegion]);
+
+    /// The value of the `i32` element `count` (one element, on [`TileContext::rank`]): the
+    /// count a `run_if_above` guard tests before the tile's ops. A context that only records
+    /// calls can return `i32::MAX` to see every op of every instance.
+    fn read_count(&mut self, count: &ConcreteRegion) -> i32;
 }
 
 /// A region evaluated for one tile instance on one rank.
@@ -203,6 +210,12 @@ pub mod __private {
             *o = i64::try_from(c).unwrap_or(i64::MAX);
         }
         out
+    }
+
+    /// Whether a guarded tile runs its ops: its count, read through the context, is greater
+    /// than the guard's bound evaluated for the instance.
+    pub fn runs(ctx: &mut dyn super::TileContext, count: ConcreteRegion, above: i64) -> bool {
+        i64::from(ctx.read_count(&count)) > above
     }
 
     /// A region from evaluated starts and constant lengths. The checks proved every start in

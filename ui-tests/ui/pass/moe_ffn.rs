@@ -81,6 +81,9 @@ impl TileContext for Recorder {
     fn call(&mut self, op: &str, args: &[ConcreteRegion]) {
         self.calls.push((op.to_string(), args.to_vec()));
     }
+    fn read_count(&mut self, _: &ConcreteRegion) -> i32 {
+        panic!("the balanced layer has no `run_if_above` guards")
+    }
 }
 
 /// The region the IR describes for one instance, evaluated from its affine expressions.

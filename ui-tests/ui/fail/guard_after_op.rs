@@ -1,0 +1,16 @@
+use hpmoe_core::dsl::*;
+use hpmoe_macros::taskflow;
+
+#[taskflow(profile = small(1), ranks = 2)]
+fn t() {
+    const COUNTS: Tensor<I32> = input([4]);
+    const Y: Tensor<F32> = output([4, 16]);
+
+    #[tile(aiv, grid(i in 0..4))]
+    fn clear(i: Idx) {
+        zero(Y.at(i));
+        run_if_above(COUNTS.at(i), 0);
+    }
+}
+
+fn main() {}

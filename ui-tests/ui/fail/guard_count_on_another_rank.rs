@@ -1,0 +1,22 @@
+use hpmoe_core::dsl::*;
+use hpmoe_macros::taskflow;
+
+#[taskflow(profile = small(1), ranks = 2)]
+fn t() {
+    const COUNTS: Tensor<I32> = symmetric([4]);
+    const SENT: Tensor<I32> = input([4]);
+    const Y: Tensor<F32> = output([4, 16]);
+
+    #[tile(aiv, grid(dst in 0..RANKS))]
+    fn announce(dst: Idx) {
+        put(SENT.slice(0, 2), COUNTS.on(dst).slice(RANK * 2, 2));
+    }
+
+    #[tile(aiv, grid(i in 0..4))]
+    fn clear(i: Idx) {
+        run_if_above(COUNTS.on(1).at(i), 0);
+        zero(Y.at(i));
+    }
+}
+
+fn main() {}
