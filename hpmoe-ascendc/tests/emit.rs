@@ -117,6 +117,22 @@ fn deepseek_ep8_flagship_passes_the_syntax_check() {
 }
 
 #[test]
+fn deepseek_ep8_natural_flagship_passes_the_syntax_check() {
+    let tf = MoeShape::deepseek_v3_natural(8, 4096).taskflow().unwrap();
+    let c = compile(&tf);
+    let k = emit(&tf, &c).unwrap();
+    assert!(k.cpp.len() < 24 * 1024, "moe_ffn.cpp is {} bytes", k.cpp.len());
+    // Every guarded family reads its count; the weighted sum gathers.
+    assert_eq!(k.cpp.matches("if (hpmoe::ReadCount(").count(), 5);
+    assert!(k.cpp.contains("if (hpmoe::ReadCount(args.recv_counts, 32 * src + e) > 64 * b) {"), "{}", k.cpp);
+    assert_eq!(k.cpp.matches("hpmoe::GatherWeightedAccumulate(vec,").count(), 1);
+    assert_eq!((k.matmul_groups[0].m, k.matmul_groups[0].n, k.matmul_groups[0].k), (64, 896, 7168));
+    let dir = temp_dir("emit-ep8-natural");
+    syntax_check(&k, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn same_input_gives_byte_identical_files() {
     let tf = MoeShape::tiny(4).taskflow().unwrap();
     let first = emit(&tf, &compile(&tf)).unwrap();

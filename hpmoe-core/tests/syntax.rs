@@ -42,6 +42,30 @@ fn the_deepseek_layer_in_the_dsl_is_the_builders_layer() {
     assert!(!fe.taskflow.same_structure(&other.taskflow().unwrap()));
 }
 
+#[test]
+fn the_natural_deepseek_layer_in_the_dsl_is_the_builders_layer() {
+    let fe = named(include_str!("../../examples/examples/moe_ffn_dsl.rs"), "moe_ffn_natural");
+    assert!(fe.errors.is_empty(), "{:?}", fe.errors);
+    let natural = hpmoe_core::moe::MoeShape::deepseek_v3_natural(8, 4096);
+    assert!(fe.taskflow.same_structure(&natural.taskflow().unwrap()));
+    let tf = &fe.taskflow;
+    assert_eq!(tf.profile, hpmoe_core::model::MachineProfile::ascend910b(8));
+    let names: Vec<&str> = tf.families.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["announce", "dispatch", "gmm1", "activation", "gmm2", "combine", "weighted_sum"]);
+    let guards: Vec<Option<(&str, usize)>> =
+        tf.families.iter().map(|f| f.guard.as_ref().map(|g| (g.count.tensor.as_str(), g.count.dims.len()))).collect();
+    let recv = Some(("RECV_COUNTS", 2));
+    assert_eq!(guards, [None, Some(("SEND_COUNTS", 1)), recv, recv, recv, recv, None]);
+    // The structure comparison sees the guards: a bound off by a block is another taskflow.
+    let mut shifted = tf.clone();
+    let g = shifted.families[2].guard.as_mut().unwrap();
+    g.above = g.above.clone() + 64;
+    assert!(!shifted.same_structure(&natural.taskflow().unwrap()));
+    // ... and so is another capacity.
+    let other = natural.clone().with_natural_routing(256);
+    assert!(!tf.same_structure(&other.taskflow().unwrap()));
+}
+
 const SMALL: &str = r#"
 #[taskflow(profile = small(2), ranks = 4)]
 fn small() {
