@@ -164,31 +164,34 @@ mod snapshot {
 
 #[cfg(test)]
 mod timing {
-    /// The whole expansion of the DeepSeek-V3 EP8 layer (`examples/examples/moe_ffn_dsl.rs`):
-    /// front-end, checks, schedule, table and the emitted tokens. A measurement, not a
-    /// check: `cargo test -p hpmoe-macros --release -- --ignored --nocapture expansion_time`.
+    /// The whole expansion of the DeepSeek-V3 EP8 layers (`examples/examples/moe_ffn_dsl.rs`,
+    /// balanced and natural routing): front-end, checks, schedule, table and the emitted
+    /// tokens. A measurement, not a check:
+    /// `cargo test -p hpmoe-macros --release -- --ignored --nocapture expansion_time`.
     #[test]
     #[ignore = "a measurement; run in release"]
     fn expansion_time_of_the_deepseek_layer() {
         let file: syn::File = syn::parse_str(include_str!("../../../examples/examples/moe_ffn_dsl.rs")).unwrap();
-        let mut f = file
-            .items
-            .into_iter()
-            .find_map(|i| match i {
-                syn::Item::Fn(f) if f.sig.ident == "moe_ffn" => Some(f),
-                _ => None,
-            })
-            .unwrap();
-        let attr = f.attrs.iter().position(|a| a.path().is_ident("taskflow")).unwrap();
-        let syn::Meta::List(args) = f.attrs.remove(attr).meta else { panic!("#[taskflow(..)] has arguments") };
-        let item = quote::ToTokens::to_token_stream(&f);
-        for _ in 0..3 {
-            let t = std::time::Instant::now();
-            let out = super::taskflow(args.tokens.clone(), item.clone());
-            let elapsed = t.elapsed();
-            let text = out.to_string();
-            assert!(!text.contains("compile_error"));
-            println!("expanded moe_ffn in {:.1} ms ({} bytes of tokens)", elapsed.as_secs_f64() * 1e3, text.len());
+        for name in ["moe_ffn", "moe_ffn_natural"] {
+            let mut f = file
+                .items
+                .iter()
+                .find_map(|i| match i {
+                    syn::Item::Fn(f) if f.sig.ident == name => Some(f.clone()),
+                    _ => None,
+                })
+                .unwrap();
+            let attr = f.attrs.iter().position(|a| a.path().is_ident("taskflow")).unwrap();
+            let syn::Meta::List(args) = f.attrs.remove(attr).meta else { panic!("#[taskflow(..)] has arguments") };
+            let item = quote::ToTokens::to_token_stream(&f);
+            for _ in 0..3 {
+                let t = std::time::Instant::now();
+                let out = super::taskflow(args.tokens.clone(), item.clone());
+                let elapsed = t.elapsed();
+                let text = out.to_string();
+                assert!(!text.contains("compile_error"));
+                println!("expanded {name} in {:.1} ms ({} bytes of tokens)", elapsed.as_secs_f64() * 1e3, text.len());
+            }
         }
     }
 }
