@@ -23,6 +23,7 @@ fn seed() {
     const W: Tensor<Bf16> = input([C, C]);
     const Y: Tensor<F32> = output([RANKS * N, C]);
     const S: Tensor<F32> = scratch([RANKS * N, C]);
+    const COUNTS: Tensor<I32> = input([RANKS]);
 
     #[op(aiv, work = vector(2), emit = "Twice({out}, {src})", read_write(out))]
     fn twice(src: &TileData, out: &mut TileData) {
@@ -39,6 +40,7 @@ fn seed() {
     #[tile(aic, grid(r in 0..RANKS))]
     fn mm(r: Idx) {
         let rows = RECV.slice(r * N, N);
+        run_if_above(COUNTS.at(r), 0);
         matmul(rows, W, Y.slice(r * N, N));
     }
 
@@ -109,6 +111,8 @@ const VOCAB: &[&str] = &[
     "put",
     "matmul",
     "zero",
+    "run_if_above",
+    "COUNTS",
     "twice",
     "at",
     "slice",
