@@ -264,6 +264,15 @@ fn files(r: &Results<'_>, line: &mut impl FnMut(String)) {
     line(format!(
         "simulated EP {TRACE_EP} taskflow run: ep{TRACE_EP}/{k}_trace.json (EP {TRACE_EP} only; open in ui.perfetto.dev)."
     ));
+    let routed: Vec<(u32, &str)> =
+        r.rows.iter().filter_map(|row| row.routed.as_ref().map(|x| (row.ep, x.kernel.as_str()))).collect();
+    if let (Some((_, k)), Some((name, _))) = (routed.first(), r.routed) {
+        let eps: Vec<String> = routed.iter().map(|(ep, _)| ep.to_string()).collect();
+        line(format!(
+            "The {name} layer's kernel is beside it in ep{{{}}}/: {k}.cpp, {k}_schedule.h, {k}_schedule.bin, {k}_flags.bin.",
+            eps.join(",")
+        ));
+    }
     line("The kernels are sources: not compiled with a CANN toolkit nor run on an NPU here.".into());
     for note in r.notes {
         line(note.to_string());
