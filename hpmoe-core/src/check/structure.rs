@@ -225,21 +225,7 @@ fn check_body<'a>(
         }
         let mut ids = SmallVec::new();
         for (region, param) in call.args.iter().zip(&spec.params) {
-            let Some(&t) = tensors.get(region.tensor.as_str()) else {
-                d.push(
-                    Diagnostic::new(
-                        K::UnknownTensor,
-                        region.loc,
-                        format!("unknown tensor `{}` in tile `{}`", region.tensor, f.name),
-                    )
-                    .help(suggestion(
-                        "tensor",
-                        &region.tensor,
-                        tf.tensors.iter().map(|t| t.name.as_str()),
-                    )),
-                );
-                continue;
-            };
+            let Some(t) = resolve_tensor(tf, f, region, tensors, d) else { continue };
             ids.push(t);
             check_region(tf, f, spec, param, region, t, d);
         }
@@ -248,6 +234,28 @@ fn check_body<'a>(
         }
     }
     out
+}
+
+/// The index of the tensor `region` names, or an error at the region.
+fn resolve_tensor(
+    tf: &Taskflow,
+    f: &TileFamily,
+    region: &Region,
+    tensors: &HashMap<&str, usize>,
+    d: &mut Diagnostics,
+) -> Option<usize> {
+    let t = tensors.get(region.tensor.as_str()).copied();
+    if t.is_none() {
+        d.push(
+            Diagnostic::new(
+                K::UnknownTensor,
+                region.loc,
+                format!("unknown tensor `{}` in tile `{}`", region.tensor, f.name),
+            )
+            .help(suggestion("tensor", &region.tensor, tf.tensors.iter().map(|t| t.name.as_str()))),
+        );
+    }
+    t
 }
 
 /// A guard reads one `i32` element of a local tensor that the tile itself does not write.
@@ -260,17 +268,7 @@ fn check_guard<'a>(
     let g = f.guard.as_ref()?;
     let spec = Guard::spec();
     let region = &g.count;
-    let Some(&t) = tensors.get(region.tensor.as_str()) else {
-        d.push(
-            Diagnostic::new(
-                K::UnknownTensor,
-                region.loc,
-                format!("unknown tensor `{}` in tile `{}`", region.tensor, f.name),
-            )
-            .help(suggestion("tensor", &region.tensor, tf.tensors.iter().map(|t| t.name.as_str()))),
-        );
-        return None;
-    };
+    let t = resolve_tensor(tf, f, region, tensors, d)?;
     check_indices(f, &g.above, g.loc, d);
     let errors = d.len();
     check_region(tf, f, spec, &spec.params[0], region, t, d);
