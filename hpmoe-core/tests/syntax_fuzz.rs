@@ -3,13 +3,13 @@
 //! entry points (the macro's `parse` and the build scripts' `parse_file`).
 //!
 //! Time and memory stay bounded by construction, and this checks the parts that make it
-//! so: the input bounds of `syntax::guard` (refused before any recursive parsing), output
+//! so: the input bounds of `syntax::input_bounds` (refused before any recursive parsing), output
 //! linear in the input (at most a few IR locations per token), and the core's instance
 //! limits before anything is expanded (so a mutation to a huge grid is refused, not run).
 
 use hpmoe_core::limits::MAX_INSTANCES;
 use hpmoe_core::schedule::UnitCost;
-use hpmoe_core::syntax::{self, Frontend, guard};
+use hpmoe_core::syntax::{self, Frontend, input_bounds};
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 use proptest::prelude::*;
 
@@ -330,7 +330,7 @@ fn pathological_inputs_are_refused_before_parsing() {
     let many = format!("fn t() {{ const X: Tensor<F32> = output([4]); {tiles} }}");
     let fe = syntax::parse("profile = small(1), ranks = 1".parse().unwrap(), many.parse().unwrap()).unwrap();
     assert_eq!(fe.taskflow.families.len(), 2000);
-    assert!(guard::check_tokens(&many.parse().unwrap()).is_ok());
+    assert!(input_bounds::check_tokens(&many.parse().unwrap()).is_ok());
 }
 
 #[test]

@@ -9,7 +9,7 @@ use syn::{Item, Meta};
 /// input bounds of [`super::guard`].
 pub fn parse_file(src: &str) -> syn::Result<Vec<Frontend>> {
     let tokens: proc_macro2::TokenStream = src.parse()?;
-    super::guard::check_tokens(&tokens)?;
+    super::input_bounds::check_tokens(&tokens)?;
     let file: syn::File = syn::parse2(tokens)?;
     let mut out = Vec::new();
     collect(&file.items, &mut out);

@@ -33,8 +33,8 @@ pub mod ast;
 pub mod attr;
 pub mod consts;
 mod file;
-pub mod guard;
 mod index;
+pub mod input_bounds;
 mod lower;
 mod op;
 mod region;
@@ -90,8 +90,8 @@ pub struct Frontend {
 /// Reads a `#[taskflow(args)]` function. Fails only when `item` is not a function, or is
 /// beyond the input bounds of [`guard`].
 pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Frontend> {
-    guard::check_tokens(&args)?;
-    guard::check_tokens(&item)?;
+    input_bounds::check_tokens(&args)?;
+    input_bounds::check_tokens(&item)?;
     let item: ItemFn = syn::parse2(item)
         .map_err(|e| syn::Error::new(e.span(), "`#[taskflow]` applies to a function: `fn name() { .. }`"))?;
     Ok(lower(args, item))
