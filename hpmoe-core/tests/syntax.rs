@@ -395,3 +395,40 @@ fn bad() {
         ]
     );
 }
+
+#[test]
+fn an_op_declares_its_work_as_a_gather() {
+    let src = |work: &str| {
+        format!(
+            r#"
+#[taskflow(profile = small(1), ranks = 1)]
+fn g() {{
+    const T: Tensor<F32> = input([8, 4]);
+    const I: Tensor<I32> = input([2, 2]);
+    const O: Tensor<F32> = output([2, 4]);
+
+    #[op(aiv, work = {work}, emit = "Pick({{out}}, {{table}}, {{index}})")]
+    fn pick(table: &TileData, index: &TileData, out: &mut TileData) {{
+        let _ = (table, index, out);
+    }}
+
+    #[tile(aiv)]
+    fn sum() {{
+        pick(T, I, O);
+    }}
+}}
+"#
+        )
+    };
+    let fe = one(&src("gather(3)"));
+    assert!(fe.errors.is_empty(), "{:?}", fe.errors);
+    assert_eq!(fe.taskflow.ops.get("pick").unwrap().work, WorkModel::Gather { flops_per_element: 3 });
+    for bad in ["gather(x)", "scatter(3)", "gather"] {
+        let fe = parse_file(&src(bad)).map(|mut f| f.remove(0));
+        let message = match fe {
+            Ok(fe) => format!("{:?}", fe.errors),
+            Err(e) => render_error(&e, "t"),
+        };
+        assert!(message.contains("`gather(FLOPS_PER_ELEMENT)`"), "{bad}: {message}");
+    }
+}

@@ -10,7 +10,7 @@
 //! The scheduler never sees it: schedules are built for the worst case, every block full.
 
 use crate::expand::{InstanceSpace, eval_region};
-use crate::model::Taskflow;
+use crate::model::{Guard, Taskflow};
 
 /// Per tile instance (node id), whether its guard made it skip its body.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -62,7 +62,7 @@ impl Activity {
                         .above
                         .eval(&coords, u64::from(rank))
                         .map_err(|_| format!("{}: its guard's bound overflows", instance()))?;
-                    skipped[space.node(rank, span.first + idx) as usize] = count <= above;
+                    skipped[space.node(rank, span.first + idx) as usize] = !Guard::runs(count, above);
                 }
             }
         }

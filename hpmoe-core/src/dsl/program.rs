@@ -215,7 +215,7 @@ pub mod __private {
     /// Whether a guarded tile runs its ops: its count, read through the context, is greater
     /// than the guard's bound evaluated for the instance.
     pub fn runs(ctx: &mut dyn super::TileContext, count: ConcreteRegion, above: i64) -> bool {
-        i64::from(ctx.read_count(&count)) > above
+        crate::model::Guard::runs(i64::from(ctx.read_count(&count)), above)
     }
 
     /// A region from evaluated starts and constant lengths. The checks proved every start in

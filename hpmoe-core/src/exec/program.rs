@@ -166,7 +166,7 @@ impl Program {
             let names = self.tf.families[family].index_names();
             fault(format!("`above = {}` overflows i64 for this instance", g.above.display(&names)))
         })?;
-        Ok(count > above)
+        Ok(Guard::runs(count, above))
     }
 
     /// Runs tile instance `node`: its guard, then (if the guard holds) each op call of its

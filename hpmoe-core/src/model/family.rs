@@ -60,6 +60,14 @@ impl Guard {
     /// The name the guard goes by in messages and in the DSL.
     pub const OP: &'static str = "run_if_above";
 
+    /// Whether an instance whose count reads `count` and whose bound evaluates to `above`
+    /// runs its body: the one statement of the guard's meaning, which the host executor, the
+    /// simulator's [`Activity`](crate::cost::Activity) and `#[taskflow]` host tiles share (the
+    /// AscendC backend writes the same comparison in C++).
+    pub fn runs(count: i64, above: i64) -> bool {
+        count > above
+    }
+
     /// The guard's read seen as an op call with one read parameter, `count`, so expansion
     /// and the checks treat it like any other access.
     pub fn spec() -> &'static OpSpec {

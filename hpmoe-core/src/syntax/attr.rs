@@ -202,13 +202,17 @@ impl FromMeta for WorkArg {
         match expr {
             Expr::Path(p) if p.path.is_ident("matmul") => Ok(WorkArg(WorkModel::Matmul)),
             Expr::Path(p) if p.path.is_ident("copy") => Ok(WorkArg(WorkModel::Copy)),
-            Expr::Call(c) if matches!(&*c.func, Expr::Path(p) if p.path.is_ident("vector")) && c.args.len() == 1 => {
-                let n = u32::from_expr(&c.args[0]).map_err(|_| darling::Error::custom(usage).with_span(c))?;
-                Ok(WorkArg(WorkModel::Vector { flops_per_element: n }))
-            }
-            Expr::Call(c) if matches!(&*c.func, Expr::Path(p) if p.path.is_ident("gather")) && c.args.len() == 1 => {
-                let n = u32::from_expr(&c.args[0]).map_err(|_| darling::Error::custom(usage).with_span(c))?;
-                Ok(WorkArg(WorkModel::Gather { flops_per_element: n }))
+            Expr::Call(c) if c.args.len() == 1 => {
+                let per_element = || u32::from_expr(&c.args[0]).map_err(|_| darling::Error::custom(usage).with_span(c));
+                match &*c.func {
+                    Expr::Path(p) if p.path.is_ident("vector") => {
+                        Ok(WorkArg(WorkModel::Vector { flops_per_element: per_element()? }))
+                    }
+                    Expr::Path(p) if p.path.is_ident("gather") => {
+                        Ok(WorkArg(WorkModel::Gather { flops_per_element: per_element()? }))
+                    }
+                    _ => Err(darling::Error::custom(usage).with_span(expr)),
+                }
             }
             _ => Err(darling::Error::custom(usage).with_span(expr)),
         }
