@@ -7,6 +7,7 @@ use hpmoe_core::moe::MoeShape;
 use hpmoe_examples::host_check;
 use hpmoe_examples::report::{self, HostConfig, Job};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A job over tiny layers (fast at every EP) whose host check compares against a reference
 /// with one value changed, or fails to run at all.
@@ -43,8 +44,12 @@ fn job(broken: &'static str) -> Job<'static> {
     }
 }
 
+/// Runs the job as `main` would, in an output folder of its own: the tests of this file run in
+/// parallel, and one removing a shared folder while another writes into it made them flaky.
 fn run(job: &Job<'_>) -> Result<bool, String> {
-    let out = std::env::temp_dir().join(format!("hpmoe-host-check-fail-{}", std::process::id()));
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let run = RUNS.fetch_add(1, Ordering::Relaxed);
+    let out = std::env::temp_dir().join(format!("hpmoe-host-check-fail-{}-{run}", std::process::id()));
     let args = ["--out", out.to_str().unwrap(), "--json"].map(String::from).to_vec();
     let outcome = report::run_with(job, args);
     let _ = std::fs::remove_dir_all(&out);

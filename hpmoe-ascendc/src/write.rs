@@ -38,7 +38,10 @@ pub fn write_if_changed(path: &Path, content: &[u8]) -> io::Result<WriteOutcome>
         std::fs::create_dir_all(dir)?;
     }
     let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{file_name}.tmp{}", std::process::id()));
+    // Unique per process and per call: two threads writing the same path must not share one.
+    static WRITES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let write = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_file_name(format!(".{file_name}.tmp{}-{write}", std::process::id()));
     std::fs::write(&tmp, content)?;
     std::fs::rename(&tmp, path)?;
     Ok(WriteOutcome::Written(path.to_path_buf()))
