@@ -81,3 +81,25 @@ impl Default for SyntaxCheck {
         Self::new()
     }
 }
+
+/// The declaration CANN's kernel build generates for launching kernel `name` from the host
+/// (`aclrtlaunch_NAME.h`: `ACLRT_LAUNCH_KERNEL(NAME)(blockDim, stream, args...)`), with
+/// `kernel_args` pointer arguments. Write it beside a generated `NAME_launch.cpp` to check the
+/// launcher's NPU build with [`SyntaxCheck`]; with a toolkit, the real one is generated instead.
+pub fn aclrtlaunch_decl(name: &str, kernel_args: usize) -> String {
+    let params: Vec<String> = (0..kernel_args).map(|i| format!("void* arg{i}")).collect();
+    format!(
+        "/* Declaration-only stand-in for the launch header CANN generates for kernel `{name}`. */\n\
+         #ifndef HPMOE_DECL_ACLRTLAUNCH_{upper}_H\n\
+         #define HPMOE_DECL_ACLRTLAUNCH_{upper}_H\n\
+         #include <cstdint>\n\
+         #include \"acl/acl.h\"\n\
+         #ifndef ACLRT_LAUNCH_KERNEL\n\
+         #define ACLRT_LAUNCH_KERNEL(kernel) aclrtlaunch_##kernel\n\
+         #endif\n\
+         extern \"C\" uint32_t aclrtlaunch_{name}(uint32_t blockDim, aclrtStream stream, {params});\n\
+         #endif\n",
+        upper = name.to_ascii_uppercase(),
+        params = params.join(", ")
+    )
+}

@@ -28,10 +28,20 @@ pub const RUNTIME_HEADERS: &[(&str, &str)] = &[
     ("hpmoe/worker.h", include_str!("../include/hpmoe/worker.h")),
 ];
 
-/// Writes the runtime headers under `include_dir` (as `include_dir/hpmoe/*.h`), touching only
-/// files whose content differs. Returns what happened to each file, in [`RUNTIME_HEADERS`] order.
+/// `(path under include/, contents)` of the host-side headers: what a kernel's generated launcher
+/// (`NAME_launch.cpp`) includes, for the NPU and for the CPU emulator alike. Not device code.
+pub const HOST_HEADERS: &[(&str, &str)] =
+    &[("hpmoe/host/launcher.h", include_str!("../include/hpmoe/host/launcher.h"))];
+
+/// Writes the runtime headers and the host headers under `include_dir` (as
+/// `include_dir/hpmoe/*.h` and `include_dir/hpmoe/host/*.h`), touching only files whose content
+/// differs. Returns what happened to each file, in [`RUNTIME_HEADERS`] then [`HOST_HEADERS`] order.
 pub fn write_runtime(include_dir: &Path) -> io::Result<Vec<WriteOutcome>> {
-    RUNTIME_HEADERS.iter().map(|(name, text)| write_if_changed(&include_dir.join(name), text.as_bytes())).collect()
+    RUNTIME_HEADERS
+        .iter()
+        .chain(HOST_HEADERS)
+        .map(|(name, text)| write_if_changed(&include_dir.join(name), text.as_bytes()))
+        .collect()
 }
 
 /// The declaration-only AscendC + SHMEM headers (`devkit-decl/`) of this crate's sources, for
@@ -53,10 +63,19 @@ mod tests {
 
     #[test]
     fn every_shipped_header_is_listed_and_identical() {
-        let mut on_disk: Vec<String> = std::fs::read_dir(source_include_dir().join("hpmoe"))
-            .unwrap()
-            .map(|e| format!("hpmoe/{}", e.unwrap().file_name().to_string_lossy()))
-            .collect();
+        let listed_in = |dir: &str| {
+            let mut names: Vec<String> = std::fs::read_dir(source_include_dir().join(dir))
+                .unwrap()
+                .map(|e| e.unwrap())
+                .filter(|e| e.file_type().unwrap().is_file())
+                .map(|e| format!("{dir}/{}", e.file_name().to_string_lossy()))
+                .collect();
+            names.sort();
+            names
+        };
+        let host: Vec<&str> = HOST_HEADERS.iter().map(|h| h.0).collect();
+        assert_eq!(listed_in("hpmoe/host"), host, "HOST_HEADERS must list include/hpmoe/host/*.h, sorted");
+        let mut on_disk = listed_in("hpmoe");
         on_disk.sort();
         let listed: Vec<&str> = RUNTIME_HEADERS.iter().map(|h| h.0).collect();
         assert_eq!(on_disk, listed, "RUNTIME_HEADERS must list include/hpmoe/*.h, sorted");

@@ -29,6 +29,21 @@ fn syntax_check(k: &KernelFiles, dir: &Path) {
     let Some(check) = gxx() else { return };
     let check = check.include(dir).include(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cpp"));
     check.run(&dir.join(format!("{}.cpp", k.name))).unwrap_or_else(|e| panic!("{}.cpp:\n{e}", k.name));
+    // The launcher's NPU build, against declarations of exactly the host APIs it calls.
+    let kernel_args = kernel_arg_count(&k.cpp, &k.name);
+    std::fs::write(
+        dir.join(format!("aclrtlaunch_{}.h", k.name)),
+        hpmoe_ascendc::check::aclrtlaunch_decl(&k.name, kernel_args),
+    )
+    .unwrap();
+    check.run(&dir.join(format!("{}_launch.cpp", k.name))).unwrap_or_else(|e| panic!("{}_launch.cpp:\n{e}", k.name));
+}
+
+/// The number of arguments of the kernel's entry point in `cpp`.
+fn kernel_arg_count(cpp: &str, name: &str) -> usize {
+    let sig = format!("__aicore__ void {name}(");
+    let start = cpp.find(&sig).expect("the kernel's entry point") + sig.len();
+    cpp[start..cpp[start..].find(')').unwrap() + start].matches("GM_ADDR").count()
 }
 
 /// The kernel's own part of NAME_schedule.h (the table part is hpmoe-core's, tested there).
@@ -42,6 +57,7 @@ fn small_kernel_snapshot() {
     let k = emit_with(&tf, &compile(&tf), &with_user_ops()).unwrap();
     expect_file!["snapshots/small.cpp"].assert_eq(&k.cpp);
     expect_file!["snapshots/small_kernel_section.h"].assert_eq(kernel_section(&k.header));
+    expect_file!["snapshots/small_launch.cpp"].assert_eq(&k.launcher);
 }
 
 /// The `case` of one tile family in the kernel's `Run` switch.

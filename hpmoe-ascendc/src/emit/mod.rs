@@ -1,8 +1,9 @@
 //! Emission: a compiled taskflow → the files of its AscendC kernel.
 //!
 //! [`emit`] returns a [`KernelFiles`]: `NAME.cpp` (the kernel, [`kernel`]), `NAME_schedule.h`
-//! (table layout and constants, [`header`]), `NAME_schedule.bin` (the kernel's schedule table)
-//! and `NAME_flags.bin` (its hardware-flag plan, [`crate::flags`]). Output is deterministic: the
+//! (table layout and constants, [`header`]), `NAME_schedule.bin` (the kernel's schedule table),
+//! `NAME_flags.bin` (its hardware-flag plan, [`crate::flags`]) and `NAME_launch.cpp` (its host
+//! launcher for the NPU and the CPU emulator, [`launcher`]). Output is deterministic: the
 //! same taskflow and schedule give byte-identical files.
 //!
 //! The kernel's table is the compiled table with the dependencies the hardware flag carries
@@ -12,6 +13,7 @@
 mod expr;
 pub mod header;
 pub mod kernel;
+pub mod launcher;
 pub mod names;
 pub mod ops;
 pub mod region;
@@ -96,6 +98,8 @@ pub struct KernelFiles {
     pub table_bin: Vec<u8>,
     /// `NAME_flags.bin`.
     pub flags_bin: Vec<u8>,
+    /// `NAME_launch.cpp`: the host launcher, for the NPU and for the CPU emulator ([`launcher`]).
+    pub launcher: String,
     /// Which dependencies the hardware flag carries.
     pub flags: FlagPlan,
     /// The Matmul objects of the AIC and the tile shapes their tilings must cover.
@@ -103,17 +107,18 @@ pub struct KernelFiles {
 }
 
 impl KernelFiles {
-    /// `(file name, contents)` of the four files, in a fixed order.
-    pub fn files(&self) -> [(String, &[u8]); 4] {
+    /// `(file name, contents)` of the five files, in a fixed order.
+    pub fn files(&self) -> [(String, &[u8]); 5] {
         [
             (format!("{}.cpp", self.name), self.cpp.as_bytes()),
             (format!("{}_schedule.h", self.name), self.header.as_bytes()),
             (format!("{}_schedule.bin", self.name), &self.table_bin),
             (format!("{}_flags.bin", self.name), &self.flags_bin),
+            (format!("{}_launch.cpp", self.name), self.launcher.as_bytes()),
         ]
     }
 
-    /// Writes the four files into `dir`, touching only those whose content changed.
+    /// Writes the five files into `dir`, touching only those whose content changed.
     pub fn write_to(&self, dir: &Path) -> std::io::Result<Vec<WriteOutcome>> {
         self.files().iter().map(|(name, bytes)| write_if_changed(&dir.join(name), bytes)).collect()
     }
@@ -168,7 +173,14 @@ pub fn emit_with(tf: &Taskflow, compiled: &Compiled, options: &EmitOptions) -> R
         flags_bytes: &flags_bin,
         wait_timeout_us: options.wait_timeout_us,
     });
-    Ok(KernelFiles { name, cpp, header, table, table_bin, flags_bin, flags: plan, matmul_groups })
+    let launcher = launcher::render(&launcher::LauncherParts {
+        tf,
+        name: &name,
+        prefix: &prefix,
+        tensor_params: &tensor_params,
+        groups: &matmul_groups,
+    });
+    Ok(KernelFiles { name, cpp, header, table, table_bin, flags_bin, launcher, flags: plan, matmul_groups })
 }
 
 /// AIC tiles never write another rank's memory, so they never signal another rank: the runtime

@@ -1,0 +1,45 @@
+/* Declaration-only stand-in for the host side of the CANN SHMEM library (`aclshmem.h`: init,
+ * symmetric heap, host-side barrier) that hpmoe's host launcher calls, written from the library's
+ * public headers and API documentation (hicann/shmem). For `g++ -fsyntax-only` checks of the
+ * launcher's NPU build only. The device side is `shmem.h` beside this file. */
+#ifndef HPMOE_DECL_ACLSHMEM_HOST_H
+#define HPMOE_DECL_ACLSHMEM_HOST_H
+
+#include <cstddef>
+#include <cstdint>
+
+#include "acl/acl.h"
+
+#define ACLSHMEM_MAX_IP_PORT_LEN 64
+
+/* Optional initialisation attributes (data engine, time-outs in seconds). */
+typedef struct {
+    int data_op_engine_type;
+    uint32_t shm_init_timeout;
+    uint32_t shm_create_timeout;
+    uint32_t control_operation_timeout;
+    int32_t sockFd;
+} aclshmem_init_optional_attr_t;
+
+/* Initialisation attributes: this process's rank, the number of ranks, the bootstrap address, and
+ * the size of the rank's symmetric heap. */
+typedef struct {
+    int version;
+    int my_rank;
+    int n_ranks;
+    char ip_port[ACLSHMEM_MAX_IP_PORT_LEN];
+    uint64_t local_mem_size;
+    aclshmem_init_optional_attr_t option_attr;
+} aclshmemx_init_attr_t;
+
+extern "C" {
+int aclshmemx_init_attr(aclshmemx_init_attr_t* attributes);
+int aclshmem_finalize(void);
+/* Collective: every PE allocates the same sizes in the same order; the result is symmetric. */
+void* aclshmem_malloc(size_t size);
+void aclshmem_free(void* ptr);
+/* Host-side barrier of all PEs, ordered on `stream`. */
+void aclshmemx_barrier_all_on_stream(aclrtStream stream);
+}
+
+#endif /* HPMOE_DECL_ACLSHMEM_HOST_H */
