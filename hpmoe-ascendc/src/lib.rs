@@ -9,6 +9,7 @@
 //! | `NAME_schedule.h` | the table's layout and constants, then the kernel's ([`emit::header`]) |
 //! | `NAME_schedule.bin` | the schedule table (hpmoe-core's binary form) |
 //! | `NAME_flags.bin` | which dependencies use the AIC → own-AIV hardware flag ([`flags`]) |
+//! | `NAME_launch.cpp` | the host launcher, for an NPU and for the CPU emulator ([`emit::launcher`]) |
 //!
 //! It ships the device runtime those kernels include ([`runtime`], `include/hpmoe/*.h`), a
 //! build-script API in the manner of `cxx_build` ([`Build`]), the CANN toolkit command
@@ -26,7 +27,7 @@
 //! assert!(kernel.cpp.contains("KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);"));
 //! assert!(kernel.cpp.contains("if ASCEND_IS_AIC {") && kernel.cpp.contains("if ASCEND_IS_AIV {"));
 //! let names: Vec<String> = kernel.files().iter().map(|(name, _)| name.clone()).collect();
-//! assert_eq!(names, ["moe_ffn.cpp", "moe_ffn_schedule.h", "moe_ffn_schedule.bin", "moe_ffn_flags.bin"]);
+//! assert_eq!(names, ["moe_ffn.cpp", "moe_ffn_schedule.h", "moe_ffn_schedule.bin", "moe_ffn_flags.bin", "moe_ffn_launch.cpp"]);
 //! // What the `#[taskflow]` macro will embed beside the schedule consts:
 //! assert_eq!(hpmoe_ascendc::kernel_source(&tf, &compiled).unwrap(), kernel.cpp);
 //! ```
