@@ -39,6 +39,7 @@ pub mod build;
 pub mod check;
 pub mod diag;
 pub mod emit;
+pub mod emulator;
 pub mod flags;
 pub mod runtime;
 pub mod toolchain;
@@ -46,4 +47,5 @@ pub mod write;
 
 pub use build::{Build, BuildError, BuildOutput};
 pub use emit::{EmitError, EmitOptions, KernelFiles, emit, emit_with, kernel_source};
+pub use emulator::{EmulateError, EmulateOptions, EmulatedRun, Emulation, emulate};
 pub use flags::{FlagPlan, FlagPolicy};

@@ -1,0 +1,170 @@
+//! Running a generated kernel on the CPU: hpmoe's strict emulation of the AscendC and SHMEM device
+//! API (`emulator/`, C++), the kernel's generated launcher (`NAME_launch.cpp`), and the system g++.
+//!
+//! ```no_run
+//! use hpmoe_core::exec::Inputs;
+//! use hpmoe_core::moe::MoeShape;
+//!
+//! let tf = MoeShape::tiny(2).taskflow().unwrap();
+//! let compiled = hpmoe_core::compile(&tf, &hpmoe_core::schedule::SimpleCost::default()).unwrap();
+//! let kernel = hpmoe_ascendc::emit(&tf, &compiled).unwrap();
+//! let run = hpmoe_ascendc::emulate(&tf, &kernel, &Inputs::random(&tf, 7), &Default::default()).unwrap();
+//! println!("{:?}", run.get(0, "out").unwrap().to_f32()[..4].to_vec());
+//! ```
+//!
+//! [`emulate`] compiles the kernel and its launcher with g++ against the emulation (cached by
+//! content hash, so a second run of the same kernel costs only the run), writes every tensor of
+//! every rank, runs the launcher — every AIC and AIV of every block of every rank as a thread, the
+//! whole run bounded in time — and reads back every tensor, the kernel's diagnostics area of each
+//! rank and the emulator's findings. A launch that does not complete is an
+//! [`EmulateError::Failed`]: the emulator's findings (which API call broke which rule, on which
+//! rank and core) with the tile instance each failing core was running, and the kernel's own
+//! diagnostics records decoded with the table (a timed-out wait names its counter, expected and
+//! seen values).
+//!
+//! User ops: a user op's `emit` template calls a device function in a header the kernel includes
+//! ([`crate::EmitOptions::includes`]); put that header's folder in
+//! [`EmulateOptions::include_dirs`]. The same header serves the NPU build (bisheng, with
+//! [`crate::Build::include_dir`]) and the emulator, so write it against the public AscendC API only
+//! (`kernel_operator.h`), never against the emulator's internals.
+//!
+//! What the emulation checks and what only hardware can confirm: `emulator/README.md`.
+
+mod build;
+mod data;
+mod outcome;
+
+pub use build::{CXX_FLAGS, emulator_dir};
+pub use outcome::{EmulateError, EmulatedRun, EmulatorFailure, Finding};
+
+use crate::emit::KernelFiles;
+use hpmoe_core::exec::Inputs;
+use hpmoe_core::model::Taskflow;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How to build and run an emulated kernel.
+#[derive(Clone, Debug)]
+pub struct EmulateOptions {
+    /// Folders of the headers the kernel includes for its user ops.
+    pub include_dirs: Vec<PathBuf>,
+    /// Extra `-D` definitions for the kernel and launcher (e.g. a shorter
+    /// `HPMOE_<NAME>_WAIT_TIMEOUT_US`).
+    pub defines: Vec<String>,
+    /// The C++ compiler (default `g++`).
+    pub compiler: String,
+    /// Where compiled emulators and kernels are kept (default: `$HPMOE_EMU_CACHE`, else
+    /// `hpmoe-emu` in the system's temporary folder).
+    pub cache_dir: Option<PathBuf>,
+    /// Wall-clock bound of one run (the emulator also bounds itself, and reports which core waits
+    /// on what; this bound is the last resort that kills the process).
+    pub timeout: Duration,
+    /// Environment variables for the run (the emulator reads `HPMOE_EMU_*`).
+    pub env: Vec<(String, String)>,
+}
+
+impl Default for EmulateOptions {
+    fn default() -> Self {
+        EmulateOptions {
+            include_dirs: Vec::new(),
+            defines: Vec::new(),
+            compiler: "g++".into(),
+            cache_dir: None,
+            timeout: Duration::from_secs(300),
+            env: Vec::new(),
+        }
+    }
+}
+
+impl EmulateOptions {
+    fn cache(&self) -> PathBuf {
+        self.cache_dir
+            .clone()
+            .or_else(|| std::env::var_os("HPMOE_EMU_CACHE").map(PathBuf::from))
+            .unwrap_or_else(|| std::env::temp_dir().join("hpmoe-emu"))
+    }
+}
+
+/// Whether the compiler of `options` can be run (the emulator needs it).
+pub fn compiler_available(options: &EmulateOptions) -> bool {
+    Command::new(&options.compiler).arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+/// A kernel compiled against the emulation, ready to run.
+#[derive(Clone, Debug)]
+pub struct Emulation {
+    kernel: KernelFiles,
+    binary: PathBuf,
+    options: EmulateOptions,
+}
+
+impl Emulation {
+    /// Compiles `kernel` and its launcher (or finds them in the cache).
+    pub fn build(kernel: &KernelFiles, options: &EmulateOptions) -> Result<Emulation, EmulateError> {
+        let cache = options.cache();
+        std::fs::create_dir_all(&cache).map_err(|e| EmulateError::io(&cache, e))?;
+        let binary =
+            build::launcher_binary(&cache, &options.compiler, kernel, &options.include_dirs, &options.defines)?;
+        Ok(Emulation { kernel: kernel.clone(), binary, options: options.clone() })
+    }
+
+    /// The kernel this emulation runs.
+    pub fn kernel(&self) -> &KernelFiles {
+        &self.kernel
+    }
+
+    /// Runs the kernel with its own table and flag plan on `inputs` (non-input tensors start as
+    /// the host executor's do: poisoned, see [`hpmoe_core::exec::tensor::poison`]).
+    pub fn run(&self, tf: &Taskflow, inputs: &Inputs) -> Result<EmulatedRun, EmulateError> {
+        self.run_with_blobs(tf, inputs, &self.kernel.table_bin, &self.kernel.flags_bin)
+    }
+
+    /// Runs the kernel with another table and flag plan (a fault-injection test's, or a table a
+    /// user wants to try): the kernel checks them against the constants it was generated with.
+    pub fn run_with_blobs(
+        &self,
+        tf: &Taskflow,
+        inputs: &Inputs,
+        table: &[u8],
+        flags: &[u8],
+    ) -> Result<EmulatedRun, EmulateError> {
+        let dir = data::RunDir::new(&self.options.cache(), &self.kernel.name)?;
+        data::write_tensors(&dir.data(), tf, inputs)?;
+        let (table_path, flags_path) = (dir.root().join("table.bin"), dir.root().join("flags.bin"));
+        std::fs::write(&table_path, table).map_err(|e| EmulateError::io(&table_path, e))?;
+        std::fs::write(&flags_path, flags).map_err(|e| EmulateError::io(&flags_path, e))?;
+        let mut cmd = Command::new(&self.binary);
+        cmd.arg("--data")
+            .arg(dir.data())
+            .arg("--out")
+            .arg(dir.out())
+            .arg("--table")
+            .arg(&table_path)
+            .arg("--flags")
+            .arg(&flags_path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in &self.options.env {
+            cmd.env(k, v);
+        }
+        let started = Instant::now();
+        let status = outcome::run_bounded(&mut cmd, self.options.timeout)?;
+        let wall = started.elapsed();
+        let result = outcome::collect(tf, &self.kernel, &dir.out(), status, wall);
+        drop(dir);
+        result
+    }
+}
+
+/// Builds (or finds in the cache) and runs `kernel` on `inputs`: every tensor of every rank after
+/// the launch, or why it did not complete.
+pub fn emulate(
+    tf: &Taskflow,
+    kernel: &KernelFiles,
+    inputs: &Inputs,
+    options: &EmulateOptions,
+) -> Result<EmulatedRun, EmulateError> {
+    Emulation::build(kernel, options)?.run(tf, inputs)
+}

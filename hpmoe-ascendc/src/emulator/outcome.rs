@@ -1,0 +1,302 @@
+//! What an emulated run produced: every tensor, each rank's diagnostics area, the emulator's
+//! findings; and the errors of building or running it.
+
+use super::data;
+use crate::diag::{self, DiagStatus, Diagnostics};
+use crate::emit::KernelFiles;
+use hpmoe_core::exec::{HostTensor, Snapshot};
+use hpmoe_core::model::Taskflow;
+use std::fmt;
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, ExitStatus};
+use std::time::{Duration, Instant};
+
+/// A completed launch: every tensor of every rank, and the kernel's diagnostics.
+#[derive(Clone, Debug)]
+pub struct EmulatedRun {
+    names: Vec<String>,
+    /// `[rank][tensor]`, declaration order.
+    tensors: Vec<Vec<HostTensor>>,
+    /// Each rank's diagnostics area, decoded.
+    pub diagnostics: Vec<Diagnostics>,
+    /// Wall time of the launcher process (build excluded).
+    pub wall: Duration,
+}
+
+impl EmulatedRun {
+    /// Tensor `name` on `rank` after the launch.
+    pub fn get(&self, rank: u32, name: &str) -> Option<&HostTensor> {
+        let t = self.names.iter().position(|n| n == name)?;
+        self.tensors.get(rank as usize).map(|r| &r[t])
+    }
+
+    /// The first tensor (rank-major, declaration order) whose bits differ from the host
+    /// executor's `snapshot`, described; `None` when every tensor of every rank is bitwise equal.
+    pub fn first_difference(&self, snapshot: &Snapshot) -> Option<String> {
+        if snapshot.names() != self.names.as_slice() || snapshot.ranks() as usize != self.tensors.len() {
+            return Some(format!(
+                "different tensors: {:?} on {} ranks vs {:?} on {} ranks",
+                self.names,
+                self.tensors.len(),
+                snapshot.names(),
+                snapshot.ranks()
+            ));
+        }
+        for (rank, tensors) in self.tensors.iter().enumerate() {
+            for (name, mine) in self.names.iter().zip(tensors) {
+                let theirs = snapshot.get(rank as u32, name).expect("same names");
+                if let Some(d) = mine.first_difference(theirs) {
+                    return Some(format!("rank {rank} `{name}`: {d}"));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// One finding of the emulator: a rule of the device API the kernel broke (or a hang), on one
+/// rank and core, in one API call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// The rule, e.g. `gm_out_of_bounds`, `unsynchronised_read`, `deadlock`.
+    pub kind: String,
+    pub rank: Option<u32>,
+    /// The core as the emulator names it (`aic0`, `aiv3`).
+    pub core: Option<String>,
+    /// The API call (`DataCopyPad`, `CrossCoreSetFlag`, ...).
+    pub call: Option<String>,
+    /// The tile instance the core was running, from its diagnostics record and the table
+    /// (`r1.aiv3 entry 4: swiglu(0, 1)`), when the record says.
+    pub tile: Option<String>,
+    /// The emulator's whole line.
+    pub line: String,
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.line)?;
+        if let Some(t) = &self.tile {
+            write!(f, " [tile: {t}]")?;
+        }
+        Ok(())
+    }
+}
+
+/// A launch that did not complete.
+#[derive(Clone, Debug)]
+pub struct EmulatorFailure {
+    /// The emulator's findings, first error first.
+    pub findings: Vec<Finding>,
+    /// The kernel's diagnostics records of cores that did not finish, described with the table
+    /// (e.g. a timed-out counter wait with its counter, expected and seen values).
+    pub records: Vec<String>,
+    /// Each rank's diagnostics area, decoded (empty where it could not be read back).
+    pub diagnostics: Vec<Diagnostics>,
+    /// The launcher's exit status and the end of its standard error.
+    pub exit: String,
+    pub stderr: String,
+}
+
+impl fmt::Display for EmulatorFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "the emulated launch did not complete ({})", self.exit)?;
+        for x in &self.findings {
+            writeln!(f, "  emulator: {x}")?;
+        }
+        for r in &self.records {
+            writeln!(f, "  kernel: {r}")?;
+        }
+        if self.findings.is_empty() && self.records.is_empty() && !self.stderr.is_empty() {
+            writeln!(f, "  stderr: {}", self.stderr.trim_end())?;
+        }
+        Ok(())
+    }
+}
+
+/// Why an emulated run produced no result.
+#[derive(Clone, Debug)]
+pub enum EmulateError {
+    /// The compiler (or `ar`) cannot be run.
+    NoCompiler(String),
+    /// The kernel, its launcher or the emulator did not compile.
+    Compile { command: String, output: String },
+    /// Inputs that do not fit the taskflow.
+    Input(String),
+    /// Reading or writing the run's files.
+    Io(String),
+    /// The launcher did not finish within [`super::EmulateOptions::timeout`] and was killed.
+    Killed { after: Duration, stderr: String },
+    /// The launch did not complete: what the emulator and the kernel say.
+    Failed(Box<EmulatorFailure>),
+}
+
+impl EmulateError {
+    pub(crate) fn io(path: &Path, e: std::io::Error) -> Self {
+        EmulateError::Io(format!("{}: {e}", path.display()))
+    }
+
+    /// The failure's findings, if the launch ran and failed.
+    pub fn failure(&self) -> Option<&EmulatorFailure> {
+        match self {
+            EmulateError::Failed(f) => Some(f),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for EmulateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EmulateError::NoCompiler(e) => write!(f, "no C++ compiler for the emulator: {e}"),
+            EmulateError::Compile { command, output } => {
+                write!(f, "compiling for the emulator failed: {command}\n{output}")
+            }
+            EmulateError::Input(e) => write!(f, "emulator inputs: {e}"),
+            EmulateError::Io(e) => write!(f, "emulator files: {e}"),
+            EmulateError::Killed { after, stderr } => {
+                write!(f, "the emulated launch was killed after {after:?} (no result, no report)\n{stderr}")
+            }
+            EmulateError::Failed(x) => x.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for EmulateError {}
+
+/// Runs `cmd` to completion or until `timeout`, then kills it. Returns its status and stderr.
+pub(crate) fn run_bounded(cmd: &mut Command, timeout: Duration) -> Result<(ExitStatus, String), EmulateError> {
+    let mut child = cmd.spawn().map_err(|e| EmulateError::NoCompiler(format!("cannot start {cmd:?}: {e}")))?;
+    // Drain the pipes on threads so a chatty launcher never blocks on a full pipe.
+    let mut stderr = child.stderr.take();
+    let mut stdout = child.stdout.take();
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(e) = stderr.as_mut() {
+            let _ = e.read_to_string(&mut s);
+        }
+        s
+    });
+    let out_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(o) = stdout.as_mut() {
+            let _ = o.read_to_string(&mut s);
+        }
+        s
+    });
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                let _ = out_reader.join();
+                return Ok((status, err_reader.join().unwrap_or_default()));
+            }
+            Ok(None) if started.elapsed() < timeout => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let _ = out_reader.join();
+                return Err(EmulateError::Killed {
+                    after: started.elapsed(),
+                    stderr: err_reader.join().unwrap_or_default(),
+                });
+            }
+            Err(e) => return Err(EmulateError::Io(format!("waiting for the launcher: {e}"))),
+        }
+    }
+}
+
+/// Parses one line of the emulator's report (`error KIND rank=R core=C call=NAME ...`).
+fn parse_finding(line: &str) -> Finding {
+    let mut words = line.split_whitespace();
+    let first = words.next().unwrap_or_default();
+    let kind = if matches!(first, "error" | "warning" | "note") { words.next().unwrap_or(first) } else { first };
+    let field = |key: &str| {
+        line.split_whitespace().find_map(|w| w.strip_prefix(key).and_then(|v| v.strip_prefix('='))).map(str::to_string)
+    };
+    Finding {
+        kind: kind.to_string(),
+        rank: field("rank").and_then(|r| r.parse().ok()),
+        core: field("core"),
+        call: field("call"),
+        tile: None,
+        line: line.to_string(),
+    }
+}
+
+/// The local core id of an emulator core name (`aic1` → 1, `aiv3` → AICs + 3).
+fn local_core(name: &str, aic_per_rank: u32) -> Option<u32> {
+    if let Some(i) = name.strip_prefix("aic") {
+        i.parse().ok()
+    } else {
+        name.strip_prefix("aiv").and_then(|i| i.parse::<u32>().ok()).map(|i| aic_per_rank + i)
+    }
+}
+
+/// The tile a core was at when it stopped: the entry after its last completed one.
+fn tile_of(kernel: &KernelFiles, diags: &[Diagnostics], rank: u32, local: u32) -> Option<String> {
+    let view = kernel.table.view();
+    let cores_per_rank = kernel.table.header().cores_per_rank;
+    let record = diags.get(rank as usize)?.records.get(local as usize)?;
+    let global = rank * cores_per_rank + local;
+    let position = match record.status {
+        DiagStatus::Done | DiagStatus::NotRun => return None,
+        DiagStatus::Running => record.tiles_done,
+        _ => record.entry,
+    };
+    let entry = view.core_entries(global).get(position as usize)?;
+    let (fam, coords) = view.coords_of_instance(entry.instance)?;
+    let c: Vec<String> = coords.iter().map(u32::to_string).collect();
+    Some(format!("{} entry {position}: {}({})", view.core_name(global), view.family_name(fam), c.join(", ")))
+}
+
+/// Reads a finished launch's files.
+pub(crate) fn collect(
+    tf: &Taskflow,
+    kernel: &KernelFiles,
+    out: &Path,
+    (status, stderr): (ExitStatus, String),
+    wall: Duration,
+) -> Result<EmulatedRun, EmulateError> {
+    let header = kernel.table.header();
+    let cores_per_rank = header.cores_per_rank as usize;
+    let diagnostics: Vec<Diagnostics> = (0..tf.profile.ranks)
+        .filter_map(|r| {
+            let bytes = std::fs::read(out.join(format!("rank{r}")).join("diag.bin")).ok()?;
+            diag::decode(&bytes, cores_per_rank).ok()
+        })
+        .collect();
+    let report = std::fs::read_to_string(out.join("emulator.txt")).unwrap_or_default();
+    let unfinished = diagnostics.iter().any(|d| d.records.iter().any(|r| r.status != DiagStatus::Done));
+    if status.success() && report.trim().is_empty() && !unfinished && diagnostics.len() == tf.profile.ranks as usize {
+        let tensors = data::read_tensors(out, tf)?;
+        let names = tf.tensors.iter().map(|t| t.name.clone()).collect();
+        return Ok(EmulatedRun { names, tensors, diagnostics, wall });
+    }
+    let findings = report
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let mut f = parse_finding(l);
+            if let (Some(rank), Some(core)) = (f.rank, f.core.as_deref()) {
+                f.tile = local_core(core, header.aic_per_rank).and_then(|c| tile_of(kernel, &diagnostics, rank, c));
+            }
+            f
+        })
+        .collect();
+    let records = diagnostics
+        .iter()
+        .flat_map(|d| d.records.iter())
+        .filter(|r| r.status != DiagStatus::Done)
+        .map(|r| diag::describe(r, &kernel.table))
+        .collect();
+    let tail: String =
+        stderr.lines().rev().take(20).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+    Err(EmulateError::Failed(Box::new(EmulatorFailure {
+        findings,
+        records,
+        diagnostics,
+        exit: format!("{status}"),
+        stderr: tail,
+    })))
+}
