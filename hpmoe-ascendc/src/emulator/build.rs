@@ -128,17 +128,19 @@ pub(crate) fn emulator_archive(cache: &Path, compiler: &str) -> Result<PathBuf, 
 /// The launcher binary of `kernel`, built on first use; the kernel folder holds its sources.
 pub(crate) fn launcher_binary(
     cache: &Path,
-    compiler: &str,
+    options: &super::EmulateOptions,
     kernel: &KernelFiles,
-    include_dirs: &[PathBuf],
-    defines: &[String],
 ) -> Result<PathBuf, EmulateError> {
+    let (compiler, include_dirs, defines) = (options.compiler.as_str(), &options.include_dirs, &options.defines);
     let archive = emulator_archive(cache, compiler)?;
     let mut key: Vec<&[u8]> = vec![compiler.as_bytes(), archive.as_os_str().as_encoded_bytes()];
     key.extend(CXX_FLAGS.iter().map(|f| f.as_bytes()));
     key.extend([kernel.cpp.as_bytes(), kernel.header.as_bytes(), kernel.launcher.as_bytes()]);
     key.extend(defines.iter().map(|d| d.as_bytes()));
     key.extend(crate::runtime::RUNTIME_HEADERS.iter().chain(crate::runtime::HOST_HEADERS).map(|(_, t)| t.as_bytes()));
+    for (path, text) in &options.runtime_overrides {
+        key.extend([path.as_bytes(), text.as_bytes()]);
+    }
     let mut user_headers = Vec::new();
     for d in include_dirs {
         user_headers.extend(sources(d, &["h", "hpp"])?);
@@ -157,6 +159,10 @@ pub(crate) fn launcher_binary(
         std::fs::write(tmp.join(&name), bytes).map_err(|e| EmulateError::io(&tmp.join(&name), e))?;
     }
     crate::runtime::write_runtime(&tmp.join("include")).map_err(|e| EmulateError::io(&tmp, e))?;
+    for (path, text) in &options.runtime_overrides {
+        let file = tmp.join("include").join(path);
+        std::fs::write(&file, text).map_err(|e| EmulateError::io(&file, e))?;
+    }
     let mut cmd = Command::new(compiler);
     cmd.args(CXX_FLAGS)
         .arg("-I")

@@ -62,6 +62,9 @@ pub struct EmulateOptions {
     pub timeout: Duration,
     /// Environment variables for the run (the emulator reads `HPMOE_EMU_*`).
     pub env: Vec<(String, String)>,
+    /// Runtime headers to use instead of the shipped ones: `(path under include/, contents)`,
+    /// e.g. `("hpmoe/context.h", patched)`. For fault-injection tests of the runtime itself.
+    pub runtime_overrides: Vec<(String, String)>,
 }
 
 impl Default for EmulateOptions {
@@ -73,6 +76,7 @@ impl Default for EmulateOptions {
             cache_dir: None,
             timeout: Duration::from_secs(300),
             env: Vec::new(),
+            runtime_overrides: Vec::new(),
         }
     }
 }

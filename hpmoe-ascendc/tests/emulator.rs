@@ -1,0 +1,124 @@
+//! Generated kernels run on the CPU emulation of the device API and end with every tensor of
+//! every rank equal, bit for bit, to the host executor's run of the same table: each built-in op,
+//! a user op, guarded tiles, hardware-flagged AIC → AIV dependencies, puts across ranks, and the
+//! MoE layer at its tiny shapes (balanced and natural routing). Skipped, with a note, where g++
+//! is missing.
+
+mod common;
+
+use common::taskflows::{all_ops, guarded, small};
+use hpmoe_ascendc::emulator::{EmulateOptions, Emulation, compiler_available};
+use hpmoe_ascendc::{EmitOptions, KernelFiles, emit_with};
+use hpmoe_core::exec::moe_reference::moe_inputs;
+use hpmoe_core::exec::{Arg, ArgDesc, Executor, Inputs, OpImpls, RefOp, RunOptions};
+use hpmoe_core::model::Taskflow;
+use hpmoe_core::moe::MoeShape;
+use hpmoe_core::schedule::SimpleCost;
+use std::path::Path;
+
+/// `out += 2 * src` (tests/cpp/user_ops.h), in FP32 like the device function.
+#[derive(Debug)]
+struct Twice;
+
+impl RefOp for Twice {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+        if args.len() == 2 && args[0].elements() == args[1].elements() { Ok(()) } else { Err("twice(src, out)".into()) }
+    }
+
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+        let (src, mut out) = (args[0].load(), args[1].load());
+        for (o, s) in out.iter_mut().zip(src) {
+            *o += s * 2.0;
+        }
+        args[1].store(&out)
+    }
+}
+
+fn impls() -> OpImpls {
+    let mut impls = OpImpls::builtin();
+    impls.register("twice", Twice).unwrap();
+    impls
+}
+
+fn options() -> Option<EmulateOptions> {
+    let options = EmulateOptions {
+        include_dirs: vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cpp")],
+        ..EmulateOptions::default()
+    };
+    if compiler_available(&options) {
+        Some(options)
+    } else {
+        eprintln!("note: g++ not found; skipping the emulator test");
+        None
+    }
+}
+
+fn kernel_of(tf: &Taskflow) -> KernelFiles {
+    let compiled = hpmoe_core::compile(tf, &SimpleCost::default()).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
+    let emit = EmitOptions { includes: vec!["user_ops.h".into()], ..EmitOptions::default() };
+    emit_with(tf, &compiled, &emit).unwrap()
+}
+
+/// Runs `tf`'s kernel on the emulator and its table on the host executor; every tensor of every
+/// rank must be bitwise equal.
+fn emulator_equals_executor(tf: &Taskflow, inputs: &Inputs) {
+    let Some(options) = options() else { return };
+    let kernel = kernel_of(tf);
+    let emulation = Emulation::build(&kernel, &options).unwrap_or_else(|e| panic!("{e}"));
+    let run = emulation.run(tf, inputs).unwrap_or_else(|e| panic!("{}: {e}", tf.name));
+    let exec = Executor::new(tf, &kernel.table, &impls()).unwrap();
+    let host = exec.run(inputs, &RunOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    if let Some(d) = run.first_difference(&host.snapshot) {
+        panic!("{}: the emulated kernel and the host executor differ: {d}", tf.name);
+    }
+}
+
+#[test]
+fn the_small_kernel_puts_matmuls_flags_and_user_op() {
+    let tf = small();
+    emulator_equals_executor(&tf, &Inputs::random(&tf, 1));
+}
+
+#[test]
+fn every_built_in_op() {
+    let tf = all_ops();
+    emulator_equals_executor(&tf, &Inputs::random(&tf, 2));
+}
+
+#[test]
+fn guarded_tiles_and_the_gathering_weighted_sum() {
+    let tf = guarded();
+    let mut inputs = Inputs::random(&tf, 3);
+    // Counts that leave some blocks empty and fill others; slots in range, one dropped choice.
+    for rank in 0..2 {
+        let counts = if rank == 0 { [6.0, 0.0] } else { [3.0, 8.0] };
+        inputs.set_rank("send_counts", rank, hpmoe_core::exec::HostTensor::from_f32(hpmoe_core::model::DType::I32, &[2], &counts));
+        let slots: Vec<f32> = (0..16).map(|i| if i == 5 { -1.0 } else { ((i * 3) % 16) as f32 }).collect();
+        inputs.set_rank("slot_of", rank, hpmoe_core::exec::HostTensor::from_f32(hpmoe_core::model::DType::I32, &[8, 2], &slots));
+    }
+    emulator_equals_executor(&tf, &inputs);
+}
+
+#[test]
+fn moe_layer_tiny_2() {
+    let shape = MoeShape::tiny(2);
+    emulator_equals_executor(&shape.taskflow().unwrap(), &moe_inputs(&shape, 7));
+}
+
+#[test]
+fn moe_layer_tiny_4() {
+    let shape = MoeShape::tiny(4);
+    emulator_equals_executor(&shape.taskflow().unwrap(), &moe_inputs(&shape, 7));
+}
+
+#[test]
+fn moe_layer_tiny_natural_2() {
+    let shape = MoeShape::tiny_natural(2);
+    emulator_equals_executor(&shape.taskflow().unwrap(), &moe_inputs(&shape, 7));
+}
+
+#[test]
+fn moe_layer_tiny_natural_4() {
+    let shape = MoeShape::tiny_natural(4);
+    emulator_equals_executor(&shape.taskflow().unwrap(), &moe_inputs(&shape, 7));
+}
