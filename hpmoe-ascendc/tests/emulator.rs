@@ -54,7 +54,8 @@ fn options() -> Option<EmulateOptions> {
 }
 
 fn kernel_of(tf: &Taskflow) -> KernelFiles {
-    let compiled = hpmoe_core::compile(tf, &SimpleCost::default()).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
+    let compiled =
+        hpmoe_core::compile(tf, &SimpleCost::default()).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
     let emit = EmitOptions { includes: vec!["user_ops.h".into()], ..EmitOptions::default() };
     emit_with(tf, &compiled, &emit).unwrap()
 }
@@ -92,9 +93,17 @@ fn guarded_tiles_and_the_gathering_weighted_sum() {
     // Counts that leave some blocks empty and fill others; slots in range, one dropped choice.
     for rank in 0..2 {
         let counts = if rank == 0 { [6.0, 0.0] } else { [3.0, 8.0] };
-        inputs.set_rank("send_counts", rank, hpmoe_core::exec::HostTensor::from_f32(hpmoe_core::model::DType::I32, &[2], &counts));
+        inputs.set_rank(
+            "send_counts",
+            rank,
+            hpmoe_core::exec::HostTensor::from_f32(hpmoe_core::model::DType::I32, &[2], &counts),
+        );
         let slots: Vec<f32> = (0..16).map(|i| if i == 5 { -1.0 } else { ((i * 3) % 16) as f32 }).collect();
-        inputs.set_rank("slot_of", rank, hpmoe_core::exec::HostTensor::from_f32(hpmoe_core::model::DType::I32, &[8, 2], &slots));
+        inputs.set_rank(
+            "slot_of",
+            rank,
+            hpmoe_core::exec::HostTensor::from_f32(hpmoe_core::model::DType::I32, &[8, 2], &slots),
+        );
     }
     emulator_equals_executor(&tf, &inputs);
 }

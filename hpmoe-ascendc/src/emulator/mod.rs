@@ -108,8 +108,7 @@ impl Emulation {
     pub fn build(kernel: &KernelFiles, options: &EmulateOptions) -> Result<Emulation, EmulateError> {
         let cache = options.cache();
         std::fs::create_dir_all(&cache).map_err(|e| EmulateError::io(&cache, e))?;
-        let binary =
-            build::launcher_binary(&cache, &options.compiler, kernel, &options.include_dirs, &options.defines)?;
+        let binary = build::launcher_binary(&cache, options, kernel)?;
         Ok(Emulation { kernel: kernel.clone(), binary, options: options.clone() })
     }
 
