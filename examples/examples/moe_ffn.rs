@@ -45,8 +45,8 @@
 
 use hpmoe_core::expand::InstanceSpace;
 use hpmoe_core::moe::MoeShape;
-use hpmoe_examples::moe_host_check;
-use hpmoe_examples::report::{self, HostConfig, Job, Routed, RoutedLayer};
+use hpmoe_examples::report::{self, EmulatorConfig, HostConfig, Job, Routed, RoutedLayer};
+use hpmoe_examples::{moe_emulator_check, moe_host_check};
 use std::process::ExitCode;
 
 /// The scaled-down layers the host executor runs.
@@ -104,5 +104,12 @@ fn main() -> ExitCode {
             eps: &[8, 16],
         }),
         host_checks,
+        emulator_checks: [("tiny", MoeShape::tiny(2)), ("tiny_natural", MoeShape::tiny_natural(2))]
+            .map(|(name, shape)| EmulatorConfig {
+                name: format!("{name}(2)"),
+                description: format!("MoeShape::{name}(2)"),
+                run: Box::new(move |profile| moe_emulator_check(&shape, profile, ROUTING_SEED)),
+            })
+            .into(),
     })
 }

@@ -28,7 +28,7 @@
 //! `out` bitwise with a naive sequential reference written with plain loops
 //! (`shared_expert::reference`); the job exits with status 1 if it fails.
 
-use hpmoe_examples::report::{self, ExtraTable, HostConfig, Job};
+use hpmoe_examples::report::{self, EmulatorConfig, ExtraTable, HostConfig, Job};
 use hpmoe_examples::shared_expert::{self, SharedMoe, effect, op};
 use std::process::ExitCode;
 
@@ -64,5 +64,10 @@ fn main() -> ExitCode {
             footer: &effect::FOOTER,
         }),
         host_checks,
+        emulator_checks: vec![EmulatorConfig {
+            name: "tiny(2)+shared".into(),
+            description: "SharedMoe::tiny(2)".into(),
+            run: Box::new(|profile| shared_expert::emulator_check(&SharedMoe::tiny(2), profile, 42)),
+        }],
     })
 }

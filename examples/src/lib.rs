@@ -6,6 +6,8 @@
 //!   main job (`moe_ffn`) and the custom variant (`moe_ffn_shared`) both print;
 //! - [`host_check`]: run a taskflow's schedule on the host executor and compare one output
 //!   bitwise with a reference; [`moe_host_check`] does it for the main job's layer;
+//! - [`emulator_check`]: the same comparison for the generated AscendC kernel, run on the CPU
+//!   emulation of the device API; [`moe_emulator_check`] for the main job's layer;
 //! - [`shared_expert`]: the custom variant — DeepSeek-V3's shared expert overlapped with
 //!   dispatch, built on `MoeShape::taskflow()` with a user-defined op and no change to hpmoe.
 
@@ -68,8 +70,53 @@ pub fn host_check(
     let out = exec.run(inputs, &RunOptions::default()).map_err(|e| e.to_string())?;
     let (tiles, skipped) = (out.stats.tiles, out.stats.skipped);
     let mut check = HostCheck { ranks, elements: 0, max_abs_err: 0.0, first_difference: None, tiles, skipped };
-    for (rank, want) in (0..ranks).zip(expected) {
-        let got = out.snapshot.get(rank, output).ok_or_else(|| format!("the run has no `{output}` on rank {rank}"))?;
+    compare(&mut check, output, expected, |rank| out.snapshot.get(rank, output))?;
+    Ok(check)
+}
+
+/// Schedules `tf` under `profile` as [`host_check`] does, emits its AscendC kernel with `emit`,
+/// runs the kernel on the CPU emulation of the AscendC and SHMEM device API
+/// ([`hpmoe_ascendc::emulator`]; user ops' headers from `include_dirs`) on `inputs`, and compares
+/// tensor `output` of each rank bitwise with `expected[rank]`. `Ok(None)` when no C++ compiler is
+/// installed (the check cannot run; say so rather than pass or fail).
+///
+/// # Errors
+/// When the taskflow cannot be scheduled or emitted, the kernel does not compile, or the launch
+/// does not complete (the emulator's findings and the kernel's diagnostics, in the message).
+pub fn emulator_check(
+    tf: &Taskflow,
+    profile: &CostProfile,
+    (emit, include_dirs): (&hpmoe_ascendc::EmitOptions, &[std::path::PathBuf]),
+    inputs: &Inputs,
+    output: &str,
+    expected: &[HostTensor],
+) -> Result<Option<HostCheck>, String> {
+    let options = hpmoe_ascendc::EmulateOptions { include_dirs: include_dirs.to_vec(), ..Default::default() };
+    if !hpmoe_ascendc::emulator::compiler_available(&options) {
+        return Ok(None);
+    }
+    let ranks = tf.profile.ranks;
+    if expected.len() != ranks as usize {
+        return Err(format!("{} expected `{output}` tensors for {ranks} ranks", expected.len()));
+    }
+    let cost = TaskflowCost::new(tf, profile.clone());
+    let compiled = hpmoe_core::compile(tf, &cost).map_err(|d| d.render(&tf.sources))?;
+    let kernel = hpmoe_ascendc::emit_with(tf, &compiled, emit).map_err(|e| e.to_string())?;
+    let run = hpmoe_ascendc::emulate(tf, &kernel, inputs, &options).map_err(|e| e.to_string())?;
+    let mut check = HostCheck { ranks, elements: 0, max_abs_err: 0.0, first_difference: None, tiles: 0, skipped: 0 };
+    compare(&mut check, output, expected, |rank| run.get(rank, output))?;
+    Ok(Some(check))
+}
+
+/// Adds the comparison of `output` on every rank (`got(rank)`) with `expected` to `check`.
+fn compare<'a>(
+    check: &mut HostCheck,
+    output: &str,
+    expected: &[HostTensor],
+    got: impl Fn(u32) -> Option<&'a HostTensor>,
+) -> Result<(), String> {
+    for (rank, want) in (0..check.ranks).zip(expected) {
+        let got = got(rank).ok_or_else(|| format!("the run has no `{output}` on rank {rank}"))?;
         if let Some(d) = got.first_difference(want) {
             check.first_difference.get_or_insert_with(|| format!("rank {rank} {output}: {d}"));
         }
@@ -82,7 +129,19 @@ pub fn host_check(
         }
         check.elements += got.len();
     }
-    Ok(check)
+    Ok(())
+}
+
+/// The main job's emulator check: `shape`'s MoE layer's generated kernel on the CPU emulation,
+/// on [`moe_inputs`] data, its `out` against [`moe_reference`] bitwise (see [`emulator_check`]).
+///
+/// # Errors
+/// As [`emulator_check`], and when the shape is invalid.
+pub fn moe_emulator_check(shape: &MoeShape, profile: &CostProfile, seed: u64) -> Result<Option<HostCheck>, String> {
+    let tf = shape.taskflow()?;
+    let inputs = moe_inputs(shape, seed);
+    let reference = moe_reference(shape, &inputs)?;
+    emulator_check(&tf, profile, (&Default::default(), &[]), &inputs, "out", &reference)
 }
 
 /// The main job's host check: `shape`'s MoE layer with the built-in ops on [`moe_inputs`]

@@ -41,6 +41,7 @@ fn job(broken: &'static str) -> Job<'static> {
             description: "MoeShape::tiny(2)".into(),
             run: Box::new(run),
         }],
+        emulator_checks: Vec::new(),
     }
 }
 

@@ -50,6 +50,25 @@ impl std::fmt::Debug for HostConfig<'_> {
     }
 }
 
+/// Runs one emulator check under a cost profile: `Ok(None)` when the emulator cannot run here
+/// (no C++ compiler).
+pub type EmulatorCheckFn<'a> = dyn Fn(&CostProfile) -> Result<Option<HostCheck>, String> + 'a;
+
+/// One scaled-down configuration whose generated kernel runs on the CPU emulator.
+pub struct EmulatorConfig<'a> {
+    /// Its short name, in JSON and failure messages: `tiny(2)`.
+    pub name: String,
+    /// How the progress line and the verdict name it: `MoeShape::tiny(2)`.
+    pub description: String,
+    pub run: Box<EmulatorCheckFn<'a>>,
+}
+
+impl std::fmt::Debug for EmulatorConfig<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmulatorConfig").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
 /// One row of a job's extra table for one EP's run (a line of text, without newline).
 pub type RowFn<'a> = dyn Fn(&EpRun<'_>) -> Result<String, String> + 'a;
 
@@ -126,6 +145,8 @@ pub struct Job<'a> {
     /// The layer under run-time routing, measured beside it (the main job's natural routing).
     pub routed: Option<Routed<'a>>,
     pub host_checks: Vec<HostConfig<'a>>,
+    /// Scaled-down configurations whose generated kernels run on the CPU emulator.
+    pub emulator_checks: Vec<EmulatorConfig<'a>>,
 }
 
 impl std::fmt::Debug for Job<'_> {
@@ -135,7 +156,7 @@ impl std::fmt::Debug for Job<'_> {
 }
 
 /// The verdict of all host checks of a job.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HostOutcome {
     /// Short names of the configurations, in order.
     pub names: Vec<String>,
@@ -144,40 +165,76 @@ pub struct HostOutcome {
     pub failure: Option<String>,
     /// Output values compared, all configurations.
     pub elements: usize,
+    /// Why the checks could not run at all (no C++ compiler for the emulator), if so.
+    pub not_run: Option<String>,
 }
 
-/// Runs every host check of `job`, with progress on stderr.
-pub fn host_checks(job: &Job<'_>, profile: &CostProfile) -> HostOutcome {
-    let mut outcome = HostOutcome {
-        names: job.host_checks.iter().map(|c| c.name.clone()).collect(),
-        descriptions: job.host_checks.iter().map(|c| c.description.clone()).collect(),
-        failure: None,
-        elements: 0,
-    };
-    for config in &job.host_checks {
-        eprint!("[host] running {} on the executor…", config.description);
-        let check = (config.run)(profile);
-        eprintln!(" {}", if check.as_ref().is_ok_and(HostCheck::passed) { "ok" } else { "FAILED" });
+/// What one check of a configuration gave: a comparison, or nothing because it cannot run here.
+type CheckResult = Result<Option<HostCheck>, String>;
+
+/// Runs `configs` (name, description, check) with progress on stderr, `what` naming where.
+fn run_checks<'c>(
+    what: &str,
+    configs: impl Iterator<Item = (&'c str, &'c str, Box<dyn FnOnce() -> CheckResult + 'c>)>,
+) -> HostOutcome {
+    let mut outcome = HostOutcome::default();
+    for (name, description, run) in configs {
+        outcome.names.push(name.to_string());
+        outcome.descriptions.push(description.to_string());
+        eprint!("[{what}] running {description}…");
+        let check = run();
+        let verdict = match &check {
+            Ok(Some(c)) if c.passed() => "ok",
+            Ok(None) => "not run",
+            _ => "FAILED",
+        };
+        eprintln!(" {verdict}");
         let failure = match &check {
-            Ok(c) if c.passed() => None,
-            Ok(c) => Some(format!(
-                "{}: {} (max abs error {:.3e})",
-                config.name,
+            Ok(None) => {
+                outcome.not_run.get_or_insert_with(|| "no C++ compiler (g++) to build the emulated kernel".into());
+                None
+            }
+            Ok(Some(c)) if c.passed() => None,
+            Ok(Some(c)) => Some(format!(
+                "{name}: {} (max abs error {:.3e})",
                 c.first_difference.as_deref().unwrap_or(""),
                 c.max_abs_err
             )),
-            Err(e) => Some(format!("{}: {e}", config.name)),
+            Err(e) => Some(format!("{name}: {e}")),
         };
         if outcome.failure.is_none() {
             outcome.failure = failure;
         }
-        outcome.elements += check.as_ref().map_or(0, |c| c.elements);
+        outcome.elements += check.as_ref().ok().and_then(Option::as_ref).map_or(0, |c| c.elements);
     }
     outcome
 }
 
+/// Runs every host check of `job`, with progress on stderr.
+pub fn host_checks(job: &Job<'_>, profile: &CostProfile) -> HostOutcome {
+    run_checks(
+        "host",
+        job.host_checks.iter().map(|c| {
+            let run: Box<dyn FnOnce() -> CheckResult> = Box::new(move || (c.run)(profile).map(Some));
+            (c.name.as_str(), c.description.as_str(), run)
+        }),
+    )
+}
+
+/// Runs every emulator check of `job` (the generated kernels on the CPU emulator), with
+/// progress on stderr.
+pub fn emulator_checks(job: &Job<'_>, profile: &CostProfile) -> HostOutcome {
+    run_checks(
+        "emulator",
+        job.emulator_checks.iter().map(|c| {
+            let run: Box<dyn FnOnce() -> CheckResult> = Box::new(move || (c.run)(profile));
+            (c.name.as_str(), c.description.as_str(), run)
+        }),
+    )
+}
+
 /// Parses the command line's options, runs `job` and prints its results; `Ok(false)` when
-/// a host check failed.
+/// a host check or an emulator check failed.
 pub fn run(job: &Job<'_>) -> Result<bool, String> {
     run_with(job, std::env::args().skip(1).collect())
 }
@@ -216,6 +273,7 @@ pub fn run_with(job: &Job<'_>, args: Vec<String>) -> Result<bool, String> {
     let setup = Setup { tokens, profile: &profile, out_dir: &out_dir, json_tables, routed_all, started };
     let rows = EPS.iter().map(|&ep| measure(job, ep, &setup)).collect::<Result<Vec<_>, _>>()?;
     let host = host_checks(job, &profile);
+    let emulator = emulator_checks(job, &profile);
     eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
 
     let results = Results {
@@ -229,13 +287,14 @@ pub fn run_with(job: &Job<'_>, args: Vec<String>) -> Result<bool, String> {
         extra: job.extra.as_ref().map(|x| (x.header, x.footer)),
         routed: job.routed.as_ref().map(|r| (r.name, r.header)),
         host: &host,
+        emulator: &emulator,
     };
     if opts.flag("--json") {
         println!("{}", json(&results)?);
     } else {
         print!("{}", text(&results));
     }
-    Ok(host.failure.is_none())
+    Ok(host.failure.is_none() && emulator.failure.is_none())
 }
 
 /// [`run`] as a process's exit code: success when every host check passed, failure (1) for a

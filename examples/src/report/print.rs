@@ -23,6 +23,8 @@ pub struct Results<'a> {
     /// The run-time routing's name and header lines (its rows are in `rows`), if any.
     pub routed: Option<(&'a str, &'a [&'a str])>,
     pub host: &'a HostOutcome,
+    /// The generated kernels on the CPU emulator.
+    pub emulator: &'a HostOutcome,
 }
 
 fn us(ns: u64) -> f64 {
@@ -39,6 +41,12 @@ pub fn json(r: &Results<'_>) -> Result<String, String> {
         "configs": r.host.names,
         "passed": r.host.failure.is_none(),
         "error": r.host.failure,
+    });
+    let emulator = json!({
+        "configs": r.emulator.names,
+        "passed": r.emulator.failure.is_none() && r.emulator.not_run.is_none(),
+        "ran": r.emulator.not_run.is_none(),
+        "error": r.emulator.failure.as_ref().or(r.emulator.not_run.as_ref()),
     });
     let objects: Vec<_> = r
         .rows
@@ -58,6 +66,7 @@ pub fn json(r: &Results<'_>) -> Result<String, String> {
                 "simulate_ms": row.sim_ms,
                 "dir": r.out_dir.join(format!("ep{}", row.ep)),
                 "host_check": host,
+                "emulator_check": emulator,
             });
             merge(&mut object, fields);
             if let (Some(routed), Some((name, _))) = (&row.routed, r.routed) {
@@ -139,6 +148,18 @@ pub fn text(r: &Results<'_>) -> String {
             r.host.elements
         )),
         Some(e) => line(format!("host check: FAIL: {e}")),
+    }
+    if !r.emulator.names.is_empty() {
+        match (&r.emulator.failure, &r.emulator.not_run) {
+            (Some(e), _) => line(format!("emulator check: FAIL: {e}")),
+            (None, Some(why)) => line(format!("emulator check: NOT RUN: {why}")),
+            (None, None) => line(format!(
+                "emulator check: PASS ({}: the generated AscendC kernels on the CPU emulation of the device API, {} \
+                 output values bitwise equal to the naive reference)",
+                r.emulator.descriptions.join(", "),
+                r.emulator.elements
+            )),
+        }
     }
     out
 }

@@ -151,3 +151,17 @@ pub fn host_check(shape: &SharedMoe, profile: &CostProfile, seed: u64) -> Result
     let expected = reference(shape, &inputs)?;
     crate::host_check(&tf, &op::impls(), profile, &inputs, "out", &expected)
 }
+
+/// The variant's emulator check: its generated kernel (with the user op's device header from
+/// `kernels/`) on the CPU emulation, its `out` against [`reference`] bitwise; `Ok(None)` without
+/// a C++ compiler. See [`crate::emulator_check`].
+///
+/// # Errors
+/// As [`crate::emulator_check`], and when the shape is invalid.
+pub fn emulator_check(shape: &SharedMoe, profile: &CostProfile, seed: u64) -> Result<Option<HostCheck>, String> {
+    let tf = shape.taskflow()?;
+    let inputs = inputs(shape, seed);
+    let expected = reference(shape, &inputs)?;
+    let headers = [std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels")];
+    crate::emulator_check(&tf, profile, (&op::emit_options(), &headers), &inputs, "out", &expected)
+}
