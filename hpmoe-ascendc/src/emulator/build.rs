@@ -7,7 +7,7 @@
 //! plan are read at run time, so a test that feeds another table reuses the binary.
 
 use super::EmulateError;
-use crate::emit::KernelFiles;
+use super::KernelSources;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -129,7 +129,7 @@ pub(crate) fn emulator_archive(cache: &Path, compiler: &str) -> Result<PathBuf, 
 pub(crate) fn launcher_binary(
     cache: &Path,
     options: &super::EmulateOptions,
-    kernel: &KernelFiles,
+    kernel: &KernelSources,
 ) -> Result<PathBuf, EmulateError> {
     let (compiler, include_dirs, defines) = (options.compiler.as_str(), &options.include_dirs, &options.defines);
     let archive = emulator_archive(cache, compiler)?;

@@ -40,7 +40,8 @@ pub use outcome::{EmulateError, EmulatedRun, EmulatorFailure, Finding};
 use crate::emit::KernelFiles;
 use hpmoe_core::exec::Inputs;
 use hpmoe_core::model::Taskflow;
-use std::path::PathBuf;
+use hpmoe_core::table::ScheduleTable;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -95,25 +96,99 @@ pub fn compiler_available(options: &EmulateOptions) -> bool {
     Command::new(&options.compiler).arg("--version").output().is_ok_and(|o| o.status.success())
 }
 
+/// The files of one kernel the emulator needs: what [`crate::emit`] returns, or what
+/// [`crate::Build`] wrote to a folder.
+#[derive(Clone, Debug)]
+pub struct KernelSources {
+    /// The kernel's name (file stem and entry point).
+    pub name: String,
+    /// `NAME.cpp`, `NAME_schedule.h`, `NAME_launch.cpp`.
+    pub cpp: String,
+    pub header: String,
+    pub launcher: String,
+    /// `NAME_schedule.bin` and `NAME_flags.bin`.
+    pub table_bin: Vec<u8>,
+    pub flags_bin: Vec<u8>,
+    /// The table, decoded (to name the tiles of a failure).
+    pub table: ScheduleTable,
+}
+
+impl KernelSources {
+    /// The sources of emitted kernel files.
+    pub fn of(kernel: &KernelFiles) -> Self {
+        KernelSources {
+            name: kernel.name.clone(),
+            cpp: kernel.cpp.clone(),
+            header: kernel.header.clone(),
+            launcher: kernel.launcher.clone(),
+            table_bin: kernel.table_bin.clone(),
+            flags_bin: kernel.flags_bin.clone(),
+            table: kernel.table.clone(),
+        }
+    }
+
+    /// Reads kernel `name`'s five files from `dir` (a [`crate::Build`] output folder).
+    pub fn read_dir(dir: &Path, name: &str) -> Result<Self, EmulateError> {
+        let text = |suffix: &str| {
+            let path = dir.join(format!("{name}{suffix}"));
+            std::fs::read_to_string(&path).map_err(|e| EmulateError::io(&path, e))
+        };
+        let bytes = |suffix: &str| {
+            let path = dir.join(format!("{name}{suffix}"));
+            std::fs::read(&path).map_err(|e| EmulateError::io(&path, e))
+        };
+        let table_bin = bytes("_schedule.bin")?;
+        let table = ScheduleTable::from_bytes(&table_bin)
+            .map_err(|e| EmulateError::Input(format!("{name}_schedule.bin does not decode: {e}")))?;
+        Ok(KernelSources {
+            name: name.to_string(),
+            cpp: text(".cpp")?,
+            header: text("_schedule.h")?,
+            launcher: text("_launch.cpp")?,
+            table_bin,
+            flags_bin: bytes("_flags.bin")?,
+            table,
+        })
+    }
+
+    /// `(file name, contents)` of the five files.
+    pub fn files(&self) -> [(String, &[u8]); 5] {
+        [
+            (format!("{}.cpp", self.name), self.cpp.as_bytes()),
+            (format!("{}_schedule.h", self.name), self.header.as_bytes()),
+            (format!("{}_schedule.bin", self.name), &self.table_bin),
+            (format!("{}_flags.bin", self.name), &self.flags_bin),
+            (format!("{}_launch.cpp", self.name), self.launcher.as_bytes()),
+        ]
+    }
+}
+
+impl From<&KernelFiles> for KernelSources {
+    fn from(kernel: &KernelFiles) -> Self {
+        KernelSources::of(kernel)
+    }
+}
+
 /// A kernel compiled against the emulation, ready to run.
 #[derive(Clone, Debug)]
 pub struct Emulation {
-    kernel: KernelFiles,
+    kernel: KernelSources,
     binary: PathBuf,
     options: EmulateOptions,
 }
 
 impl Emulation {
     /// Compiles `kernel` and its launcher (or finds them in the cache).
-    pub fn build(kernel: &KernelFiles, options: &EmulateOptions) -> Result<Emulation, EmulateError> {
+    pub fn build(kernel: impl Into<KernelSources>, options: &EmulateOptions) -> Result<Emulation, EmulateError> {
+        let kernel = kernel.into();
         let cache = options.cache();
         std::fs::create_dir_all(&cache).map_err(|e| EmulateError::io(&cache, e))?;
-        let binary = build::launcher_binary(&cache, options, kernel)?;
-        Ok(Emulation { kernel: kernel.clone(), binary, options: options.clone() })
+        let binary = build::launcher_binary(&cache, options, &kernel)?;
+        Ok(Emulation { kernel, binary, options: options.clone() })
     }
 
     /// The kernel this emulation runs.
-    pub fn kernel(&self) -> &KernelFiles {
+    pub fn kernel(&self) -> &KernelSources {
         &self.kernel
     }
 
@@ -165,7 +240,7 @@ impl Emulation {
 /// the launch, or why it did not complete.
 pub fn emulate(
     tf: &Taskflow,
-    kernel: &KernelFiles,
+    kernel: impl Into<KernelSources>,
     inputs: &Inputs,
     options: &EmulateOptions,
 ) -> Result<EmulatedRun, EmulateError> {

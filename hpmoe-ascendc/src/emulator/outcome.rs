@@ -1,9 +1,9 @@
 //! What an emulated run produced: every tensor, each rank's diagnostics area, the emulator's
 //! findings; and the errors of building or running it.
 
+use super::KernelSources;
 use super::data;
 use crate::diag::{self, DiagStatus, Diagnostics};
-use crate::emit::KernelFiles;
 use hpmoe_core::exec::{HostTensor, Snapshot};
 use hpmoe_core::model::Taskflow;
 use std::fmt;
@@ -234,7 +234,7 @@ fn local_core(name: &str, aic_per_rank: u32) -> Option<u32> {
 }
 
 /// The tile a core was at when it stopped: the entry after its last completed one.
-fn tile_of(kernel: &KernelFiles, diags: &[Diagnostics], rank: u32, local: u32) -> Option<String> {
+fn tile_of(kernel: &KernelSources, diags: &[Diagnostics], rank: u32, local: u32) -> Option<String> {
     let view = kernel.table.view();
     let cores_per_rank = kernel.table.header().cores_per_rank;
     let record = diags.get(rank as usize)?.records.get(local as usize)?;
@@ -253,7 +253,7 @@ fn tile_of(kernel: &KernelFiles, diags: &[Diagnostics], rank: u32, local: u32) -
 /// Reads a finished launch's files.
 pub(crate) fn collect(
     tf: &Taskflow,
-    kernel: &KernelFiles,
+    kernel: &KernelSources,
     out: &Path,
     (status, stderr): (ExitStatus, String),
     wall: Duration,
