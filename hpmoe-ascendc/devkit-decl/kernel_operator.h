@@ -191,6 +191,9 @@ __aicore__ inline void CrossCoreWaitFlag(uint16_t) {
     static_assert(modeId <= 2, "CrossCoreWaitFlag: modeId must be 0, 1 or 2");
 }
 __aicore__ inline void SyncAll() {}
+/* The base address of the cross-core synchronisation registers (from the host's
+ * aclrtGetHardwareSyncAddr), set before the first cross-core flag of a kernel. */
+__aicore__ inline void SetSyncBaseAddr(uint64_t) {}
 
 /* ---- Tensors. ---- */
 template <typename T>

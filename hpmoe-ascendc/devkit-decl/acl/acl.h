@@ -37,6 +37,9 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy);
 aclError aclrtFree(void* devPtr);
 aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind);
 aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count);
+/* Device address where the base address of the cross-core synchronisation registers is kept: a
+ * mixed kernel that uses cross-core flags reads it and calls SetSyncBaseAddr first. */
+aclError aclrtGetHardwareSyncAddr(void** addr);
 }
 
 #endif /* HPMOE_DECL_ACL_H */

@@ -18,7 +18,7 @@ use hpmoe_core::model::{CoreKind, DType, Guard, Taskflow, Var};
 use std::fmt::Write;
 
 /// The parameters the runtime needs after the tensors, in order.
-pub const FIXED_PARAMS: [&str; 6] = ["table", "flags", "counters", "diag", "workspace", "tiling"];
+pub const FIXED_PARAMS: [&str; 7] = ["table", "flags", "counters", "diag", "workspace", "tiling", "ffts"];
 
 /// One family's `case`, rendered.
 struct FamilyCode {
@@ -375,10 +375,15 @@ fn entry(out: &mut String, parts: &KernelParts<'_>, ns: &str) {
     out.push_str(
         "// the counter workspace (symmetric, zeroed), the diagnostics area (zeroed), the system workspace and\n",
     );
-    out.push_str("// the Matmul tilings (one TCubeTiling per Matmul group).\n");
+    out.push_str(
+        "// the Matmul tilings (one TCubeTiling per Matmul group), and where the host put the base address of\n",
+    );
+    out.push_str("// the cross-core synchronisation registers (aclrtGetHardwareSyncAddr).\n");
     let _ = writeln!(out, "extern \"C\" __global__ __aicore__ void {}({}) {{", parts.name, params.join(", "));
     out.push_str("    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);\n");
     out.push_str("    AscendC::SetSysWorkspace(workspace);\n");
+    out.push_str("    // Before any cross-core flag: the base address of the synchronisation registers.\n");
+    out.push_str("    AscendC::SetSyncBaseAddr(*reinterpret_cast<__gm__ uint64_t*>(ffts));\n");
     let _ = writeln!(out, "    const {ns}::Args args{{{}}};", parts.tensor_params.join(", "));
     out.push_str("    const hpmoe::Launch launch{table, flags, counters, diag};\n");
     out.push_str("    AscendC::TPipe pipe;\n");

@@ -107,10 +107,10 @@ pub fn render(p: &LauncherParts<'_>) -> String {
     }
     let args: Vec<String> = (0..p.tensor_params.len())
         .map(|i| format!("b.tensors[{i}]"))
-        .chain(["b.table", "b.flags", "b.counters", "b.diag", "b.workspace", "b.tiling"].map(String::from))
+        .chain(["b.table", "b.flags", "b.counters", "b.diag", "b.workspace", "b.tiling", "b.ffts"].map(String::from))
         .collect();
     let args = args.join(", ");
-    out.push_str("// One rank's launch: the tensors, then table, flags, counters, diag, workspace and tiling.\n");
+    out.push_str("// One rank's launch: the tensors, then table, flags, counters, diag, workspace, tiling and ffts.\n");
     out.push_str("uint32_t Launch(const hpmoe::host::Buffers& b, aclrtStream stream) {\n");
     let _ =
         writeln!(out, "#ifdef HPMOE_EMULATOR\n    return HPMOE_EMU_LAUNCH({name}, {prefix}BLOCKS, stream, {args});");

@@ -152,10 +152,13 @@ struct AivTiles {
 
 // The kernel. Arguments: the tensors (in the order of Args), then the schedule table, the flag plan,
 // the counter workspace (symmetric, zeroed), the diagnostics area (zeroed), the system workspace and
-// the Matmul tilings (one TCubeTiling per Matmul group).
-extern "C" __global__ __aicore__ void small(GM_ADDR x, GM_ADDR w, GM_ADDR recv, GM_ADDR h, GM_ADDR y, GM_ADDR table, GM_ADDR flags, GM_ADDR counters, GM_ADDR diag, GM_ADDR workspace, GM_ADDR tiling) {
+// the Matmul tilings (one TCubeTiling per Matmul group), and where the host put the base address of
+// the cross-core synchronisation registers (aclrtGetHardwareSyncAddr).
+extern "C" __global__ __aicore__ void small(GM_ADDR x, GM_ADDR w, GM_ADDR recv, GM_ADDR h, GM_ADDR y, GM_ADDR table, GM_ADDR flags, GM_ADDR counters, GM_ADDR diag, GM_ADDR workspace, GM_ADDR tiling, GM_ADDR ffts) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
     AscendC::SetSysWorkspace(workspace);
+    // Before any cross-core flag: the base address of the synchronisation registers.
+    AscendC::SetSyncBaseAddr(*reinterpret_cast<__gm__ uint64_t*>(ffts));
     const small_kernel::Args args{x, w, recv, h, y};
     const hpmoe::Launch launch{table, flags, counters, diag};
     AscendC::TPipe pipe;

@@ -3,7 +3,7 @@
 #define HPMOE_SMALL_KERNEL_H
 
 /* Launch on every rank, with the SHMEM library initialised over HPMOE_SMALL_RANKS PEs:
- *   small<<<HPMOE_SMALL_BLOCKS, nullptr, stream>>>(x, w, recv, h, y, table, flags, counters, diag, workspace, tiling);
+ *   small<<<HPMOE_SMALL_BLOCKS, nullptr, stream>>>(x, w, recv, h, y, table, flags, counters, diag, workspace, tiling, ffts);
  * KERNEL_TYPE_MIX_AIC_1_2: HPMOE_SMALL_BLOCKS AIC and twice as many AIV cores. */
 #define HPMOE_SMALL_BLOCKS 1u
 

@@ -15,7 +15,7 @@
 #ifdef HPMOE_EMULATOR
 #include "hpmoe_emu/launch.h"
 // The kernel, small.cpp, linked into this program.
-extern "C" void small(uint8_t* x, uint8_t* w, uint8_t* recv, uint8_t* h, uint8_t* y, uint8_t* table, uint8_t* flags, uint8_t* counters, uint8_t* diag, uint8_t* workspace, uint8_t* tiling);
+extern "C" void small(uint8_t* x, uint8_t* w, uint8_t* recv, uint8_t* h, uint8_t* y, uint8_t* table, uint8_t* flags, uint8_t* counters, uint8_t* diag, uint8_t* workspace, uint8_t* tiling, uint8_t* ffts);
 #else
 #include "aclrtlaunch_small.h"
 #endif
@@ -39,12 +39,12 @@ const hpmoe::host::MatmulSpec kMatmuls[] = {
     {HPMOE_SMALL_MATMUL0_M, HPMOE_SMALL_MATMUL0_N, HPMOE_SMALL_MATMUL0_K, ElemType::BF16, ElemType::BF16, ElemType::BF16},
 };
 
-// One rank's launch: the tensors, then table, flags, counters, diag, workspace and tiling.
+// One rank's launch: the tensors, then table, flags, counters, diag, workspace, tiling and ffts.
 uint32_t Launch(const hpmoe::host::Buffers& b, aclrtStream stream) {
 #ifdef HPMOE_EMULATOR
-    return HPMOE_EMU_LAUNCH(small, HPMOE_SMALL_BLOCKS, stream, b.tensors[0], b.tensors[1], b.tensors[2], b.tensors[3], b.tensors[4], b.table, b.flags, b.counters, b.diag, b.workspace, b.tiling);
+    return HPMOE_EMU_LAUNCH(small, HPMOE_SMALL_BLOCKS, stream, b.tensors[0], b.tensors[1], b.tensors[2], b.tensors[3], b.tensors[4], b.table, b.flags, b.counters, b.diag, b.workspace, b.tiling, b.ffts);
 #else
-    return ACLRT_LAUNCH_KERNEL(small)(HPMOE_SMALL_BLOCKS, stream, b.tensors[0], b.tensors[1], b.tensors[2], b.tensors[3], b.tensors[4], b.table, b.flags, b.counters, b.diag, b.workspace, b.tiling);
+    return ACLRT_LAUNCH_KERNEL(small)(HPMOE_SMALL_BLOCKS, stream, b.tensors[0], b.tensors[1], b.tensors[2], b.tensors[3], b.tensors[4], b.table, b.flags, b.counters, b.diag, b.workspace, b.tiling, b.ffts);
 #endif
 }
 

@@ -16,6 +16,7 @@
  *   the schedule table and the flag plan copied in; the counter workspace (symmetric) and the
  *     diagnostics area zeroed; the system workspace; one TCubeTiling per Matmul group, computed
  *     here with the tiling API for the group's largest tile;
+ *   the address of the cross-core synchronisation registers' base (aclrtGetHardwareSyncAddr);
  *   a barrier over all ranks (every rank's counters are zero before any kernel can signal them);
  *   the launch; aclrtSynchronizeStream;
  *   every tensor, the diagnostics area and the counters copied back to OUT/rankR/.
@@ -78,6 +79,8 @@ struct Buffers {
     uint8_t* diag = nullptr;
     uint8_t* workspace = nullptr;
     uint8_t* tiling = nullptr;
+    /* Where the cross-core synchronisation registers' base address is (aclrtGetHardwareSyncAddr). */
+    uint8_t* ffts = nullptr;
 };
 
 /* Launches the kernel on `stream` with one rank's arguments (the generated part). */
@@ -324,6 +327,9 @@ inline int RunRank(const KernelSpec& k, const Options& opt, int rank) {
         (b.tiling != nullptr && Upload(b.tiling, tilings.size(), &tilings) != 0)) {
         return 2;
     }
+    void* ffts = nullptr;
+    HPMOE_HOST_CHECK(aclrtGetHardwareSyncAddr(&ffts));
+    b.ffts = static_cast<uint8_t*>(ffts);
     /* Every rank's counters are zero before any rank's kernel may add to them. */
     aclshmemx_barrier_all_on_stream(stream);
     HPMOE_HOST_CHECK(aclrtSynchronizeStream(stream));
