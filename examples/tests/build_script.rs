@@ -7,7 +7,7 @@ use std::path::Path;
 fn the_build_script_wrote_the_flagship_kernel() {
     let dir = Path::new(env!("HPMOE_EXAMPLES_DIR"));
     for kernel in ["moe_ffn", "mini_moe"] {
-        for suffix in [".cpp", "_schedule.h", "_schedule.bin", "_flags.bin"] {
+        for suffix in [".cpp", "_schedule.h", "_schedule.bin", "_flags.bin", "_launch.cpp"] {
             let file = dir.join(format!("{kernel}{suffix}"));
             assert!(file.is_file(), "{} is missing", file.display());
         }
@@ -25,7 +25,7 @@ fn the_build_script_wrote_the_flagship_kernel() {
 #[test]
 fn the_build_script_wrote_the_natural_flagship_kernel() {
     let dir = Path::new(env!("HPMOE_EXAMPLES_DIR"));
-    for suffix in [".cpp", "_schedule.h", "_schedule.bin", "_flags.bin"] {
+    for suffix in [".cpp", "_schedule.h", "_schedule.bin", "_flags.bin", "_launch.cpp"] {
         let file = dir.join(format!("moe_ffn_natural{suffix}"));
         assert!(file.is_file(), "{} is missing", file.display());
     }

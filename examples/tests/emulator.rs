@@ -1,0 +1,45 @@
+//! The kernels users take away, run on the CPU emulation of the device API: what `cargo build`
+//! wrote for `kernels/mini_moe.rs` (read back from the build script's folder, as a user would),
+//! and the custom variant's kernel with its user op. Every tensor of every rank must equal the
+//! host executor's run of the same table bit for bit. Skipped, with a note, where g++ is missing.
+//! (The DSL flagship's `cargo build` kernels are the DeepSeek-V3 layer at EP 8 — gigabytes of
+//! weights per rank — too large to emulate; the same code runs at the tiny shapes in
+//! hpmoe-ascendc's emulator tests.)
+
+use hpmoe_ascendc::emulator::{EmulateOptions, Emulation, KernelSources, compiler_available};
+use hpmoe_core::cost::CostProfile;
+use hpmoe_core::exec::{Executor, Inputs, OpImpls, RunOptions};
+use hpmoe_examples::shared_expert::{self, SharedMoe};
+use std::path::Path;
+
+#[test]
+fn the_build_scripts_mini_moe_kernel_runs_on_the_emulator() {
+    let options = EmulateOptions::default();
+    if !compiler_available(&options) {
+        eprintln!("note: g++ not found; skipping the emulator test");
+        return;
+    }
+    let dir = Path::new(env!("HPMOE_EXAMPLES_DIR"));
+    let kernel = KernelSources::read_dir(dir, "mini_moe").unwrap_or_else(|e| panic!("{e}"));
+    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/mini_moe.rs")).unwrap();
+    let tf = hpmoe_core::syntax::parse_file(&source).unwrap().remove(0).taskflow;
+    assert_eq!(tf.name, "mini_moe");
+    let inputs = Inputs::random(&tf, 11);
+    let emulation = Emulation::build(kernel.clone(), &options).unwrap_or_else(|e| panic!("{e}"));
+    let run = emulation.run(&tf, &inputs).unwrap_or_else(|e| panic!("{e}"));
+    let host =
+        Executor::new(&tf, &kernel.table, &OpImpls::builtin()).unwrap().run(&inputs, &RunOptions::default()).unwrap();
+    assert_eq!(run.first_difference(&host.snapshot), None);
+}
+
+#[test]
+fn the_custom_variant_runs_on_the_emulator() {
+    match shared_expert::emulator_check(&SharedMoe::tiny(2), &CostProfile::ascend_a3_die(), 42) {
+        Ok(None) => eprintln!("note: g++ not found; skipping the emulator test"),
+        Ok(Some(check)) => {
+            assert!(check.passed(), "{:?}", check.first_difference);
+            assert_eq!(check.elements, 2 * 16 * 32);
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
