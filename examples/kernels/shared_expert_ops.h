@@ -38,6 +38,7 @@ __aicore__ inline void WeightedSumShared(hpmoe::Vec& vec, const hpmoe::View<S>& 
             for (uint32_t r = 0; r < t.rows; ++r) {
                 const float w = wts.GetValue(r * k + j);
                 AscendC::Muls(x[r * t.pitch], x[r * t.pitch], w, static_cast<int32_t>(t.cols));
+                hpmoe::VBarrier();  // the Add reads what the Muls wrote
                 AscendC::Add(acc[r * t.pitch], acc[r * t.pitch], x[r * t.pitch], static_cast<int32_t>(t.cols));
             }
         }

@@ -12,7 +12,13 @@
  * buffers 2 x 2 KiB: 124 KiB of the 192 KiB, leaving room for the SHMEM library's UB scratch.
  *
  * The op semantics are those of the host reference ops (hpmoe_core::exec::ops); an op ends with
- * a full pipe barrier, so the next op of the tile (or the signals) sees its writes. */
+ * a full pipe barrier, so the next op of the tile (or the signals) sees its writes.
+ *
+ * Vector instructions that depend on each other through UB (one reads or overwrites what an
+ * earlier one wrote or read) are separated by VBarrier(): the vector pipe does not order them by
+ * itself (PipeBarrier: "instructions of the same pipe with a data dependency need this
+ * synchronisation"). Vec::Load ends with one and Vec::Store begins with one, so an op body only
+ * needs them between its own dependent vector instructions. */
 #ifndef HPMOE_VECTOR_OPS_H
 #define HPMOE_VECTOR_OPS_H
 
@@ -21,6 +27,9 @@
 #include "view.h"
 
 namespace hpmoe {
+
+/* Orders the vector instructions after it behind those before it (same-pipe data dependency). */
+HPMOE_FN void VBarrier() { AscendC::PipeBarrier<PIPE_V>(); }
 
 /* Elements of one UB tile (16 KiB as float). */
 constexpr uint32_t kTileElems = 4096;
@@ -104,7 +113,9 @@ public:
         CopyIn(x, v, t);
         in_.EnQue(x);
         x = in_.DeQue<T>();
+        VBarrier(); /* dst may still be read or written by earlier vector instructions */
         ToFloat(dst, x, t.Elems());
+        VBarrier(); /* what follows reads dst */
         in_.FreeTensor(x);
     }
 
@@ -112,6 +123,7 @@ public:
     template <typename T>
     HPMOE_FN void Store(const View<T>& v, const Tile& t, const AscendC::LocalTensor<float>& src) {
         AscendC::LocalTensor<T> y = out_.AllocTensor<T>();
+        VBarrier(); /* src was written by earlier vector instructions */
         FromFloat(y, src, t.Elems());
         out_.EnQue(y);
         y = out_.DeQue<T>();
@@ -172,6 +184,7 @@ private:
         } else if constexpr (IsSame<T, int8_t>::value) {
             AscendC::LocalTensor<half> h = cvt_f16_.Get<half>();
             AscendC::Cast(h, src, AscendC::RoundMode::CAST_NONE, n);
+            VBarrier();
             AscendC::Cast(dst, h, AscendC::RoundMode::CAST_NONE, n);
         } else {
             static_assert(IsSame<T, bfloat16_t>::value || IsSame<T, half>::value || IsSame<T, int32_t>::value,
@@ -189,7 +202,9 @@ private:
             AscendC::LocalTensor<float> f = cvt_f32_.Get<float>();
             AscendC::LocalTensor<half> h = cvt_f16_.Get<half>();
             AscendC::Cast(f, src, AscendC::RoundMode::CAST_RINT, n);
+            VBarrier();
             AscendC::Cast(h, f, AscendC::RoundMode::CAST_NONE, n);
+            VBarrier();
             AscendC::Cast(dst, h, AscendC::RoundMode::CAST_TRUNC, n);
         } else if constexpr (IsSame<T, half>::value) {
             AscendC::Cast(dst, src, AscendC::RoundMode::CAST_NONE, n);
@@ -321,6 +336,7 @@ HPMOE_FN void WeightedAccumulate(Vec& vec, const View<S>& src, const View<W>& we
             for (uint32_t r = 0; r < t.rows; ++r) {
                 const float w = wts.GetValue(r * k + j);
                 AscendC::Muls(x[r * t.pitch], x[r * t.pitch], w, static_cast<int32_t>(t.cols));
+                VBarrier();
                 AscendC::Add(acc[r * t.pitch], acc[r * t.pitch], x[r * t.pitch], static_cast<int32_t>(t.cols));
             }
         }
@@ -364,6 +380,7 @@ HPMOE_FN void GatherWeightedAccumulate(Vec& vec, const View<S>& table, const Vie
                 AscendC::PipeBarrier<PIPE_ALL>();
                 const float w = wts.GetValue(r * k + j);
                 AscendC::Muls(x, x, w, static_cast<int32_t>(t.cols));
+                VBarrier();
                 AscendC::Add(acc[r * t.pitch], acc[r * t.pitch], x, static_cast<int32_t>(t.cols));
             }
         }
@@ -388,9 +405,13 @@ HPMOE_FN void SwiGlu(Vec& vec, const View<G>& gate_up, const View<O>& out) {
         vec.Load(gate, t, g);
         vec.Load(up, t, u);
         AscendC::Muls(s, g, -1.0f, n);
+        VBarrier();
         AscendC::Exp(s, s, n);
+        VBarrier();
         AscendC::Adds(s, s, 1.0f, n);
+        VBarrier();
         AscendC::Div(s, g, s, n);
+        VBarrier();
         AscendC::Mul(g, s, u, n);
         vec.Store(out, t, g);
     }
@@ -416,6 +437,7 @@ HPMOE_FN void Quantize(Vec& vec, const View<S>& src, const View<int8_t>& dst, co
             const Tile t = grid.At(i + c);
             vec.Load(src, t, x);
             AscendC::Abs(x, x, static_cast<int32_t>(t.Elems()));
+            VBarrier();
             for (uint32_t r = 0; r < t.rows; ++r) {
                 AscendC::ReduceMax(red, x[r * t.pitch], work, static_cast<int32_t>(t.cols));
                 AscendC::PipeBarrier<PIPE_ALL>();
@@ -428,6 +450,7 @@ HPMOE_FN void Quantize(Vec& vec, const View<S>& src, const View<int8_t>& dst, co
         AscendC::PipeBarrier<PIPE_ALL>();
         /* scale = amax / 127, rounded to scale's type by storing it, then read back. */
         AscendC::Duplicate(tmp, 127.0f, static_cast<int32_t>(kRowScalars));
+        VBarrier();
         AscendC::Div(amax, amax, tmp, static_cast<int32_t>(kRowScalars));
         Tile st;
         st.r0 = 0;
@@ -448,13 +471,17 @@ HPMOE_FN void Quantize(Vec& vec, const View<S>& src, const View<int8_t>& dst, co
                 const float s = amax.GetValue(r);
                 if (s > 0.0f) {
                     AscendC::Duplicate(tmp[r * t.pitch], s, static_cast<int32_t>(t.cols));
+                    VBarrier();
                     AscendC::Div(x[r * t.pitch], x[r * t.pitch], tmp[r * t.pitch], static_cast<int32_t>(t.cols));
                 } else {
                     AscendC::Duplicate(x[r * t.pitch], 0.0f, static_cast<int32_t>(t.cols));
                 }
             }
+            VBarrier();
             AscendC::Cast(x, x, AscendC::RoundMode::CAST_RINT, static_cast<uint32_t>(n));
+            VBarrier();
             AscendC::Mins(x, x, 127.0f, n);
+            VBarrier();
             AscendC::Maxs(x, x, -127.0f, n);
             vec.Store(dst, t, x);
         }

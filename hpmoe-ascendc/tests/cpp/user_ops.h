@@ -15,6 +15,7 @@ __aicore__ inline void Twice(hpmoe::Vec& vec, const hpmoe::View<S>& src, const h
         vec.Load(out, t, acc);
         vec.Load(src, t, x);
         AscendC::Muls(x, x, 2.0f, static_cast<int32_t>(t.Elems()));
+        hpmoe::VBarrier();  // the Add reads what the Muls wrote
         AscendC::Add(acc, acc, x, static_cast<int32_t>(t.Elems()));
         vec.Store(out, t, acc);
     }
