@@ -91,9 +91,12 @@ fn a_runtime_without_the_quiet_before_the_signals_is_caught() {
     assert!(context.contains(quiet), "context.h changed: update this test's patch");
     let patched = context.replace(quiet, "        if (puts_) {\n        } else {");
     options.runtime_overrides = vec![("hpmoe/context.h".into(), patched)];
-    let tf = small();
+    // The MoE layer's dispatch tiles put rows that several tiles on the destination consume: one
+    // signal rides on the put, the others follow it after the (removed) quiet.
+    let shape = hpmoe_core::moe::MoeShape::tiny(2);
+    let tf = shape.taskflow().unwrap();
     let kernel = kernel_of(&tf, true);
     let emulation = Emulation::build(&kernel, &options).unwrap_or_else(|e| panic!("{e}"));
-    let f = failure(emulation.run(&tf, &Inputs::random(&tf, 1)));
+    let f = failure(emulation.run(&tf, &hpmoe_core::exec::moe_reference::moe_inputs(&shape, 7)));
     assert!(!f.findings.is_empty(), "the emulator said nothing: {f}");
 }
