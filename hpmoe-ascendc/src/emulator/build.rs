@@ -80,6 +80,22 @@ fn publish(tmp: &Path, done: &Path) -> Result<(), EmulateError> {
     }
 }
 
+/// Holds an exclusive lock on `done`'s lock file while alive: concurrent test processes wait for
+/// one build of a shared archive or binary instead of all compiling it (2 cores in CI).
+struct BuildLock(#[allow(dead_code)] std::fs::File);
+
+fn lock(done: &Path) -> Result<BuildLock, EmulateError> {
+    let path = done.with_extension("lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| EmulateError::io(&path, e))?;
+    file.lock().map_err(|e| EmulateError::io(&path, e))?;
+    Ok(BuildLock(file))
+}
+
 /// A private scratch folder next to `done`.
 fn scratch(done: &Path) -> Result<PathBuf, EmulateError> {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -103,6 +119,7 @@ pub(crate) fn emulator_archive(cache: &Path, compiler: &str) -> Result<PathBuf, 
     }
     let done = cache.join(format!("emu-{}", digest(&key)));
     let archive = done.join("libhpmoe_emu.a");
+    let _lock = lock(&done)?;
     if archive.exists() {
         return Ok(archive);
     }
@@ -151,6 +168,7 @@ pub(crate) fn launcher_binary(
     }
     let done = cache.join(format!("{}-{}", kernel.name, digest(&key)));
     let binary = done.join(format!("{}_launch", kernel.name));
+    let _lock = lock(&done)?;
     if binary.exists() {
         return Ok(binary);
     }
