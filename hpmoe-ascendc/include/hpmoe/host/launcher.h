@@ -260,10 +260,9 @@ inline int RunRank(const KernelSpec& k, const Options& opt, int rank) {
     aclrtStream stream = nullptr;
     HPMOE_HOST_CHECK(aclrtCreateStream(&stream));
 
-    aclshmemx_init_attr_t attr;
-    std::memset(&attr, 0, sizeof(attr));
-    attr.my_rank = rank;
-    attr.n_ranks = static_cast<int>(k.ranks);
+    aclshmemx_init_attr_t attr{};
+    attr.my_pe = rank;
+    attr.n_pes = static_cast<int>(k.ranks);
     std::snprintf(attr.ip_port, sizeof(attr.ip_port), "%s", opt.ip_port.c_str());
     uint64_t symmetric = k.counter_bytes;
     for (uint32_t t = 0; t < k.tensor_count; ++t) {
@@ -273,7 +272,7 @@ inline int RunRank(const KernelSpec& k, const Options& opt, int rank) {
     }
     /* Room for every symmetric allocation, each rounded up by the heap, plus the library's own. */
     attr.local_mem_size = symmetric + 64ull * 1024 * 1024;
-    if (aclshmemx_init_attr(&attr) != 0) {
+    if (aclshmemx_init_attr(ACLSHMEMX_INIT_WITH_DEFAULT, &attr) != 0) {
         Say("SHMEM initialisation failed on rank ", std::to_string(rank));
         return 2;
     }
