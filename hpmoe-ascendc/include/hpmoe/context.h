@@ -56,19 +56,25 @@ public:
     HPMOE_FN bool BadTile() const { return bad_; }
 
     /* After the tile: makes its writes complete, then adds 1 to each counter it signals (except
-     * the one a put already carried). */
+     * the one a put already carried). SHMEM atomics are asynchronous (they reach the target only
+     * at the issuer's aclshmem_quiet), so the adds end with a quiet of their own. */
     HPMOE_FN void SendSignals() {
         if (puts_) {
             aclshmem_quiet();
         } else {
             AscendC::PipeBarrier<PIPE_ALL>();
         }
+        bool added = false;
         for (uint32_t i = 0; i < entry_.signal_count; ++i) {
             if (static_cast<int32_t>(i) == taken_) {
                 continue;
             }
             const hpmoe_signal_record s = table_.Signal(entry_.first_signal + i);
             AddOne(counters_, s.counter, static_cast<int32_t>(s.rank));
+            added = true;
+        }
+        if (added) {
+            aclshmem_quiet();
         }
     }
 
