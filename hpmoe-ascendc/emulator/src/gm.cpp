@@ -232,7 +232,8 @@ static void WriteBack(uintptr_t line, CacheLineCopy& l) {
 }
 
 void GmScalar(const GlobalRef& g, uint64_t off, void* value, uint32_t n, bool write, const char* call) {
-    Core& c = Cur(call);
+    /* A read is a poll while it returns what the previous read of the same address returned. */
+    Core& c = write ? Cur(call) : CurPoll(call, false);
     uint8_t* p = g.addr + off;
     if (g.bytes != UINT64_MAX && off + n > g.bytes) {
         Fail(c, "gm_out_of_bounds", call,
@@ -255,6 +256,19 @@ void GmScalar(const GlobalRef& g, uint64_t off, void* value, uint32_t n, bool wr
             l.dirty |= uint64_t(1) << k;
         } else {
             bytes[i] = l.data[k];
+        }
+    }
+    if (!write) {
+        uint64_t v = 0;
+        std::memcpy(&v, bytes, n < 8 ? n : 8);
+        if (c.last_get_addr != x || c.last_get_value != v) {
+            c.last_get_addr = x;
+            c.last_get_value = v;
+            PollProgress(c);
+        } else if (c.poll_streak.load() == 33) {
+            const std::string desc = "GetValue " + Hex(p) + " (cached value " + std::to_string(static_cast<int64_t>(v)) + ")";
+            std::lock_guard<std::mutex> lk(c.g->m);
+            c.poll_desc = desc;
         }
     }
 }
@@ -282,16 +296,18 @@ void DataCacheCleanAndInvalid(const void* p, bool entire, int dst) {
     }
     GmRange(c, p, 1, "DataCacheCleanAndInvalid", "address");
     const uintptr_t line = reinterpret_cast<uintptr_t>(p) & ~(kLine - 1);
-    {
-        std::lock_guard<std::mutex> lk(c.g->m);
-        c.poll_desc = Hex(reinterpret_cast<void*>(line));
-        /* show the first word of the polled address */
+    if (c.poll_streak.load() > 32) {
+        /* What the deadlock report shows for a polling core: the line and its first word in GM. */
+        std::string desc = Hex(p);
         int32_t v = 0;
         GmAlloc a;
         if (GmFind(p, a) && static_cast<const uint8_t*>(p) + 4 <= a.base + a.size) {
             std::memcpy(&v, p, 4);
-            c.poll_desc = Hex(p) + " (value " + std::to_string(v) + ")";
+            desc += " (" + a.what + "+" + std::to_string(static_cast<const uint8_t*>(p) - a.base) + ", value " +
+                    std::to_string(v) + ")";
         }
+        std::lock_guard<std::mutex> lk(c.g->m);
+        c.poll_desc = desc;
     }
     auto it = c.cache.find(line);
     if (it != c.cache.end()) {

@@ -432,7 +432,7 @@ LocalRef QueDeQue(Queue* q) {
 
 void QueFree(Queue* q, const LocalRef& t) {
     Core& c = Cur("TQue::FreeTensor");
-    if (t.slot != nullptr && t.gen == t.slot->gen && t.slot->state == SLOT_FREE) {
+    if (t.slot != nullptr && t.slot->queue == q && (t.gen != t.slot->gen || t.slot->state == SLOT_FREE)) {
         Fail(c, "double_free", "TQue::FreeTensor", "FreeTensor of a buffer that is already free");
     }
     CheckQueRef(c, q, t, "TQue::FreeTensor");

@@ -87,6 +87,7 @@ Core& CurPoll(const char* call, bool clock) {
     }
     StopIfNeeded(*c);
     const uint64_t streak = c->poll_streak.fetch_add(1, std::memory_order_relaxed) + 1;
+    c->polls.fetch_add(1, std::memory_order_relaxed);
     if (clock) {
         c->poll_clock.store(true, std::memory_order_relaxed);
     }
@@ -98,6 +99,12 @@ Core& CurPoll(const char* call, bool clock) {
         }
     }
     return *c;
+}
+
+void PollProgress(Core& c) {
+    c.poll_streak.store(0, std::memory_order_relaxed);
+    c.poll_clock.store(false, std::memory_order_relaxed);
+    c.g->progress.fetch_add(1, std::memory_order_relaxed);
 }
 
 static std::string CoreTag(const Core& c) {
@@ -177,9 +184,12 @@ void SetSysWorkspace(uint8_t* p) { Cur("SetSysWorkspace").workspace = p; }
 uint8_t* SysWorkspace() { return Cur("GetSysWorkSpacePtr").workspace; }
 
 /* ---- the watchdog ---- */
-static bool CoreStuck(const Core& c) {
+/* Finished, blocked in the emulator, or polling: a long streak of poll-class calls that is still
+ * growing (a core that stopped polling and computes without emulator calls is running). */
+static bool CoreStuck(const Core& c, uint64_t polls_before) {
     const int run = c.run.load();
-    return run == CORE_FINISHED || run == CORE_BLOCKED || c.poll_streak.load() > kPollStreak;
+    return run == CORE_FINISHED || run == CORE_BLOCKED ||
+           (c.poll_streak.load() > kPollStreak && c.polls.load() != polls_before);
 }
 
 static void DeadlockReport(Group& g, const char* kind, const std::string& why) {
@@ -198,8 +208,9 @@ static void DeadlockReport(Group& g, const char* kind, const std::string& why) {
         if (run == CORE_BLOCKED) {
             state = "waits " + c.wait_desc;
         } else if (c.poll_streak.load() > kPollStreak) {
-            state = "polls (" + std::to_string(c.poll_streak.load()) + " DataCacheCleanAndInvalid/GetSystemCycle calls in a row" +
-                    (c.poll_desc.empty() ? std::string() : ", last line " + c.poll_desc) + ")";
+            state = "polls (" + std::to_string(c.poll_streak.load()) +
+                    " calls in a row of DataCacheCleanAndInvalid, GetSystemCycle or GetValue returning the same value" +
+                    (c.poll_desc.empty() ? std::string() : "; last polled " + c.poll_desc) + ")";
         } else {
             state = "running";
         }
@@ -214,6 +225,7 @@ static void Watchdog(Group* gp) {
     Group& g = *gp;
     const int64_t timeout_ms = TimeoutMs();
     uint64_t last_progress = UINT64_MAX;
+    std::vector<uint64_t> polls(g.cores.size(), 0);
     int stable_rounds = 0;
     int64_t jumped = 0;
     for (;;) {
@@ -234,12 +246,14 @@ static void Watchdog(Group* gp) {
         }
         bool all_stuck = true;
         bool any_clock = false;
-        for (auto& cp : g.cores) {
-            if (!CoreStuck(*cp)) {
+        for (size_t i = 0; i < g.cores.size(); ++i) {
+            Core& cr = *g.cores[i];
+            const uint64_t before = polls[i];
+            polls[i] = cr.polls.load();
+            if (!CoreStuck(cr, before)) {
                 all_stuck = false;
-                break;
             }
-            if (cp->run.load() != CORE_FINISHED && cp->poll_streak.load() > kPollStreak && cp->poll_clock.load()) {
+            if (cr.run.load() != CORE_FINISHED && cr.poll_streak.load() > kPollStreak && cr.poll_clock.load()) {
                 any_clock = true;
             }
         }
@@ -414,7 +428,29 @@ int SynchronizeStream(void* stream) {
     }
     std::unique_lock<std::mutex> lk(g->m);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(TimeoutMs() + 10000);
+    std::chrono::steady_clock::time_point stop_seen{};
     while (!g->done) {
+        if (g->stop.load()) {
+            /* A core that runs without emulator calls cannot be stopped: give up on it after a
+             * grace period, report what is known and leave its thread behind. */
+            const auto now = std::chrono::steady_clock::now();
+            if (stop_seen == std::chrono::steady_clock::time_point{}) {
+                stop_seen = now;
+            } else if (now - stop_seen > std::chrono::seconds(2)) {
+                std::vector<std::string> lines = g->findings;
+                for (auto& c : g->cores) {
+                    if (c->run.load() != CORE_FINISHED) {
+                        lines.push_back("state rank=" + std::to_string(c->rank) + " core=" + c->name +
+                                        " did not stop: it runs without calling the emulator (left running)");
+                    }
+                }
+                const int status = g->status;
+                lk.unlock();
+                std::lock_guard<std::mutex> rl(g_report_mutex);
+                g_last_report = lines;
+                return status;
+            }
+        }
         if (!g->started && std::chrono::steady_clock::now() > deadline) {
             lk.unlock();
             std::lock_guard<std::mutex> rl(g_report_mutex);

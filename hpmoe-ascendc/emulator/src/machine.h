@@ -139,6 +139,9 @@ struct Core {
     /* progress and blocking, for deadlock detection */
     std::atomic<int> run{CORE_RUNNING};
     std::atomic<uint64_t> poll_streak{0};
+    std::atomic<uint64_t> polls{0}; /* poll-class calls ever made (the watchdog sees whether it moves) */
+    uint64_t last_get_addr = 0;     /* the last GlobalTensor::GetValue, to tell a poll from a read */
+    uint64_t last_get_value = 0;
     std::atomic<bool> poll_clock{false};
     std::string wait_desc; /* guarded by Group::m */
     std::string poll_desc; /* guarded by Group::m */
@@ -192,6 +195,8 @@ Core& Cur(const char* call);
 /* The calling core, for a polling call (GetSystemCycle, DataCacheCleanAndInvalid): counts the
  * polling streak and yields the CPU while it is long. */
 Core& CurPoll(const char* call, bool clock);
+/* A polling call turned out to make progress (it read a new value): counts as a normal call. */
+void PollProgress(Core& c);
 /* The calling core or null on a host thread. */
 Core* CurOrNull();
 /* Records the first error of the launch, stops every core, unwinds the calling one. */

@@ -89,6 +89,18 @@ void CheckNotInFlight(Core& c, const uint8_t* p, uint64_t n, const char* call) {
     }
 }
 
+/* A signal (signal_op, put-with-signal, atomic) tells its target that data has arrived: puts of
+ * this core still in flight to that PE would arrive after it. */
+static void CheckNoPutsInFlight(Core& c, int pe, const char* call) {
+    for (const PendingShmem& p : c.pending_shmem) {
+        if (!p.atomic && p.dst != nullptr && p.pe == pe) {
+            Fail(c, "signal_before_quiet", call,
+                 std::string("signals PE ") + std::to_string(pe) + " while this core's " + p.call + " to " + Hex(p.dst) +
+                     " bytes=" + std::to_string(p.data.size()) + " has not landed (aclshmem_fence/quiet first)");
+        }
+    }
+}
+
 static void Signal(int32_t* sig, int32_t value, int op) {
     if (op == 0 /* SET */) {
         __atomic_store_n(sig, value, __ATOMIC_SEQ_CST);
@@ -110,6 +122,7 @@ void ShmemPut(void* dst, const void* src, uint64_t n, int pe, bool nbi, int32_t*
         }
         int32_t* t = reinterpret_cast<int32_t*>(Translate(c, sig, pe, 4, call, "sig_addr"));
         CheckGmWritesDone(c, EP_S, call, "a put-with-signal while this core's global-memory writes are pending");
+        CheckNoPutsInFlight(c, pe, call);
         std::memmove(d, s, n);
         Signal(t, sig_value, sig_op);
         if (nbi) {
@@ -144,6 +157,7 @@ void ShmemSignalOp(int32_t* sig, int32_t value, int op, int pe) {
     }
     int32_t* t = reinterpret_cast<int32_t*>(Translate(c, sig, pe, 4, "aclshmemx_signal_op", "sig_addr"));
     CheckGmWritesDone(c, EP_S, "aclshmemx_signal_op", "a signal while this core's global-memory writes are pending");
+    CheckNoPutsInFlight(c, pe, "aclshmemx_signal_op");
     Signal(t, value, op);
     std::lock_guard<std::mutex> lk(c.g->m);
     c.g->cv.notify_all();
@@ -178,6 +192,7 @@ void ShmemAtomicAdd(void* dst, int kind, const void* value, int pe, const char* 
     Core& c = Cur(call);
     uint8_t* d = Translate(c, dst, pe, KindBytes(kind), call, "dst");
     CheckGmWritesDone(c, EP_S, call, "an atomic (a signal to another core) while this core's global-memory writes are pending");
+    CheckNoPutsInFlight(c, pe, call);
     PendingShmem p;
     p.call = call;
     p.dst = d;
