@@ -56,7 +56,8 @@ public:
     HPMOE_FN bool BadTile() const { return bad_; }
 
     /* After the tile: makes its writes complete, then adds 1 to each counter it signals (except
-     * the one a put already carried) and completes those adds. */
+     * the one a put already carried). SHMEM atomics are asynchronous (they reach the target only
+     * at the issuer's aclshmem_quiet), so the adds end with a quiet of their own. */
     HPMOE_FN void SendSignals() {
         if (puts_) {
             aclshmem_quiet();
@@ -73,8 +74,6 @@ public:
             added = true;
         }
         if (added) {
-            /* SHMEM atomics are asynchronous: an add is only guaranteed visible at its target after
-             * the issuer's quiet. Without this a consumer could wait until this core's next put. */
             aclshmem_quiet();
         }
     }

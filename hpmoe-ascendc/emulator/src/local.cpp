@@ -1,0 +1,559 @@
+/* hpmoe AscendC emulator: one core's pipes and local memory.
+ *
+ * Pipes (S, V, M, MTE1, MTE2, MTE3, FIX) are asynchronous: every instruction gets a sequence
+ * number on its pipe; know[p][q] is how many of q's instructions pipe p knows to be complete.
+ * Only PipeBarrier, SetFlag/WaitFlag and the implicit syncs of the queues raise it. Values are
+ * computed eagerly; every access of local memory is checked against a per-32-byte-block shadow
+ * (last writer pipe+sequence, last reader per pipe) so that a missing sync is an error even
+ * when the data happens to be right. GM writes by DMA stay "pending" until the scalar pipe
+ * knows them complete. */
+#include <cstdlib>
+#include <cstring>
+
+#include "machine.h"
+
+namespace hpmoe_emu {
+
+namespace {
+const char* const kPipeNames[EP_COUNT] = {"S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX"};
+const uint32_t kMemCap[MEM_COUNT] = {192 * 1024, 512 * 1024, 64 * 1024, 64 * 1024, 128 * 1024};
+/* Usable UB for TPipe buffers: ascendc-api.md says 184 KiB of the 192 KiB (README.md). */
+const uint32_t kUbUsable = 184 * 1024;
+
+uint32_t Align32(uint64_t x) { return static_cast<uint32_t>((x + 31) / 32 * 32); }
+
+bool StrictPipeV() {
+    const char* e = std::getenv("HPMOE_EMU_STRICT_PIPE_V");
+    return e != nullptr && e[0] == '1';
+}
+
+/* HardEvent -> (source pipe, destination pipe), in the order of the enum. */
+struct EventPipes {
+    uint8_t src, dst;
+    const char* name;
+};
+const EventPipes kEvents[] = {
+    {EP_MTE2, EP_MTE1, "MTE2_MTE1"}, {EP_MTE1, EP_MTE2, "MTE1_MTE2"}, {EP_MTE1, EP_M, "MTE1_M"},
+    {EP_M, EP_MTE1, "M_MTE1"},       {EP_MTE2, EP_V, "MTE2_V"},       {EP_V, EP_MTE2, "V_MTE2"},
+    {EP_MTE3, EP_V, "MTE3_V"},       {EP_V, EP_MTE3, "V_MTE3"},       {EP_M, EP_V, "M_V"},
+    {EP_V, EP_M, "V_M"},             {EP_V, EP_V, "V_V"},             {EP_MTE3, EP_MTE1, "MTE3_MTE1"},
+    {EP_MTE1, EP_MTE3, "MTE1_MTE3"}, {EP_MTE1, EP_V, "MTE1_V"},       {EP_MTE2, EP_M, "MTE2_M"},
+    {EP_M, EP_MTE2, "M_MTE2"},       {EP_V, EP_MTE1, "V_MTE1"},       {EP_M, EP_FIX, "M_FIX"},
+    {EP_FIX, EP_M, "FIX_M"},         {EP_MTE3, EP_MTE2, "MTE3_MTE2"}, {EP_MTE2, EP_MTE3, "MTE2_MTE3"},
+    {EP_S, EP_V, "S_V"},             {EP_V, EP_S, "V_S"},             {EP_S, EP_MTE2, "S_MTE2"},
+    {EP_MTE2, EP_S, "MTE2_S"},       {EP_S, EP_MTE3, "S_MTE3"},       {EP_MTE3, EP_S, "MTE3_S"},
+    {EP_MTE2, EP_FIX, "MTE2_FIX"},   {EP_FIX, EP_MTE2, "FIX_MTE2"},   {EP_FIX, EP_S, "FIX_S"},
+    {EP_M, EP_S, "M_S"},             {EP_FIX, EP_MTE3, "FIX_MTE3"},
+};
+constexpr int kEventCount = static_cast<int>(sizeof(kEvents) / sizeof(kEvents[0]));
+
+void Join(uint32_t* dst, const uint32_t* src) {
+    for (int q = 0; q < EP_COUNT; ++q) {
+        dst[q] = dst[q] > src[q] ? dst[q] : src[q];
+    }
+}
+/* What pipe p knows, including its own issued instructions (they complete before a flag). */
+void Snapshot(Core& c, int p, uint32_t* out) {
+    for (int q = 0; q < EP_COUNT; ++q) {
+        out[q] = c.know[p][q];
+    }
+    out[p] = c.seq[p];
+}
+}  // namespace
+
+const char* MemName(int mem) {
+    static const char* const names[MEM_COUNT] = {"UB", "L1", "L0A", "L0B", "L0C"};
+    return names[mem];
+}
+
+int PipeFromDevice(int device_pipe) {
+    switch (device_pipe) {
+        case 0: return EP_S;
+        case 1: return EP_V;
+        case 2: return EP_M;
+        case 3: return EP_MTE1;
+        case 4: return EP_MTE2;
+        case 5: return EP_MTE3;
+        case 10: return EP_FIX;
+        default: return -1;
+    }
+}
+
+void InitCoreMemory(Core& c) {
+    for (int m = 0; m < MEM_COUNT; ++m) {
+        const bool present = c.aic ? m != MEM_UB : m == MEM_UB;
+        if (!present) {
+            continue;
+        }
+        /* Fresh local memory holds a NaN pattern (0xFF bytes), not zeros (README.md). */
+        c.mem[m].assign(kMemCap[m], 0xFF);
+        c.shadow[m].assign(kMemCap[m] / 32, BlockShadow());
+    }
+}
+
+uint32_t Issue(Core& c, int pipe) { return ++c.seq[pipe]; }
+
+/* ---- local memory bookkeeping ---- */
+static int MemOf(Core& c, const uint8_t* p, uint64_t& off) {
+    for (int m = 0; m < MEM_COUNT; ++m) {
+        if (!c.mem[m].empty() && p >= c.mem[m].data() && p < c.mem[m].data() + c.mem[m].size()) {
+            off = static_cast<uint64_t>(p - c.mem[m].data());
+            return m;
+        }
+    }
+    return -1;
+}
+
+void CheckLocal(const LocalRef& t, const char* call) {
+    Core& c = *CurOrNull();
+    if (t.addr == nullptr || t.slot == nullptr) {
+        Fail(c, "local_uninitialised", call, "a LocalTensor that no AllocTensor/DeQue/TBuf::Get produced");
+    }
+    if (t.gen != t.slot->gen || t.slot->state == SLOT_FREE) {
+        Fail(c, "use_after_free", call,
+             "LocalTensor at " + std::string(MemName(t.slot->mem)) + " offset " +
+                 std::to_string(t.slot->base - c.mem[t.slot->mem].data()) + " was freed (FreeTensor) before this use");
+    }
+}
+
+void LocalAccess(Core& c, int pipe, uint32_t seq, const LocalRef& t, uint64_t off, uint64_t n, bool write,
+                 const char* call) {
+    if (n == 0) {
+        return;
+    }
+    uint64_t base = 0;
+    const int m = MemOf(c, t.addr + off, base);
+    if (m < 0) {
+        Fail(c, "local_out_of_bounds", call, "address outside this core's local memories");
+    }
+    if (off + n > t.bytes) {
+        Fail(c, "local_out_of_bounds", call,
+             std::to_string(n) + " bytes at byte " + std::to_string(off) + " of a LocalTensor of " +
+                 std::to_string(t.bytes) + " bytes (" + MemName(m) + " offset " + std::to_string(base) + ")");
+    }
+    const bool strict_v = pipe == EP_V && StrictPipeV();
+    std::vector<BlockShadow>& sh = c.shadow[m];
+    const uint64_t b0 = base / 32;
+    const uint64_t b1 = (base + n - 1) / 32;
+    for (uint64_t b = b0; b <= b1; ++b) {
+        BlockShadow& s = sh[b];
+        if (s.wseq != 0) {
+            const bool same = s.wpipe == pipe;
+            const bool ordered = same ? (!strict_v || s.wseq == seq || c.v_done >= s.wseq)
+                                      : c.know[pipe][s.wpipe] >= s.wseq;
+            if (!ordered) {
+                Fail(c, write ? "unsynchronised_write" : "unsynchronised_read", call,
+                     std::string(kPipeNames[pipe]) + " instruction " + call + "#" + std::to_string(seq) +
+                         (write ? " writes " : " reads ") + MemName(m) + " offset " + std::to_string(b * 32) +
+                         " last written by " + kPipeNames[s.wpipe] + " instruction " + (s.wcall ? s.wcall : "?") + "#" +
+                         std::to_string(s.wseq) + " with no sync ordering them" +
+                         (same ? " (PipeBarrier<PIPE_V> between dependent vector instructions)" : ""));
+            }
+        }
+        if (write) {
+            for (int q = 0; q < EP_COUNT; ++q) {
+                if (q != pipe && s.rseq[q] != 0 && c.know[pipe][q] < s.rseq[q]) {
+                    Fail(c, "unsynchronised_write", call,
+                         std::string(kPipeNames[pipe]) + " instruction " + call + "#" + std::to_string(seq) + " writes " +
+                             MemName(m) + " offset " + std::to_string(b * 32) + " still being read by " + kPipeNames[q] +
+                             " instruction " + (s.rcall[q] ? s.rcall[q] : "?") + "#" + std::to_string(s.rseq[q]) +
+                             " with no sync ordering them");
+                }
+            }
+            s.wseq = seq;
+            s.wpipe = static_cast<uint8_t>(pipe);
+            s.wcall = call;
+            for (int q = 0; q < EP_COUNT; ++q) {
+                s.rseq[q] = 0;
+            }
+        } else {
+            s.rseq[pipe] = seq;
+            s.rcall[pipe] = call;
+        }
+    }
+}
+
+/* ---- in-core sync ---- */
+static void PruneGm(Core& c) {
+    auto& v = c.pending_gm;
+    size_t k = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (c.know[EP_S][v[i].pipe] < v[i].seq) {
+            v[k++] = v[i];
+        }
+    }
+    v.resize(k);
+}
+
+void PipeBarrier(int device_pipe) {
+    Core& c = Cur("PipeBarrier");
+    if (device_pipe == 6 /* PIPE_ALL */) {
+        for (int p = 0; p < EP_COUNT; ++p) {
+            for (int q = 0; q < EP_COUNT; ++q) {
+                c.know[p][q] = c.seq[q];
+            }
+        }
+        c.v_done = c.seq[EP_V];
+        PruneGm(c);
+        return;
+    }
+    const int p = PipeFromDevice(device_pipe);
+    if (p < 0) {
+        Fail(c, "bad_pipe", "PipeBarrier", "pipe " + std::to_string(device_pipe));
+    }
+    if (p == EP_S) {
+        Fail(c, "bad_pipe", "PipeBarrier",
+             "PipeBarrier<PIPE_S> raises a hardware error (the scalar pipe is ordered by hardware)");
+    }
+    c.know[p][p] = c.seq[p];
+    if (p == EP_V) {
+        c.v_done = c.seq[EP_V];
+    }
+}
+
+void SetFlag(int event, int32_t id) {
+    Core& c = Cur("SetFlag");
+    if (event < 0 || event >= kEventCount) {
+        Fail(c, "bad_event", "SetFlag", "event " + std::to_string(event));
+    }
+    if (id < 0 || id > 7) {
+        Fail(c, "bad_event", "SetFlag", std::string("SetFlag<") + kEvents[event].name + "> event id " + std::to_string(id) +
+                                            " (ids are 0..7)");
+    }
+    EventSlot& s = c.events[event][id];
+    if (s.set) {
+        Fail(c, "event_double_set", "SetFlag",
+             std::string("SetFlag<") + kEvents[event].name + ">(" + std::to_string(id) + ") set again before its WaitFlag");
+    }
+    s.set = true;
+    Snapshot(c, kEvents[event].src, s.know);
+}
+
+void WaitFlag(int event, int32_t id) {
+    Core& c = Cur("WaitFlag");
+    if (event < 0 || event >= kEventCount || id < 0 || id > 7) {
+        Fail(c, "bad_event", "WaitFlag", "event " + std::to_string(event) + " id " + std::to_string(id));
+    }
+    EventSlot& s = c.events[event][id];
+    if (!s.set) {
+        Fail(c, "event_wait_unset", "WaitFlag",
+             std::string("WaitFlag<") + kEvents[event].name + ">(" + std::to_string(id) +
+                 ") with no SetFlag pending: the pipe would wait forever");
+    }
+    s.set = false;
+    const int dst = kEvents[event].dst;
+    Join(c.know[dst], s.know);
+    if (dst == EP_V && kEvents[event].src == EP_V) {
+        c.v_done = c.v_done > s.know[EP_V] ? c.v_done : s.know[EP_V];
+    }
+    if (dst == EP_S) {
+        PruneGm(c);
+    }
+}
+
+/* ---- global-memory writes of this core ---- */
+void NoteGmWrite(Core& c, int pipe, uint32_t seq, uint8_t* p, uint64_t n, const char* call) {
+    if (!c.pending_gm.empty()) {
+        PendingGm& last = c.pending_gm.back();
+        if (last.pipe == pipe && last.seq == seq && last.p + last.n == p) {
+            last.n += n;
+            return;
+        }
+    }
+    c.pending_gm.push_back(PendingGm{p, n, static_cast<uint8_t>(pipe), seq, call});
+}
+
+void CheckGmWritesDone(Core& c, int pipe, const char* call, const char* why) {
+    PruneGm(c);
+    for (const PendingGm& w : c.pending_gm) {
+        if (w.pipe != pipe && c.know[pipe][w.pipe] < w.seq) {
+            Fail(c, "gm_write_not_complete", call,
+                 std::string(why) + ": " + kPipeNames[w.pipe] + " instruction " + w.call + "#" + std::to_string(w.seq) +
+                     " writing " + Hex(w.p) + " bytes=" + std::to_string(w.n) + " is not known complete to pipe " +
+                     kPipeNames[pipe] + " (PipeBarrier<PIPE_ALL> or WaitFlag<" + kPipeNames[w.pipe] + "_" +
+                     kPipeNames[pipe] + ">)");
+        }
+    }
+}
+
+void CheckGmReadAfterOwnWrite(Core& c, int pipe, const uint8_t* p, uint64_t n, const char* call) {
+    for (const PendingGm& w : c.pending_gm) {
+        if (w.pipe != pipe && c.know[pipe][w.pipe] < w.seq && p < w.p + w.n && w.p < p + n) {
+            Fail(c, "unsynchronised_read", call,
+                 std::string(kPipeNames[pipe]) + " reads global memory " + Hex(p) + " bytes=" + std::to_string(n) +
+                     " that this core's " + kPipeNames[w.pipe] + " instruction " + w.call + "#" + std::to_string(w.seq) +
+                     " writes, with no sync ordering them");
+        }
+    }
+}
+
+/* ---- pipe, queues, buffers ---- */
+static int MemOfPosition(Core& c, int position, const char* call) {
+    switch (position) {
+        case 9:
+        case 10:
+        case 11:
+            if (c.aic) {
+                Fail(c, "bad_position", call, "VECIN/VECOUT/VECCALC buffers on an AIC (it has no UB)");
+            }
+            return MEM_UB;
+        case 1:
+        case 3:
+        case 5:
+            if (!c.aic) {
+                Fail(c, "bad_position", call, "A1/B1/C1 (L1) buffers on an AIV");
+            }
+            return MEM_L1;
+        case 2:
+        case 4:
+        case 7:
+            if (!c.aic) {
+                Fail(c, "bad_position", call, "A2/B2/CO1 (L0) buffers on an AIV");
+            }
+            return position == 2 ? MEM_L0A : position == 4 ? MEM_L0B : MEM_L0C;
+        default: break;
+    }
+    Fail(c, "bad_position", call, "TPosition " + std::to_string(position) + " is not emulated on this core kind");
+}
+
+static Slot* NewSlot(Core& c, int mem, uint32_t len, const char* call) {
+    const uint32_t bytes = Align32(len);
+    const uint32_t cap = mem == MEM_UB ? kUbUsable : kMemCap[mem];
+    if (len == 0) {
+        Fail(c, "bad_buffer", call, "a buffer of 0 bytes");
+    }
+    if (c.used[mem] + bytes > cap) {
+        Fail(c, "local_over_capacity", call,
+             std::string(MemName(mem)) + ": " + std::to_string(c.used[mem]) + " bytes in use + " + std::to_string(bytes) +
+                 " > " + std::to_string(cap) + " available");
+    }
+    auto s = std::make_unique<Slot>();
+    s->base = c.mem[mem].data() + c.used[mem];
+    s->bytes = bytes;
+    s->mem = mem;
+    c.used[mem] += bytes;
+    Slot* raw = s.get();
+    c.slots.push_back(std::move(s));
+    return raw;
+}
+
+Queue* QueInit(int position, int depth, int num, uint32_t len) {
+    Core& c = Cur("TPipe::InitBuffer");
+    const int mem = MemOfPosition(c, position, "TPipe::InitBuffer");
+    if (num < 1) {
+        Fail(c, "bad_buffer", "TPipe::InitBuffer", "a TQue with " + std::to_string(num) + " buffers");
+    }
+    auto q = std::make_unique<Queue>();
+    q->position = position;
+    q->depth = depth;
+    switch (position) {
+        case 9: q->producer = EP_MTE2; q->consumer = EP_V; break;
+        case 10: q->producer = EP_V; q->consumer = EP_MTE3; break;
+        case 11: q->producer = EP_V; q->consumer = EP_V; break;
+        case 1: case 3: q->producer = EP_MTE2; q->consumer = EP_MTE1; break;
+        case 2: case 4: q->producer = EP_MTE1; q->consumer = EP_M; break;
+        case 7: q->producer = EP_M; q->consumer = EP_FIX; break;
+        default: break;
+    }
+    for (int i = 0; i < num; ++i) {
+        Slot* s = NewSlot(c, mem, len, "TPipe::InitBuffer");
+        s->queue = q.get();
+        q->slots.push_back(s);
+    }
+    Queue* raw = q.get();
+    c.queues.push_back(std::move(q));
+    return raw;
+}
+
+static LocalRef RefOf(Slot* s) {
+    LocalRef r;
+    r.addr = s->base;
+    r.bytes = s->bytes;
+    r.slot = s;
+    r.gen = s->gen;
+    return r;
+}
+
+LocalRef QueAlloc(Queue* q, const char* call) {
+    Core& c = Cur(call);
+    if (q == nullptr) {
+        Fail(c, "bad_buffer", call, "AllocTensor on a TQue that InitBuffer never set up");
+    }
+    for (size_t k = 0; k < q->slots.size(); ++k) {
+        Slot* s = q->slots[(q->next + k) % q->slots.size()];
+        if (s->state == SLOT_FREE) {
+            q->next = static_cast<uint32_t>((q->next + k + 1) % q->slots.size());
+            s->state = SLOT_ALLOCATED;
+            if (s->freed_valid) {
+                /* AllocTensor waits for the FreeTensor of the buffer's previous use (its consumer pipe). */
+                Join(c.know[q->producer], s->freed_know);
+            }
+            return RefOf(s);
+        }
+    }
+    Fail(c, "queue_exhausted", call,
+         "all " + std::to_string(q->slots.size()) + " buffers of the TQue are in use (AllocTensor would wait forever)");
+}
+
+static void CheckQueRef(Core& c, Queue* q, const LocalRef& t, const char* call) {
+    CheckLocal(t, call);
+    if (t.slot->queue != q || t.addr != t.slot->base) {
+        Fail(c, "bad_buffer", call, "the tensor is not a whole buffer of this TQue");
+    }
+}
+
+bool QueEnQue(Queue* q, const LocalRef& t) {
+    Core& c = Cur("TQue::EnQue");
+    CheckQueRef(c, q, t, "TQue::EnQue");
+    if (t.slot->state != SLOT_ALLOCATED) {
+        Fail(c, "queue_misuse", "TQue::EnQue", "EnQue of a buffer that is not freshly allocated (already queued or dequeued)");
+    }
+    if (static_cast<int>(q->fifo.size()) >= q->depth) {
+        Fail(c, "queue_depth_exceeded", "TQue::EnQue",
+             "the TQue already holds " + std::to_string(q->fifo.size()) + " tensors (depth " + std::to_string(q->depth) + ")");
+    }
+    Snapshot(c, q->producer, t.slot->enq_know);
+    t.slot->state = SLOT_ENQUEUED;
+    q->fifo.push_back(t.slot);
+    return true;
+}
+
+LocalRef QueDeQue(Queue* q) {
+    Core& c = Cur("TQue::DeQue");
+    if (q == nullptr || q->fifo.empty()) {
+        Fail(c, "queue_empty", "TQue::DeQue", "DeQue of an empty TQue (it would wait forever)");
+    }
+    Slot* s = q->fifo.front();
+    q->fifo.pop_front();
+    s->state = SLOT_DEQUEUED;
+    Join(c.know[q->consumer], s->enq_know);
+    return RefOf(s);
+}
+
+void QueFree(Queue* q, const LocalRef& t) {
+    Core& c = Cur("TQue::FreeTensor");
+    if (t.slot != nullptr && t.slot->queue == q && (t.gen != t.slot->gen || t.slot->state == SLOT_FREE)) {
+        Fail(c, "double_free", "TQue::FreeTensor", "FreeTensor of a buffer that is already free");
+    }
+    CheckQueRef(c, q, t, "TQue::FreeTensor");
+    if (t.slot->state == SLOT_ENQUEUED) {
+        Fail(c, "queue_misuse", "TQue::FreeTensor", "FreeTensor of a tensor still in the queue (EnQue without DeQue)");
+    }
+    Snapshot(c, q->consumer, t.slot->freed_know);
+    if (t.slot->state == SLOT_ALLOCATED) {
+        Snapshot(c, q->producer, t.slot->freed_know);
+    }
+    t.slot->freed_valid = true;
+    t.slot->state = SLOT_FREE;
+    ++t.slot->gen;
+}
+
+LocalRef BufInit(int position, uint32_t len) {
+    Core& c = Cur("TPipe::InitBuffer");
+    const int mem = MemOfPosition(c, position, "TPipe::InitBuffer");
+    Slot* s = NewSlot(c, mem, len, "TPipe::InitBuffer");
+    s->state = SLOT_TBUF;
+    return RefOf(s);
+}
+
+LocalRef BufGet(const LocalRef& buf, uint64_t bytes, const char* call) {
+    Core& c = Cur(call);
+    if (buf.slot == nullptr) {
+        Fail(c, "bad_buffer", call, "TBuf::Get on a TBuf that InitBuffer never set up");
+    }
+    CheckLocal(buf, call);
+    LocalRef r = buf;
+    if (bytes != UINT64_MAX) {
+        if (bytes > buf.bytes) {
+            Fail(c, "local_out_of_bounds", call,
+                 "Get of " + std::to_string(bytes) + " bytes from a TBuf of " + std::to_string(buf.bytes));
+        }
+        r.bytes = static_cast<uint32_t>(bytes);
+    }
+    return r;
+}
+
+void PipeReset() {
+    Core& c = Cur("TPipe::Reset");
+    for (auto& q : c.queues) {
+        for (Slot* s : q->slots) {
+            ++s->gen;
+            s->state = SLOT_FREE;
+        }
+    }
+    for (auto& s : c.slots) {
+        ++s->gen;
+    }
+    c.queues.clear();
+    for (int m = 0; m < MEM_COUNT; ++m) {
+        c.used[m] = 0;
+    }
+}
+
+LocalRef LocalSub(const LocalRef& t, uint64_t byte_offset, uint32_t elem_bytes, const char* call) {
+    Core& c = Cur(call);
+    CheckLocal(t, call);
+    if (byte_offset >= t.bytes) {
+        Fail(c, "local_out_of_bounds", call,
+             "element " + std::to_string(byte_offset / elem_bytes) + " of a LocalTensor of " +
+                 std::to_string(t.bytes / elem_bytes) + " elements");
+    }
+    LocalRef r = t;
+    r.addr += byte_offset;
+    r.bytes -= static_cast<uint32_t>(byte_offset);
+    return r;
+}
+
+void LocalScalar(const LocalRef& t, uint64_t off, void* value, uint32_t n, bool write, const char* call) {
+    Core& c = Cur(call);
+    CheckLocal(t, call);
+    if (off + n > t.bytes) {
+        Fail(c, "local_out_of_bounds", call,
+             "element " + std::to_string(off / n) + " of a LocalTensor of " + std::to_string(t.bytes / n) + " elements");
+    }
+    const uint32_t seq = Issue(c, EP_S);
+    LocalAccess(c, EP_S, seq, t, off, n, write, call);
+    if (write) {
+        std::memcpy(t.addr + off, value, n);
+    } else {
+        std::memcpy(value, t.addr + off, n);
+    }
+}
+
+/* ---- end of a core's kernel ---- */
+void EndOfCoreChecks(Core& c) {
+    PruneGm(c);
+    if (!c.pending_gm.empty()) {
+        const PendingGm& w = c.pending_gm.front();
+        Fail(c, "gm_write_not_complete", "end",
+             std::string("the kernel ended while ") + kPipeNames[w.pipe] + " instruction " + w.call + "#" +
+                 std::to_string(w.seq) + " writing " + Hex(w.p) + " bytes=" + std::to_string(w.n) +
+                 " is not known complete (PipeBarrier<PIPE_ALL> before the end)");
+    }
+    ShmemEndChecks(c);
+    CacheWriteBackAll(c, true);
+    if (c.atomic_kind >= 0) {
+        Fail(c, "atomic_left_on", "end", std::string("SetAtomicAdd<") + KindName(c.atomic_kind) + "> still on at kernel end");
+    }
+    for (int e = 0; e < kEventCount; ++e) {
+        for (int id = 0; id < 8; ++id) {
+            if (c.events[e][id].set) {
+                Fail(c, "event_unpaired", "end",
+                     std::string("SetFlag<") + kEvents[e].name + ">(" + std::to_string(id) + ") never waited for");
+            }
+        }
+    }
+    for (auto& q : c.queues) {
+        if (!q->fifo.empty()) {
+            Fail(c, "queue_unbalanced", "end",
+                 std::to_string(q->fifo.size()) + " tensor(s) EnQue'd and never DeQue'd");
+        }
+        for (Slot* s : q->slots) {
+            if (s->state == SLOT_ALLOCATED || s->state == SLOT_DEQUEUED) {
+                Fail(c, "queue_unbalanced", "end", "a TQue buffer was allocated and never freed (FreeTensor)");
+            }
+        }
+    }
+}
+
+}  // namespace hpmoe_emu

@@ -1,0 +1,202 @@
+/* hpmoe AscendC emulator: the Matmul high-level API, AIC-driven (ASCENDC_CUBE_ONLY) only.
+ *
+ * Init checks the tiling: base blocks fit L0A (64 KiB), L0B (64 KiB), L0C (128 KiB, fp32/int32
+ * accumulators) with their double-buffering factors, and the L1 stages (depthA1 / depthB1 base
+ * blocks) fit what the core's TPipe left of L1 (512 KiB). Every SetSingleShape must fit the
+ * tiling's singleCore sizes, and the original shapes must hold the single shape. IterateAll
+ * reads A and B (MTE2), computes in the fixed order of lib/matmul_intf.h and writes C by FIX
+ * (pending until the scalar pipe knows it complete). */
+#include <cstring>
+
+#include "kernel_tiling/kernel_tiling.h"
+#include "machine.h"
+
+namespace hpmoe_emu {
+
+namespace {
+constexpr uint64_t kL0A = 64 * 1024, kL0B = 64 * 1024, kL0C = 128 * 1024, kL1 = 512 * 1024;
+
+double LoadElem(int kind, const uint8_t* p) {
+    uint16_t h;
+    switch (kind) {
+        case K_F32: { float f; std::memcpy(&f, p, 4); return f; }
+        case K_F16: std::memcpy(&h, p, 2); return HalfBitsToFloat(h);
+        case K_BF16: std::memcpy(&h, p, 2); return Bf16BitsToFloat(h);
+        case K_I8: return static_cast<int8_t>(*p);
+        default: return 0.0;
+    }
+}
+const AscendC::tiling::TCubeTiling& Tiling(const MatmulDesc& mm) {
+    return *static_cast<const AscendC::tiling::TCubeTiling*>(mm.tiling);
+}
+}  // namespace
+
+void MatmulInit(MatmulDesc& mm, const void* tiling, bool cube_only, const char* call) {
+    Core& c = Cur(call);
+    if (!cube_only) {
+        Fail(c, "matmul_mode", call,
+             "REGIST_MATMUL_OBJ without ASCENDC_CUBE_ONLY runs the AIC server loop for AIV clients, which is not emulated");
+    }
+    if (!c.aic) {
+        Fail(c, "matmul_mode", call, "a Matmul driven by an AIV (only AIC-driven ASCENDC_CUBE_ONLY matmuls are emulated)");
+    }
+    if (tiling == nullptr) {
+        Fail(c, "matmul_tiling", call, "null TCubeTiling");
+    }
+    mm.tiling = tiling;
+    const AscendC::tiling::TCubeTiling& t = Tiling(mm);
+    const uint64_t sa = KindBytes(mm.akind), sb = KindBytes(mm.bkind);
+    auto bad = [&](const std::string& why) { Fail(c, "matmul_tiling", call, why); };
+    if (t.M <= 0 || t.N <= 0 || t.Ka <= 0 || t.Kb <= 0 || t.baseM <= 0 || t.baseN <= 0 || t.baseK <= 0 ||
+        t.singleCoreM <= 0 || t.singleCoreN <= 0 || t.singleCoreK <= 0) {
+        bad("M/N/Ka/Kb, singleCore* and base* must be positive (M=" + std::to_string(t.M) + " N=" + std::to_string(t.N) +
+            " Ka=" + std::to_string(t.Ka) + " baseM=" + std::to_string(t.baseM) + " baseN=" + std::to_string(t.baseN) +
+            " baseK=" + std::to_string(t.baseK) + ")");
+    }
+    if (t.Ka != t.Kb) {
+        bad("Ka=" + std::to_string(t.Ka) + " differs from Kb=" + std::to_string(t.Kb));
+    }
+    if (t.singleCoreM > t.M || t.singleCoreN > t.N || t.singleCoreK > t.Ka) {
+        bad("singleCore sizes exceed M/N/K");
+    }
+    const uint64_t dbA = t.dbL0A >= 2 ? 2 : 1, dbB = t.dbL0B >= 2 ? 2 : 1, dbC = t.dbL0C >= 2 ? 2 : 1;
+    const uint64_t l0a = uint64_t(t.baseM) * t.baseK * sa * dbA;
+    const uint64_t l0b = uint64_t(t.baseK) * t.baseN * sb * dbB;
+    const uint64_t l0c = uint64_t(t.baseM) * t.baseN * 4 * dbC;
+    if (l0a > kL0A) {
+        bad("L0A needs baseM*baseK*" + std::to_string(sa) + "*dbL0A = " + std::to_string(l0a) + " > 65536 bytes");
+    }
+    if (l0b > kL0B) {
+        bad("L0B needs baseK*baseN*" + std::to_string(sb) + "*dbL0B = " + std::to_string(l0b) + " > 65536 bytes");
+    }
+    if (l0c > kL0C) {
+        bad("L0C needs baseM*baseN*4*dbL0C = " + std::to_string(l0c) + " > 131072 bytes");
+    }
+    const uint64_t depthA = t.depthA1 > 0 ? t.depthA1 : 1, depthB = t.depthB1 > 0 ? t.depthB1 : 1;
+    const uint64_t l1 = depthA * t.baseM * t.baseK * sa + depthB * t.baseK * t.baseN * sb;
+    if (l1 + c.used[MEM_L1] > kL1) {
+        bad("L1 needs depthA1*baseM*baseK*" + std::to_string(sa) + " + depthB1*baseK*baseN*" + std::to_string(sb) + " = " +
+            std::to_string(l1) + " bytes, " + std::to_string(kL1 - c.used[MEM_L1]) + " left after the TPipe's buffers");
+    }
+    c.used[MEM_L1] += static_cast<uint32_t>(l1);
+    mm.inited = true;
+}
+
+void MatmulCheckShape(MatmulDesc& mm, const char* call) {
+    Core& c = Cur(call);
+    if (!mm.inited) {
+        Fail(c, "matmul_misuse", call, "the Matmul object was not registered/initialised (REGIST_MATMUL_OBJ)");
+    }
+    const AscendC::tiling::TCubeTiling& t = Tiling(mm);
+    if (mm.single_m > t.singleCoreM || mm.single_n > t.singleCoreN || mm.single_k > t.singleCoreK) {
+        Fail(c, "matmul_shape", call,
+             "SetSingleShape(" + std::to_string(mm.single_m) + ", " + std::to_string(mm.single_n) + ", " +
+                 std::to_string(mm.single_k) + ") exceeds the tiling's singleCore sizes (" + std::to_string(t.singleCoreM) +
+                 ", " + std::to_string(t.singleCoreN) + ", " + std::to_string(t.singleCoreK) + ")");
+    }
+}
+
+void MatmulIterateAll(MatmulDesc& mm, uint8_t* cptr, uint64_t c_bytes, const char* call) {
+    Core& c = Cur(call);
+    if (!mm.inited) {
+        Fail(c, "matmul_misuse", call, "the Matmul object was not registered/initialised (REGIST_MATMUL_OBJ)");
+    }
+    if (mm.ended) {
+        Fail(c, "matmul_misuse", call, "IterateAll after End()");
+    }
+    if (!mm.a_set || !mm.b_set) {
+        Fail(c, "matmul_misuse", call, "IterateAll before SetTensorA/SetTensorB");
+    }
+    if (mm.trans_a || mm.trans_b) {
+        Fail(c, "matmul_mode", call, "transposed A or B is not emulated");
+    }
+    const AscendC::tiling::TCubeTiling& t = Tiling(mm);
+    const int M = mm.tail_m > 0 ? mm.tail_m : (mm.single_m > 0 ? mm.single_m : t.singleCoreM);
+    const int N = mm.tail_n > 0 ? mm.tail_n : (mm.single_n > 0 ? mm.single_n : t.singleCoreN);
+    const int K = mm.tail_k > 0 ? mm.tail_k : (mm.single_k > 0 ? mm.single_k : t.singleCoreK);
+    const int orgN = mm.org_n > 0 ? mm.org_n : t.N;
+    const int orgKa = mm.org_ka > 0 ? mm.org_ka : t.Ka;
+    const int orgKb = mm.org_kb > 0 ? mm.org_kb : t.Kb;
+    const int ldc = mm.org_kc > 0 ? mm.org_kc : orgN;
+    if (mm.org_m > 0 && M > mm.org_m) {
+        Fail(c, "matmul_shape", call, "M=" + std::to_string(M) + " > orgM=" + std::to_string(mm.org_m));
+    }
+    if (N > orgN || K > orgKa || K > orgKb || N > ldc) {
+        Fail(c, "matmul_shape", call,
+             "single shape (" + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) +
+                 ") does not fit the original shape (orgN=" + std::to_string(orgN) + " orgKa=" + std::to_string(orgKa) +
+                 " orgKb=" + std::to_string(orgKb) + " orgKc=" + std::to_string(ldc) + ")");
+    }
+    const uint64_t sa = KindBytes(mm.akind), sb = KindBytes(mm.bkind), sc = KindBytes(mm.ckind);
+    const uint32_t rd = Issue(c, EP_MTE2);
+    (void)rd;
+    for (int i = 0; i < M; ++i) {
+        GmRange(c, mm.a + uint64_t(i) * orgKa * sa, uint64_t(K) * sa, call, "A row");
+        CheckGmReadAfterOwnWrite(c, EP_MTE2, mm.a + uint64_t(i) * orgKa * sa, uint64_t(K) * sa, call);
+        CheckNotInFlight(c, mm.a + uint64_t(i) * orgKa * sa, uint64_t(K) * sa, call);
+    }
+    for (int p = 0; p < K; ++p) {
+        GmRange(c, mm.b + uint64_t(p) * orgN * sb, uint64_t(N) * sb, call, "B row");
+        CheckGmReadAfterOwnWrite(c, EP_MTE2, mm.b + uint64_t(p) * orgN * sb, uint64_t(N) * sb, call);
+        CheckNotInFlight(c, mm.b + uint64_t(p) * orgN * sb, uint64_t(N) * sb, call);
+    }
+    for (int i = 0; i < M; ++i) {
+        if (c_bytes != UINT64_MAX && (uint64_t(i) * ldc + N) * sc > c_bytes) {
+            Fail(c, "gm_out_of_bounds", call, "C row " + std::to_string(i) + " runs past the GlobalTensor");
+        }
+        GmRange(c, cptr + uint64_t(i) * ldc * sc, uint64_t(N) * sc, call, "C row");
+    }
+    Issue(c, EP_M);
+    const uint32_t wr = Issue(c, EP_FIX);
+    std::vector<uint8_t> out(uint64_t(N) * sc);
+    for (int i = 0; i < M; ++i) {
+        for (int j = 0; j < N; ++j) {
+            uint8_t* dst = out.data() + uint64_t(j) * sc;
+            if (mm.akind == K_I8) {
+                int32_t acc = 0;
+                for (int p = 0; p < K; ++p) {
+                    acc += static_cast<int32_t>(LoadElem(K_I8, mm.a + (uint64_t(i) * orgKa + p) * sa)) *
+                           static_cast<int32_t>(LoadElem(K_I8, mm.b + (uint64_t(p) * orgN + j) * sb));
+                }
+                if (mm.ckind == K_I32) {
+                    std::memcpy(dst, &acc, 4);
+                } else {
+                    Fail(c, "matmul_mode", call, "int8 matmul with a non-int32 C is not emulated");
+                }
+                continue;
+            }
+            float acc = 0.0f;
+            for (int p = 0; p < K; ++p) {
+                const float x = static_cast<float>(LoadElem(mm.akind, mm.a + (uint64_t(i) * orgKa + p) * sa));
+                const float y = static_cast<float>(LoadElem(mm.bkind, mm.b + (uint64_t(p) * orgN + j) * sb));
+                const float prod = x * y;
+                acc = acc + prod;
+            }
+            uint16_t h;
+            switch (mm.ckind) {
+                case K_F32: std::memcpy(dst, &acc, 4); break;
+                case K_F16: h = FloatToHalfBits(acc); std::memcpy(dst, &h, 2); break;
+                case K_BF16: h = FloatToBf16Bits(acc); std::memcpy(dst, &h, 2); break;
+                default: Fail(c, "matmul_mode", call, "C type not emulated");
+            }
+        }
+        uint8_t* row = cptr + uint64_t(i) * ldc * sc;
+        if (c.atomic_kind >= 0) {
+            Fail(c, "matmul_mode", call, "IterateAll under SetAtomicAdd is not emulated");
+        }
+        std::memcpy(row, out.data(), out.size());
+        NoteGmWrite(c, EP_FIX, wr, row, out.size(), call);
+    }
+}
+
+void Unsupported(const char* call, const char* what) { Fail(Cur(call), "not_emulated", call, what); }
+
+void MatmulEnd(MatmulDesc& mm) {
+    Core& c = Cur("Matmul::End");
+    if (mm.ended) {
+        Fail(c, "matmul_misuse", "Matmul::End", "End() called twice");
+    }
+    mm.ended = true;
+}
+
+}  // namespace hpmoe_emu

@@ -1,0 +1,22 @@
+/* Violation: a raw scalar store one element past the end of a 1024-float allocation lands in
+ * the guard page -> gm_guard_fault (the emulator turns the SIGSEGV into a report). */
+#include "kernel_operator.h"
+#include "harness.h"
+
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void k(GM_ADDR x) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    if ASCEND_IS_AIC {
+        volatile __gm__ float* p = (__gm__ float*)x;
+        p[1024] = 1.0f;
+    }
+}
+
+int main() {
+    return harness::RunRanks(1, [](int, aclrtStream s) {
+        float* x = harness::Upload(std::vector<float>(1024, 0.0f));
+        HPMOE_EMU_LAUNCH(k, 1, s, (GM_ADDR)x);
+        return aclrtSynchronizeStream(s);
+    });
+}
