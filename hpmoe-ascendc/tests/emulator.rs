@@ -53,21 +53,22 @@ fn options() -> Option<EmulateOptions> {
     }
 }
 
-fn kernel_of(tf: &Taskflow) -> KernelFiles {
+fn kernel_of(tf: &Taskflow) -> (hpmoe_core::Compiled, KernelFiles) {
     let compiled =
         hpmoe_core::compile(tf, &SimpleCost::default()).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
     let emit = EmitOptions { includes: vec!["user_ops.h".into()], ..EmitOptions::default() };
-    emit_with(tf, &compiled, &emit).unwrap()
+    let kernel = emit_with(tf, &compiled, &emit).unwrap();
+    (compiled, kernel)
 }
 
 /// Runs `tf`'s kernel on the emulator and its table on the host executor; every tensor of every
 /// rank must be bitwise equal.
 fn emulator_equals_executor(tf: &Taskflow, inputs: &Inputs) {
     let Some(options) = options() else { return };
-    let kernel = kernel_of(tf);
+    let (compiled, kernel) = kernel_of(tf);
     let emulation = Emulation::build(&kernel, &options).unwrap_or_else(|e| panic!("{e}"));
     let run = emulation.run(tf, inputs).unwrap_or_else(|e| panic!("{}: {e}", tf.name));
-    let exec = Executor::new(tf, &kernel.table, &impls()).unwrap();
+    let exec = Executor::new(tf, &compiled.table, &impls()).unwrap();
     let host = exec.run(inputs, &RunOptions::default()).unwrap_or_else(|e| panic!("{e}"));
     if let Some(d) = run.first_difference(&host.snapshot) {
         panic!("{}: the emulated kernel and the host executor differ: {d}", tf.name);

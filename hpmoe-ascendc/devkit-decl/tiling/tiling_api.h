@@ -1,6 +1,6 @@
 /* Declaration-only stand-in for CANN's host matmul tiling API (`tiling/tiling_api.h`), the subset
- * hpmoe's host launcher calls: a single-core MatmulApiTiling for A, B, C in global memory (ND), and
- * the host form of TCubeTiling, which is saved as the bytes of the kernel's TCubeTiling argument.
+ * hpmoe's host launcher calls: MultiCoreMatmulTiling for A, B, C in global memory (ND), filling the
+ * kernel's own TCubeTiling struct (kernel_tiling/kernel_tiling.h), whose bytes the launcher uploads.
  * Written from the public Matmul tiling documentation and samples. Syntax checks only. */
 #ifndef HPMOE_DECL_TILING_API_H
 #define HPMOE_DECL_TILING_API_H
@@ -8,26 +8,19 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "../kernel_tiling/kernel_tiling.h"
 #include "platform/platform_ascendc.h"
-
-namespace optiling {
-/* Host-side tiling data; SaveToBuffer writes the layout the kernel's TCubeTiling reads. */
-class TCubeTiling {
-public:
-    size_t GetDataSize() const;
-    void SaveToBuffer(void* buffer, size_t size);
-};
-}  // namespace optiling
 
 namespace matmul_tiling {
 enum class TPosition : int32_t { GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, LCM = VECCALC, SPM, SHM = SPM, TSCM, MAX };
 enum class CubeFormat : int32_t { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR };
 enum class DataType : int32_t { DT_FLOAT = 0, DT_FLOAT16 = 1, DT_INT8 = 2, DT_INT32 = 3, DT_BF16 = 27 };
 
-/* Tiling of one matmul on one core. */
-class MatmulApiTiling {
+/* Tiling of one matmul over `SetDim` cores (hpmoe uses one: each tile sets its own shapes). */
+class MultiCoreMatmulTiling {
 public:
-    explicit MatmulApiTiling(const platform_ascendc::PlatformAscendC& ascendcPlatform);
+    explicit MultiCoreMatmulTiling(const platform_ascendc::PlatformAscendC& ascendcPlatform);
+    int32_t SetDim(int32_t dim);
     int32_t SetAType(TPosition pos, CubeFormat type, DataType dataType, bool isTrans = false);
     int32_t SetBType(TPosition pos, CubeFormat type, DataType dataType, bool isTrans = false);
     int32_t SetCType(TPosition pos, CubeFormat type, DataType dataType);
@@ -35,8 +28,8 @@ public:
     int32_t SetOrgShape(int32_t orgMIn, int32_t orgNIn, int32_t orgKIn);
     int32_t SetBias(bool isBiasIn = false);
     int32_t SetBufferSpace(int32_t l1Size = -1, int32_t l0CSize = -1, int32_t ubSize = -1);
-    /* 0 on success, -1 when no tiling fits. */
-    int64_t GetTiling(optiling::TCubeTiling& tiling);
+    /* Fills the kernel-side TCubeTiling; 0 on success, -1 when no tiling fits. */
+    int64_t GetTiling(TCubeTiling& tiling);
 };
 }  // namespace matmul_tiling
 

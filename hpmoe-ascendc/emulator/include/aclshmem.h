@@ -49,6 +49,8 @@ void aclshmem_free(void* ptr);
 int aclshmem_finalize(void);
 int aclshmem_my_pe(void);
 int aclshmem_n_pes(void);
+/* Host-side barrier of every PE (every PE's host thread calls it), ordered on `stream`. */
+void aclshmemx_barrier_all_on_stream(void* stream);
 }
 
 #endif /* HPMOE_EMU_ACLSHMEM_H */

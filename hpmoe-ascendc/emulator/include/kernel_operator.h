@@ -208,6 +208,9 @@ __aicore__ inline void CrossCoreWaitFlag(uint16_t id) {
     static_assert(modeId <= 2, "CrossCoreWaitFlag: modeId must be 0, 1 or 2");
     hpmoe_emu::CrossCoreWait(modeId, static_cast<int>(pipe), id);
 }
+/* The base address of the cross-core synchronisation registers (read by the kernel from where the
+ * host's aclrtGetHardwareSyncAddr said), set before the first cross-core flag. */
+__aicore__ inline void SetSyncBaseAddr(uint64_t config) { hpmoe_emu::SetSyncBase(config); }
 /* isAIVOnly (the documented default): a barrier of all AIV cores of the launch; false: of all
  * AIC and AIV cores. */
 template <bool isAIVOnly = true>

@@ -23,6 +23,7 @@ std::string Bump(Core& c, int id, const char* how) {
 
 void CrossCoreSet(int mode, int device_pipe, uint16_t id) {
     Core& c = Cur("CrossCoreSetFlag");
+    CheckSyncBase(c, "CrossCoreSetFlag");
     Group& g = *c.g;
     const int pipe = PipeFromDevice(device_pipe);
     if (id > 15) {
@@ -105,6 +106,7 @@ void CrossCoreSet(int mode, int device_pipe, uint16_t id) {
 
 void CrossCoreWait(int mode, int device_pipe, uint16_t id) {
     Core& c = Cur("CrossCoreWaitFlag");
+    CheckSyncBase(c, "CrossCoreWaitFlag");
     Group& g = *c.g;
     (void)device_pipe;
     if (id > 15) {

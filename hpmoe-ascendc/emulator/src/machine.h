@@ -208,6 +208,11 @@ std::string Hex(const void* p);
 void BlockWhile(Core& c, std::unique_lock<std::mutex>& lk, const std::function<bool()>& blocked,
                 const std::string& desc);
 
+/* The device the calling host thread set with aclrtSetDevice (shmem.cpp). */
+int HostDevice();
+/* Fails unless the core set the cross-core synchronisation base address (sync_base.cpp). */
+void CheckSyncBase(Core& c, const char* call);
+
 /* ---- global memory registry (gm.cpp) ---- */
 struct GmAlloc {
     uint8_t* base = nullptr;

@@ -28,6 +28,7 @@ std::vector<uint64_t> g_heap_used;
 }  // namespace
 
 void HostSetDevice(int device) { tl_device = device; }
+int HostDevice() { return tl_device; }
 int HostPe() { return tl_pe >= 0 ? tl_pe : 0; }
 int HostNPes() { return tl_pe >= 0 ? tl_npes : 1; }
 

@@ -445,6 +445,8 @@ HPMOE_FN void Quantize(Vec& vec, const View<S>& src, const View<int8_t>& dst, co
                 if (m > amax.GetValue(r)) {
                     amax.SetValue(r, m);
                 }
+                /* The next ReduceMax (vector) overwrites `red`, which the scalar unit just read. */
+                AscendC::PipeBarrier<PIPE_ALL>();
             }
         }
         AscendC::PipeBarrier<PIPE_ALL>();

@@ -44,6 +44,9 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy);
 aclError aclrtFree(void* devPtr);
 aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind);
 aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count);
+/* Device address holding the base address of the cross-core synchronisation registers; a mixed
+ * kernel reads it and passes it to AscendC::SetSyncBaseAddr before its first cross-core flag. */
+aclError aclrtGetHardwareSyncAddr(void** addr);
 }
 
 #endif /* HPMOE_EMU_ACL_H */

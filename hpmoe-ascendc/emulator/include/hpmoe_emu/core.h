@@ -71,6 +71,9 @@ void WaitFlag(int event, int32_t id);
 void CrossCoreSet(int mode, int device_pipe, uint16_t id);
 void CrossCoreWait(int mode, int device_pipe, uint16_t id);
 void SyncAll(bool aiv_only);
+/* AscendC::SetSyncBaseAddr: must be given the value the host's aclrtGetHardwareSyncAddr points at,
+ * before the core's first cross-core flag. */
+void SetSyncBase(uint64_t config);
 
 /* ---- local memory: pipe, queues, buffers, tensors ---- */
 /* TPosition values as in kernel_operator.h. */

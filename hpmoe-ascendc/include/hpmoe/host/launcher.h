@@ -2,7 +2,8 @@
  * targets from one source.
  *
  *   NPU       built with the CANN toolkit against the ACL runtime (acl/acl.h), the SHMEM host library
- *             (aclshmem.h) and the matmul tiling API (tiling/tiling_api.h); one process per rank
+ *             (aclshmem.h) and the matmul tiling API (tiling/tiling_api.h, MultiCoreMatmulTiling
+ *             filling the kernel's TCubeTiling); one process per rank
  *             (`--rank R`, or HPMOE_RANK), started together by the job launcher of your cluster.
  *   emulator  built with g++ and -DHPMOE_EMULATOR against hpmoe's CPU emulation of the same APIs
  *             (hpmoe-ascendc/emulator); one process runs every rank, one host thread each, exactly the
@@ -184,7 +185,9 @@ inline bool ComputeTilings(const KernelSpec& k, std::vector<uint8_t>& out) {
     }
     for (uint32_t g = 0; g < k.matmul_count; ++g) {
         const MatmulSpec& mm = k.matmuls[g];
-        matmul_tiling::MatmulApiTiling api(*platform);
+        /* The whole group's largest tile on one core: every tile sets its own shapes in the kernel. */
+        matmul_tiling::MultiCoreMatmulTiling api(*platform);
+        api.SetDim(1);
         api.SetAType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, TilingType(mm.a));
         api.SetBType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, TilingType(mm.b));
         api.SetCType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, TilingType(mm.c));
@@ -192,14 +195,14 @@ inline bool ComputeTilings(const KernelSpec& k, std::vector<uint8_t>& out) {
         api.SetOrgShape(static_cast<int32_t>(mm.m), static_cast<int32_t>(mm.n), static_cast<int32_t>(mm.k));
         api.SetBias(false);
         api.SetBufferSpace(-1, -1, -1);
-        optiling::TCubeTiling tiling;
+        TCubeTiling tiling;
         if (api.GetTiling(tiling) == -1) {
             Say("the tiling API found no tiling for Matmul group ", std::to_string(g));
             return false;
         }
-        const size_t at = out.size();
-        out.resize(at + tiling.GetDataSize());
-        tiling.SaveToBuffer(out.data() + at, tiling.GetDataSize());
+        /* The kernel's `tiling` argument holds the TCubeTiling structs back to back. */
+        const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&tiling);
+        out.insert(out.end(), bytes, bytes + sizeof(tiling));
     }
     return true;
 }
@@ -455,7 +458,10 @@ inline int Main(const KernelSpec& k, int argc, char** argv) {
     for (int r : results) {
         status = r > status ? r : status;
     }
-    const std::string report = hpmoe_emu::Report();
+    std::string report;
+    for (const std::string& finding : hpmoe_emu::Report()) {
+        report += finding + "\n";
+    }
     if (!detail::MakeDir(opt.out) || !detail::WriteFile(opt.out + "/emulator.txt", report.data(), report.size())) {
         detail::Say("cannot write the emulator's report under ", opt.out);
         status = 2;
