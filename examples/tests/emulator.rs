@@ -1,14 +1,14 @@
 //! The kernels users take away, run on the CPU emulation of the device API: what `cargo build`
 //! wrote for `kernels/mini_moe.rs` (read back from the build script's folder, as a user would),
 //! and the custom variant's kernel with its user op. Every tensor of every rank must equal the
-//! host executor's run of the same table bit for bit. Skipped, with a note, where g++ is missing.
+//! sequential reference run bit for bit (the variant: its output against the layer's reference). Skipped, with a note, where g++ is missing.
 //! (The DSL flagship's `cargo build` kernels are the DeepSeek-V3 layer at EP 8 — gigabytes of
 //! weights per rank — too large to emulate; the same code runs at the tiny shapes in
 //! hpmoe-ascendc's emulator tests.)
 
 use hpmoe_ascendc::emulator::{EmulateOptions, Emulation, KernelSources, compiler_available};
 use hpmoe_core::cost::CostProfile;
-use hpmoe_core::exec::{Executor, Inputs, OpImpls, RunOptions};
+use hpmoe_core::exec::{Inputs, OpImpls, SequentialRunner};
 use hpmoe_examples::shared_expert::{self, SharedMoe};
 use std::path::Path;
 
@@ -27,9 +27,9 @@ fn the_build_scripts_mini_moe_kernel_runs_on_the_emulator() {
     let inputs = Inputs::random(&tf, 11);
     let emulation = Emulation::build(kernel.clone(), &options).unwrap_or_else(|e| panic!("{e}"));
     let run = emulation.run(&tf, &inputs).unwrap_or_else(|e| panic!("{e}"));
-    let host =
-        Executor::new(&tf, &kernel.table, &OpImpls::builtin()).unwrap().run(&inputs, &RunOptions::default()).unwrap();
-    assert_eq!(run.first_difference(&host.snapshot), None);
+    // The reference: every tile in a topological order of the instance DAG, on one thread.
+    let reference = SequentialRunner::new(&tf, &OpImpls::builtin()).unwrap().run(&inputs).unwrap();
+    assert_eq!(run.first_difference(&reference.snapshot), None);
 }
 
 #[test]
