@@ -44,6 +44,16 @@ fn cases() -> Vec<Case> {
         pass("flags_ok", 1),
         pass("put_signal_ok", 2),
         Case { args: &["fresh"], ..pass("stale_cache", 1) },
+        pass("own_deadline", 2),
+        pass("pipe_v_dependency", 0),
+        Case {
+            env: &[("HPMOE_EMU_STRICT_PIPE_V", "1")],
+            ..error(
+                "pipe_v_dependency",
+                "unsynchronised_read",
+                "Mul#4 reads UB offset 512 last written by V instruction Add#3",
+            )
+        },
         error("missing_enque", "unsynchronised_read", "last written by MTE2 instruction DataCopy#1"),
         error("datacopy_30_bytes", "datacopy_unaligned_length", "30 bytes"),
         error("ub_over_capacity", "local_over_capacity", "188416 available"),

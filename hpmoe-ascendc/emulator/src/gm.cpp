@@ -57,18 +57,20 @@ uint8_t* GmAllocate(uint64_t size, const std::string& what, int pe, int sym) {
     return base;
 }
 
-static std::string FillerCheck(const GmAlloc& a) {
+static std::string FillerCheck(const GmAlloc& a, const char* when) {
     const uint64_t data = AlignUp(a.size == 0 ? 1 : a.size, 32);
     for (uint8_t* p = a.map; p < a.base; ++p) {
         if (*p != kFiller) {
-            return "error gm_filler_overwritten call=free allocation " + Hex(a.base) + " size=" + std::to_string(a.size) +
-                   " (" + a.what + "): byte " + std::to_string(a.base - p) + " before its start was written";
+            return std::string("error gm_filler_overwritten call=") + when + " allocation " + Hex(a.base) +
+                   " size=" + std::to_string(a.size) + " (" + a.what + "): byte " + std::to_string(a.base - p) +
+                   " before its start was written";
         }
     }
     for (uint8_t* p = a.base + a.size; p < a.base + data; ++p) {
         if (*p != kFiller) {
-            return "error gm_filler_overwritten call=free allocation " + Hex(a.base) + " size=" + std::to_string(a.size) +
-                   " (" + a.what + "): byte " + std::to_string(p - a.base) + " past its end was written";
+            return std::string("error gm_filler_overwritten call=") + when + " allocation " + Hex(a.base) +
+                   " size=" + std::to_string(a.size) + " (" + a.what + "): byte " + std::to_string(p - a.base) +
+                   " past its end was written";
         }
     }
     return std::string();
@@ -78,7 +80,7 @@ std::vector<std::string> GmCheckFillers() {
     std::vector<std::string> out;
     std::shared_lock<std::shared_mutex> lk(g_gm_mutex);
     for (auto& kv : g_allocs) {
-        std::string f = FillerCheck(kv.second);
+        std::string f = FillerCheck(kv.second, "end-of-launch");
         if (!f.empty()) {
             out.push_back(f);
         }
@@ -98,7 +100,7 @@ bool GmRelease(void* p) {
         g_allocs.erase(it);
         g_guards.erase(reinterpret_cast<uintptr_t>(a.base + AlignUp(a.size == 0 ? 1 : a.size, 32)));
     }
-    std::string f = FillerCheck(a);
+    std::string f = FillerCheck(a, "aclrtFree");
     if (!f.empty()) {
         std::fprintf(stderr, "hpmoe emulator: %s\n", f.c_str());
     }

@@ -121,6 +121,17 @@ public:
         d_.b_set = true;
         d_.trans_b = isTransposeB;
     }
+    __aicore__ void SetBias(const GlobalTensor<BiasT>&) { hpmoe_emu::Unsupported("Matmul::SetBias", "a Matmul bias"); }
+    __aicore__ void ClearBias() {}
+    template <bool sync = true>
+    __aicore__ bool Iterate(bool = false) {
+        hpmoe_emu::Unsupported("Matmul::Iterate", "Iterate/GetTensorC (use IterateAll)");
+        return false;
+    }
+    template <bool sync = true>
+    __aicore__ void GetTensorC(const GlobalTensor<DstT>&, uint8_t = 0, bool = false) {
+        hpmoe_emu::Unsupported("Matmul::GetTensorC", "Iterate/GetTensorC (use IterateAll)");
+    }
     template <bool sync = true>
     __aicore__ void IterateAll(const GlobalTensor<DstT>& c, uint8_t enAtomic = 0, bool = false, bool = false,
                                bool = false) {

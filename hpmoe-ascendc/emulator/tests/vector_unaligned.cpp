@@ -1,0 +1,26 @@
+/* Violation: a vector operand starting 4 bytes into a buffer (operator[](1) of float) is not
+ * 32-byte aligned -> vector_unaligned. */
+#include "kernel_operator.h"
+#include "harness.h"
+
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void k() {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    if ASCEND_IS_AIV {
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> a;
+        pipe.InitBuffer(a, 1024);
+        LocalTensor<float> t = a.Get<float>();
+        Duplicate(t, 0.0f, 64);
+        PipeBarrier<PIPE_V>();
+        Adds(t[1], t[1], 1.0f, 64);
+    }
+}
+
+int main() {
+    return harness::RunRanks(1, [](int, aclrtStream s) {
+        HPMOE_EMU_LAUNCH(k, 1, s);
+        return aclrtSynchronizeStream(s);
+    });
+}
