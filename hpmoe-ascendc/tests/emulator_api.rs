@@ -59,6 +59,7 @@ fn cases() -> Vec<Case> {
         error("ub_over_capacity", "local_over_capacity", "188416 available"),
         error("gm_one_past", "gm_out_of_bounds", "runs 4 bytes past the end"),
         error("flag_16_sets", "flag_overflow", "already counts 15"),
+        error("flag_without_sync_base", "sync_base_not_set", "before AscendC::SetSyncBaseAddr"),
         error("put_read_before_quiet", "read_before_quiet", "has not landed"),
         error("signal_before_quiet", "signal_before_quiet", "aclshmem_putmem_nbi"),
         error("atomic_never_quieted", "deadlock", "aclshmem_signal_wait_until"),

@@ -6,8 +6,9 @@
 
 using namespace AscendC;
 
-extern "C" __global__ __aicore__ void k(GM_ADDR y) {
+extern "C" __global__ __aicore__ void k(GM_ADDR y, GM_ADDR ffts) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    SetSyncBaseAddr(*reinterpret_cast<__gm__ uint64_t*>(ffts));
     if ASCEND_IS_AIV {
         TPipe pipe;
         TQue<TPosition::VECOUT, 1> out;
@@ -29,7 +30,7 @@ extern "C" __global__ __aicore__ void k(GM_ADDR y) {
 int main() {
     return harness::RunRanks(1, [](int, aclrtStream s) {
         float* y = harness::Upload(std::vector<float>(128, 0.0f));
-        HPMOE_EMU_LAUNCH(k, 1, s, (GM_ADDR)y);
+        HPMOE_EMU_LAUNCH(k, 1, s, (GM_ADDR)y, harness::SyncAddr());
         return aclrtSynchronizeStream(s);
     });
 }

@@ -5,8 +5,9 @@
 
 using namespace AscendC;
 
-extern "C" __global__ __aicore__ void k() {
+extern "C" __global__ __aicore__ void k(GM_ADDR ffts) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    SetSyncBaseAddr(*reinterpret_cast<__gm__ uint64_t*>(ffts));
     if ASCEND_IS_AIC {
         CrossCoreSetFlag<2, PIPE_FIX>(9);
     }
@@ -14,7 +15,7 @@ extern "C" __global__ __aicore__ void k() {
 
 int main() {
     return harness::RunRanks(1, [](int, aclrtStream s) {
-        HPMOE_EMU_LAUNCH(k, 1, s);
+        HPMOE_EMU_LAUNCH(k, 1, s, harness::SyncAddr());
         return aclrtSynchronizeStream(s);
     });
 }

@@ -6,8 +6,9 @@
 
 using namespace AscendC;
 
-extern "C" __global__ __aicore__ void k(GM_ADDR out) {
+extern "C" __global__ __aicore__ void k(GM_ADDR out, GM_ADDR ffts) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    SetSyncBaseAddr(*reinterpret_cast<__gm__ uint64_t*>(ffts));
     if ASCEND_IS_AIC {
         for (int i = 0; i < 40; ++i) {
             CrossCoreSetFlag<2, PIPE_FIX>(9);
@@ -35,7 +36,7 @@ extern "C" __global__ __aicore__ void k(GM_ADDR out) {
 int main() {
     return harness::RunRanks(1, [](int, aclrtStream s) {
         int32_t* out = harness::Upload(std::vector<int32_t>(4 * 16, 0));
-        HPMOE_EMU_LAUNCH(k, 2, s, (GM_ADDR)out);
+        HPMOE_EMU_LAUNCH(k, 2, s, (GM_ADDR)out, harness::SyncAddr());
         const int st = aclrtSynchronizeStream(s);
         std::vector<int32_t> want(4 * 16, 0);
         for (int v = 0; v < 4; ++v) {

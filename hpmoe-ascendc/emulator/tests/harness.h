@@ -40,6 +40,14 @@ std::vector<T> Download(const T* dev, size_t n) {
     return out;
 }
 
+/* Where the synchronisation registers' base address is (aclrtGetHardwareSyncAddr): a kernel with
+ * cross-core flags takes it and calls SetSyncBaseAddr with the value there first. */
+inline GM_ADDR SyncAddr() {
+    void* p = nullptr;
+    aclrtGetHardwareSyncAddr(&p);
+    return static_cast<GM_ADDR>(p);
+}
+
 /* Compares bytes and prints one check line. */
 template <typename T>
 void Check(const char* name, const std::vector<T>& got, const std::vector<T>& want) {

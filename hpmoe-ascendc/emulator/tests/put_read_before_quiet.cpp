@@ -7,8 +7,9 @@
 
 using namespace AscendC;
 
-extern "C" __global__ __aicore__ void k(GM_ADDR src, GM_ADDR buf) {
+extern "C" __global__ __aicore__ void k(GM_ADDR src, GM_ADDR buf, GM_ADDR ffts) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    SetSyncBaseAddr(*reinterpret_cast<__gm__ uint64_t*>(ffts));
     if (!ASCEND_IS_AIV) {
         return;
     }
@@ -41,7 +42,7 @@ int main() {
     return harness::RunRanks(1, [](int, aclrtStream s) {
         float* src = harness::Upload(std::vector<float>(64, 3.0f));
         void* buf = aclshmem_malloc(256);
-        HPMOE_EMU_LAUNCH(k, 1, s, (GM_ADDR)src, (GM_ADDR)buf);
+        HPMOE_EMU_LAUNCH(k, 1, s, (GM_ADDR)src, (GM_ADDR)buf, harness::SyncAddr());
         return aclrtSynchronizeStream(s);
     });
 }

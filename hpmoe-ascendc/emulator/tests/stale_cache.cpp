@@ -7,8 +7,9 @@
 
 using namespace AscendC;
 
-extern "C" __global__ __aicore__ void k(GM_ADDR word, GM_ADDR out, int32_t fresh) {
+extern "C" __global__ __aicore__ void k(GM_ADDR word, GM_ADDR out, int32_t fresh, GM_ADDR ffts) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    SetSyncBaseAddr(*reinterpret_cast<__gm__ uint64_t*>(ffts));
     if (!ASCEND_IS_AIV) {
         return;
     }
@@ -42,7 +43,7 @@ int main(int argc, char** argv) {
     return harness::RunRanks(1, [&](int, aclrtStream s) {
         int32_t* word = harness::Upload(std::vector<int32_t>(16, 0));
         int32_t* out = harness::Upload(std::vector<int32_t>(16, 0));
-        HPMOE_EMU_LAUNCH(k, 1, s, (GM_ADDR)word, (GM_ADDR)out, fresh);
+        HPMOE_EMU_LAUNCH(k, 1, s, (GM_ADDR)word, (GM_ADDR)out, fresh, harness::SyncAddr());
         const int st = aclrtSynchronizeStream(s);
         std::vector<int32_t> want(16, 0);
         want[0] = 7;

@@ -5,8 +5,9 @@
 
 using namespace AscendC;
 
-extern "C" __global__ __aicore__ void k() {
+extern "C" __global__ __aicore__ void k(GM_ADDR ffts) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    SetSyncBaseAddr(*reinterpret_cast<__gm__ uint64_t*>(ffts));
     if ASCEND_IS_AIV {
         CrossCoreSetFlag<1, PIPE_MTE3>(12);
         CrossCoreWaitFlag<1, PIPE_S>(12);
@@ -16,7 +17,7 @@ extern "C" __global__ __aicore__ void k() {
 
 int main() {
     return harness::RunRanks(1, [](int, aclrtStream s) {
-        HPMOE_EMU_LAUNCH(k, 1, s);
+        HPMOE_EMU_LAUNCH(k, 1, s, harness::SyncAddr());
         return aclrtSynchronizeStream(s);
     });
 }

@@ -4,8 +4,9 @@
 
 using namespace AscendC;
 
-extern "C" __global__ __aicore__ void k() {
+extern "C" __global__ __aicore__ void k(GM_ADDR ffts) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    SetSyncBaseAddr(*reinterpret_cast<__gm__ uint64_t*>(ffts));
     if ASCEND_IS_AIV {
         if (GetBlockIdx() != 3) {
             SyncAll();
@@ -15,7 +16,7 @@ extern "C" __global__ __aicore__ void k() {
 
 int main() {
     return harness::RunRanks(1, [](int, aclrtStream s) {
-        HPMOE_EMU_LAUNCH(k, 2, s);
+        HPMOE_EMU_LAUNCH(k, 2, s, harness::SyncAddr());
         return aclrtSynchronizeStream(s);
     });
 }
