@@ -61,7 +61,10 @@ pub struct EmulateOptions {
     /// Wall-clock bound of one run (the emulator also bounds itself, and reports which core waits
     /// on what; this bound is the last resort that kills the process).
     pub timeout: Duration,
-    /// Environment variables for the run (the emulator reads `HPMOE_EMU_*`).
+    /// Environment variables for the run (the emulator reads `HPMOE_EMU_*`). The default sets
+    /// `HPMOE_EMU_STRICT_PIPE_V=1`: dependent vector instructions must be separated by
+    /// `PipeBarrier<PIPE_V>` (hpmoe's runtime does not lean on the compiler's automatic
+    /// synchronisation); remove it for device code that does.
     pub env: Vec<(String, String)>,
     /// Runtime headers to use instead of the shipped ones: `(path under include/, contents)`,
     /// e.g. `("hpmoe/context.h", patched)`. For fault-injection tests of the runtime itself.
@@ -76,7 +79,7 @@ impl Default for EmulateOptions {
             compiler: "g++".into(),
             cache_dir: None,
             timeout: Duration::from_secs(300),
-            env: Vec::new(),
+            env: vec![("HPMOE_EMU_STRICT_PIPE_V".into(), "1".into())],
             runtime_overrides: Vec::new(),
         }
     }
