@@ -15,11 +15,18 @@ pub mod cli;
 pub mod report;
 pub mod shared_expert;
 
-use hpmoe_core::cost::{CostProfile, TaskflowCost};
+use hpmoe_core::cost::CostProfile;
 use hpmoe_core::exec::moe_reference::{moe_inputs, moe_reference};
 use hpmoe_core::exec::{Executor, HostTensor, Inputs, OpImpls, RunOptions};
 use hpmoe_core::model::Taskflow;
 use hpmoe_core::moe::MoeShape;
+
+/// The taskflow's one plan ([`hpmoe_core::plan_with`]) under the cost profile `profile`: the table
+/// and flag plan the kernel files, the host executor and the emulator all use.
+fn plan(tf: &Taskflow, profile: &CostProfile) -> Result<hpmoe_core::Compiled, String> {
+    let options = hpmoe_core::PlanOptions { cost_profile: Some(profile.clone()), ..Default::default() };
+    hpmoe_core::plan_with(tf, &options).map_err(|d| d.render(&tf.sources))
+}
 
 /// What a host check compared.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,9 +71,8 @@ pub fn host_check(
     if expected.len() != ranks as usize {
         return Err(format!("{} expected `{output}` tensors for {ranks} ranks", expected.len()));
     }
-    let cost = TaskflowCost::new(tf, profile.clone());
-    let compiled = hpmoe_core::compile(tf, &cost).map_err(|d| d.render(&tf.sources))?;
-    let exec = Executor::new(tf, &compiled.table, impls).map_err(|e| e.to_string())?;
+    let compiled = plan(tf, profile)?;
+    let exec = Executor::for_compiled(tf, &compiled, impls).map_err(|e| e.to_string())?;
     let out = exec.run(inputs, &RunOptions::default()).map_err(|e| e.to_string())?;
     let (tiles, skipped) = (out.stats.tiles, out.stats.skipped);
     let mut check = HostCheck { ranks, elements: 0, max_abs_err: 0.0, first_difference: None, tiles, skipped };
@@ -99,8 +105,7 @@ pub fn emulator_check(
     if expected.len() != ranks as usize {
         return Err(format!("{} expected `{output}` tensors for {ranks} ranks", expected.len()));
     }
-    let cost = TaskflowCost::new(tf, profile.clone());
-    let compiled = hpmoe_core::compile(tf, &cost).map_err(|d| d.render(&tf.sources))?;
+    let compiled = plan(tf, profile)?;
     let kernel = hpmoe_ascendc::emit_with(tf, &compiled, emit).map_err(|e| e.to_string())?;
     let run = hpmoe_ascendc::emulate(tf, &kernel, inputs, &options).map_err(|e| e.to_string())?;
     let mut check = HostCheck { ranks, elements: 0, max_abs_err: 0.0, first_difference: None, tiles: 0, skipped: 0 };

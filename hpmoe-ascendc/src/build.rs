@@ -23,10 +23,10 @@ use crate::flags::FlagPolicy;
 use crate::runtime::write_runtime;
 use crate::toolchain::{ASCEND_HOME_ENV, SHMEM_HOME_ENV, Toolkit};
 use crate::write::WriteOutcome;
-use hpmoe_core::cost::{CostProfile, TaskflowCost};
+use hpmoe_core::cost::CostProfile;
 use hpmoe_core::model::Taskflow;
-use hpmoe_core::schedule::{CostModel, SimpleCost};
 use hpmoe_core::syntax;
+use hpmoe_core::{CompileOptions, PlanOptions};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -48,6 +48,7 @@ pub struct Build {
     taskflows: Vec<Taskflow>,
     out_dir: Option<PathBuf>,
     options: EmitOptions,
+    flags: FlagPolicy,
     include_dirs: Vec<PathBuf>,
     cost_profile: Option<CostProfile>,
     toolkit: ToolkitChoice,
@@ -107,6 +108,7 @@ impl Build {
             taskflows: Vec::new(),
             out_dir: None,
             options: EmitOptions::default(),
+            flags: FlagPolicy::default(),
             include_dirs: Vec::new(),
             cost_profile: None,
             toolkit: ToolkitChoice::FromEnv,
@@ -147,7 +149,7 @@ impl Build {
 
     /// The hardware-flag policy (on, flag 15, by default).
     pub fn flags(&mut self, policy: FlagPolicy) -> &mut Self {
-        self.options.flags = policy;
+        self.flags = policy;
         self
     }
 
@@ -158,7 +160,7 @@ impl Build {
     }
 
     /// The cost profile the scheduler prices tiles with (default: the preset named like the
-    /// taskflow's machine profile, else the Ascend 910B one).
+    /// taskflow's machine profile, else the Ascend 910B one — [`hpmoe_core::plan_cost_profile`]).
     pub fn cost_profile(&mut self, profile: CostProfile) -> &mut Self {
         self.cost_profile = Some(profile);
         self
@@ -224,8 +226,7 @@ impl Build {
             self.build_file(path, &mut kernels, &mut errors);
         }
         for tf in &self.taskflows {
-            let cost = self.cost_for(tf);
-            match hpmoe_core::compile(tf, cost.as_ref()) {
+            match hpmoe_core::plan_with(tf, &self.plan_options()) {
                 Err(d) => errors.push(d.render(&tf.sources).trim_end().to_string()),
                 Ok(c) => match crate::emit::emit_with(tf, &c, &self.options) {
                     Ok(k) => kernels.push(k),
@@ -286,17 +287,10 @@ impl Build {
         }
     }
 
-    /// The scheduler's cost model for `tf`.
-    fn cost_for(&self, tf: &Taskflow) -> Box<dyn CostModel> {
-        if hpmoe_core::check::check_structure(tf).is_err() {
-            // The compile reports the errors; any model will do.
-            return Box::new(SimpleCost::default());
-        }
-        let profile = self
-            .cost_profile
-            .clone()
-            .unwrap_or_else(|| CostProfile::preset(&tf.profile.name).unwrap_or_else(|_| CostProfile::ascend910b()));
-        Box::new(TaskflowCost::new(tf, profile))
+    /// How every taskflow of this build is planned: [`hpmoe_core::plan_with`], as the
+    /// `#[taskflow]` macro and the main job plan it, with this build's cost profile and flags.
+    fn plan_options(&self) -> PlanOptions {
+        PlanOptions { cost_profile: self.cost_profile.clone(), compile: CompileOptions { flags: self.flags.clone() } }
     }
 
     /// Every `#[taskflow]` of one file: its kernel, or its errors at `file:line:column`.
@@ -317,8 +311,7 @@ impl Build {
             }
         };
         for fe in frontends {
-            let cost = self.cost_for(&fe.taskflow);
-            match fe.compile(cost.as_ref()) {
+            match fe.plan(&self.plan_options()) {
                 Err(e) => errors.push(syntax::render_error(&e, &shown).trim_end().to_string()),
                 Ok(c) => match crate::emit::emit_with(&fe.taskflow, &c, &self.options) {
                     Ok(k) => kernels.push(k),

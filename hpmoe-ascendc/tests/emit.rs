@@ -15,8 +15,18 @@ use hpmoe_core::schedule::SimpleCost;
 use hpmoe_core::table::ScheduleTable;
 use std::path::Path;
 
+/// Compiled with hardware flags (the default of a plan).
 fn compile(tf: &Taskflow) -> hpmoe_core::Compiled {
-    hpmoe_core::compile(tf, &SimpleCost::default()).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)))
+    compile_with_flags(tf, FlagPolicy::default())
+}
+
+fn compile_with_flags(tf: &Taskflow, flags: FlagPolicy) -> hpmoe_core::Compiled {
+    hpmoe_core::compile_with(tf, &SimpleCost::default(), &hpmoe_core::CompileOptions { flags })
+        .unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)))
+}
+
+fn no_flags() -> FlagPolicy {
+    FlagPolicy { enabled: false, ..FlagPolicy::default() }
 }
 
 fn with_user_ops() -> EmitOptions {
@@ -93,9 +103,7 @@ fn guarded_kernels_are_deterministic_and_pass_the_syntax_check() {
     }
     let dir = temp_dir("emit-guarded");
     syntax_check(&first, &dir.join("guarded"));
-    let no_flags =
-        EmitOptions { flags: FlagPolicy { enabled: false, ..FlagPolicy::default() }, ..EmitOptions::default() };
-    syntax_check(&emit_with(&tf, &c, &no_flags).unwrap(), &dir.join("guarded_no_flags"));
+    syntax_check(&emit(&tf, &compile_with_flags(&tf, no_flags())).unwrap(), &dir.join("guarded_no_flags"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -105,8 +113,8 @@ fn small_kernels_pass_the_syntax_check() {
     let tf = small();
     let c = compile(&tf);
     syntax_check(&emit_with(&tf, &c, &with_user_ops()).unwrap(), &dir.join("small"));
-    let no_flags = EmitOptions { flags: FlagPolicy { enabled: false, ..FlagPolicy::default() }, ..with_user_ops() };
-    syntax_check(&emit_with(&tf, &c, &no_flags).unwrap(), &dir.join("small_no_flags"));
+    let plain = compile_with_flags(&tf, no_flags());
+    syntax_check(&emit_with(&tf, &plain, &with_user_ops()).unwrap(), &dir.join("small_no_flags"));
     let tf = all_ops();
     syntax_check(&emit(&tf, &compile(&tf)).unwrap(), &dir.join("all_ops"));
     for ranks in [1, 2, 4] {
@@ -166,25 +174,36 @@ fn same_input_gives_byte_identical_files() {
 #[test]
 fn the_kernel_table_is_the_compiled_one_minus_flagged_dependencies() {
     let tf = MoeShape::tiny(2).taskflow().unwrap();
-    let c = compile(&tf);
-    let off = EmitOptions { flags: FlagPolicy { enabled: false, ..FlagPolicy::default() }, ..EmitOptions::default() };
-    let plain = emit_with(&tf, &c, &off).unwrap();
-    assert_eq!(plain.table_bin, c.table.to_bytes(), "without flags the kernel table is the compiled table");
+    let plain_compiled = compile_with_flags(&tf, no_flags());
+    let plain = emit(&tf, &plain_compiled).unwrap();
+    assert_eq!(plain.table_bin, plain_compiled.table.to_bytes(), "the kernel table is the compiled table");
     assert!(plain.flags.edges.is_empty());
     assert!(plain.cpp.contains("constexpr uint16_t kFlag = hpmoe::kNoFlag;"));
+    let c = compile(&tf);
     let flagged = emit(&tf, &c).unwrap();
     let table = ScheduleTable::from_bytes(&flagged.table_bin).unwrap();
     assert_eq!(table, flagged.table);
+    assert_eq!(table, c.table, "one table: the compiled one");
+    assert_eq!(flagged.flags_bin, c.flags_bin, "one flag plan: the compiled one");
     assert_eq!(
         table.signals().len() + flagged.flags.edges.len(),
-        c.table.signals().len(),
+        plain_compiled.table.signals().len(),
         "each flagged dependency leaves the counters"
     );
     assert_eq!(&flagged.flags_bin[..8], b"HPMOEFLG");
     assert_eq!(flagged.flags_bin.len() % 4, 0);
     let crc = crc32fast_like(&flagged.flags_bin[16..]);
     assert_eq!(u32::from_le_bytes(flagged.flags_bin[12..16].try_into().unwrap()), crc);
+    assert_eq!(hpmoe_ascendc::flags::plan_checksum(&flagged.flags_bin), Some(crc));
     assert!(flagged.header.contains(&format!("#define HPMOE_MOE_FFN_FLAGGED_EDGES {}u", flagged.flags.edges.len())));
+    assert!(flagged.header.contains(&format!("#define HPMOE_MOE_FFN_CHECKSUM 0x{:08X}u", c.table.checksum())));
+    // The flag plan decodes back against its table (the edges themselves are not in the blob).
+    let decoded = hpmoe_ascendc::flags::decode_plan(&flagged.flags_bin, &c.table).unwrap();
+    assert_eq!(
+        (decoded.set_after, decoded.waits_before, decoded.totals),
+        (c.flags.set_after.clone(), c.flags.waits_before.clone(), c.flags.totals.clone())
+    );
+    assert!(hpmoe_ascendc::flags::decode_plan(&flagged.flags_bin, &plain_compiled.table).is_err());
 }
 
 /// CRC-32 (IEEE), independently of the crate's.
@@ -247,8 +266,9 @@ fn what_the_backend_cannot_emit_is_an_error_at_the_op() {
          `out[:, :]` (16) differ"
     );
 
-    // A reserved flag id.
+    // A reserved flag id: refused when compiling.
     let tf = small();
-    let opts = EmitOptions { flags: FlagPolicy { enabled: true, flag_id: 11 }, ..with_user_ops() };
-    assert!(emit_with(&tf, &compile(&tf), &opts).unwrap_err().message.contains("reserved by SyncAll"));
+    let options = hpmoe_core::CompileOptions { flags: FlagPolicy { enabled: true, flag_id: 11 } };
+    let err = hpmoe_core::compile_with(&tf, &SimpleCost::default(), &options).unwrap_err();
+    assert!(err.render(&tf.sources).contains("reserved by SyncAll"), "{}", err.render(&tf.sources));
 }

@@ -54,8 +54,10 @@ fn options() -> Option<EmulateOptions> {
 }
 
 fn kernel_of(tf: &Taskflow) -> (hpmoe_core::Compiled, KernelFiles) {
-    let compiled =
-        hpmoe_core::compile(tf, &SimpleCost::default()).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
+    // With hardware flags (the default of a plan): the kernel and the executor run one table and
+    // one flag plan.
+    let compiled = hpmoe_core::compile_with(tf, &SimpleCost::default(), &hpmoe_core::CompileOptions::default())
+        .unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
     let emit = EmitOptions { includes: vec!["user_ops.h".into()], ..EmitOptions::default() };
     let kernel = emit_with(tf, &compiled, &emit).unwrap();
     (compiled, kernel)
@@ -68,7 +70,8 @@ fn emulator_equals_executor(tf: &Taskflow, inputs: &Inputs) {
     let (compiled, kernel) = kernel_of(tf);
     let emulation = Emulation::build(&kernel, &options).unwrap_or_else(|e| panic!("{e}"));
     let run = emulation.run(tf, inputs).unwrap_or_else(|e| panic!("{}: {e}", tf.name));
-    let exec = Executor::new(tf, &compiled.table, &impls()).unwrap();
+    assert_eq!(kernel.table, compiled.table);
+    let exec = Executor::for_compiled(tf, &compiled, &impls()).unwrap();
     let host = exec.run(inputs, &RunOptions::default()).unwrap_or_else(|e| panic!("{e}"));
     if let Some(d) = run.first_difference(&host.snapshot) {
         panic!("{}: the emulated kernel and the host executor differ: {d}", tf.name);

@@ -8,6 +8,7 @@ use common::taskflows::small;
 use hpmoe_ascendc::diag::DiagStatus;
 use hpmoe_ascendc::emulator::{EmulateError, EmulateOptions, Emulation, EmulatorFailure, compiler_available};
 use hpmoe_ascendc::{EmitOptions, FlagPolicy, KernelFiles, emit_with};
+use hpmoe_core::CompileOptions;
 use hpmoe_core::exec::Inputs;
 use hpmoe_core::model::Taskflow;
 use hpmoe_core::schedule::SimpleCost;
@@ -27,13 +28,10 @@ fn options() -> Option<EmulateOptions> {
 }
 
 fn kernel_of(tf: &Taskflow, flags: bool) -> KernelFiles {
-    let compiled =
-        hpmoe_core::compile(tf, &SimpleCost::default()).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
-    let emit = EmitOptions {
-        includes: vec!["user_ops.h".into()],
-        flags: FlagPolicy { enabled: flags, ..FlagPolicy::default() },
-        ..EmitOptions::default()
-    };
+    let options = CompileOptions { flags: FlagPolicy { enabled: flags, ..FlagPolicy::default() } };
+    let compiled = hpmoe_core::compile_with(tf, &SimpleCost::default(), &options)
+        .unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
+    let emit = EmitOptions { includes: vec!["user_ops.h".into()], ..EmitOptions::default() };
     emit_with(tf, &compiled, &emit).unwrap()
 }
 

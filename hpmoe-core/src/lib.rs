@@ -9,7 +9,9 @@
 //! [`model`] → [`expand`] → [`check`] → [`schedule`] → [`table`] → {[`sim`] → [`trace`],
 //! [`exec`] (the host executor)}; [`cost`] prices tiles for the scheduler, the simulator and
 //! the bound alike.
-//! [`compile`] runs the whole pipeline and returns every error it found.
+//! [`compile`] runs the whole pipeline and returns every error it found; [`plan`] is the one way
+//! hpmoe compiles a taskflow wherever it does (the macro, the build-script API, the main job):
+//! one cost model, hardware flags planned before the table is built.
 //!
 //! ```
 //! use hpmoe_core::model::{CoreKind, DType, MachineProfile, Taskflow};
@@ -46,10 +48,12 @@ pub mod trace;
 pub use error::{Diagnostic, Diagnostics, ErrorKind};
 
 mod pipeline;
+mod plan;
 
 /// The README's code blocks run as doctests, so the README cannot go stale.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
 
-pub use pipeline::{Compiled, StageTimes, analyse, compile};
+pub use pipeline::{CompileOptions, Compiled, StageTimes, analyse, compile, compile_with};
+pub use plan::{PlanOptions, plan, plan_cost_profile, plan_with};

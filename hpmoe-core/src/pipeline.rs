@@ -4,6 +4,7 @@ use crate::check;
 use crate::error::Diagnostics;
 use crate::expand::{self, Expanded};
 use crate::model::Taskflow;
+use crate::schedule::flags::{self, FlagPlan, FlagPolicy};
 use crate::schedule::{self, CostModel, Placement, SyncPlan};
 use std::time::{Duration, Instant};
 
@@ -31,19 +32,48 @@ impl StageTimes {
     }
 }
 
-/// A checked, scheduled taskflow and its schedule table.
+/// A checked, scheduled taskflow: its one schedule table and its one flag plan.
 #[derive(Clone, Debug)]
 pub struct Compiled {
     pub expanded: Expanded,
     pub placement: Placement,
+    /// The counter plan of every kept cross-core dependency, before flag planning (the table holds
+    /// it without the dependencies `flags` carries).
     pub sync: SyncPlan,
+    /// Which dependencies the AIC → own-AIV hardware flag carries instead of a counter.
+    pub flags: FlagPlan,
+    /// The schedule table every consumer runs: the kernel, the host executor (with `flags`).
     pub table: crate::table::ScheduleTable,
+    /// The flag plan's binary form (`NAME_flags.bin`), naming `table`'s checksum.
+    pub flags_bin: Vec<u8>,
     pub times: StageTimes,
 }
 
-/// Runs the whole pipeline: checks, expansion, scheduling under `cost`, the deadlock-freedom
-/// proof, synchronisation and the schedule table. Returns every error found.
+/// What [`compile_with`] does beyond the cost model.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CompileOptions {
+    /// Whether (and with which id) dependencies from an AIC to its own AIVs use the hardware flag.
+    pub flags: FlagPolicy,
+}
+
+impl CompileOptions {
+    /// Every dependency on a counter: no hardware flag.
+    pub fn without_flags() -> Self {
+        CompileOptions { flags: FlagPolicy { enabled: false, ..FlagPolicy::default() } }
+    }
+}
+
+/// Runs the whole pipeline without hardware flags (every dependency on a counter): checks,
+/// expansion, scheduling under `cost`, the deadlock-freedom proof, synchronisation and the
+/// schedule table. Returns every error found. See [`compile_with`] for the flag plan, and
+/// [`crate::plan`] for the one plan a taskflow gets wherever hpmoe compiles it.
 pub fn compile(tf: &Taskflow, cost: &dyn CostModel) -> Result<Compiled, Diagnostics> {
+    compile_with(tf, cost, &CompileOptions::without_flags())
+}
+
+/// [`compile`] with `options`: with flags enabled, flag planning runs after synchronisation and
+/// before the table is built, so the table and the flag plan belong together.
+pub fn compile_with(tf: &Taskflow, cost: &dyn CostModel, options: &CompileOptions) -> Result<Compiled, Diagnostics> {
     let (expanded, mut times) = analyse_timed(tf)?;
 
     let t = Instant::now();
@@ -65,8 +95,14 @@ pub fn compile(tf: &Taskflow, cost: &dyn CostModel) -> Result<Compiled, Diagnost
     check::check_table_limits(tf, &expanded, &placement, &sync).into_result(())?;
 
     let t = Instant::now();
+    let plan = flags::plan_flags(&expanded, &placement, &sync, &tf.profile, &options.flags).map_err(|e| {
+        let mut d = Diagnostics::default();
+        d.push(crate::error::Diagnostic::new(crate::error::ErrorKind::Internal, tf.loc, e));
+        d
+    })?;
+    let counters = flags::without_flagged(&expanded, &sync, &plan);
     let names: Vec<String> = tf.families.iter().map(|f| f.name.clone()).collect();
-    let table = crate::table::ScheduleTable::try_build(&tf.name, &tf.profile, &names, &expanded, &placement, &sync)
+    let table = crate::table::ScheduleTable::try_build(&tf.name, &tf.profile, &names, &expanded, &placement, &counters)
         .map_err(|e| {
             // The checks before this point make the table valid; this is a bug, reported
             // as an error rather than a panic inside a user's build.
@@ -78,8 +114,9 @@ pub fn compile(tf: &Taskflow, cost: &dyn CostModel) -> Result<Compiled, Diagnost
             ));
             d
         })?;
+    let flags_bin = flags::plan_bytes(&plan, &placement, &tf.profile, table.checksum());
     times.table = t.elapsed();
-    Ok(Compiled { expanded, placement, sync, table, times })
+    Ok(Compiled { expanded, placement, sync, flags: plan, table, flags_bin, times })
 }
 
 /// Checks a taskflow and expands it into its instance DAG.

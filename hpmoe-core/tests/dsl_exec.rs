@@ -37,10 +37,8 @@ fn ring_relu() {
 #[test]
 fn a_dsl_program_runs_on_the_host_executor() {
     let program = ring_relu();
-    let tf = program.taskflow().unwrap();
-    let table = program.table().unwrap();
     let impls = OpImpls::for_program(&program).unwrap();
-    let exec = Executor::new(&tf, &table, &impls).unwrap();
+    let exec = Executor::for_program(&program, &impls).unwrap();
     let x = |rank: u32| -> Vec<f32> { (0..32).map(|i| (i as f32 - 10.0) * (rank as f32 + 1.0)).collect() };
     let mut inputs = Inputs::new();
     for rank in 0..2 {
@@ -158,7 +156,8 @@ fn a_guarded_dsl_layer_runs_on_the_executor_bitwise_like_the_reference() {
     let tf = program.taskflow().unwrap();
     assert!(tf.same_structure(&built), "the DSL layer differs from MoeShape::tiny_natural(2)");
     assert_eq!(tf.families.iter().filter(|f| f.guard.is_some()).count(), 5, "the IR JSON carries the guards");
-    let exec = Executor::new(&tf, &program.table().unwrap(), &OpImpls::for_program(&program).unwrap()).unwrap();
+    // One executor, several runs: each run starts its hardware-flag counts afresh.
+    let exec = Executor::for_program(&program, &OpImpls::for_program(&program).unwrap()).unwrap();
     for seed in [1, 42] {
         // The builder's inputs, under the DSL's tensor names (same tensors, same order).
         let theirs = moe_inputs(&shape, seed);

@@ -108,7 +108,9 @@ struct Measured {
 /// a run-time routing makes some tiles skip their work).
 fn schedule_and_simulate(tf: &Taskflow, plan: &TaskflowCost, run: &TaskflowCost) -> Result<Measured, String> {
     let t = Instant::now();
-    let compiled = hpmoe_core::compile(tf, plan).map_err(|d| d.render(&tf.sources))?;
+    // Planned as `hpmoe_core::plan` plans (hardware flags before the table), under the job's costs.
+    let options = hpmoe_core::CompileOptions::default();
+    let compiled = hpmoe_core::compile_with(tf, plan, &options).map_err(|d| d.render(&tf.sources))?;
     let sched_ms = t.elapsed().as_secs_f64() * 1e3;
     eprint!(" simulating…");
     let t = Instant::now();

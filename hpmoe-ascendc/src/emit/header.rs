@@ -103,7 +103,7 @@ fn kernel_section(out: &mut String, parts: &HeaderParts<'_>) {
     let _ = writeln!(
         out,
         "\n/* Matmul groups: the `tiling` argument holds one TCubeTiling per group, in this order, computed on\n\
-         \x20* the host (matmul_tiling::MatmulApiTiling, A/B/C in GM, ND) for the group's largest tile: M x N x K. */"
+         \x20* the host (matmul_tiling::MultiCoreMatmulTiling, A/B/C in GM, ND) for the group's largest tile: M x N x K. */"
     );
     let _ = writeln!(out, "#define HPMOE_{p}MATMUL_GROUPS {}u", parts.groups.len());
     for (i, g) in parts.groups.iter().enumerate() {

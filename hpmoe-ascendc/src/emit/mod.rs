@@ -6,9 +6,9 @@
 //! launcher for the NPU and the CPU emulator, [`launcher`]). Output is deterministic: the
 //! same taskflow and schedule give byte-identical files.
 //!
-//! The kernel's table is the compiled table with the dependencies the hardware flag carries
-//! taken off the counters; with flags disabled ([`EmitOptions::flags`]) it is the compiled table
-//! itself.
+//! The kernel's table and flag plan are the compiled ones ([`hpmoe_core::Compiled::table`],
+//! [`hpmoe_core::Compiled::flags`]): flag planning is part of compilation, so the table a kernel
+//! walks is the table the host executor and the emulator run.
 
 mod expr;
 pub mod header;
@@ -18,7 +18,7 @@ pub mod names;
 pub mod ops;
 pub mod region;
 
-use crate::flags::{self, FlagPlan, FlagPolicy};
+use crate::flags::FlagPlan;
 use crate::write::{WriteOutcome, write_if_changed};
 use hpmoe_core::Compiled;
 use hpmoe_core::model::{CoreKind, Loc, Taskflow};
@@ -66,11 +66,10 @@ impl fmt::Display for EmitError {
 
 impl std::error::Error for EmitError {}
 
-/// How to emit.
+/// How to emit. (Which dependencies use hardware flags is decided when the taskflow is compiled:
+/// [`hpmoe_core::CompileOptions`].)
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EmitOptions {
-    /// Hardware cross-core flags (on by default, where provably sound).
-    pub flags: FlagPolicy,
     /// Bound of every counter wait, µs (`HPMOE_<NAME>_WAIT_TIMEOUT_US`, overridable at compile time).
     pub wait_timeout_us: u64,
     /// Headers the kernel includes after the runtime: where user ops' device functions live.
@@ -79,7 +78,7 @@ pub struct EmitOptions {
 
 impl Default for EmitOptions {
     fn default() -> Self {
-        EmitOptions { flags: FlagPolicy::default(), wait_timeout_us: DEFAULT_WAIT_TIMEOUT_US, includes: Vec::new() }
+        EmitOptions { wait_timeout_us: DEFAULT_WAIT_TIMEOUT_US, includes: Vec::new() }
     }
 }
 
@@ -137,29 +136,19 @@ pub fn kernel_source(tf: &Taskflow, compiled: &Compiled) -> Result<String, EmitE
 
 /// Emits the kernel of a compiled taskflow.
 pub fn emit_with(tf: &Taskflow, compiled: &Compiled, options: &EmitOptions) -> Result<KernelFiles, EmitError> {
-    let exp = &compiled.expanded;
-    let placement = &compiled.placement;
     let name = names::identifier(&tf.name);
     let prefix = format!("{}_", names::constant_name(&tf.name));
     check_aic_signals(tf, compiled)?;
     let tensor_params = names::distinct_identifiers(tf.tensors.iter().map(|t| t.name.as_str()), &kernel::FIXED_PARAMS);
 
-    let plan = flags::plan_flags(exp, placement, &compiled.sync, &tf.profile, &options.flags)?;
-    let table = if plan.edges.is_empty() {
-        compiled.table.clone()
-    } else {
-        let sync = flags::without_flagged(exp, &compiled.sync, &plan);
-        let family_names: Vec<String> = tf.families.iter().map(|f| f.name.clone()).collect();
-        ScheduleTable::try_build(&tf.name, &tf.profile, &family_names, exp, placement, &sync).map_err(|e| {
-            EmitError::at(&tf.name, None, tf.loc, format!("internal error: the flag-adjusted table is invalid: {e}"))
-        })?
-    };
+    // The table and its flag plan come from compilation (hpmoe_core::compile_with): one table per
+    // taskflow, which the kernel, the host executor and the CPU emulator all run.
+    let plan = &compiled.flags;
+    let table = compiled.table.clone();
     let table_bin = table.to_bytes();
-    let table_checksum = u32::from_le_bytes(table_bin[12..16].try_into().expect("table header"));
-    let flags_bin = flags::plan_bytes(&plan, placement, &tf.profile, table_checksum);
+    let flags_bin = compiled.flags_bin.clone();
 
-    let parts =
-        kernel::KernelParts { tf, name: &name, prefix: &prefix, tensor_params: &tensor_params, plan: &plan, options };
+    let parts = kernel::KernelParts { tf, name: &name, prefix: &prefix, tensor_params: &tensor_params, plan, options };
     let (cpp, matmul_groups) = kernel::render(&parts)?;
     let header = header::render(&header::HeaderParts {
         tf,
@@ -180,7 +169,7 @@ pub fn emit_with(tf: &Taskflow, compiled: &Compiled, options: &EmitOptions) -> R
         tensor_params: &tensor_params,
         groups: &matmul_groups,
     });
-    Ok(KernelFiles { name, cpp, header, table, table_bin, flags_bin, launcher, flags: plan, matmul_groups })
+    Ok(KernelFiles { name, cpp, header, table, table_bin, flags_bin, launcher, flags: plan.clone(), matmul_groups })
 }
 
 /// AIC tiles never write another rank's memory, so they never signal another rank: the runtime

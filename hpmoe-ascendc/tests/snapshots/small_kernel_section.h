@@ -32,7 +32,7 @@
 #define HPMOE_SMALL_FLAGS_CHECKSUM 0x5CA54804u
 
 /* Matmul groups: the `tiling` argument holds one TCubeTiling per group, in this order, computed on
- * the host (matmul_tiling::MatmulApiTiling, A/B/C in GM, ND) for the group's largest tile: M x N x K. */
+ * the host (matmul_tiling::MultiCoreMatmulTiling, A/B/C in GM, ND) for the group's largest tile: M x N x K. */
 #define HPMOE_SMALL_MATMUL_GROUPS 1u
 #define HPMOE_SMALL_MATMUL0_M 8u /* bf16 x bf16 -> bf16: gmm */
 #define HPMOE_SMALL_MATMUL0_N 64u

@@ -116,8 +116,12 @@ pub struct Program {
     pub name: &'static str,
     /// The taskflow IR as JSON (see [`Program::taskflow`]).
     pub ir_json: &'static str,
-    /// The schedule table's binary form (`ScheduleTable::to_bytes`: CRC-checked, versioned).
+    /// The schedule table's binary form (`ScheduleTable::to_bytes`: CRC-checked, versioned), as
+    /// [`crate::plan`] makes it: the table the kernel, the host executor and `Build` all use.
     pub table_bytes: &'static [u8],
+    /// The table's hardware-flag plan (`NAME_flags.bin`, naming the table's checksum): which
+    /// dependencies the AIC → own-AIV flag carries instead of a counter ([`Program::flag_plan`]).
+    pub flags_bytes: &'static [u8],
     /// Per tile family, in declaration order: the extents of its grid.
     pub grids: &'static [&'static [u64]],
     /// Per tile family, in declaration order: its host form.
@@ -128,6 +132,11 @@ pub struct Program {
     /// writes it to `NAME.cpp` (the table it reads is [`Program::table_bytes`]); or why the
     /// backend cannot emit it (for instance a user op without an `emit` template).
     pub kernel_source: Result<&'static str, &'static str>,
+    /// `NAME_schedule.h`, the constants `kernel_source` includes (empty when it is `Err`).
+    pub kernel_header: &'static str,
+    /// `NAME_launch.cpp`, the kernel's host launcher for an NPU or the CPU emulator (empty when
+    /// `kernel_source` is `Err`). With `table_bytes` and `flags_bytes`, the five files of the kernel.
+    pub kernel_launcher: &'static str,
 }
 
 impl Program {
@@ -139,6 +148,13 @@ impl Program {
     /// The schedule table, decoded and validated.
     pub fn table(&self) -> Result<ScheduleTable, ProgramError> {
         ScheduleTable::from_bytes(self.table_bytes).map_err(ProgramError::Table)
+    }
+
+    /// The table's flag plan, decoded for the host executor
+    /// ([`crate::exec::Executor::with_flags`]).
+    pub fn flag_plan(&self) -> Result<crate::schedule::FlagPlan, ProgramError> {
+        let table = self.table()?;
+        crate::schedule::flags::decode_plan(self.flags_bytes, &table).map_err(ProgramError::Flags)
     }
 
     /// Runs the instance of family `family` at `coords` on `ctx` (see [`TileFn`]).
@@ -166,6 +182,8 @@ pub enum ProgramError {
     Ir(String),
     /// The schedule table does not decode or validate.
     Table(TableError),
+    /// The flag plan does not decode or does not belong to the table.
+    Flags(String),
     NoSuchFamily(usize),
     OutsideGrid {
         family: usize,
@@ -183,6 +201,7 @@ impl fmt::Display for ProgramError {
         match self {
             ProgramError::Ir(e) => write!(f, "the taskflow IR does not decode: {e}"),
             ProgramError::Table(e) => write!(f, "the schedule table does not decode: {e}"),
+            ProgramError::Flags(e) => write!(f, "the flag plan does not decode: {e}"),
             ProgramError::NoSuchFamily(i) => write!(f, "the taskflow has no tile family #{i}"),
             ProgramError::OutsideGrid { family, coords } => {
                 write!(f, "coordinates {coords:?} are outside the grid of tile family #{family}")

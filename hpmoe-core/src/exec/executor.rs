@@ -1,6 +1,7 @@
 //! [`Executor`]: a schedule table run on host threads with real data.
 
 use super::diagnostics::{ExecError, FailureCause, RunFailure, TileFailure, timeout_report};
+use super::flags::FlagState;
 use super::memory::{Inputs, Memory, Snapshot};
 use super::ops::OpImpls;
 use super::options::RunOptions;
@@ -81,16 +82,50 @@ impl RunStats {
 pub struct Executor {
     program: Arc<Program>,
     table: Arc<ScheduleTable>,
+    flags: Option<Arc<FlagState>>,
 }
 
 impl Executor {
     /// Prepares runs of `table`, the schedule table of `tf`, with the op bodies of `impls`.
     /// Fails if the taskflow does not pass its structural checks, an op has no body or
     /// rejects its argument shapes, or the table was built for another taskflow.
+    ///
+    /// The table must carry every dependency on its counters: one compiled with hardware flags
+    /// (the default of [`crate::plan`]) runs with [`Executor::with_flags`] and its flag plan.
     pub fn new(tf: &Taskflow, table: &ScheduleTable, impls: &OpImpls) -> Result<Executor, ExecError> {
         let program = Program::new(tf, impls).map_err(ExecError::Setup)?;
         check_table(&program, table).map_err(ExecError::Setup)?;
-        Ok(Executor { program: Arc::new(program), table: Arc::new(table.clone()) })
+        Ok(Executor { program: Arc::new(program), table: Arc::new(table.clone()), flags: None })
+    }
+
+    /// [`Executor::new`] for a table with a hardware-flag plan ([`crate::Compiled::flags`],
+    /// or [`crate::dsl::Program::flag_plan`]): the dependencies the plan carries are kept the
+    /// way the device keeps them (an AIC's sets release its own AIVs' waits, in order).
+    pub fn with_flags(
+        tf: &Taskflow,
+        table: &ScheduleTable,
+        flags: &crate::schedule::FlagPlan,
+        impls: &OpImpls,
+    ) -> Result<Executor, ExecError> {
+        let mut exec = Executor::new(tf, table, impls)?;
+        exec.flags = FlagState::new(table, flags).map_err(ExecError::Setup)?.map(Arc::new);
+        Ok(exec)
+    }
+
+    /// Runs a `#[taskflow]` program's table with its flag plan: the table and plan the macro
+    /// embedded (`table_bytes`, `flags_bytes`), its IR, and the op bodies of `impls` (usually
+    /// [`OpImpls::for_program`]).
+    pub fn for_program(program: &crate::dsl::Program, impls: &OpImpls) -> Result<Executor, ExecError> {
+        let setup = |e: crate::dsl::ProgramError| ExecError::Setup(e.to_string());
+        let tf = program.taskflow().map_err(setup)?;
+        let table = program.table().map_err(setup)?;
+        let flags = program.flag_plan().map_err(setup)?;
+        Executor::with_flags(&tf, &table, &flags, impls)
+    }
+
+    /// Runs `compiled`'s table with its flag plan (see [`Executor::with_flags`]).
+    pub fn for_compiled(tf: &Taskflow, compiled: &crate::Compiled, impls: &OpImpls) -> Result<Executor, ExecError> {
+        Executor::with_flags(tf, &compiled.table, &compiled.flags, impls)
     }
 
     pub fn table(&self) -> &ScheduleTable {
@@ -114,8 +149,13 @@ impl Executor {
         let tf = &self.program.tf;
         let memory =
             Memory::new(&tf.tensors, tf.profile.ranks, inputs, options.max_host_bytes).map_err(ExecError::Setup)?;
-        let state =
-            Arc::new(RunState::new(Arc::clone(&self.program), Arc::clone(&self.table), memory, options.clone()));
+        let state = Arc::new(RunState::new(
+            Arc::clone(&self.program),
+            Arc::clone(&self.table),
+            self.flags.as_ref().map(|f| Arc::new(f.for_run())),
+            memory,
+            options.clone(),
+        ));
         let started = Instant::now();
         let finished = run_workers(&state);
         let elapsed = started.elapsed();

@@ -26,6 +26,7 @@
 pub mod counters;
 pub mod diagnostics;
 mod executor;
+mod flags;
 pub mod memory;
 pub mod moe_reference;
 pub mod ops;

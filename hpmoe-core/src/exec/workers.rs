@@ -13,6 +13,7 @@
 //! workers see the flag and return, running ones return after their tile.
 
 use super::counters::{Counters, WaitOutcome};
+use super::flags::FlagState;
 use super::memory::Memory;
 use super::options::{RunOptions, TileInfo};
 use super::program::{Program, TileRun};
@@ -108,6 +109,8 @@ pub(crate) struct RunState {
     pub table: Arc<ScheduleTable>,
     pub memory: Memory,
     pub counters: Counters,
+    /// The hardware flag, when the table's plan carries dependencies on it.
+    pub(crate) flags: Option<Arc<FlagState>>,
     /// Per global core.
     pub progress: Vec<CoreProgress>,
     pub options: RunOptions,
@@ -125,7 +128,13 @@ pub(crate) struct RunState {
 }
 
 impl RunState {
-    pub(crate) fn new(program: Arc<Program>, table: Arc<ScheduleTable>, memory: Memory, options: RunOptions) -> Self {
+    pub(crate) fn new(
+        program: Arc<Program>,
+        table: Arc<ScheduleTable>,
+        flags: Option<Arc<FlagState>>,
+        memory: Memory,
+        options: RunOptions,
+    ) -> Self {
         let counters = Counters::new(&table);
         let progress = (0..table.cores().len()).map(|_| CoreProgress::new()).collect();
         let mut dropped = options.drop_signals_of.clone();
@@ -135,6 +144,7 @@ impl RunState {
             table,
             memory,
             counters,
+            flags,
             progress,
             options,
             dropped,
@@ -234,6 +244,11 @@ fn worker(state: &RunState, core: u32) {
     let progress = &state.progress[core as usize];
     for (i, e) in entries.iter().enumerate() {
         let i = i as u32;
+        if let Some(flags) = &state.flags
+            && !wait_for_flag(state, flags, core, i)
+        {
+            return;
+        }
         if let Some(w) = e.wait() {
             progress.set(i, Phase::Waiting, state.now_ns());
             let deadline = Instant::now() + state.options.timeout;
@@ -276,6 +291,9 @@ fn worker(state: &RunState, core: u32) {
             }
         }
         if !state.drops_signals_of(node) {
+            if let Some(aivs) = state.flags.as_ref().and_then(|f| f.set_after(core, i)) {
+                aivs.into_iter().for_each(|v| state.wake(v));
+            }
             for s in state.table.entry_signals(e) {
                 if let Some(waiter) = state.counters.signal(u32::from(s.rank), s.counter) {
                     state.wake(waiter);
@@ -284,6 +302,36 @@ fn worker(state: &RunState, core: u32) {
         }
     }
     progress.set(entries.len() as u32, Phase::Done, state.now_ns());
+}
+
+/// On an AIV, before entry `entry`: waits (bounded) until its AIC has set the flag as often as the
+/// plan's waits up to this entry. False when the run stops or the wait times out (a failure).
+fn wait_for_flag(state: &RunState, flags: &FlagState, core: u32, entry: u32) -> bool {
+    let need = flags.needed(core, entry);
+    if need == 0 || flags.received(core) >= need {
+        return true;
+    }
+    state.progress[core as usize].set(entry, Phase::Waiting, state.now_ns());
+    let deadline = Instant::now() + state.options.timeout;
+    loop {
+        if flags.received(core) >= need {
+            return true;
+        }
+        if state.stopped() {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            let view = state.table.view();
+            state.fail(Failure::Worker(format!(
+                "{} timed out before entry {entry} waiting for hardware flag set {need} of its AIC; it had received {}",
+                view.core_name(core),
+                flags.received(core)
+            )));
+            return false;
+        }
+        thread::park_timeout((deadline - now).min(Duration::from_millis(2)));
+    }
 }
 
 /// The text of a panic payload.

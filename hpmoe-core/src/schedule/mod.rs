@@ -34,6 +34,7 @@
 mod bound;
 mod cost;
 mod counters;
+pub mod flags;
 mod list;
 mod priority;
 mod proof;
@@ -45,6 +46,7 @@ mod types;
 pub use bound::{LowerBound, lower_bound, lower_bound_of};
 pub use cost::{CostModel, PutShape, SimpleCost, UnitCost};
 pub use counters::plan_sync;
+pub use flags::{FlagPlan, FlagPolicy};
 pub use list::list_schedule;
 pub use priority::{bottom_levels, node_costs};
 pub use proof::prove_deadlock_free;

@@ -95,34 +95,35 @@ pub(crate) fn check_families(exp: &Expanded, cost: &TaskflowCost) -> Result<(), 
 }
 
 impl Program {
-    /// The schedule table of `compiled`: its per-core entries, waits and signals, with each
-    /// instance's cost under `cost`. Task ids are node ids.
+    /// The schedule of `compiled`: its per-core lists, with every kept dependency's wait and
+    /// signals from its counter plan (`compiled.sync`, the table's counters before the hardware
+    /// flag takes some dependencies off them: the simulator prices a flag-carried dependency like
+    /// a counter), and each instance's cost under `cost`. Task ids are node ids.
     pub(crate) fn from_compiled(compiled: &Compiled, cost: &TaskflowCost) -> Result<Program, SimError> {
         let exp = &compiled.expanded;
         check_families(exp, cost)?;
-        let table = &compiled.table;
-        let h = table.header();
+        let h = compiled.table.header();
+        let sync = &compiled.sync;
         let mut counter_base = Vec::with_capacity(h.ranks as usize);
         let mut counter_rank = Vec::new();
-        for (rank, &n) in table.counters_per_rank().iter().enumerate() {
+        for (rank, &n) in sync.counters_per_rank.iter().enumerate() {
             counter_base.push(counter_rank.len() as u32);
             counter_rank.extend(std::iter::repeat_n(rank as u32, n as usize));
         }
         let nodes = exp.nodes();
         let mut tasks: Vec<Option<Task>> = vec![None; nodes];
         let mut signal_rows: Vec<Vec<u32>> = vec![Vec::new(); nodes];
-        let mut queue_rows: Vec<Vec<u32>> = Vec::with_capacity(table.cores().len());
-        for core in 0..table.cores().len() as u32 {
+        let mut queue_rows: Vec<Vec<u32>> = Vec::with_capacity(compiled.placement.queues.nodes());
+        for core in 0..compiled.placement.queues.nodes() as u32 {
             let rank = core / h.cores_per_rank.max(1);
             let mut row = Vec::new();
-            for entry in table.core_entries(core) {
-                let node = exp.space.node(rank, entry.instance);
+            for &node in compiled.placement.queues.row(core) {
                 let (exec_ns, link, computes) = lower_node(exp, cost, node);
-                let wait = entry.wait().map(|w| (counter_base[rank as usize] + w.counter, w.target));
+                let wait = sync.waits[node as usize].map(|w| (counter_base[rank as usize] + w.counter, w.target));
                 tasks[node as usize] =
                     Some(Task { node, family: exp.space.family_of(node) as u32, rank, wait, exec_ns, link, computes });
                 signal_rows[node as usize] =
-                    table.entry_signals(entry).iter().map(|s| counter_base[s.rank as usize] + s.counter).collect();
+                    sync.signals(node).iter().map(|s| counter_base[s.rank as usize] + s.counter).collect();
                 row.push(node);
             }
             queue_rows.push(row);

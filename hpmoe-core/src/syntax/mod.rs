@@ -112,9 +112,22 @@ impl Frontend {
     /// failed declarations; the checks on the expanded instances (bounds, unwritten reads,
     /// ordering, cycles, footprint, table limits) run once the front-end errors are fixed.
     pub fn compile(&self, cost: &dyn CostModel) -> Result<Compiled, syn::Error> {
+        self.compile_by(|tf| crate::compile(tf, cost))
+    }
+
+    /// [`Frontend::compile`] as [`crate::plan_with`] plans: the one plan of the taskflow, as the
+    /// `#[taskflow]` macro and the build-script API make it.
+    pub fn plan(&self, options: &crate::PlanOptions) -> Result<Compiled, syn::Error> {
+        self.compile_by(|tf| crate::plan_with(tf, options))
+    }
+
+    fn compile_by(
+        &self,
+        run: impl FnOnce(&Taskflow) -> Result<Compiled, crate::Diagnostics>,
+    ) -> Result<Compiled, syn::Error> {
         let mut errors = self.errors.clone();
         let diagnostics = if errors.is_empty() {
-            match crate::compile(&self.taskflow, cost) {
+            match run(&self.taskflow) {
                 Ok(compiled) => return Ok(compiled),
                 Err(d) => d,
             }

@@ -94,6 +94,13 @@ impl Layout {
 }
 
 impl ScheduleTable {
+    /// The table's checksum: the CRC-32 the binary form carries in its header (what a kernel
+    /// generated for this table expects, and what a flag plan names as its table).
+    pub fn checksum(&self) -> u32 {
+        let bytes = self.to_bytes();
+        u32::from_le_bytes(bytes[CHECKSUM_OFFSET..CHECKSUM_OFFSET + 4].try_into().expect("a table has a header"))
+    }
+
     /// The binary blob (layout in the [module docs](self)). Deterministic: equal tables give
     /// equal bytes.
     pub fn to_bytes(&self) -> Vec<u8> {

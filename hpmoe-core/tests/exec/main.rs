@@ -6,6 +6,7 @@
 mod common;
 
 mod faults;
+mod flags;
 mod guards;
 mod moe;
 mod ops;

@@ -9,7 +9,6 @@ mod kept;
 mod program;
 mod tile;
 
-use hpmoe_core::schedule::SimpleCost;
 use hpmoe_core::syntax;
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -24,7 +23,9 @@ pub fn taskflow(args: TokenStream, item: TokenStream) -> TokenStream {
             return quote!(#e #item);
         }
     };
-    match fe.compile(&SimpleCost::default()) {
+    // The one plan of the taskflow: the cost model and flags `hpmoe_ascendc::Build` and the main
+    // job use too, so the embedded table, flag plan and kernel agree with theirs.
+    match fe.plan(&hpmoe_core::PlanOptions::default()) {
         Ok(compiled) => kept::function(&fe, Some(program::program(&fe, &compiled))),
         Err(errors) => {
             let kept = kept::function(&fe, None);

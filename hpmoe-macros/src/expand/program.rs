@@ -14,6 +14,7 @@ pub fn program(fe: &Frontend, compiled: &Compiled) -> TokenStream {
     let site = Span::mixed_site();
     let name = &tf.name;
     let table = Literal::byte_string(&compiled.table.to_bytes());
+    let flags = Literal::byte_string(&compiled.flags_bin);
     let ir = Literal::string(&tf.to_json());
     let grids = tf.families.iter().map(|f| {
         let extents = f.grid.iter().map(|g| g.extent);
@@ -48,21 +49,28 @@ pub fn program(fe: &Frontend, compiled: &Compiled) -> TokenStream {
             (f, record)
         })
         .unzip();
-    let kernel = match hpmoe_ascendc::kernel_source(tf, compiled) {
-        Ok(source) => {
-            let source = Literal::string(&source);
-            quote!(::core::result::Result::Ok(#source))
+    let (kernel, header, launcher) = match hpmoe_ascendc::emit(tf, compiled) {
+        Ok(files) => {
+            let source = Literal::string(&files.cpp);
+            (
+                quote!(::core::result::Result::Ok(#source)),
+                Literal::string(&files.header),
+                Literal::string(&files.launcher),
+            )
         }
         Err(why) => {
             let why = Literal::string(&why.to_string());
-            quote!(::core::result::Result::Err(#why))
+            (quote!(::core::result::Result::Err(#why)), Literal::string(""), Literal::string(""))
         }
     };
     let table_ident = format_ident!("__HPMOE_TABLE", span = site);
+    let flags_ident = format_ident!("__HPMOE_FLAGS", span = site);
     let ir_ident = format_ident!("__HPMOE_IR", span = site);
     quote! {{
         #[doc = " The schedule table (`ScheduleTable::to_bytes`)."]
         const #table_ident: &[u8] = #table;
+        #[doc = " The flag plan (`NAME_flags.bin`) of the table."]
+        const #flags_ident: &[u8] = #flags;
         #[doc = " The taskflow IR, as JSON."]
         const #ir_ident: &str = #ir;
         #(#tiles)*
@@ -71,10 +79,13 @@ pub fn program(fe: &Frontend, compiled: &Compiled) -> TokenStream {
             name: #name,
             ir_json: #ir_ident,
             table_bytes: #table_ident,
+            flags_bytes: #flags_ident,
             grids: &[#(#grids),*],
             tiles: &[#(#tile_names as ::hpmoe_core::dsl::TileFn),*],
             user_ops: &[#(#op_records),*],
             kernel_source: #kernel,
+            kernel_header: #header,
+            kernel_launcher: #launcher,
         }
     }}
 }

@@ -112,10 +112,11 @@ fn main() {
     let table = program.table().unwrap();
     let instances = hpmoe_core::moe::MoeShape::tiny(2).instances_per_rank() * 2;
     assert_eq!(table.entries().len() as u64, instances);
-    // The same schedule as compiling the builder's taskflow (the schedule ignores names).
-    let cost = hpmoe_core::schedule::SimpleCost::default();
-    let again = hpmoe_core::compile(&built, &cost).unwrap();
+    // One plan per taskflow: the same schedule as planning the builder's taskflow (the schedule
+    // ignores names), with the same flag plan.
+    let again = hpmoe_core::plan(&built).unwrap();
     assert_eq!(table.entries(), again.table.entries());
+    assert_eq!(program.flag_plan().unwrap().set_after, again.flags.set_after);
 
     let mut calls = 0;
     for rank in 0..2 {

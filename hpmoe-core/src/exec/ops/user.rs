@@ -43,7 +43,7 @@ impl RefOp for UserOpAdapter {
 
 impl OpImpls {
     /// The built-in reference ops plus `program`'s own ops, ready for
-    /// [`Executor::new`](crate::exec::Executor::new) with `program.taskflow()` and `program.table()`.
+    /// [`Executor::for_program`](crate::exec::Executor::for_program).
     ///
     /// # Errors
     /// If one of the program's ops has a built-in op's name.

@@ -1,0 +1,398 @@
+//! Hardware cross-core flags, where they are provably sound.
+//!
+//! The scheduler synchronises every kept cross-core dependency with a monotone counter in global
+//! memory. An AIC and its own two AIVs can instead use a hardware flag (`CrossCoreSetFlag<2, _>`
+//! on the AIC bumps a 0..15 counter on *both* its AIVs; `CrossCoreWaitFlag` blocks while it is 0
+//! and then decrements it), which costs no global-memory round trip. A flag is a counter shared
+//! by every use of its id on those cores, so a wrong use releases the wrong tile or overflows
+//! (more than 15 pending sets is an error that can freeze the device). This module decides, per
+//! AIC, which dependencies the flag carries; every other dependency stays on a counter.
+//!
+//! # The rule
+//!
+//! A kept dependency `u → v` may use the flag when, on one rank, `u` runs on an AIC `c` and `v`
+//! on one of `c`'s own AIVs (local AIV `v` belongs to AIC `v / 2`). Walking `c`'s list in order,
+//! a producer `u` becomes the `j`-th flag set if all of these hold:
+//!
+//! 1. **one wait per set, in order.** Each AIV does exactly one wait per set of its AIC. For each
+//!    own AIV that holds a consumer of `u`, that consumer comes after the AIV's previous flag
+//!    consumer, and its wait releases at set `j` (its earlier, unconsumed sets are drained by the
+//!    same tile first). An AIV without a consumer of `u` drains set `j` before its next flag
+//!    consumer, or at the end of its list. Since sets happen in list order, the consumer of set
+//!    `j` starts after `u` has finished, which is the dependency; draining earlier sets first
+//!    never waits longer than set `j` itself.
+//! 2. **back-pressure.** When `j > 15`, on each AIV the wait for set `j − 15` must happen before
+//!    set `j`: it is the wait of the AIV's first flag consumer with a set index in
+//!    `j − 15 .. j − 1` (there must be one), and some tile of `c`'s list up to `u` must depend on
+//!    a tile at or after that consumer in the AIV's list. Then at most 15 sets are ever pending.
+//!    (Induction over time: the first overflow would need set `j` before wait `j − 15`, but the
+//!    dependency path orders them and uses only earlier, still-correct synchronisation.)
+//!
+//! `u`'s consumers on its own AIVs then drop that dependency from their counter (their target
+//! falls by one, to no wait at all when nothing else is left), and `u` no longer signals it.
+//! Everything else (other AICs' AIVs, AIV → AIC, other ranks) stays on counters.
+//!
+//! # What is not done, and why
+//!
+//! * **AIV → AIC.** In mode 2 the AIC's flag counter rises only once *both* AIVs have set it, so
+//!   a single AIV producer would need its partner to issue a matching "empty" set; how far one
+//!   AIV may run ahead of the other in that pairing is not documented, so no bound on pending
+//!   sets can be proven. These dependencies stay on counters.
+//! * **More than one flag id.** Every id the libraries leave free would do; the default pool has
+//!   exactly one (15), since the Matmul API holds 0–7, catlass 8–10 and `SyncAll` 11–14.
+//!
+//! Flag planning is part of compilation ([`crate::compile_with`]): the schedule table is built from
+//! the counter plan without the flagged dependencies ([`without_flagged`]), so a taskflow has one
+//! table and one flag plan wherever it is compiled, and every consumer of the table (the kernel,
+//! the host executor) honours the plan. The device side (`hpmoe/flags.h` in hpmoe-ascendc) adds a run-time check of the same bound and a drain
+//! protocol, so that a core that stops early never leaves its partners blocked in a flag wait.
+
+use super::{Placement, Signal, SyncPlan, Wait};
+use crate::expand::Expanded;
+use crate::model::{CoreKind, MachineProfile};
+use std::collections::HashMap;
+
+/// A flag counter holds 0..15; one more pending set is a device error.
+pub const MAX_PENDING: usize = 15;
+/// The flag id used by default: the only one the libraries below leave free.
+pub const DEFAULT_FLAG_ID: u16 = 15;
+/// Flag ids reserved by libraries a kernel may run with: inclusive ranges and their owner.
+pub const RESERVED_FLAG_IDS: [(u16, u16, &str); 3] =
+    [(0, 7, "the Matmul high-level API"), (8, 10, "catlass"), (11, 14, "SyncAll")];
+
+/// Checks that `id` is a hardware flag id (0..15) that no library reserves.
+pub fn check_flag_id(id: u16) -> Result<(), String> {
+    if id > 15 {
+        return Err(format!("hardware cross-core flag ids are 0..15, not {id}"));
+    }
+    match RESERVED_FLAG_IDS.iter().find(|(lo, hi, _)| (*lo..=*hi).contains(&id)) {
+        Some((lo, hi, owner)) => Err(format!("flag id {id} is reserved by {owner} (ids {lo}..{hi})")),
+        None => Ok(()),
+    }
+}
+
+/// Whether and with which id the kernel may use the AIC → own-AIV hardware flag.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlagPolicy {
+    /// `false`: every dependency on a counter.
+    pub enabled: bool,
+    /// The flag id (see [`check_flag_id`]).
+    pub flag_id: u16,
+}
+
+impl Default for FlagPolicy {
+    fn default() -> Self {
+        FlagPolicy { enabled: true, flag_id: DEFAULT_FLAG_ID }
+    }
+}
+
+/// Which dependencies the hardware flag carries, and what each core does with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlagPlan {
+    /// The flag id, or `None` when no dependency uses a flag.
+    pub flag_id: Option<u16>,
+    /// Flag-carried dependencies `(producer, consumer)` (global node ids), sorted.
+    pub edges: Vec<(u32, u32)>,
+    /// Per node: an AIC tile that sets the flag after it runs.
+    pub set_after: Vec<bool>,
+    /// Per node: the flag waits an AIV does before the tile (its own set and earlier drains).
+    pub waits_before: Vec<u8>,
+    /// Per global core: the sets (AIC) or waits (AIV) of its whole list.
+    pub totals: Vec<u32>,
+}
+
+impl FlagPlan {
+    /// A plan that uses no flag.
+    pub fn none(nodes: usize, cores: usize) -> Self {
+        FlagPlan {
+            flag_id: None,
+            edges: Vec::new(),
+            set_after: vec![false; nodes],
+            waits_before: vec![0; nodes],
+            totals: vec![0; cores],
+        }
+    }
+}
+
+/// The kept dependencies of a sync plan, as `consumers[u]` (ascending node ids).
+pub fn kept_edges(exp: &Expanded, sync: &SyncPlan) -> Vec<Vec<u32>> {
+    let mut waiter: HashMap<Signal, u32> = HashMap::new();
+    for (v, w) in sync.waits.iter().enumerate() {
+        if let Some(w) = w {
+            waiter.insert(Signal { rank: exp.space.rank_of(v as u32), counter: w.counter }, v as u32);
+        }
+    }
+    (0..exp.nodes() as u32)
+        .map(|u| {
+            let mut vs: Vec<u32> = sync.signals(u).iter().filter_map(|s| waiter.get(s).copied()).collect();
+            vs.sort_unstable();
+            vs
+        })
+        .collect()
+}
+
+/// Decides which dependencies the flag carries (see the [module docs](self)). Fails only for a
+/// flag id the policy may not use ([`check_flag_id`]).
+pub fn plan_flags(
+    exp: &Expanded,
+    placement: &Placement,
+    sync: &SyncPlan,
+    profile: &MachineProfile,
+    policy: &FlagPolicy,
+) -> Result<FlagPlan, String> {
+    let nodes = exp.nodes();
+    let cores = profile.total_cores() as usize;
+    if !policy.enabled {
+        return Ok(FlagPlan::none(nodes, cores));
+    }
+    check_flag_id(policy.flag_id)?;
+    let mut plan = FlagPlan::none(nodes, cores);
+    // Mode 2 pairs an AIC with exactly two AIVs.
+    if profile.aiv_per_aic != 2 {
+        return Ok(plan);
+    }
+    let consumers = kept_edges(exp, sync);
+    let cpr = profile.cores_per_rank();
+    for rank in 0..profile.ranks {
+        for c in 0..profile.aic_per_rank {
+            let aic = rank * cpr + c;
+            let aivs = [rank * cpr + profile.aic_per_rank + 2 * c, rank * cpr + profile.aic_per_rank + 2 * c + 1];
+            plan_channel(exp, placement, &consumers, aic, aivs, &mut plan);
+        }
+    }
+    plan.edges.sort_unstable();
+    if !plan.edges.is_empty() {
+        plan.flag_id = Some(policy.flag_id);
+    }
+    Ok(plan)
+}
+
+/// One AIC and its two AIVs: the greedy walk of the rule.
+fn plan_channel(
+    exp: &Expanded,
+    placement: &Placement,
+    consumers: &[Vec<u32>],
+    aic: u32,
+    aivs: [u32; 2],
+    plan: &mut FlagPlan,
+) {
+    let pos = |n: u32| placement.position[n as usize];
+    // Per AIV: (set index, queue position) of its flag consumers so far; the sets it has
+    // consumed so far; the furthest position of a tile of it that some tile of the AIC's list up
+    // to the current one depends on.
+    let mut real: [Vec<(usize, u32)>; 2] = [Vec::new(), Vec::new()];
+    let mut consumed = [0usize; 2];
+    let mut reach: [Option<u32>; 2] = [None, None];
+    let mut sets = 0usize;
+    for &u in placement.queues.row(aic) {
+        for &p in exp.dag.pred.row(u) {
+            for s in 0..2 {
+                if placement.core_of[p as usize] == aivs[s] {
+                    reach[s] = reach[s].max(Some(pos(p)));
+                }
+            }
+        }
+        // u's kept consumer on each own AIV (the earliest, if the reduction kept several).
+        let cand: [Option<u32>; 2] = std::array::from_fn(|s| {
+            consumers[u as usize]
+                .iter()
+                .copied()
+                .filter(|&v| placement.core_of[v as usize] == aivs[s])
+                .min_by_key(|&v| pos(v))
+        });
+        if cand.iter().all(Option::is_none) {
+            continue;
+        }
+        let j = sets + 1;
+        let in_order = (0..2).all(|s| match (cand[s], real[s].last()) {
+            (Some(v), Some(&(_, last))) => pos(v) > last,
+            _ => true,
+        });
+        let bounded = j <= MAX_PENDING
+            || (0..2).all(|s| {
+                // The wait for set j - 15 on this AIV happens at its first flag consumer with a
+                // set index in j-15 .. j-1; that consumer must finish before u's set.
+                real[s]
+                    .iter()
+                    .find(|&&(i, _)| i + MAX_PENDING >= j)
+                    .is_some_and(|&(_, at)| reach[s].is_some_and(|r| r >= at))
+            });
+        if !(in_order && bounded) {
+            continue;
+        }
+        sets = j;
+        plan.set_after[u as usize] = true;
+        for s in 0..2 {
+            if let Some(v) = cand[s] {
+                plan.waits_before[v as usize] = u8::try_from(j - consumed[s]).expect("at most 16 waits per tile");
+                consumed[s] = j;
+                real[s].push((j, pos(v)));
+                plan.edges.push((u, v));
+            }
+        }
+    }
+    let total = u32::try_from(sets).expect("sets fit u32");
+    plan.totals[aic as usize] = total;
+    for a in aivs {
+        plan.totals[a as usize] = total;
+    }
+}
+
+/// The counter plan of the dependencies the flag does not carry: `sync` without the flagged
+/// edges, counters renumbered densely per rank in node order (as `plan_sync` numbers them).
+pub fn without_flagged(exp: &Expanded, sync: &SyncPlan, plan: &FlagPlan) -> SyncPlan {
+    if plan.edges.is_empty() {
+        return sync.clone();
+    }
+    let nodes = exp.nodes();
+    let mut consumers = kept_edges(exp, sync);
+    for &(u, v) in &plan.edges {
+        consumers[u as usize].retain(|&x| x != v);
+    }
+    let mut fan_in = vec![0u32; nodes];
+    for vs in &consumers {
+        for &v in vs {
+            fan_in[v as usize] += 1;
+        }
+    }
+    let mut counters_per_rank = vec![0u32; exp.space.ranks as usize];
+    let mut counter_of = vec![u32::MAX; nodes];
+    let mut waits = vec![None; nodes];
+    for v in 0..nodes {
+        if fan_in[v] > 0 {
+            let next = &mut counters_per_rank[exp.space.rank_of(v as u32) as usize];
+            counter_of[v] = *next;
+            waits[v] = Some(Wait { counter: *next, target: fan_in[v] });
+            *next += 1;
+        }
+    }
+    let mut signal_offsets = Vec::with_capacity(nodes + 1);
+    let mut signal_list = Vec::new();
+    signal_offsets.push(0u32);
+    for vs in &consumers {
+        let first = signal_list.len();
+        signal_list.extend(vs.iter().map(|&v| Signal { rank: exp.space.rank_of(v), counter: counter_of[v as usize] }));
+        signal_list[first..].sort_unstable();
+        signal_offsets.push(u32::try_from(signal_list.len()).expect("signals fit u32"));
+    }
+    SyncPlan {
+        waits,
+        signal_offsets,
+        signal_list,
+        counters_per_rank,
+        cross_edges_before: sync.cross_edges_before,
+        cross_edges_after: sync.cross_edges_after - plan.edges.len() as u64,
+    }
+}
+
+/// The flag plan blob (`NAME_flags.bin`, layout in `hpmoe/abi.h`) for a kernel table whose
+/// entries follow `placement`'s queues, core after core.
+pub fn plan_bytes(plan: &FlagPlan, placement: &Placement, profile: &MachineProfile, table_checksum: u32) -> Vec<u8> {
+    const CHECKSUM_AT: usize = 12; // hpmoe_flags_header.checksum; the CRC covers bytes 16..
+    let cores = plan.totals.len();
+    let entries = placement.queues.edges();
+    let total = (40 + 4 * cores + entries).div_ceil(4) * 4;
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(b"HPMOEFLG");
+    let u32s = |out: &mut Vec<u8>, v: u32| out.extend_from_slice(&v.to_le_bytes());
+    u32s(&mut out, 1); // format version
+    u32s(&mut out, 0); // checksum, filled in last
+    u32s(&mut out, total as u32);
+    u32s(&mut out, cores as u32);
+    u32s(&mut out, entries as u32);
+    u32s(&mut out, plan.flag_id.map_or(u32::MAX, u32::from));
+    u32s(&mut out, table_checksum);
+    u32s(&mut out, plan.edges.len() as u32);
+    for &t in &plan.totals {
+        u32s(&mut out, t);
+    }
+    for core in 0..profile.total_cores() {
+        let kind = profile.kind_of_local(profile.split_core(core).1);
+        for &n in placement.queues.row(core) {
+            out.push(match kind {
+                CoreKind::Aic => u8::from(plan.set_after[n as usize]),
+                CoreKind::Aiv => plan.waits_before[n as usize],
+            });
+        }
+    }
+    out.resize(total, 0);
+    let crc = crc32fast::hash(&out[CHECKSUM_AT + 4..]);
+    out[CHECKSUM_AT..CHECKSUM_AT + 4].copy_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// The checksum a flag plan blob ([`plan_bytes`]) carries.
+pub fn plan_checksum(bytes: &[u8]) -> Option<u32> {
+    bytes.get(12..16).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+}
+
+/// Decodes a flag plan blob ([`plan_bytes`]) for `table`: per node, the sets after and waits
+/// before it; per core, the totals. Checks the magic, version, size, CRC, shape and that the
+/// blob names `table`'s checksum. The blob does not list the flagged edges (only how many):
+/// [`FlagPlan::edges`] comes back empty.
+pub fn decode_plan(bytes: &[u8], table: &crate::table::ScheduleTable) -> Result<FlagPlan, String> {
+    let word = |at: usize| bytes.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
+    let h = table.header();
+    let (cores, per_rank) = (table.cores().len(), h.instances_per_rank);
+    if bytes.get(..8) != Some(b"HPMOEFLG".as_slice()) || word(8) != Some(1) {
+        return Err("not a version-1 hpmoe flag plan (magic HPMOEFLG)".into());
+    }
+    let total = word(16).unwrap_or(0) as usize;
+    if total != bytes.len() || total < 40 {
+        return Err(format!("the blob holds {} bytes, its header says {total}", bytes.len()));
+    }
+    if word(12) != Some(crc32fast::hash(&bytes[16..])) {
+        return Err("the CRC-32 does not match the contents".into());
+    }
+    if word(20) != Some(cores as u32) || word(24) != Some(h.entry_count) {
+        return Err(format!(
+            "the plan is for another shape of table ({cores} cores, {} entries expected)",
+            h.entry_count
+        ));
+    }
+    if word(32) != Some(table.checksum()) {
+        return Err("the plan belongs to another table (its table checksum differs)".into());
+    }
+    let nodes = per_rank as usize * h.ranks as usize;
+    let mut plan = FlagPlan::none(nodes, cores);
+    plan.flag_id = match word(28) {
+        Some(u32::MAX) | None => None,
+        Some(id) => Some(u16::try_from(id).map_err(|_| format!("flag id {id} is not 0..15"))?),
+    };
+    for (c, total) in plan.totals.iter_mut().enumerate() {
+        *total = word(40 + 4 * c).ok_or("the blob ends inside the per-core totals")?;
+    }
+    let mut at = 40 + 4 * cores;
+    for core in 0..cores as u32 {
+        let rank = table.view().rank_of_core(core);
+        let aic = table.view().core_kind(core) == CoreKind::Aic;
+        for e in table.core_entries(core) {
+            let op = *bytes.get(at).ok_or("the blob ends inside the per-entry ops")?;
+            at += 1;
+            let node = (rank * per_rank + e.instance) as usize;
+            if aic {
+                plan.set_after[node] = op != 0;
+            } else {
+                plan.waits_before[node] = op;
+            }
+        }
+    }
+    Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_ids_clear_of_the_libraries() {
+        assert!(check_flag_id(15).is_ok());
+        for id in 0..15 {
+            assert!(check_flag_id(id).is_err(), "{id}");
+        }
+        assert!(check_flag_id(16).unwrap_err().contains("0..15"));
+        assert!(check_flag_id(12).unwrap_err().contains("SyncAll"));
+        assert!(check_flag_id(9).unwrap_err().contains("catlass"));
+        assert!(check_flag_id(0).unwrap_err().contains("Matmul"));
+    }
+}
