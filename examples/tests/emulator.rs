@@ -8,8 +8,10 @@
 
 use hpmoe_ascendc::emulator::{EmulateOptions, Emulation, KernelSources, compiler_available};
 use hpmoe_core::cost::CostProfile;
+use hpmoe_core::dsl::*;
 use hpmoe_core::exec::{Inputs, OpImpls, SequentialRunner};
 use hpmoe_examples::shared_expert::{self, SharedMoe};
+use hpmoe_macros::taskflow;
 use std::path::Path;
 
 #[test]
@@ -42,4 +44,45 @@ fn the_custom_variant_runs_on_the_emulator() {
         }
         Err(e) => panic!("{e}"),
     }
+}
+
+// The same taskflow through the macro: `kernels/mini_moe.rs`, compiled by rustc here.
+include!("../kernels/mini_moe.rs");
+
+#[test]
+fn the_macro_and_the_build_script_make_one_plan() {
+    let program = mini_moe();
+    let dir = Path::new(env!("HPMOE_EXAMPLES_DIR"));
+    let file = |suffix: &str| std::fs::read(dir.join(format!("mini_moe{suffix}"))).unwrap();
+    assert_eq!(program.table_bytes, file("_schedule.bin"), "one table");
+    assert_eq!(program.flags_bytes, file("_flags.bin"), "one flag plan");
+    assert_eq!(program.kernel_source.unwrap().as_bytes(), file(".cpp"));
+    assert_eq!(program.kernel_header.as_bytes(), file("_schedule.h"));
+    assert_eq!(program.kernel_launcher.as_bytes(), file("_launch.cpp"));
+    // The kernel expects the table it ships with: one checksum.
+    let checksum = program.table().unwrap().checksum();
+    assert!(program.kernel_header.contains(&format!("#define HPMOE_MINI_MOE_CHECKSUM 0x{checksum:08X}u")));
+    assert_eq!(hpmoe_ascendc::flags::plan_checksum(program.flags_bytes).map(|_| ()), Some(()));
+    assert!(program.flag_plan().is_ok(), "the flag plan names the table");
+}
+
+#[test]
+fn the_macros_kernel_runs_on_the_emulator() {
+    let options = EmulateOptions::default();
+    if !compiler_available(&options) {
+        eprintln!("note: g++ not found; skipping the emulator test");
+        return;
+    }
+    let program = mini_moe();
+    let tf = program.taskflow().unwrap();
+    let kernel = KernelSources::of_program(&program).unwrap_or_else(|e| panic!("{e}"));
+    let inputs = Inputs::random(&tf, 5);
+    let run = Emulation::build(kernel, &options)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .run(&tf, &inputs)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let impls = OpImpls::for_program(&program).unwrap();
+    let host = hpmoe_core::exec::Executor::for_program(&program, &impls).unwrap();
+    let host = host.run(&inputs, &hpmoe_core::exec::RunOptions::default()).unwrap();
+    assert_eq!(run.first_difference(&host.snapshot), None);
 }
