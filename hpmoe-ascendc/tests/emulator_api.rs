@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::decl_cases::{ACCEPTED, REJECTED, body};
 use common::temp_dir;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -65,7 +66,7 @@ fn cases() -> Vec<Case> {
         error("syncall_skip", "deadlock", "waits SyncAll"),
         error("stale_cache", "deadlock", "polls"),
         error("write_not_complete", "gm_write_not_complete", "MTE3 instruction DataCopy#1"),
-        error("nbi_source_modified", "nbi_source_modified", "changed before this quiet"),
+        error("nbi_source_modified", "nbi_source_modified", "before its aclshmem_quiet"),
         error("double_free", "double_free", "already free"),
         error("event_double_set", "event_double_set", "SetFlag<MTE2_V>(0)"),
         error("guard_fault", "gm_guard_fault", "guard page"),
@@ -200,5 +201,37 @@ fn emulator_runs_correct_kernels_exactly_and_stops_each_violation() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// g++ -fsyntax-only with the emulator's headers (instead of devkit-decl's).
+fn emulator_syntax(file: &Path) -> Result<(), String> {
+    let include = emulator_dir().join("include");
+    let args: Vec<String> = ["-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-I"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([include.display().to_string(), file.display().to_string()])
+        .collect();
+    compile(&args)
+}
+
+#[test]
+fn emulator_headers_keep_the_declaration_rules() {
+    if !gxx_available() {
+        eprintln!("note: g++ not found; skipping the emulator tests");
+        return;
+    }
+    let dir = temp_dir("emulator-decl");
+    let ok = dir.join("ok.cpp");
+    std::fs::write(&ok, body(ACCEPTED)).unwrap();
+    emulator_syntax(&ok).unwrap_or_else(|e| panic!("documented calls rejected by the emulator:\n{e}"));
+    for (name, code, expected) in REJECTED {
+        let file = dir.join(format!("{name}.cpp"));
+        std::fs::write(&file, body(code)).unwrap();
+        match emulator_syntax(&file) {
+            Ok(()) => panic!("{name}: the emulator accepted `{code}`"),
+            Err(out) => assert!(out.contains(expected), "{name}: expected {expected:?} in:\n{out}"),
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -163,6 +163,7 @@ void CopyLocalToGm(const GlobalRef& dst, const LocalRef& src, const CopyDesc& d,
     const uint32_t seq = Issue(c, EP_MTE3);
     for (const Row& r : rows) {
         LocalAccess(c, EP_MTE3, seq, src, r.src_off, r.len, false, call);
+        CheckNotNbiSource(c, dst.addr + r.dst_off, r.len, call);
     }
     for (const Row& r : rows) {
         if (c.atomic_kind >= 0) {

@@ -244,6 +244,7 @@ void GmScalar(const GlobalRef& g, uint64_t off, void* value, uint32_t n, bool wr
     GmRange(c, p, n, call, "address");
     if (write) {
         CheckGmWritesDone(c, EP_S, call, "a scalar store to global memory while this core's DMA writes are pending");
+        CheckNotNbiSource(c, p, n, call);
     } else {
         CheckNotInFlight(c, p, n, call);
     }

@@ -23,8 +23,11 @@ const uint32_t kUbUsable = 184 * 1024;
 uint32_t Align32(uint64_t x) { return static_cast<uint32_t>((x + 31) / 32 * 32); }
 
 bool StrictPipeV() {
-    const char* e = std::getenv("HPMOE_EMU_STRICT_PIPE_V");
-    return e != nullptr && e[0] == '1';
+    static const bool strict = [] {
+        const char* e = std::getenv("HPMOE_EMU_STRICT_PIPE_V");
+        return e != nullptr && e[0] == '1';
+    }();
+    return strict;
 }
 
 /* HardEvent -> (source pipe, destination pipe), in the order of the enum. */

@@ -245,6 +245,8 @@ void CacheWriteBackAll(Core& c, bool check_only);
 void ShmemEndChecks(Core& c);
 /* A read of [p, p+n) while a SHMEM put or atomic into it has not landed. */
 void CheckNotInFlight(Core& c, const uint8_t* p, uint64_t n, const char* call);
+/* A write by this core over the source of one of its _nbi puts not yet quieted. */
+void CheckNotNbiSource(Core& c, const uint8_t* p, uint64_t n, const char* call);
 
 }  // namespace hpmoe_emu
 

@@ -185,8 +185,24 @@ void StoreInt(int kind, uint8_t* base, uint64_t i, int64_t v) {
         default: std::memcpy(p, &v, 8); break;
     }
 }
-float LoadF(int kind, const uint8_t* base, uint64_t i) { return static_cast<float>(Load(kind, base, i)); }
-void StoreF(int kind, uint8_t* base, uint64_t i, float f) { StoreExact(kind, base, i, ToFormat(f, kind, M_RINT)); }
+float LoadF(int kind, const uint8_t* base, uint64_t i) {
+    if (kind == K_F32) {
+        float f;
+        std::memcpy(&f, base + i * 4, 4);
+        return f;
+    }
+    return static_cast<float>(Load(kind, base, i));
+}
+/* Rounds to the kind (nearest even) and stores. */
+void StoreF(int kind, uint8_t* base, uint64_t i, float f) {
+    uint16_t h;
+    switch (kind) {
+        case K_F32: std::memcpy(base + i * 4, &f, 4); break;
+        case K_BF16: h = FloatToBf16Bits(f); std::memcpy(base + i * 2, &h, 2); break;
+        case K_F16: h = FloatToHalfBits(f); std::memcpy(base + i * 2, &h, 2); break;
+        default: break;
+    }
+}
 
 void CheckOperand(Core& c, const LocalRef& t, uint64_t bytes, const char* call, const char* which) {
     CheckLocal(t, call);
