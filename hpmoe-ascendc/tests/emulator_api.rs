@@ -78,7 +78,7 @@ fn cases() -> Vec<Case> {
 }
 
 fn emulator_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("emulator")
+    hpmoe_ascendc::runtime::emulator_dir().to_path_buf()
 }
 
 fn gxx_available() -> bool {

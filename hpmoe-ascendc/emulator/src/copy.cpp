@@ -7,6 +7,7 @@
  * DataCopyPad: blockLen in bytes, the GM-side stride in bytes, the UB-side stride in 32-byte
  * blocks, each UB row starting 32-byte aligned; blockCount 1..4095. */
 #include <cstring>
+#include <mutex>
 
 #include "machine.h"
 
@@ -172,6 +173,9 @@ void CopyLocalToGm(const GlobalRef& dst, const LocalRef& src, const CopyDesc& d,
                      std::string("SetAtomicAdd<") + KindName(c.atomic_kind) + "> with a copy of " +
                          std::to_string(d.elem) + "-byte elements");
             }
+            /* Copy-outs of different cores adding into the same GM must not lose updates. */
+            static std::mutex atomic_mutex;
+            std::lock_guard<std::mutex> lk(atomic_mutex);
             AtomicAddInto(c.atomic_kind, dst.addr + r.dst_off, src.addr + r.src_off, r.len);
         } else {
             std::memcpy(dst.addr + r.dst_off, src.addr + r.src_off, r.len);
