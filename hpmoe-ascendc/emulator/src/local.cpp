@@ -154,7 +154,9 @@ void LocalAccess(Core& c, int pipe, uint32_t seq, const LocalRef& t, uint64_t of
             }
         }
         if (write) {
-            for (int q = 0; q < EP_COUNT; ++q) {
+            /* Scalar reads (GetValue) return their data before the in-order scalar unit issues
+             * anything else, so they are complete to every later instruction (README.md). */
+            for (int q = EP_S + 1; q < EP_COUNT; ++q) {
                 if (q != pipe && s.rseq[q] != 0 && c.know[pipe][q] < s.rseq[q]) {
                     Fail(c, "unsynchronised_write", call,
                          std::string(kPipeNames[pipe]) + " instruction " + call + "#" + std::to_string(seq) + " writes " +
