@@ -43,6 +43,8 @@ fn cases() -> Vec<Case> {
         pass("cast_ok", 9),
         pass("matmul_ok", 1),
         pass("flags_ok", 1),
+        pass("copy_pad_ok", 2),
+        pass("vector_ops_ok", 17),
         pass("put_signal_ok", 2),
         Case { args: &["fresh"], ..pass("stale_cache", 1) },
         pass("own_deadline", 2),
