@@ -110,6 +110,17 @@ void CheckGlobal(Core& c, const GlobalRef& g, const std::vector<Row>& rows, bool
 }
 
 void AtomicAddInto(int kind, uint8_t* dst, const uint8_t* src, uint32_t n);
+
+/* `count` padding elements at p: DataCopyPadExtParams' value when isPad, else poison. */
+void FillPadding(uint8_t* p, uint32_t count, const CopyDesc& d) {
+    for (uint32_t e = 0; e < count; ++e) {
+        if (d.is_pad) {
+            std::memcpy(p + e * d.elem, &d.pad_bits, d.elem);
+        } else {
+            std::memset(p + e * d.elem, kPoison, d.elem);
+        }
+    }
+}
 }  // namespace
 
 void CopyGmToLocal(const LocalRef& dst, const GlobalRef& src, const CopyDesc& d, const char* call) {
@@ -134,21 +145,9 @@ void CopyGmToLocal(const LocalRef& dst, const GlobalRef& src, const CopyDesc& d,
             const uint64_t row_bytes = Align32(r.len + pad_bytes);
             uint8_t* p = dst.addr + row_start;
             /* Left/right padding: the padding value when isPad, else unknown bytes (poison). */
-            for (uint32_t e = 0; e < d.left_pad; ++e) {
-                if (d.is_pad) {
-                    std::memcpy(p + e * d.elem, &d.pad_bits, d.elem);
-                } else {
-                    std::memset(p + e * d.elem, kPoison, d.elem);
-                }
-            }
+            FillPadding(p, d.left_pad, d);
             uint8_t* right = dst.addr + r.dst_off + r.len;
-            for (uint32_t e = 0; e < d.right_pad; ++e) {
-                if (d.is_pad) {
-                    std::memcpy(right + e * d.elem, &d.pad_bits, d.elem);
-                } else {
-                    std::memset(right + e * d.elem, kPoison, d.elem);
-                }
-            }
+            FillPadding(right, d.right_pad, d);
             uint8_t* tail = right + uint64_t(d.right_pad) * d.elem;
             std::memset(tail, kPoison, static_cast<size_t>(p + row_bytes - tail));
         }

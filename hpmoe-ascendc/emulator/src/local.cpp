@@ -83,12 +83,15 @@ int PipeFromDevice(int device_pipe) {
 }
 
 void InitCoreMemory(Core& c) {
-    for (int m = 0; m < MEM_COUNT; ++m) {
-        const bool present = c.aic ? m != MEM_UB : m == MEM_UB;
-        if (!present) {
-            continue;
-        }
-        /* Fresh local memory holds a NaN pattern (0xFF bytes), not zeros (README.md). */
+    /* Local memories are mapped on first use (EnsureMem): a launch of many cores that never use
+     * L1/L0 directly costs no memory for them. */
+    (void)c;
+}
+
+/* Maps local memory `m` of the core. Fresh local memory holds a NaN pattern (0xFF bytes), not
+ * zeros (README.md). */
+static void EnsureMem(Core& c, int m) {
+    if (c.mem[m].empty()) {
         c.mem[m].assign(kMemCap[m], 0xFF);
         c.shadow[m].assign(kMemCap[m] / 32, BlockShadow());
     }
@@ -322,6 +325,7 @@ static int MemOfPosition(Core& c, int position, const char* call) {
 }
 
 static Slot* NewSlot(Core& c, int mem, uint32_t len, const char* call) {
+    EnsureMem(c, mem);
     const uint32_t bytes = Align32(len);
     const uint32_t cap = mem == MEM_UB ? kUbUsable : kMemCap[mem];
     if (len == 0) {

@@ -294,6 +294,8 @@ static void CoreMain(Core* c) {
             EndOfCoreChecks(*c);
         } catch (const StopCore&) {
         }
+    } else {
+        RecordGuardFault(*c);
     }
     tl_core = nullptr;
     std::lock_guard<std::mutex> lk(g.m);

@@ -146,6 +146,7 @@ struct Core {
     std::string wait_desc; /* guarded by Group::m */
     std::string poll_desc; /* guarded by Group::m */
     sigjmp_buf fault_jmp;
+    void* fault_addr = nullptr; /* set by the SIGSEGV handler before it jumps back */
     bool stopped = false;
 };
 
@@ -227,6 +228,8 @@ bool GmRelease(void* p);
 std::vector<std::string> GmCheckFillers();
 bool GmIsGuard(const void* p);
 void InstallFaultHandler();
+/* After a guard-page fault of core c: records it as the launch's first finding. */
+void RecordGuardFault(Core& c);
 
 /* Whole-range check: [p, p + n) lies in the allocation holding p. */
 void GmRange(Core& c, const void* p, uint64_t n, const char* call, const char* what);

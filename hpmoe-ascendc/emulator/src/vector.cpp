@@ -243,19 +243,14 @@ uint32_t VAccess(Core& c, const char* call, std::initializer_list<std::pair<cons
 }
 }  // namespace
 
-void VecBinary(int op, int kind, const LocalRef& d, const LocalRef& a, const LocalRef& b, int32_t n, const char* call) {
-    Core& c = Cur(call);
-    CheckCount(c, n, call);
-    const uint64_t bytes = uint64_t(n) * KindBytes(kind);
-    CheckOperand(c, d, bytes, call, "dst");
-    CheckOperand(c, a, bytes, call, "src0");
-    CheckOperand(c, b, bytes, call, "src1");
-    CheckOverlap(c, d, bytes, a, bytes, call);
-    CheckOverlap(c, d, bytes, b, bytes, call);
-    VAccess(c, call, {{&a, bytes}, {&b, bytes}}, d, bytes);
+namespace {
+/* d[i] = a[i] op b[i * b_step] for i < n: b_step 0 is a scalar operand (Muls, Adds, ...). */
+void Elementwise(Core& c, int op, int kind, uint8_t* d, const uint8_t* a, const uint8_t* b, uint64_t b_step, int64_t n,
+                 const char* call) {
     for (int64_t i = 0; i < n; ++i) {
+        const uint64_t j = static_cast<uint64_t>(i) * b_step;
         if (IsFloat(kind)) {
-            const float x = LoadF(kind, a.addr, i), y = LoadF(kind, b.addr, i);
+            const float x = LoadF(kind, a, i), y = LoadF(kind, b, j);
             float r = 0;
             switch (op) {
                 case VO_ADD: r = x + y; break;
@@ -265,9 +260,9 @@ void VecBinary(int op, int kind, const LocalRef& d, const LocalRef& a, const Loc
                 case VO_MAX: r = x > y ? x : y; break;
                 default: r = x < y ? x : y; break;
             }
-            StoreF(kind, d.addr, i, r);
+            StoreF(kind, d, i, r);
         } else {
-            const int64_t x = LoadInt(kind, a.addr, i), y = LoadInt(kind, b.addr, i);
+            const int64_t x = LoadInt(kind, a, i), y = LoadInt(kind, b, j);
             int64_t r = 0;
             switch (op) {
                 case VO_ADD: r = x + y; break;
@@ -282,9 +277,23 @@ void VecBinary(int op, int kind, const LocalRef& d, const LocalRef& a, const Loc
                 case VO_MAX: r = x > y ? x : y; break;
                 default: r = x < y ? x : y; break;
             }
-            StoreInt(kind, d.addr, i, r);
+            StoreInt(kind, d, i, r);
         }
     }
+}
+}  // namespace
+
+void VecBinary(int op, int kind, const LocalRef& d, const LocalRef& a, const LocalRef& b, int32_t n, const char* call) {
+    Core& c = Cur(call);
+    CheckCount(c, n, call);
+    const uint64_t bytes = uint64_t(n) * KindBytes(kind);
+    CheckOperand(c, d, bytes, call, "dst");
+    CheckOperand(c, a, bytes, call, "src0");
+    CheckOperand(c, b, bytes, call, "src1");
+    CheckOverlap(c, d, bytes, a, bytes, call);
+    CheckOverlap(c, d, bytes, b, bytes, call);
+    VAccess(c, call, {{&a, bytes}, {&b, bytes}}, d, bytes);
+    Elementwise(c, op, kind, d.addr, a.addr, b.addr, 1, n, call);
 }
 
 void VecUnary(int op, int kind, const LocalRef& d, const LocalRef& s, int32_t n, const char* call) {
@@ -324,30 +333,8 @@ void VecScalar(int op, int kind, const LocalRef& d, const LocalRef& s, const voi
     CheckOperand(c, s, bytes, call, "src");
     CheckOverlap(c, d, bytes, s, bytes, call);
     VAccess(c, call, {{&s, bytes}}, d, bytes);
-    const uint8_t* sc = static_cast<const uint8_t*>(scalar);
-    for (int64_t i = 0; i < n; ++i) {
-        if (IsFloat(kind)) {
-            const float x = LoadF(kind, s.addr, i), y = LoadF(kind, sc, 0);
-            float r = 0;
-            switch (op) {
-                case VO_MULS: r = x * y; break;
-                case VO_ADDS: r = x + y; break;
-                case VO_MAXS: r = x > y ? x : y; break;
-                default: r = x < y ? x : y; break;
-            }
-            StoreF(kind, d.addr, i, r);
-        } else {
-            const int64_t x = LoadInt(kind, s.addr, i), y = LoadInt(kind, sc, 0);
-            int64_t r = 0;
-            switch (op) {
-                case VO_MULS: r = x * y; break;
-                case VO_ADDS: r = x + y; break;
-                case VO_MAXS: r = x > y ? x : y; break;
-                default: r = x < y ? x : y; break;
-            }
-            StoreInt(kind, d.addr, i, r);
-        }
-    }
+    const int binary = op == VO_MULS ? VO_MUL : op == VO_ADDS ? VO_ADD : op == VO_MAXS ? VO_MAX : VO_MIN;
+    Elementwise(c, binary, kind, d.addr, s.addr, static_cast<const uint8_t*>(scalar), 0, n, call);
 }
 
 void VecDuplicate(int kind, const LocalRef& d, const void* scalar, int32_t n, const char* call) {
