@@ -45,6 +45,7 @@ fn cases() -> Vec<Case> {
         pass("flags_ok", 1),
         pass("copy_pad_ok", 2),
         pass("vector_ops_ok", 17),
+        pass("two_launches", 2),
         pass("put_signal_ok", 2),
         Case { args: &["fresh"], ..pass("stale_cache", 1) },
         pass("own_deadline", 2),
