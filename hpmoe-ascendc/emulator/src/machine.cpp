@@ -341,6 +341,8 @@ static void FinishGroup(Group& g) {
 static void StartGroup(const std::shared_ptr<Group>& gp) {
     Group& g = *gp;
     InstallFaultHandler();
+    /* Other ranks' host threads may already wait in aclrtSynchronizeStream on this group. */
+    std::lock_guard<std::mutex> lk(g.m);
     const int per_rank = static_cast<int>(g.block_dim) * 3;
     for (int r = 0; r < g.n_ranks; ++r) {
         for (int i = 0; i < per_rank; ++i) {
