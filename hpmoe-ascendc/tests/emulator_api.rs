@@ -73,6 +73,17 @@ fn cases() -> Vec<Case> {
         error("double_free", "double_free", "already free"),
         error("event_double_set", "event_double_set", "SetFlag<MTE2_V>(0)"),
         error("guard_fault", "gm_guard_fault", "guard page"),
+        error("flag_before_write_done", "gm_write_not_complete", "not known complete to pipe V"),
+        error("syncall_reserved_id", "flag_id_reserved", "11..14"),
+        error("vector_unaligned", "vector_unaligned", "UB offset 4"),
+        error("local_past_end", "local_out_of_bounds", "element 64 of a LocalTensor of 64 elements"),
+        error("matmul_shape_too_big", "matmul_shape", "exceeds the tiling's singleCore sizes (16, 32, 32)"),
+        error("atomic_left_on", "atomic_left_on", "SetAtomicAdd<float>"),
+        error("queue_depth", "queue_depth_exceeded", "depth 1"),
+        error("flag_outstanding", "flag_outstanding", "id=9 count=1"),
+        error("filler_overwrite", "gm_filler_overwritten", "byte 4 before its start"),
+        error("gm_read_own_pending", "unsynchronised_read", "MTE2 reads global memory"),
+        error("kernel_type", "kernel_type", "type=0"),
         Case {
             env: &[("HPMOE_EMU_TIMEOUT_MS", "300")],
             ..error("spin_timeout", "timeout", "HPMOE_EMU_TIMEOUT_MS=300")

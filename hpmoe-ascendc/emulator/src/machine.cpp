@@ -51,12 +51,6 @@ std::string Hex(const void* p) {
     return buf;
 }
 
-Core* Group::CoreOf(int rank, bool aic, int index) {
-    const int per_rank = static_cast<int>(block_dim) * 3;
-    const int local = aic ? index : static_cast<int>(block_dim) + index;
-    return cores[static_cast<size_t>(rank * per_rank + local)].get();
-}
-
 Core* CurOrNull() { return tl_core; }
 
 static void StopIfNeeded(Core& c) {

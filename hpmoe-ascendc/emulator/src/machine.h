@@ -188,7 +188,6 @@ struct Group {
     std::vector<InFlight> in_flight;
     std::atomic<int> in_flight_count{0};
 
-    Core* CoreOf(int rank, bool aic, int index);
 };
 
 /* The calling core (throws StopCore when the run is stopping). Counts a non-polling call. */
