@@ -206,6 +206,10 @@ void StoreF(int kind, uint8_t* base, uint64_t i, float f) {
 
 void CheckOperand(Core& c, const LocalRef& t, uint64_t bytes, const char* call, const char* which) {
     CheckLocal(t, call);
+    if (t.slot->mem != MEM_UB) {
+        Fail(c, "bad_position", call,
+             std::string(which) + " operand is in " + MemName(t.slot->mem) + ": the vector unit works on UB only");
+    }
     const uint64_t off = static_cast<uint64_t>(t.addr - c.mem[t.slot->mem].data());
     if (off % 32 != 0) {
         Fail(c, "vector_unaligned", call,
