@@ -84,6 +84,8 @@ fn cases() -> Vec<Case> {
         error("filler_overwrite", "gm_filler_overwritten", "byte 4 before its start"),
         error("gm_read_own_pending", "unsynchronised_read", "MTE2 reads global memory"),
         error("kernel_type", "kernel_type", "type=0"),
+        error("undefined_store", "undefined_store", "byte 26 of the local source was never written"),
+        error("undefined_read", "undefined_read", "element 32 was never written"),
         Case {
             env: &[("HPMOE_EMU_TIMEOUT_MS", "300")],
             ..error("spin_timeout", "timeout", "HPMOE_EMU_TIMEOUT_MS=300")

@@ -140,16 +140,20 @@ void CopyGmToLocal(const LocalRef& dst, const GlobalRef& src, const CopyDesc& d,
     }
     for (const Row& r : rows) {
         std::memcpy(dst.addr + r.dst_off, src.addr + r.src_off, r.len);
+        MarkDefined(c, dst.addr + r.dst_off, r.len, true);
         if (d.pad_api) {
             const uint64_t row_start = r.dst_off - uint64_t(d.left_pad) * d.elem;
             const uint64_t row_bytes = Align32(r.len + pad_bytes);
             uint8_t* p = dst.addr + row_start;
             /* Left/right padding: the padding value when isPad, else unknown bytes (poison). */
             FillPadding(p, d.left_pad, d);
+            MarkDefined(c, p, uint64_t(d.left_pad) * d.elem, d.is_pad);
             uint8_t* right = dst.addr + r.dst_off + r.len;
             FillPadding(right, d.right_pad, d);
+            MarkDefined(c, right, uint64_t(d.right_pad) * d.elem, d.is_pad);
             uint8_t* tail = right + uint64_t(d.right_pad) * d.elem;
             std::memset(tail, kPoison, static_cast<size_t>(p + row_bytes - tail));
+            MarkDefined(c, tail, static_cast<uint64_t>(p + row_bytes - tail), false);
         }
     }
 }
@@ -164,6 +168,12 @@ void CopyLocalToGm(const GlobalRef& dst, const LocalRef& src, const CopyDesc& d,
     for (const Row& r : rows) {
         LocalAccess(c, EP_MTE3, seq, src, r.src_off, r.len, false, call);
         CheckNotNbiSource(c, dst.addr + r.dst_off, r.len, call);
+        const uint64_t bad = FirstUndefined(c, src.addr + r.src_off, r.len);
+        if (bad != r.len) {
+            Fail(c, "undefined_store", call,
+                 "byte " + std::to_string(r.src_off + bad) + " of the local source was never written (fresh " +
+                     MemName(src.slot->mem) + ") and would be stored to global memory " + Hex(dst.addr + r.dst_off + bad));
+        }
     }
     for (const Row& r : rows) {
         if (c.atomic_kind >= 0) {
@@ -202,6 +212,7 @@ void CopyLocalToLocal(const LocalRef& dst, const LocalRef& src, const CopyDesc& 
     }
     for (const Row& r : rows) {
         std::memmove(dst.addr + r.dst_off, src.addr + r.src_off, r.len);
+        CopyDefined(c, dst.addr + r.dst_off, src.addr + r.src_off, r.len);
     }
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -114,6 +115,7 @@ struct Core {
     std::vector<uint8_t> mem[MEM_COUNT];
     uint32_t used[MEM_COUNT] = {};
     std::vector<BlockShadow> shadow[MEM_COUNT];
+    std::vector<uint8_t> defined[MEM_COUNT]; /* per byte: 1 when written with defined data */
     std::vector<std::unique_ptr<Slot>> slots;
     std::vector<std::unique_ptr<Queue>> queues;
 
@@ -244,6 +246,17 @@ void InitCoreMemory(Core& c);
 void LocalAccess(Core& c, int pipe, uint32_t seq, const LocalRef& t, uint64_t off, uint64_t n, bool write,
                  const char* call);
 void CacheWriteBackAll(Core& c, bool check_only);
+
+/* ---- definedness of local memory (local.cpp): fresh local memory is undefined; DMA, Duplicate,
+ * SetValue define bytes; elementwise ops define an element when all its source elements are
+ * defined; storing or GetValue of undefined bytes is an error. ---- */
+/* Offset of the first undefined byte of [p, p+n), or n when all are defined. */
+uint64_t FirstUndefined(Core& c, const uint8_t* p, uint64_t n);
+void MarkDefined(Core& c, const uint8_t* p, uint64_t n, bool def);
+void CopyDefined(Core& c, const uint8_t* dst, const uint8_t* src, uint64_t n);
+/* Element i of dst (de bytes) is defined iff element i of every source (its own size) is. */
+void PropagateDefined(Core& c, const uint8_t* d, uint32_t de,
+                      std::initializer_list<std::pair<const uint8_t*, uint32_t>> srcs, uint64_t n);
 void ShmemEndChecks(Core& c);
 /* A read of [p, p+n) while a SHMEM put or atomic into it has not landed. */
 void CheckNotInFlight(Core& c, const uint8_t* p, uint64_t n, const char* call);

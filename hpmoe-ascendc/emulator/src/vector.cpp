@@ -298,6 +298,7 @@ void VecBinary(int op, int kind, const LocalRef& d, const LocalRef& a, const Loc
     CheckOverlap(c, d, bytes, b, bytes, call);
     VAccess(c, call, {{&a, bytes}, {&b, bytes}}, d, bytes);
     Elementwise(c, op, kind, d.addr, a.addr, b.addr, 1, n, call);
+    PropagateDefined(c, d.addr, KindBytes(kind), {{a.addr, KindBytes(kind)}, {b.addr, KindBytes(kind)}}, n);
 }
 
 void VecUnary(int op, int kind, const LocalRef& d, const LocalRef& s, int32_t n, const char* call) {
@@ -327,6 +328,7 @@ void VecUnary(int op, int kind, const LocalRef& d, const LocalRef& s, int32_t n,
         }
         StoreF(kind, d.addr, i, r);
     }
+    PropagateDefined(c, d.addr, KindBytes(kind), {{s.addr, KindBytes(kind)}}, static_cast<uint64_t>(n));
 }
 
 void VecScalar(int op, int kind, const LocalRef& d, const LocalRef& s, const void* scalar, int32_t n, const char* call) {
@@ -339,6 +341,7 @@ void VecScalar(int op, int kind, const LocalRef& d, const LocalRef& s, const voi
     VAccess(c, call, {{&s, bytes}}, d, bytes);
     const int binary = op == VO_MULS ? VO_MUL : op == VO_ADDS ? VO_ADD : op == VO_MAXS ? VO_MAX : VO_MIN;
     Elementwise(c, binary, kind, d.addr, s.addr, static_cast<const uint8_t*>(scalar), 0, n, call);
+    PropagateDefined(c, d.addr, KindBytes(kind), {{s.addr, KindBytes(kind)}}, n);
 }
 
 void VecDuplicate(int kind, const LocalRef& d, const void* scalar, int32_t n, const char* call) {
@@ -352,6 +355,7 @@ void VecDuplicate(int kind, const LocalRef& d, const void* scalar, int32_t n, co
     for (int64_t i = 0; i < n; ++i) {
         std::memcpy(d.addr + i * e, scalar, e);
     }
+    MarkDefined(c, d.addr, bytes, true);
 }
 
 void VecReduce(int op, int kind, const LocalRef& d, const LocalRef& s, const LocalRef& work, int32_t n, bool index,
@@ -384,7 +388,9 @@ void VecReduce(int op, int kind, const LocalRef& d, const LocalRef& s, const Loc
         }
     }
     std::memset(work.addr, 0xFF, work_bytes);
+    MarkDefined(c, work.addr, work_bytes, false);
     StoreF(kind, d.addr, 0, acc);
+    MarkDefined(c, d.addr, index ? 2 * e : e, FirstUndefined(c, s.addr, bytes) == bytes);
     if (index) {
         /* The index, as the bits of the second element. */
         if (e == 4) {
@@ -448,6 +454,7 @@ void VecCast(int dkind, int skind, const LocalRef& d, const LocalRef& s, int mod
             StoreInt(dkind, d.addr, i, static_cast<int64_t>(r));
         }
     }
+    PropagateDefined(c, d.addr, KindBytes(dkind), {{s.addr, KindBytes(skind)}}, n);
 }
 
 void VecSwiGlu(int kind, const LocalRef& d, const LocalRef& a, const LocalRef& b, float beta, const LocalRef* work,
@@ -471,6 +478,7 @@ void VecSwiGlu(int kind, const LocalRef& d, const LocalRef& a, const LocalRef& b
         const float swish = x1 / (1.0f + std::exp(-beta * x1));
         StoreF(kind, d.addr, i, x0 * swish);
     }
+    PropagateDefined(c, d.addr, e, {{a.addr, e}, {b.addr, e}}, n);
 }
 
 }  // namespace hpmoe_emu
