@@ -146,6 +146,9 @@ struct Core {
     uint64_t last_get_value = 0;
     std::atomic<bool> poll_clock{false};
     std::string wait_desc; /* guarded by Group::m */
+    /* While blocked: the condition it waits on (true = still blocked), guarded by Group::m, so
+     * the watchdog can tell a core that may already proceed from a stuck one. */
+    const std::function<bool()>* blocked_pred = nullptr;
     std::string poll_desc; /* guarded by Group::m */
     sigjmp_buf fault_jmp;
     void* fault_addr = nullptr; /* set by the SIGSEGV handler before it jumps back */
