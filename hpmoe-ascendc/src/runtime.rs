@@ -51,6 +51,13 @@ pub fn devkit_decl_dir() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/devkit-decl"))
 }
 
+/// The CPU emulator of the AscendC + SHMEM device API (`emulator/`): `include/` replaces the
+/// toolkit's headers for a kernel compiled with a host C++ compiler, `src/*.cpp` is the machine
+/// to link with it (see `emulator/README.md`). For running kernels on the CPU and checking them.
+pub fn emulator_dir() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/emulator"))
+}
+
 /// The runtime headers of this crate's sources (`include/`), the same files as
 /// [`RUNTIME_HEADERS`].
 pub fn source_include_dir() -> &'static Path {

@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::decl_cases::{ACCEPTED, REJECTED, body};
 use common::temp_dir;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,6 +43,9 @@ fn cases() -> Vec<Case> {
         pass("cast_ok", 9),
         pass("matmul_ok", 1),
         pass("flags_ok", 1),
+        pass("copy_pad_ok", 2),
+        pass("vector_ops_ok", 17),
+        pass("two_launches", 2),
         pass("put_signal_ok", 2),
         Case { args: &["fresh"], ..pass("stale_cache", 1) },
         pass("own_deadline", 2),
@@ -66,10 +70,23 @@ fn cases() -> Vec<Case> {
         error("syncall_skip", "deadlock", "waits SyncAll"),
         error("stale_cache", "deadlock", "polls"),
         error("write_not_complete", "gm_write_not_complete", "MTE3 instruction DataCopy#1"),
-        error("nbi_source_modified", "nbi_source_modified", "changed before this quiet"),
+        error("nbi_source_modified", "nbi_source_modified", "before its aclshmem_quiet"),
         error("double_free", "double_free", "already free"),
         error("event_double_set", "event_double_set", "SetFlag<MTE2_V>(0)"),
         error("guard_fault", "gm_guard_fault", "guard page"),
+        error("flag_before_write_done", "gm_write_not_complete", "not known complete to pipe V"),
+        error("syncall_reserved_id", "flag_id_reserved", "11..14"),
+        error("vector_unaligned", "vector_unaligned", "UB offset 4"),
+        error("local_past_end", "local_out_of_bounds", "element 64 of a LocalTensor of 64 elements"),
+        error("matmul_shape_too_big", "matmul_shape", "exceeds the tiling's singleCore sizes (16, 32, 32)"),
+        error("atomic_left_on", "atomic_left_on", "SetAtomicAdd<float>"),
+        error("queue_depth", "queue_depth_exceeded", "depth 1"),
+        error("flag_outstanding", "flag_outstanding", "id=9 count=1"),
+        error("filler_overwrite", "gm_filler_overwritten", "byte 4 before its start"),
+        error("gm_read_own_pending", "unsynchronised_read", "MTE2 reads global memory"),
+        error("kernel_type", "kernel_type", "type=0"),
+        error("undefined_store", "undefined_store", "byte 26 of the local source was never written"),
+        error("undefined_read", "undefined_read", "element 32 was never written"),
         Case {
             env: &[("HPMOE_EMU_TIMEOUT_MS", "300")],
             ..error("spin_timeout", "timeout", "HPMOE_EMU_TIMEOUT_MS=300")
@@ -78,7 +95,7 @@ fn cases() -> Vec<Case> {
 }
 
 fn emulator_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("emulator")
+    hpmoe_ascendc::runtime::emulator_dir().to_path_buf()
 }
 
 fn gxx_available() -> bool {
@@ -201,5 +218,37 @@ fn emulator_runs_correct_kernels_exactly_and_stops_each_violation() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// g++ -fsyntax-only with the emulator's headers (instead of devkit-decl's).
+fn emulator_syntax(file: &Path) -> Result<(), String> {
+    let include = emulator_dir().join("include");
+    let args: Vec<String> = ["-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-I"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([include.display().to_string(), file.display().to_string()])
+        .collect();
+    compile(&args)
+}
+
+#[test]
+fn emulator_headers_keep_the_declaration_rules() {
+    if !gxx_available() {
+        eprintln!("note: g++ not found; skipping the emulator tests");
+        return;
+    }
+    let dir = temp_dir("emulator-decl");
+    let ok = dir.join("ok.cpp");
+    std::fs::write(&ok, body(ACCEPTED)).unwrap();
+    emulator_syntax(&ok).unwrap_or_else(|e| panic!("documented calls rejected by the emulator:\n{e}"));
+    for (name, code, expected) in REJECTED {
+        let file = dir.join(format!("{name}.cpp"));
+        std::fs::write(&file, body(code)).unwrap();
+        match emulator_syntax(&file) {
+            Ok(()) => panic!("{name}: the emulator accepted `{code}`"),
+            Err(out) => assert!(out.contains(expected), "{name}: expected {expected:?} in:\n{out}"),
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

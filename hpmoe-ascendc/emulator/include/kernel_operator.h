@@ -15,7 +15,9 @@
 
 #include "hpmoe_emu/core.h"
 
+#ifndef HPMOE_EMULATOR
 #define HPMOE_EMULATOR 1
+#endif
 
 /* ---- Address spaces and function qualifiers (empty on the host). ---- */
 #define __aicore__

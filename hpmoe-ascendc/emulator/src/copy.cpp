@@ -7,6 +7,7 @@
  * DataCopyPad: blockLen in bytes, the GM-side stride in bytes, the UB-side stride in 32-byte
  * blocks, each UB row starting 32-byte aligned; blockCount 1..4095. */
 #include <cstring>
+#include <mutex>
 
 #include "machine.h"
 
@@ -109,6 +110,17 @@ void CheckGlobal(Core& c, const GlobalRef& g, const std::vector<Row>& rows, bool
 }
 
 void AtomicAddInto(int kind, uint8_t* dst, const uint8_t* src, uint32_t n);
+
+/* `count` padding elements at p: DataCopyPadExtParams' value when isPad, else poison. */
+void FillPadding(uint8_t* p, uint32_t count, const CopyDesc& d) {
+    for (uint32_t e = 0; e < count; ++e) {
+        if (d.is_pad) {
+            std::memcpy(p + e * d.elem, &d.pad_bits, d.elem);
+        } else {
+            std::memset(p + e * d.elem, kPoison, d.elem);
+        }
+    }
+}
 }  // namespace
 
 void CopyGmToLocal(const LocalRef& dst, const GlobalRef& src, const CopyDesc& d, const char* call) {
@@ -128,28 +140,20 @@ void CopyGmToLocal(const LocalRef& dst, const GlobalRef& src, const CopyDesc& d,
     }
     for (const Row& r : rows) {
         std::memcpy(dst.addr + r.dst_off, src.addr + r.src_off, r.len);
+        MarkDefined(c, dst.addr + r.dst_off, r.len, true);
         if (d.pad_api) {
             const uint64_t row_start = r.dst_off - uint64_t(d.left_pad) * d.elem;
             const uint64_t row_bytes = Align32(r.len + pad_bytes);
             uint8_t* p = dst.addr + row_start;
             /* Left/right padding: the padding value when isPad, else unknown bytes (poison). */
-            for (uint32_t e = 0; e < d.left_pad; ++e) {
-                if (d.is_pad) {
-                    std::memcpy(p + e * d.elem, &d.pad_bits, d.elem);
-                } else {
-                    std::memset(p + e * d.elem, kPoison, d.elem);
-                }
-            }
+            FillPadding(p, d.left_pad, d);
+            MarkDefined(c, p, uint64_t(d.left_pad) * d.elem, d.is_pad);
             uint8_t* right = dst.addr + r.dst_off + r.len;
-            for (uint32_t e = 0; e < d.right_pad; ++e) {
-                if (d.is_pad) {
-                    std::memcpy(right + e * d.elem, &d.pad_bits, d.elem);
-                } else {
-                    std::memset(right + e * d.elem, kPoison, d.elem);
-                }
-            }
+            FillPadding(right, d.right_pad, d);
+            MarkDefined(c, right, uint64_t(d.right_pad) * d.elem, d.is_pad);
             uint8_t* tail = right + uint64_t(d.right_pad) * d.elem;
             std::memset(tail, kPoison, static_cast<size_t>(p + row_bytes - tail));
+            MarkDefined(c, tail, static_cast<uint64_t>(p + row_bytes - tail), false);
         }
     }
 }
@@ -163,6 +167,13 @@ void CopyLocalToGm(const GlobalRef& dst, const LocalRef& src, const CopyDesc& d,
     const uint32_t seq = Issue(c, EP_MTE3);
     for (const Row& r : rows) {
         LocalAccess(c, EP_MTE3, seq, src, r.src_off, r.len, false, call);
+        CheckNotNbiSource(c, dst.addr + r.dst_off, r.len, call);
+        const uint64_t bad = FirstUndefined(c, src.addr + r.src_off, r.len);
+        if (bad != r.len) {
+            Fail(c, "undefined_store", call,
+                 "byte " + std::to_string(r.src_off + bad) + " of the local source was never written (fresh " +
+                     MemName(src.slot->mem) + ") and would be stored to global memory " + Hex(dst.addr + r.dst_off + bad));
+        }
     }
     for (const Row& r : rows) {
         if (c.atomic_kind >= 0) {
@@ -171,6 +182,9 @@ void CopyLocalToGm(const GlobalRef& dst, const LocalRef& src, const CopyDesc& d,
                      std::string("SetAtomicAdd<") + KindName(c.atomic_kind) + "> with a copy of " +
                          std::to_string(d.elem) + "-byte elements");
             }
+            /* Copy-outs of different cores adding into the same GM must not lose updates. */
+            static std::mutex atomic_mutex;
+            std::lock_guard<std::mutex> lk(atomic_mutex);
             AtomicAddInto(c.atomic_kind, dst.addr + r.dst_off, src.addr + r.src_off, r.len);
         } else {
             std::memcpy(dst.addr + r.dst_off, src.addr + r.src_off, r.len);
@@ -198,6 +212,7 @@ void CopyLocalToLocal(const LocalRef& dst, const LocalRef& src, const CopyDesc& 
     }
     for (const Row& r : rows) {
         std::memmove(dst.addr + r.dst_off, src.addr + r.src_off, r.len);
+        CopyDefined(c, dst.addr + r.dst_off, src.addr + r.src_off, r.len);
     }
 }
 

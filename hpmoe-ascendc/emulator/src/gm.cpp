@@ -16,6 +16,16 @@
 
 namespace hpmoe_emu {
 
+void RecordGuardFault(Core& c) {
+    Group& g = *c.g;
+    std::lock_guard<std::mutex> lk(g.m);
+    g.findings.push_back("error gm_guard_fault rank=" + std::to_string(c.rank) + " core=" + c.name +
+                         " call=raw-access address=" + Hex(c.fault_addr) +
+                         " is in the guard page after an allocation (a raw pointer ran past its end)");
+    g.status = ACL_ERROR_RT_AICORE_EXCEPTION;
+    g.cv.notify_all();
+}
+
 namespace {
 constexpr uint8_t kFiller = 0xA5;
 constexpr uint64_t kLine = 64;
@@ -164,20 +174,10 @@ std::once_flag g_handler_once;
 void OnFault(int sig, siginfo_t* info, void* ctx) {
     Core* c = CurOrNull();
     if (c != nullptr && info != nullptr && GmIsGuard(info->si_addr)) {
-        Group& g = *c->g;
-        /* Record without locking if the lock is busy: the other cores stop at their next call. */
-        if (g.m.try_lock()) {
-            if (!g.stop.load()) {
-                g.findings.push_back("error gm_guard_fault rank=" + std::to_string(c->rank) + " core=" + c->name +
-                                     " call=raw-access address=" + Hex(info->si_addr) +
-                                     " is in the guard page after an allocation (a raw pointer ran past its end)");
-                g.status = ACL_ERROR_RT_AICORE_EXCEPTION;
-            }
-            g.stop.store(true);
-            g.m.unlock();
-        } else {
-            g.stop.store(true);
-        }
+        /* Only note the address here; the core thread records the finding after the jump, in
+         * ordinary context (CoreMain). */
+        c->fault_addr = info->si_addr;
+        c->g->stop.store(true);
         c->stopped = true;
         siglongjmp(c->fault_jmp, 1);
     }
@@ -244,6 +244,7 @@ void GmScalar(const GlobalRef& g, uint64_t off, void* value, uint32_t n, bool wr
     GmRange(c, p, n, call, "address");
     if (write) {
         CheckGmWritesDone(c, EP_S, call, "a scalar store to global memory while this core's DMA writes are pending");
+        CheckNotNbiSource(c, p, n, call);
     } else {
         CheckNotInFlight(c, p, n, call);
     }

@@ -23,8 +23,11 @@ const uint32_t kUbUsable = 184 * 1024;
 uint32_t Align32(uint64_t x) { return static_cast<uint32_t>((x + 31) / 32 * 32); }
 
 bool StrictPipeV() {
-    const char* e = std::getenv("HPMOE_EMU_STRICT_PIPE_V");
-    return e != nullptr && e[0] == '1';
+    static const bool strict = [] {
+        const char* e = std::getenv("HPMOE_EMU_STRICT_PIPE_V");
+        return e != nullptr && e[0] == '1';
+    }();
+    return strict;
 }
 
 /* HardEvent -> (source pipe, destination pipe), in the order of the enum. */
@@ -80,14 +83,76 @@ int PipeFromDevice(int device_pipe) {
 }
 
 void InitCoreMemory(Core& c) {
-    for (int m = 0; m < MEM_COUNT; ++m) {
-        const bool present = c.aic ? m != MEM_UB : m == MEM_UB;
-        if (!present) {
-            continue;
-        }
-        /* Fresh local memory holds a NaN pattern (0xFF bytes), not zeros (README.md). */
+    /* Local memories are mapped on first use (EnsureMem): a launch of many cores that never use
+     * L1/L0 directly costs no memory for them. */
+    (void)c;
+}
+
+/* Maps local memory `m` of the core. Fresh local memory holds a NaN pattern (0xFF bytes), not
+ * zeros (README.md). */
+static void EnsureMem(Core& c, int m) {
+    if (c.mem[m].empty()) {
         c.mem[m].assign(kMemCap[m], 0xFF);
         c.shadow[m].assign(kMemCap[m] / 32, BlockShadow());
+        c.defined[m].assign(kMemCap[m], 0);
+    }
+}
+
+/* The definedness byte of local address p (p lies in one of the core's local memories). */
+static uint8_t* DefOf(Core& c, const uint8_t* p) {
+    for (int m = 0; m < MEM_COUNT; ++m) {
+        if (!c.mem[m].empty() && p >= c.mem[m].data() && p < c.mem[m].data() + c.mem[m].size()) {
+            return c.defined[m].data() + (p - c.mem[m].data());
+        }
+    }
+    return nullptr;
+}
+
+uint64_t FirstUndefined(Core& c, const uint8_t* p, uint64_t n) {
+    const uint8_t* d = n == 0 ? nullptr : DefOf(c, p);
+    for (uint64_t i = 0; d != nullptr && i < n; ++i) {
+        if (d[i] == 0) {
+            return i;
+        }
+    }
+    return n;
+}
+
+void MarkDefined(Core& c, const uint8_t* p, uint64_t n, bool def) {
+    uint8_t* d = n == 0 ? nullptr : DefOf(c, p);
+    if (d != nullptr) {
+        std::memset(d, def ? 1 : 0, n);
+    }
+}
+
+void CopyDefined(Core& c, const uint8_t* dst, const uint8_t* src, uint64_t n) {
+    uint8_t* dd = n == 0 ? nullptr : DefOf(c, dst);
+    const uint8_t* sd = n == 0 ? nullptr : DefOf(c, src);
+    if (dd != nullptr && sd != nullptr) {
+        std::memmove(dd, sd, n);
+    }
+}
+
+void PropagateDefined(Core& c, const uint8_t* d, uint32_t de,
+                      std::initializer_list<std::pair<const uint8_t*, uint32_t>> srcs, uint64_t n) {
+    uint8_t* dd = n == 0 ? nullptr : DefOf(c, d);
+    if (dd == nullptr) {
+        return;
+    }
+    std::vector<const uint8_t*> sdef;
+    for (const auto& s : srcs) {
+        sdef.push_back(DefOf(c, s.first));
+    }
+    for (uint64_t i = 0; i < n; ++i) {
+        uint8_t def = 1;
+        size_t k = 0;
+        for (const auto& s : srcs) {
+            const uint8_t* sd = sdef[k++];
+            for (uint32_t b = 0; sd != nullptr && b < s.second && def; ++b) {
+                def = sd[i * s.second + b];
+            }
+        }
+        std::memset(dd + i * de, def, de);
     }
 }
 
@@ -151,7 +216,9 @@ void LocalAccess(Core& c, int pipe, uint32_t seq, const LocalRef& t, uint64_t of
             }
         }
         if (write) {
-            for (int q = 0; q < EP_COUNT; ++q) {
+            /* Scalar reads (GetValue) return their data before the in-order scalar unit issues
+             * anything else, so they are complete to every later instruction (README.md). */
+            for (int q = EP_S + 1; q < EP_COUNT; ++q) {
                 if (q != pipe && s.rseq[q] != 0 && c.know[pipe][q] < s.rseq[q]) {
                     Fail(c, "unsynchronised_write", call,
                          std::string(kPipeNames[pipe]) + " instruction " + call + "#" + std::to_string(seq) + " writes " +
@@ -317,6 +384,7 @@ static int MemOfPosition(Core& c, int position, const char* call) {
 }
 
 static Slot* NewSlot(Core& c, int mem, uint32_t len, const char* call) {
+    EnsureMem(c, mem);
     const uint32_t bytes = Align32(len);
     const uint32_t cap = mem == MEM_UB ? kUbUsable : kMemCap[mem];
     if (len == 0) {
@@ -515,7 +583,12 @@ void LocalScalar(const LocalRef& t, uint64_t off, void* value, uint32_t n, bool 
     LocalAccess(c, EP_S, seq, t, off, n, write, call);
     if (write) {
         std::memcpy(t.addr + off, value, n);
+        MarkDefined(c, t.addr + off, n, true);
     } else {
+        if (FirstUndefined(c, t.addr + off, n) != n) {
+            Fail(c, "undefined_read", call,
+                 "element " + std::to_string(off / n) + " was never written (no DataCopy, vector op or SetValue defined it)");
+        }
         std::memcpy(value, t.addr + off, n);
     }
 }

@@ -51,12 +51,6 @@ std::string Hex(const void* p) {
     return buf;
 }
 
-Core* Group::CoreOf(int rank, bool aic, int index) {
-    const int per_rank = static_cast<int>(block_dim) * 3;
-    const int local = aic ? index : static_cast<int>(block_dim) + index;
-    return cores[static_cast<size_t>(rank * per_rank + local)].get();
-}
-
 Core* CurOrNull() { return tl_core; }
 
 static void StopIfNeeded(Core& c) {
@@ -141,16 +135,19 @@ void BlockWhile(Core& c, std::unique_lock<std::mutex>& lk, const std::function<b
         return;
     }
     c.wait_desc = desc;
+    c.blocked_pred = &blocked;
     c.run.store(CORE_BLOCKED);
     while (blocked()) {
         if (g.stop.load()) {
             c.run.store(CORE_RUNNING);
+            c.blocked_pred = nullptr;
             c.stopped = true;
             throw StopCore{};
         }
         g.cv.wait_for(lk, std::chrono::milliseconds(2));
     }
     c.run.store(CORE_RUNNING);
+    c.blocked_pred = nullptr;
     c.wait_desc.clear();
 }
 
@@ -257,6 +254,17 @@ static void Watchdog(Group* gp) {
                 any_clock = true;
             }
         }
+        if (all_stuck) {
+            /* A core marked blocked whose condition already holds is only waiting to be
+             * scheduled (a loaded host): not stuck. */
+            std::lock_guard<std::mutex> lk(g.m);
+            for (auto& cp : g.cores) {
+                if (cp->run.load() == CORE_BLOCKED && cp->blocked_pred != nullptr && !(*cp->blocked_pred)()) {
+                    all_stuck = false;
+                    break;
+                }
+            }
+        }
         const uint64_t progress = g.progress.load();
         if (!all_stuck || progress != last_progress) {
             last_progress = progress;
@@ -266,7 +274,7 @@ static void Watchdog(Group* gp) {
             }
             continue;
         }
-        if (++stable_rounds < 2) {
+        if (++stable_rounds < 3) {
             continue;
         }
         if (any_clock && jumped < 600 * kCyclesPerSecond) {
@@ -294,6 +302,8 @@ static void CoreMain(Core* c) {
             EndOfCoreChecks(*c);
         } catch (const StopCore&) {
         }
+    } else {
+        RecordGuardFault(*c);
     }
     tl_core = nullptr;
     std::lock_guard<std::mutex> lk(g.m);
@@ -315,6 +325,12 @@ static void FinishGroup(Group& g) {
     if (!g.stop.load()) {
         for (auto& cp : g.cores) {
             for (int id = 0; id < 16; ++id) {
+                if (cp->pair_sets[id] != 0) {
+                    g.findings.push_back("error flag_outstanding rank=" + std::to_string(cp->rank) + " core=" + cp->name +
+                                         " call=end id=" + std::to_string(id) + " " + std::to_string(cp->pair_sets[id]) +
+                                         " set(s) never matched by the partner core(s) of its mode 0/1/2 group");
+                    g.status = ACL_ERROR_RT_AICORE_EXCEPTION;
+                }
                 if (cp->flag[id] != 0) {
                     g.findings.push_back("error flag_outstanding rank=" + std::to_string(cp->rank) + " core=" + cp->name +
                                          " call=end id=" + std::to_string(id) + " count=" + std::to_string(cp->flag[id]) +
@@ -339,6 +355,8 @@ static void FinishGroup(Group& g) {
 static void StartGroup(const std::shared_ptr<Group>& gp) {
     Group& g = *gp;
     InstallFaultHandler();
+    /* Other ranks' host threads may already wait in aclrtSynchronizeStream on this group. */
+    std::lock_guard<std::mutex> lk(g.m);
     const int per_rank = static_cast<int>(g.block_dim) * 3;
     for (int r = 0; r < g.n_ranks; ++r) {
         for (int i = 0; i < per_rank; ++i) {

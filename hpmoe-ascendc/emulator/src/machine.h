@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -114,6 +115,7 @@ struct Core {
     std::vector<uint8_t> mem[MEM_COUNT];
     uint32_t used[MEM_COUNT] = {};
     std::vector<BlockShadow> shadow[MEM_COUNT];
+    std::vector<uint8_t> defined[MEM_COUNT]; /* per byte: 1 when written with defined data */
     std::vector<std::unique_ptr<Slot>> slots;
     std::vector<std::unique_ptr<Queue>> queues;
 
@@ -144,8 +146,12 @@ struct Core {
     uint64_t last_get_value = 0;
     std::atomic<bool> poll_clock{false};
     std::string wait_desc; /* guarded by Group::m */
+    /* While blocked: the condition it waits on (true = still blocked), guarded by Group::m, so
+     * the watchdog can tell a core that may already proceed from a stuck one. */
+    const std::function<bool()>* blocked_pred = nullptr;
     std::string poll_desc; /* guarded by Group::m */
     sigjmp_buf fault_jmp;
+    void* fault_addr = nullptr; /* set by the SIGSEGV handler before it jumps back */
     bool stopped = false;
 };
 
@@ -187,7 +193,6 @@ struct Group {
     std::vector<InFlight> in_flight;
     std::atomic<int> in_flight_count{0};
 
-    Core* CoreOf(int rank, bool aic, int index);
 };
 
 /* The calling core (throws StopCore when the run is stopping). Counts a non-polling call. */
@@ -232,6 +237,8 @@ bool GmRelease(void* p);
 std::vector<std::string> GmCheckFillers();
 bool GmIsGuard(const void* p);
 void InstallFaultHandler();
+/* After a guard-page fault of core c: records it as the launch's first finding. */
+void RecordGuardFault(Core& c);
 
 /* Whole-range check: [p, p + n) lies in the allocation holding p. */
 void GmRange(Core& c, const void* p, uint64_t n, const char* call, const char* what);
@@ -247,9 +254,22 @@ void InitCoreMemory(Core& c);
 void LocalAccess(Core& c, int pipe, uint32_t seq, const LocalRef& t, uint64_t off, uint64_t n, bool write,
                  const char* call);
 void CacheWriteBackAll(Core& c, bool check_only);
+
+/* ---- definedness of local memory (local.cpp): fresh local memory is undefined; DMA, Duplicate,
+ * SetValue define bytes; elementwise ops define an element when all its source elements are
+ * defined; storing or GetValue of undefined bytes is an error. ---- */
+/* Offset of the first undefined byte of [p, p+n), or n when all are defined. */
+uint64_t FirstUndefined(Core& c, const uint8_t* p, uint64_t n);
+void MarkDefined(Core& c, const uint8_t* p, uint64_t n, bool def);
+void CopyDefined(Core& c, const uint8_t* dst, const uint8_t* src, uint64_t n);
+/* Element i of dst (de bytes) is defined iff element i of every source (its own size) is. */
+void PropagateDefined(Core& c, const uint8_t* d, uint32_t de,
+                      std::initializer_list<std::pair<const uint8_t*, uint32_t>> srcs, uint64_t n);
 void ShmemEndChecks(Core& c);
 /* A read of [p, p+n) while a SHMEM put or atomic into it has not landed. */
 void CheckNotInFlight(Core& c, const uint8_t* p, uint64_t n, const char* call);
+/* A write by this core over the source of one of its _nbi puts not yet quieted. */
+void CheckNotNbiSource(Core& c, const uint8_t* p, uint64_t n, const char* call);
 
 }  // namespace hpmoe_emu
 

@@ -105,7 +105,10 @@ void MatmulIterateAll(MatmulDesc& mm, uint8_t* cptr, uint64_t c_bytes, const cha
         Fail(c, "matmul_misuse", call, "IterateAll after End()");
     }
     if (!mm.a_set || !mm.b_set) {
-        Fail(c, "matmul_misuse", call, "IterateAll before SetTensorA/SetTensorB");
+        Fail(c, "matmul_misuse", call,
+             mm.org_set ? "IterateAll without SetTensorA/SetTensorB after the last SetOrgShape (the documented order: "
+                          "SetOrgShape, then SetTensorA, SetTensorB and SetSingleShape)"
+                        : "IterateAll before SetTensorA/SetTensorB");
     }
     if (mm.trans_a || mm.trans_b) {
         Fail(c, "matmul_mode", call, "transposed A or B is not emulated");

@@ -67,6 +67,18 @@ static void AddInFlight(Core& c, const uint8_t* p, uint64_t n, const char* call)
     c.g->in_flight_count.store(static_cast<int>(c.g->in_flight.size()));
 }
 
+/* A write of [p, p+n) by this core over the source of one of its _nbi puts before the quiet. */
+void CheckNotNbiSource(Core& c, const uint8_t* p, uint64_t n, const char* call) {
+    for (const PendingShmem& s : c.pending_shmem) {
+        if (s.src != nullptr && p < s.src + s.src_copy.size() && s.src < p + n) {
+            Fail(c, "nbi_source_modified", call,
+                 "writes " + Hex(p) + " bytes=" + std::to_string(n) + ", the source of this core's " + s.call +
+                     " (" + Hex(s.src) + " bytes=" + std::to_string(s.src_copy.size()) +
+                     ") before its aclshmem_quiet: the put may still read it");
+        }
+    }
+}
+
 /* A read of [p, p+n) by any core while a put/atomic into it is in flight. */
 void CheckNotInFlight(Core& c, const uint8_t* p, uint64_t n, const char* call) {
     Group& g = *c.g;

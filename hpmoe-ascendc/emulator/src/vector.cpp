@@ -185,11 +185,31 @@ void StoreInt(int kind, uint8_t* base, uint64_t i, int64_t v) {
         default: std::memcpy(p, &v, 8); break;
     }
 }
-float LoadF(int kind, const uint8_t* base, uint64_t i) { return static_cast<float>(Load(kind, base, i)); }
-void StoreF(int kind, uint8_t* base, uint64_t i, float f) { StoreExact(kind, base, i, ToFormat(f, kind, M_RINT)); }
+float LoadF(int kind, const uint8_t* base, uint64_t i) {
+    if (kind == K_F32) {
+        float f;
+        std::memcpy(&f, base + i * 4, 4);
+        return f;
+    }
+    return static_cast<float>(Load(kind, base, i));
+}
+/* Rounds to the kind (nearest even) and stores. */
+void StoreF(int kind, uint8_t* base, uint64_t i, float f) {
+    uint16_t h;
+    switch (kind) {
+        case K_F32: std::memcpy(base + i * 4, &f, 4); break;
+        case K_BF16: h = FloatToBf16Bits(f); std::memcpy(base + i * 2, &h, 2); break;
+        case K_F16: h = FloatToHalfBits(f); std::memcpy(base + i * 2, &h, 2); break;
+        default: break;
+    }
+}
 
 void CheckOperand(Core& c, const LocalRef& t, uint64_t bytes, const char* call, const char* which) {
     CheckLocal(t, call);
+    if (t.slot->mem != MEM_UB) {
+        Fail(c, "bad_position", call,
+             std::string(which) + " operand is in " + MemName(t.slot->mem) + ": the vector unit works on UB only");
+    }
     const uint64_t off = static_cast<uint64_t>(t.addr - c.mem[t.slot->mem].data());
     if (off % 32 != 0) {
         Fail(c, "vector_unaligned", call,
@@ -227,19 +247,14 @@ uint32_t VAccess(Core& c, const char* call, std::initializer_list<std::pair<cons
 }
 }  // namespace
 
-void VecBinary(int op, int kind, const LocalRef& d, const LocalRef& a, const LocalRef& b, int32_t n, const char* call) {
-    Core& c = Cur(call);
-    CheckCount(c, n, call);
-    const uint64_t bytes = uint64_t(n) * KindBytes(kind);
-    CheckOperand(c, d, bytes, call, "dst");
-    CheckOperand(c, a, bytes, call, "src0");
-    CheckOperand(c, b, bytes, call, "src1");
-    CheckOverlap(c, d, bytes, a, bytes, call);
-    CheckOverlap(c, d, bytes, b, bytes, call);
-    VAccess(c, call, {{&a, bytes}, {&b, bytes}}, d, bytes);
+namespace {
+/* d[i] = a[i] op b[i * b_step] for i < n: b_step 0 is a scalar operand (Muls, Adds, ...). */
+void Elementwise(Core& c, int op, int kind, uint8_t* d, const uint8_t* a, const uint8_t* b, uint64_t b_step, int64_t n,
+                 const char* call) {
     for (int64_t i = 0; i < n; ++i) {
+        const uint64_t j = static_cast<uint64_t>(i) * b_step;
         if (IsFloat(kind)) {
-            const float x = LoadF(kind, a.addr, i), y = LoadF(kind, b.addr, i);
+            const float x = LoadF(kind, a, i), y = LoadF(kind, b, j);
             float r = 0;
             switch (op) {
                 case VO_ADD: r = x + y; break;
@@ -249,9 +264,9 @@ void VecBinary(int op, int kind, const LocalRef& d, const LocalRef& a, const Loc
                 case VO_MAX: r = x > y ? x : y; break;
                 default: r = x < y ? x : y; break;
             }
-            StoreF(kind, d.addr, i, r);
+            StoreF(kind, d, i, r);
         } else {
-            const int64_t x = LoadInt(kind, a.addr, i), y = LoadInt(kind, b.addr, i);
+            const int64_t x = LoadInt(kind, a, i), y = LoadInt(kind, b, j);
             int64_t r = 0;
             switch (op) {
                 case VO_ADD: r = x + y; break;
@@ -266,9 +281,24 @@ void VecBinary(int op, int kind, const LocalRef& d, const LocalRef& a, const Loc
                 case VO_MAX: r = x > y ? x : y; break;
                 default: r = x < y ? x : y; break;
             }
-            StoreInt(kind, d.addr, i, r);
+            StoreInt(kind, d, i, r);
         }
     }
+}
+}  // namespace
+
+void VecBinary(int op, int kind, const LocalRef& d, const LocalRef& a, const LocalRef& b, int32_t n, const char* call) {
+    Core& c = Cur(call);
+    CheckCount(c, n, call);
+    const uint64_t bytes = uint64_t(n) * KindBytes(kind);
+    CheckOperand(c, d, bytes, call, "dst");
+    CheckOperand(c, a, bytes, call, "src0");
+    CheckOperand(c, b, bytes, call, "src1");
+    CheckOverlap(c, d, bytes, a, bytes, call);
+    CheckOverlap(c, d, bytes, b, bytes, call);
+    VAccess(c, call, {{&a, bytes}, {&b, bytes}}, d, bytes);
+    Elementwise(c, op, kind, d.addr, a.addr, b.addr, 1, n, call);
+    PropagateDefined(c, d.addr, KindBytes(kind), {{a.addr, KindBytes(kind)}, {b.addr, KindBytes(kind)}}, n);
 }
 
 void VecUnary(int op, int kind, const LocalRef& d, const LocalRef& s, int32_t n, const char* call) {
@@ -298,6 +328,7 @@ void VecUnary(int op, int kind, const LocalRef& d, const LocalRef& s, int32_t n,
         }
         StoreF(kind, d.addr, i, r);
     }
+    PropagateDefined(c, d.addr, KindBytes(kind), {{s.addr, KindBytes(kind)}}, static_cast<uint64_t>(n));
 }
 
 void VecScalar(int op, int kind, const LocalRef& d, const LocalRef& s, const void* scalar, int32_t n, const char* call) {
@@ -308,30 +339,9 @@ void VecScalar(int op, int kind, const LocalRef& d, const LocalRef& s, const voi
     CheckOperand(c, s, bytes, call, "src");
     CheckOverlap(c, d, bytes, s, bytes, call);
     VAccess(c, call, {{&s, bytes}}, d, bytes);
-    const uint8_t* sc = static_cast<const uint8_t*>(scalar);
-    for (int64_t i = 0; i < n; ++i) {
-        if (IsFloat(kind)) {
-            const float x = LoadF(kind, s.addr, i), y = LoadF(kind, sc, 0);
-            float r = 0;
-            switch (op) {
-                case VO_MULS: r = x * y; break;
-                case VO_ADDS: r = x + y; break;
-                case VO_MAXS: r = x > y ? x : y; break;
-                default: r = x < y ? x : y; break;
-            }
-            StoreF(kind, d.addr, i, r);
-        } else {
-            const int64_t x = LoadInt(kind, s.addr, i), y = LoadInt(kind, sc, 0);
-            int64_t r = 0;
-            switch (op) {
-                case VO_MULS: r = x * y; break;
-                case VO_ADDS: r = x + y; break;
-                case VO_MAXS: r = x > y ? x : y; break;
-                default: r = x < y ? x : y; break;
-            }
-            StoreInt(kind, d.addr, i, r);
-        }
-    }
+    const int binary = op == VO_MULS ? VO_MUL : op == VO_ADDS ? VO_ADD : op == VO_MAXS ? VO_MAX : VO_MIN;
+    Elementwise(c, binary, kind, d.addr, s.addr, static_cast<const uint8_t*>(scalar), 0, n, call);
+    PropagateDefined(c, d.addr, KindBytes(kind), {{s.addr, KindBytes(kind)}}, n);
 }
 
 void VecDuplicate(int kind, const LocalRef& d, const void* scalar, int32_t n, const char* call) {
@@ -345,6 +355,7 @@ void VecDuplicate(int kind, const LocalRef& d, const void* scalar, int32_t n, co
     for (int64_t i = 0; i < n; ++i) {
         std::memcpy(d.addr + i * e, scalar, e);
     }
+    MarkDefined(c, d.addr, bytes, true);
 }
 
 void VecReduce(int op, int kind, const LocalRef& d, const LocalRef& s, const LocalRef& work, int32_t n, bool index,
@@ -377,7 +388,9 @@ void VecReduce(int op, int kind, const LocalRef& d, const LocalRef& s, const Loc
         }
     }
     std::memset(work.addr, 0xFF, work_bytes);
+    MarkDefined(c, work.addr, work_bytes, false);
     StoreF(kind, d.addr, 0, acc);
+    MarkDefined(c, d.addr, index ? 2 * e : e, FirstUndefined(c, s.addr, bytes) == bytes);
     if (index) {
         /* The index, as the bits of the second element. */
         if (e == 4) {
@@ -441,6 +454,7 @@ void VecCast(int dkind, int skind, const LocalRef& d, const LocalRef& s, int mod
             StoreInt(dkind, d.addr, i, static_cast<int64_t>(r));
         }
     }
+    PropagateDefined(c, d.addr, KindBytes(dkind), {{s.addr, KindBytes(skind)}}, n);
 }
 
 void VecSwiGlu(int kind, const LocalRef& d, const LocalRef& a, const LocalRef& b, float beta, const LocalRef* work,
@@ -464,6 +478,7 @@ void VecSwiGlu(int kind, const LocalRef& d, const LocalRef& a, const LocalRef& b
         const float swish = x1 / (1.0f + std::exp(-beta * x1));
         StoreF(kind, d.addr, i, x0 * swish);
     }
+    PropagateDefined(c, d.addr, e, {{a.addr, e}, {b.addr, e}}, n);
 }
 
 }  // namespace hpmoe_emu

@@ -1,5 +1,5 @@
-/* Violation: AIV 0 overwrites the source of an aclshmem_putmem_nbi (DataCopy into it, completed
- * with a barrier) before its aclshmem_quiet -> nbi_source_modified. */
+/* Violation: AIV 0 overwrites the source of an aclshmem_putmem_nbi (a DataCopy into it) before
+ * its aclshmem_quiet -> nbi_source_modified (at the copy; a change by a raw store is caught at the quiet). */
 #include "kernel_operator.h"
 #include "shmem.h"
 #include "harness.h"

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod decl_cases;
 pub mod taskflows;
 
 use hpmoe_ascendc::check::SyntaxCheck;

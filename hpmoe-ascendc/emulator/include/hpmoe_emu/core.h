@@ -145,6 +145,7 @@ struct MatmulDesc {
     int tail_m = -1, tail_n = -1, tail_k = -1;
     bool inited = false;
     bool ended = false;
+    bool org_set = false; /* SetOrgShape was called (it must precede SetTensorA/B) */
 };
 void MatmulInit(MatmulDesc& mm, const void* tiling, bool cube_only, const char* call);
 void MatmulCheckShape(MatmulDesc& mm, const char* call);

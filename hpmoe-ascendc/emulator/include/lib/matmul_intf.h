@@ -90,8 +90,13 @@ public:
         hpmoe_emu::MatmulInit(d_, tiling, false, "Matmul::Init");
 #endif
     }
-    __aicore__ void SetOrgShape(int m, int n, int k) { SetOrgShape(m, n, k, k, n); }
+    __aicore__ void SetOrgShape(int m, int n, int k) { SetOrgShape(m, n, k, k, 0); }
+    /* orgKc: C's row length (0: B's N). Documented to come before SetTensorA/SetTensorB (and
+     * SetSingleShape): the tensors set before it are forgotten, so IterateAll asks for them again. */
     __aicore__ void SetOrgShape(int m, int n, int ka, int kb, int kc = 0) {
+        d_.a_set = false;
+        d_.b_set = false;
+        d_.org_set = true;
         d_.org_m = m;
         d_.org_n = n;
         d_.org_ka = ka;
