@@ -72,7 +72,12 @@ public:
         FlushLine(mine_);
     }
 
-    HPMOE_FN void Progress(uint32_t tiles_done) { mine_->tiles_done = tiles_done; }
+    /* Entries done so far, written through to global memory: after a hang the host reads which
+     * entry each core was at (a scalar store stays in the data cache until cleaned). */
+    HPMOE_FN void Progress(uint32_t tiles_done) {
+        mine_->tiles_done = tiles_done;
+        FlushLine(mine_);
+    }
 
     /* Whether a core of this rank has stopped early. */
     HPMOE_FN bool Aborted() const {
