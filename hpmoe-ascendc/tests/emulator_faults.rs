@@ -12,6 +12,7 @@ use hpmoe_core::CompileOptions;
 use hpmoe_core::exec::Inputs;
 use hpmoe_core::model::Taskflow;
 use hpmoe_core::schedule::SimpleCost;
+use hpmoe_core::table::ScheduleTable;
 use std::path::Path;
 
 fn options() -> Option<EmulateOptions> {
@@ -108,4 +109,124 @@ fn a_runtime_without_the_quiet_before_the_signals_is_caught() {
     let emulation = Emulation::build(&kernel, &options).unwrap_or_else(|e| panic!("{e}"));
     let f = failure(emulation.run(&tf, &hpmoe_core::exec::moe_reference::moe_inputs(&shape, 7)));
     assert!(!f.findings.is_empty(), "the emulator said nothing: {f}");
+}
+
+/// Recompiles `compiled`'s kernel files for `table` as if the compiler had made it: the kernel's
+/// constants (checksum, shape) and the flag plan follow the tampered table, so the kernel accepts
+/// it — the case the CRC cannot catch, where only the emulator stands between a wrong table and
+/// corrupted memory or a hang.
+fn kernel_for_table(tf: &Taskflow, mut compiled: hpmoe_core::Compiled, table: ScheduleTable) -> KernelFiles {
+    compiled.flags_bin =
+        hpmoe_core::schedule::flags::plan_bytes(&compiled.flags, &compiled.placement, &tf.profile, table.checksum());
+    compiled.table = table;
+    let emit = EmitOptions { includes: vec!["user_ops.h".into()], wait_timeout_us: 200_000 };
+    emit_with(tf, &compiled, &emit).unwrap()
+}
+
+fn compiled_without_flags(tf: &Taskflow) -> hpmoe_core::Compiled {
+    hpmoe_core::compile_with(tf, &SimpleCost::default(), &CompileOptions::without_flags())
+        .unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)))
+}
+
+#[test]
+fn a_counter_target_one_too_high_times_out_with_a_decoded_record() {
+    let Some(options) = options() else { return };
+    let tf = small();
+    let compiled = compiled_without_flags(&tf);
+    let emit = EmitOptions { includes: vec!["user_ops.h".into()], wait_timeout_us: 200_000 };
+    let mut kernel = emit_with(&tf, &compiled, &emit).unwrap();
+    // The first waiting entry of the table: raise its target by one in the blob (the host-side
+    // decoder would refuse a target no signals reach; the device cannot count them), reseal the
+    // CRC, and regenerate the constants the kernel checks so it accepts the blob.
+    let (index, entry) = kernel.table.entries().iter().enumerate().find(|(_, e)| e.wait().is_some()).unwrap();
+    let wait = entry.wait().unwrap();
+    let core = kernel
+        .table
+        .cores()
+        .iter()
+        .position(|c| (c.first_entry..c.first_entry + c.entry_count).contains(&(index as u32)))
+        .unwrap();
+    let position = index as u32 - kernel.table.cores()[core].first_entry;
+    let mut blob = kernel.table_bin.clone();
+    let entries_at = u32::from_le_bytes(blob[80..84].try_into().unwrap()) as usize; // hpmoe_table_header.entries_section
+    let target_at = entries_at + 16 * index + 8; // hpmoe_entry_record.wait_target
+    let target = u16::from_le_bytes(blob[target_at..target_at + 2].try_into().unwrap());
+    assert_eq!(u32::from(target), wait.target);
+    blob[target_at..target_at + 2].copy_from_slice(&(target + 1).to_le_bytes());
+    let old = kernel.table.checksum();
+    let crc = crc32fast_like(&blob[16..]);
+    blob[12..16].copy_from_slice(&crc.to_le_bytes());
+    kernel.header = kernel.header.replace(&format!("0x{old:08X}u"), &format!("0x{crc:08X}u"));
+    // The flag plan names its table's checksum (byte 32) under its own CRC.
+    let mut flags = kernel.flags_bin.clone();
+    flags[32..36].copy_from_slice(&crc.to_le_bytes());
+    let flags_crc = crc32fast_like(&flags[16..]);
+    let old_flags_crc = u32::from_le_bytes(flags[12..16].try_into().unwrap());
+    flags[12..16].copy_from_slice(&flags_crc.to_le_bytes());
+    kernel.header = kernel.header.replace(&format!("0x{old_flags_crc:08X}u"), &format!("0x{flags_crc:08X}u"));
+    let emulation = Emulation::build(&kernel, &options).unwrap_or_else(|e| panic!("{e}"));
+    let f = failure(emulation.run_with_blobs(&tf, &Inputs::random(&tf, 1), &blob, &flags));
+    let family =
+        kernel.table.view().coords_of_instance(entry.instance).map(|(fam, _)| tf.families[fam].name.clone()).unwrap();
+    let core_name = kernel.table.view().core_name(core as u32);
+    let expected = format!("{core_name}: timed out before entry {position} ({family}(");
+    let values = format!("waiting for counter {} to reach {}; it held {}", wait.counter, wait.target + 1, wait.target);
+    assert!(f.records.iter().any(|r| r.starts_with(&expected) && r.ends_with(&values)), "{f}");
+}
+
+/// CRC-32 (IEEE), written out here so the test does not lean on the crate's own.
+fn crc32fast_like(bytes: &[u8]) -> u32 {
+    let mut crc = 0xFFFF_FFFFu32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = (crc >> 1) ^ (0xEDB8_8320 & 0u32.wrapping_sub(crc & 1));
+        }
+    }
+    !crc
+}
+
+#[test]
+fn a_table_whose_tiles_reach_outside_their_tensors_is_stopped_before_memory_is_corrupted() {
+    let Some(options) = options() else { return };
+    let tf = common::taskflows::guarded();
+    let compiled = compiled_without_flags(&tf);
+    // Reshape the gmm family's grid from [2, 2] (src, b) to [4, 1]: the same instances, now
+    // decoded as src = 0..3, whose rows lie past the 16 of `recv` for src >= 2. A consistent table
+    // with a valid checksum: only run time can tell.
+    let mut doc: serde_json::Value = serde_json::from_str(&compiled.table.to_json()).unwrap();
+    for f in doc["families"].as_array_mut().unwrap() {
+        if f["name"] == "gmm" {
+            assert_eq!(f["grid"], serde_json::json!([2, 2]));
+            f["grid"] = serde_json::json!([4, 1]);
+        }
+    }
+    for rank in doc["ranks"].as_array_mut().unwrap() {
+        for core in rank["cores"].as_array_mut().unwrap() {
+            for e in core["entries"].as_array_mut().unwrap() {
+                e.as_object_mut().unwrap().remove("coords");
+            }
+        }
+    }
+    let table = ScheduleTable::from_json(&doc.to_string()).unwrap();
+    let kernel = kernel_for_table(&tf, compiled, table);
+    let emulation = Emulation::build(&kernel, &options).unwrap_or_else(|e| panic!("{e}"));
+    let mut inputs = Inputs::random(&tf, 3);
+    for rank in 0..2 {
+        let counts = hpmoe_core::exec::HostTensor::from_f32(hpmoe_core::model::DType::I32, &[2], &[8.0, 8.0]);
+        inputs.set_rank("send_counts", rank, counts);
+        let slots: Vec<f32> = (0..16).map(|i| (i % 16) as f32).collect();
+        inputs.set_rank(
+            "slot_of",
+            rank,
+            hpmoe_core::exec::HostTensor::from_f32(hpmoe_core::model::DType::I32, &[8, 2], &slots),
+        );
+    }
+    let f = failure(emulation.run(&tf, &inputs));
+    assert!(
+        f.findings
+            .iter()
+            .any(|x| x.kind == "gm_out_of_bounds" && x.tile.as_deref().is_some_and(|t| t.contains("gmm("))),
+        "{f}"
+    );
 }
