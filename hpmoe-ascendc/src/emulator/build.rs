@@ -142,13 +142,31 @@ pub(crate) fn emulator_archive(cache: &Path, compiler: &str) -> Result<PathBuf, 
     Ok(archive)
 }
 
+/// `options.defines`, plus the kernel's wait bound ([`super::EmulateOptions::kernel_wait_timeout_us`])
+/// unless they set it.
+fn with_wait_bound(kernel: &KernelSources, options: &super::EmulateOptions) -> Vec<String> {
+    let mut defines = options.defines.clone();
+    let constant = kernel.header.lines().find_map(|l| {
+        let rest = l.trim_start().strip_prefix("#define ")?;
+        let word = rest.split_whitespace().next()?;
+        word.ends_with("_WAIT_TIMEOUT_US").then(|| word.to_string())
+    });
+    if let (Some(us), Some(constant)) = (options.kernel_wait_timeout_us, constant)
+        && !defines.iter().any(|d| d.starts_with(&format!("{constant}=")) || *d == constant)
+    {
+        defines.push(format!("{constant}={us}u"));
+    }
+    defines
+}
+
 /// The launcher binary of `kernel`, built on first use; the kernel folder holds its sources.
 pub(crate) fn launcher_binary(
     cache: &Path,
     options: &super::EmulateOptions,
     kernel: &KernelSources,
 ) -> Result<PathBuf, EmulateError> {
-    let (compiler, include_dirs, defines) = (options.compiler.as_str(), &options.include_dirs, &options.defines);
+    let (compiler, include_dirs) = (options.compiler.as_str(), &options.include_dirs);
+    let defines = &with_wait_bound(kernel, options);
     let archive = emulator_archive(cache, compiler)?;
     let mut key: Vec<&[u8]> = vec![compiler.as_bytes(), archive.as_os_str().as_encoded_bytes()];
     key.extend(CXX_FLAGS.iter().map(|f| f.as_bytes()));

@@ -66,6 +66,13 @@ pub struct EmulateOptions {
     /// `PipeBarrier<PIPE_V>` (hpmoe's runtime does not lean on the compiler's automatic
     /// synchronisation); remove it for device code that does.
     pub env: Vec<(String, String)>,
+    /// The kernel's bound of every counter wait, in microseconds of the emulator's clock, compiled
+    /// in unless `defines` sets `HPMOE_<NAME>_WAIT_TIMEOUT_US` itself. The emulation runs far
+    /// slower than the device (hundreds of cores on a few host threads), so the generated bound
+    /// (5 s) could expire while producers are still working; a real hang is found anyway, within
+    /// milliseconds, because the emulator's clock jumps ahead while every core waits. `None`: the
+    /// kernel's own bound.
+    pub kernel_wait_timeout_us: Option<u64>,
     /// Runtime headers to use instead of the shipped ones: `(path under include/, contents)`,
     /// e.g. `("hpmoe/context.h", patched)`. For fault-injection tests of the runtime itself.
     pub runtime_overrides: Vec<(String, String)>,
@@ -80,6 +87,7 @@ impl Default for EmulateOptions {
             cache_dir: None,
             timeout: Duration::from_secs(300),
             env: vec![("HPMOE_EMU_STRICT_PIPE_V".into(), "1".into())],
+            kernel_wait_timeout_us: Some(600_000_000),
             runtime_overrides: Vec::new(),
         }
     }
