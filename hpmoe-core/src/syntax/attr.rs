@@ -6,7 +6,7 @@ use crate::limits::MAX_RANKS;
 use crate::model::{CoreKind, MachineProfile, WorkModel};
 use darling::FromMeta;
 use darling::ast::NestedMeta;
-use darling::util::{Flag, PathList, SpannedValue};
+use darling::util::{PathList, SpannedValue};
 use proc_macro2::{Span, TokenStream};
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::punctuated::Punctuated;
@@ -87,8 +87,37 @@ fn helper_args<T: FromMeta>(meta: &Meta) -> syn::Result<T> {
     .map_err(syn::Error::from)
 }
 
+/// A bare word among an attribute's arguments (`aic`), with its span. darling's own `Flag` is not
+/// used: it panics on `aic()` (an empty list), and no input may make the macro panic.
+#[derive(Clone, Copy, Debug, Default)]
+struct Word(Option<Span>);
+
+impl Word {
+    fn is_present(&self) -> bool {
+        self.0.is_some()
+    }
+
+    fn span(&self) -> Span {
+        self.0.unwrap_or_else(Span::call_site)
+    }
+}
+
+impl FromMeta for Word {
+    fn from_none() -> Option<Self> {
+        Some(Word(None))
+    }
+
+    fn from_meta(item: &Meta) -> darling::Result<Self> {
+        match item {
+            Meta::Path(p) => Ok(Word(Some(p.span()))),
+            _ => Err(darling::Error::custom("a core kind is a bare word: `aic` or `aiv`, without arguments")
+                .with_span(item)),
+        }
+    }
+}
+
 /// `aic` or `aiv`, given as a bare word among an attribute's arguments.
-fn core_kind(aic: Flag, aiv: Flag, what: &str, span: Span) -> darling::Result<CoreKind> {
+fn core_kind(aic: Word, aiv: Word, what: &str, span: Span) -> darling::Result<CoreKind> {
     match (aic.is_present(), aiv.is_present()) {
         (true, false) => Ok(CoreKind::Aic),
         (false, true) => Ok(CoreKind::Aiv),
@@ -160,9 +189,9 @@ impl FromMeta for AfterArg {
 #[derive(Debug, FromMeta)]
 pub struct TileArgsRaw {
     #[darling(default)]
-    aic: Flag,
+    aic: Word,
     #[darling(default)]
-    aiv: Flag,
+    aiv: Word,
     #[darling(default)]
     grid: GridArg,
     #[darling(default)]
@@ -223,9 +252,9 @@ impl FromMeta for WorkArg {
 #[derive(Debug, FromMeta)]
 pub struct OpArgsRaw {
     #[darling(default)]
-    aic: Flag,
+    aic: Word,
     #[darling(default)]
-    aiv: Flag,
+    aiv: Word,
     #[darling(default)]
     work: WorkArg,
     emit: SpannedValue<String>,
