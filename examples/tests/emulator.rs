@@ -36,13 +36,15 @@ fn the_build_scripts_mini_moe_kernel_runs_on_the_emulator() {
 
 #[test]
 fn the_custom_variant_runs_on_the_emulator() {
-    match shared_expert::emulator_check(&SharedMoe::tiny(2), &CostProfile::ascend_a3_die(), 42) {
-        Ok(None) => eprintln!("note: g++ not found; skipping the emulator test"),
-        Ok(Some(check)) => {
-            assert!(check.passed(), "{:?}", check.first_difference);
-            assert_eq!(check.elements, 2 * 16 * 32);
+    for ranks in [2, 4] {
+        match shared_expert::emulator_check(&SharedMoe::tiny(ranks), &CostProfile::ascend_a3_die(), 42) {
+            Ok(None) => eprintln!("note: g++ not found; skipping the emulator test"),
+            Ok(Some(check)) => {
+                assert!(check.passed(), "tiny({ranks}): {:?}", check.first_difference);
+                assert_eq!(check.elements, ranks as usize * 16 * 32);
+            }
+            Err(e) => panic!("tiny({ranks}): {e}"),
         }
-        Err(e) => panic!("{e}"),
     }
 }
 
