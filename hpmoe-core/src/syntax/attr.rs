@@ -110,8 +110,10 @@ impl FromMeta for Word {
     fn from_meta(item: &Meta) -> darling::Result<Self> {
         match item {
             Meta::Path(p) => Ok(Word(Some(p.span()))),
-            _ => Err(darling::Error::custom("a core kind is a bare word: `aic` or `aiv`, without arguments")
-                .with_span(item)),
+            _ => {
+                Err(darling::Error::custom("a core kind is a bare word: `aic` or `aiv`, without arguments")
+                    .with_span(item))
+            }
         }
     }
 }
