@@ -13,9 +13,10 @@
 //!
 //! It ships the device runtime those kernels include ([`runtime`], `include/hpmoe/*.h`), a
 //! build-script API in the manner of `cxx_build` ([`Build`]), the CANN toolkit command
-//! ([`toolchain`]), a reader of the diagnostics a launch leaves behind ([`diag`]), and host
-//! syntax checks against a declaration-only AscendC + SHMEM header ([`check`],
-//! `devkit-decl/`), since no toolkit is needed to develop or test it.
+//! ([`toolchain`]), a reader of the diagnostics a launch leaves behind ([`diag`]), host syntax
+//! checks against declaration-only AscendC, SHMEM and ACL headers ([`check`], `devkit-decl/`),
+//! and a strict CPU emulation of the device API that runs the kernels with their launchers
+//! ([`emulator`], `emulator/`), since no toolkit is needed to develop or test it.
 //!
 //! ```
 //! use hpmoe_core::moe::MoeShape;
@@ -32,8 +33,9 @@
 //! assert_eq!(hpmoe_ascendc::kernel_source(&tf, &compiled).unwrap(), kernel.cpp);
 //! ```
 //!
-//! Nothing here has been compiled with a CANN toolkit or run on an NPU yet; see the README's
-//! "AscendC kernels from `cargo build`" for what is checked and how.
+//! Every generated kernel runs on the emulator bitwise like the host executor; nothing here has
+//! been compiled with a CANN toolkit or run on an NPU yet. See the README's "AscendC kernels from
+//! `cargo build`" and "Running a kernel on the CPU" for what is checked and how.
 
 pub mod build;
 pub mod check;

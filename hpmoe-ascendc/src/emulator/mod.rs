@@ -6,7 +6,7 @@
 //! use hpmoe_core::moe::MoeShape;
 //!
 //! let tf = MoeShape::tiny(2).taskflow().unwrap();
-//! let compiled = hpmoe_core::compile(&tf, &hpmoe_core::schedule::SimpleCost::default()).unwrap();
+//! let compiled = hpmoe_core::plan(&tf).unwrap();
 //! let kernel = hpmoe_ascendc::emit(&tf, &compiled).unwrap();
 //! let run = hpmoe_ascendc::emulate(&tf, &kernel, &Inputs::random(&tf, 7), &Default::default()).unwrap();
 //! println!("{:?}", run.get(0, "out").unwrap().to_f32()[..4].to_vec());
