@@ -107,7 +107,7 @@ pub fn compiler_available(options: &EmulateOptions) -> bool {
     Command::new(&options.compiler).arg("--version").output().is_ok_and(|o| o.status.success())
 }
 
-/// The files of one kernel the emulator needs: what [`crate::emit`] returns, or what
+/// The files of one kernel the emulator needs: what [`crate::emit()`] returns, or what
 /// [`crate::Build`] wrote to a folder.
 #[derive(Clone, Debug)]
 pub struct KernelSources {
