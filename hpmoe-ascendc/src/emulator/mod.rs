@@ -2,14 +2,18 @@
 //! API (`emulator/`, C++), the kernel's generated launcher (`NAME_launch.cpp`), and the system g++.
 //!
 //! ```no_run
-//! use hpmoe_core::exec::Inputs;
+//! use hpmoe_core::exec::{Executor, Inputs, OpImpls, RunOptions};
 //! use hpmoe_core::moe::MoeShape;
 //!
 //! let tf = MoeShape::tiny(2).taskflow().unwrap();
 //! let compiled = hpmoe_core::plan(&tf).unwrap();
 //! let kernel = hpmoe_ascendc::emit(&tf, &compiled).unwrap();
-//! let run = hpmoe_ascendc::emulate(&tf, &kernel, &Inputs::random(&tf, 7), &Default::default()).unwrap();
-//! println!("{:?}", run.get(0, "out").unwrap().to_f32()[..4].to_vec());
+//! let inputs = Inputs::random(&tf, 7);
+//! let run = hpmoe_ascendc::emulate(&tf, &kernel, &inputs, &Default::default()).unwrap();
+//! // Every tensor of every rank, bit for bit as the host executor leaves them.
+//! let host = Executor::for_compiled(&tf, &compiled, &OpImpls::builtin()).unwrap();
+//! let host = host.run(&inputs, &RunOptions::default()).unwrap();
+//! assert_eq!(run.first_difference(&host.snapshot), None);
 //! ```
 //!
 //! [`emulate`] compiles the kernel and its launcher with g++ against the emulation (cached by
