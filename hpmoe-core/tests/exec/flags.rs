@@ -14,7 +14,7 @@ use std::time::Duration;
 fn slow_aic() -> RunOptions {
     let hook: TileHook = Arc::new(|t| {
         if t.family.starts_with("gmm") {
-            std::thread::sleep(Duration::from_millis(3));
+            std::thread::sleep(Duration::from_millis(10));
         }
     });
     RunOptions { tile_hook: Some(hook), ..RunOptions::default() }
@@ -34,8 +34,10 @@ fn the_executor_keeps_the_dependencies_the_flag_carries() {
         let out = exec.run(&inputs, &slow_aic()).unwrap();
         assert_eq!(out.snapshot.first_difference(&reference), None);
     }
-    // The same table without its flag plan misses those dependencies: the consumers run first.
+    // The same table without its flag plan misses those dependencies: the consumers run first
+    // (one wrong run of a few is the proof; a loaded host could delay a consumer past a producer).
     let blind = Executor::new(&tf, &compiled.table, &OpImpls::builtin()).unwrap();
-    let out = blind.run(&inputs, &slow_aic()).unwrap();
-    assert!(out.snapshot.first_difference(&reference).is_some(), "a table without its flag plan ran correctly");
+    let wrong =
+        (0..3).any(|_| blind.run(&inputs, &slow_aic()).unwrap().snapshot.first_difference(&reference).is_some());
+    assert!(wrong, "a table without its flag plan ran correctly");
 }
