@@ -192,7 +192,7 @@ fn the_kernel_table_is_the_compiled_one_minus_flagged_dependencies() {
     );
     assert_eq!(&flagged.flags_bin[..8], b"HPMOEFLG");
     assert_eq!(flagged.flags_bin.len() % 4, 0);
-    let crc = crc32fast_like(&flagged.flags_bin[16..]);
+    let crc = common::crc32_independent(&flagged.flags_bin[16..]);
     assert_eq!(u32::from_le_bytes(flagged.flags_bin[12..16].try_into().unwrap()), crc);
     assert_eq!(hpmoe_ascendc::flags::plan_checksum(&flagged.flags_bin), Some(crc));
     assert!(flagged.header.contains(&format!("#define HPMOE_MOE_FFN_FLAGGED_EDGES {}u", flagged.flags.edges.len())));
@@ -204,18 +204,6 @@ fn the_kernel_table_is_the_compiled_one_minus_flagged_dependencies() {
         (c.flags.set_after.clone(), c.flags.waits_before.clone(), c.flags.totals.clone())
     );
     assert!(hpmoe_ascendc::flags::decode_plan(&flagged.flags_bin, &plain_compiled.table).is_err());
-}
-
-/// CRC-32 (IEEE), independently of the crate's.
-fn crc32fast_like(bytes: &[u8]) -> u32 {
-    let mut crc = 0xFFFF_FFFFu32;
-    for &b in bytes {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = (crc >> 1) ^ (0xEDB8_8320 & 0u32.wrapping_sub(crc & 1));
-        }
-    }
-    !crc
 }
 
 #[test]

@@ -7,14 +7,13 @@
 mod common;
 
 use common::taskflows::{all_ops, guarded, small};
-use hpmoe_ascendc::emulator::{EmulateOptions, Emulation, compiler_available};
+use hpmoe_ascendc::emulator::Emulation;
 use hpmoe_ascendc::{EmitOptions, KernelFiles, emit_with};
 use hpmoe_core::exec::moe_reference::moe_inputs;
 use hpmoe_core::exec::{Arg, ArgDesc, Executor, Inputs, OpImpls, RefOp, RunOptions};
 use hpmoe_core::model::Taskflow;
 use hpmoe_core::moe::MoeShape;
 use hpmoe_core::schedule::SimpleCost;
-use std::path::Path;
 
 /// `out += 2 * src` (tests/cpp/user_ops.h), in FP32 like the device function.
 #[derive(Debug)]
@@ -40,19 +39,6 @@ fn impls() -> OpImpls {
     impls
 }
 
-fn options() -> Option<EmulateOptions> {
-    let options = EmulateOptions {
-        include_dirs: vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cpp")],
-        ..EmulateOptions::default()
-    };
-    if compiler_available(&options) {
-        Some(options)
-    } else {
-        eprintln!("note: g++ not found; skipping the emulator test");
-        None
-    }
-}
-
 fn kernel_of(tf: &Taskflow) -> (hpmoe_core::Compiled, KernelFiles) {
     // With hardware flags (the default of a plan): the kernel and the executor run one table and
     // one flag plan.
@@ -66,7 +52,7 @@ fn kernel_of(tf: &Taskflow) -> (hpmoe_core::Compiled, KernelFiles) {
 /// Runs `tf`'s kernel on the emulator and its table on the host executor; every tensor of every
 /// rank must be bitwise equal.
 fn emulator_equals_executor(tf: &Taskflow, inputs: &Inputs) {
-    let Some(options) = options() else { return };
+    let Some(options) = common::emulator_options() else { return };
     let (compiled, kernel) = kernel_of(tf);
     let emulation = Emulation::build(&kernel, &options).unwrap_or_else(|e| panic!("{e}"));
     let run = emulation.run(tf, inputs).unwrap_or_else(|e| panic!("{}: {e}", tf.name));

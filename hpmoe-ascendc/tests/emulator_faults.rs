@@ -6,27 +6,13 @@ mod common;
 
 use common::taskflows::small;
 use hpmoe_ascendc::diag::DiagStatus;
-use hpmoe_ascendc::emulator::{EmulateError, EmulateOptions, Emulation, EmulatorFailure, compiler_available};
+use hpmoe_ascendc::emulator::{EmulateError, Emulation, EmulatorFailure};
 use hpmoe_ascendc::{EmitOptions, FlagPolicy, KernelFiles, emit_with};
 use hpmoe_core::CompileOptions;
 use hpmoe_core::exec::Inputs;
 use hpmoe_core::model::Taskflow;
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_core::table::ScheduleTable;
-use std::path::Path;
-
-fn options() -> Option<EmulateOptions> {
-    let options = EmulateOptions {
-        include_dirs: vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cpp")],
-        ..EmulateOptions::default()
-    };
-    if compiler_available(&options) {
-        Some(options)
-    } else {
-        eprintln!("note: g++ not found; skipping the emulator fault test");
-        None
-    }
-}
 
 fn kernel_of(tf: &Taskflow, flags: bool) -> KernelFiles {
     let options = CompileOptions { flags: FlagPolicy { enabled: flags, ..FlagPolicy::default() } };
@@ -59,7 +45,7 @@ fn every_core_rejected(f: &EmulatorFailure, details: &[u32]) {
 
 #[test]
 fn a_flipped_byte_in_the_table_is_rejected_by_every_core() {
-    let Some(mut options) = options() else { return };
+    let Some(mut options) = common::emulator_options() else { return };
     let tf = small();
     let kernel = kernel_of(&tf, true);
     let mut table = kernel.table_bin.clone();
@@ -83,7 +69,7 @@ fn a_flipped_byte_in_the_table_is_rejected_by_every_core() {
 
 #[test]
 fn another_taskflows_table_is_rejected_by_every_core() {
-    let Some(options) = options() else { return };
+    let Some(options) = common::emulator_options() else { return };
     let tf = small();
     let kernel = kernel_of(&tf, true);
     let other = kernel_of(&tf, false); // the same taskflow without flags: another, valid table
@@ -95,7 +81,7 @@ fn another_taskflows_table_is_rejected_by_every_core() {
 
 #[test]
 fn a_runtime_without_the_quiet_before_the_signals_is_caught() {
-    let Some(mut options) = options() else { return };
+    let Some(mut options) = common::emulator_options() else { return };
     let context = hpmoe_ascendc::runtime::RUNTIME_HEADERS.iter().find(|(n, _)| *n == "hpmoe/context.h").unwrap().1;
     let quiet = "        if (puts_) {\n            aclshmem_quiet();\n        } else {";
     assert!(context.contains(quiet), "context.h changed: update this test's patch");
@@ -130,7 +116,7 @@ fn compiled_without_flags(tf: &Taskflow) -> hpmoe_core::Compiled {
 
 #[test]
 fn a_counter_target_one_too_high_times_out_with_a_decoded_record() {
-    let Some(mut options) = options() else { return };
+    let Some(mut options) = common::emulator_options() else { return };
     // The kernel's own bound (200 ms, emitted below) times out and writes its record.
     options.kernel_wait_timeout_us = None;
     let tf = small();
@@ -156,13 +142,13 @@ fn a_counter_target_one_too_high_times_out_with_a_decoded_record() {
     assert_eq!(u32::from(target), wait.target);
     blob[target_at..target_at + 2].copy_from_slice(&(target + 1).to_le_bytes());
     let old = kernel.table.checksum();
-    let crc = crc32fast_like(&blob[16..]);
+    let crc = common::crc32_independent(&blob[16..]);
     blob[12..16].copy_from_slice(&crc.to_le_bytes());
     kernel.header = kernel.header.replace(&format!("0x{old:08X}u"), &format!("0x{crc:08X}u"));
     // The flag plan names its table's checksum (byte 32) under its own CRC.
     let mut flags = kernel.flags_bin.clone();
     flags[32..36].copy_from_slice(&crc.to_le_bytes());
-    let flags_crc = crc32fast_like(&flags[16..]);
+    let flags_crc = common::crc32_independent(&flags[16..]);
     let old_flags_crc = u32::from_le_bytes(flags[12..16].try_into().unwrap());
     flags[12..16].copy_from_slice(&flags_crc.to_le_bytes());
     kernel.header = kernel.header.replace(&format!("0x{old_flags_crc:08X}u"), &format!("0x{flags_crc:08X}u"));
@@ -186,21 +172,9 @@ fn a_counter_target_one_too_high_times_out_with_a_decoded_record() {
     );
 }
 
-/// CRC-32 (IEEE), written out here so the test does not lean on the crate's own.
-fn crc32fast_like(bytes: &[u8]) -> u32 {
-    let mut crc = 0xFFFF_FFFFu32;
-    for &b in bytes {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = (crc >> 1) ^ (0xEDB8_8320 & 0u32.wrapping_sub(crc & 1));
-        }
-    }
-    !crc
-}
-
 #[test]
 fn a_table_whose_tiles_reach_outside_their_tensors_is_stopped_before_memory_is_corrupted() {
-    let Some(options) = options() else { return };
+    let Some(options) = common::emulator_options() else { return };
     let tf = common::taskflows::guarded();
     let compiled = compiled_without_flags(&tf);
     // Reshape the gmm family's grid from [2, 2] (src, b) to [4, 1]: the same instances, now

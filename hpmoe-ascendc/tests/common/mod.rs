@@ -33,3 +33,30 @@ pub fn assert_rejected(check: &SyntaxCheck, file: &std::path::Path, expected: &s
         Err(out) => assert!(out.contains(expected), "expected {expected:?} in:\n{out}"),
     }
 }
+
+/// Emulator options with the test user ops' header folder (`tests/cpp`), or `None` (with a printed
+/// note) where no C++ compiler is installed.
+pub fn emulator_options() -> Option<hpmoe_ascendc::EmulateOptions> {
+    let options = hpmoe_ascendc::EmulateOptions {
+        include_dirs: vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cpp")],
+        ..hpmoe_ascendc::EmulateOptions::default()
+    };
+    if hpmoe_ascendc::emulator::compiler_available(&options) {
+        Some(options)
+    } else {
+        eprintln!("note: g++ not found; skipping this emulator test");
+        None
+    }
+}
+
+/// CRC-32 (IEEE), written out independently of the crates' own.
+pub fn crc32_independent(bytes: &[u8]) -> u32 {
+    let mut crc = 0xFFFF_FFFFu32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = (crc >> 1) ^ (0xEDB8_8320 & 0u32.wrapping_sub(crc & 1));
+        }
+    }
+    !crc
+}
