@@ -274,7 +274,7 @@ fn files(r: &Results<'_>, line: &mut impl FnMut(String)) {
     let k = r.rows.first().map_or("", |row| row.kernel.as_str());
     let eps: Vec<String> = r.rows.iter().map(|row| row.ep.to_string()).collect();
     line(format!(
-        "wrote {}/ep{{{}}}/: AscendC kernel ({k}.cpp, {k}_schedule.h), schedule blobs",
+        "wrote {}/ep{{{}}}/: AscendC kernel ({k}.cpp, {k}_schedule.h), its launcher ({k}_launch.cpp), schedule blobs",
         r.out_dir.display(),
         eps.join(",")
     ));
@@ -290,11 +290,15 @@ fn files(r: &Results<'_>, line: &mut impl FnMut(String)) {
     if let (Some((_, k)), Some((name, _))) = (routed.first(), r.routed) {
         let eps: Vec<String> = routed.iter().map(|(ep, _)| ep.to_string()).collect();
         line(format!(
-            "The {name} layer's kernel is beside it in ep{{{}}}/: {k}.cpp, {k}_schedule.h, {k}_schedule.bin, {k}_flags.bin.",
+            "The {name} layer's kernel is beside it in ep{{{}}}/: {k}.cpp, {k}_schedule.h, {k}_schedule.bin, {k}_flags.bin, {k}_launch.cpp.",
             eps.join(",")
         ));
     }
-    line("The kernels are sources: not compiled with a CANN toolkit nor run on an NPU here.".into());
+    line(
+        "The kernels are sources: not compiled with a CANN toolkit nor run on an NPU here (the tiny layers' kernels run \
+         on the CPU emulator below)."
+            .into(),
+    );
     for note in r.notes {
         line(note.to_string());
     }
