@@ -28,6 +28,7 @@
 //! assert_eq!(compiled.table.entries().len(), 4 * 2);
 //! ```
 
+pub mod certify;
 pub mod check;
 pub mod cost;
 pub mod dsl;
