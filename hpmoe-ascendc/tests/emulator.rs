@@ -121,3 +121,74 @@ fn moe_layer_tiny_natural_4() {
     let shape = MoeShape::tiny_natural(4);
     emulator_equals_executor(&shape.taskflow().unwrap(), &moe_inputs(&shape, 7));
 }
+
+/// `tf` cut down to one tile family: the tensors it reads but does not write become inputs (given
+/// random data), so the family's ops run alone in a kernel of their own.
+fn family_alone(tf: &Taskflow, family: usize) -> Taskflow {
+    let mut one = tf.clone();
+    let f = tf.families[family].clone();
+    one.name = format!("{}_{}", tf.name, f.name);
+    let mut written = std::collections::BTreeSet::new();
+    for call in &f.body {
+        let spec = tf.ops.get(&call.op).expect("a registered op");
+        for (param, region) in spec.params.iter().zip(&call.args) {
+            if param.access.writes() {
+                written.insert(region.tensor.clone());
+            }
+        }
+    }
+    for t in &mut one.tensors {
+        if !written.contains(&t.name) {
+            t.kind = hpmoe_core::model::TensorKind::Input;
+        }
+    }
+    one.families = vec![f];
+    one
+}
+
+/// `inputs` with every i32 input (row indices, counts) folded into -1..15: in range for the
+/// 16-row gather tables of these taskflows, with some dropped (-1) choices.
+fn small_indices(tf: &Taskflow, mut inputs: Inputs) -> Inputs {
+    use hpmoe_core::model::{DType, TensorKind};
+    for t in tf.tensors.iter().filter(|t| t.kind == TensorKind::Input && t.dtype == DType::I32) {
+        for rank in 0..tf.profile.ranks {
+            let values: Vec<f32> = inputs.get(&t.name, rank).unwrap().to_f32();
+            let folded: Vec<f32> = values.iter().map(|v| (*v as i64).rem_euclid(17) as f32 - 1.0).collect();
+            inputs.set_rank(&t.name, rank, hpmoe_core::exec::HostTensor::from_f32(DType::I32, &t.shape, &folded));
+        }
+    }
+    inputs
+}
+
+#[test]
+fn every_built_in_op_alone_in_a_kernel() {
+    // One kernel per family of the op-covering taskflows: each built-in op runs in a kernel of
+    // its own (or beside only the ops its family needs), against the executor bitwise.
+    let mut ops_seen = std::collections::BTreeSet::new();
+    for tf in [all_ops(), small(), guarded(), MoeShape::tiny(2).taskflow().unwrap()] {
+        for family in 0..tf.families.len() {
+            let one = family_alone(&tf, family);
+            for call in &one.families[0].body {
+                ops_seen.insert(call.op.clone());
+            }
+            emulator_equals_executor(&one, &small_indices(&one, Inputs::random(&one, 9)));
+        }
+    }
+    let every = [
+        "matmul",
+        "put",
+        "copy",
+        "zero",
+        "swiglu",
+        "cast",
+        "quantize",
+        "dequantize",
+        "scale_rows",
+        "accumulate",
+        "weighted_accumulate",
+        "gather_weighted_accumulate",
+    ];
+    for op in every {
+        assert!(ops_seen.contains(op), "{op} ran in no kernel of its own");
+    }
+}
