@@ -66,19 +66,31 @@ fn with_core_lists(table: &ScheduleTable, lists: &[Vec<EntryRecord>]) -> Schedul
 fn reseal_flags(original: &[u8], plan: &FlagPlan, table: &ScheduleTable) -> Vec<u8> {
     let per_rank = table.header().instances_per_rank;
     let cores = table.cores().len() as u32;
+    let h = table.header();
     let mut totals = Vec::new();
     let mut ops = Vec::new();
     for core in 0..cores {
         let rank = table.view().rank_of_core(core);
         let aic = table.view().core_kind(core) == CoreKind::Aic;
-        let mut total = 0u32;
+        let mut sets = 0u32;
         for e in table.core_entries(core) {
             let node = (rank * per_rank + e.instance) as usize;
-            let op = if aic { u8::from(plan.set_after.get(node) == Some(&true)) } else { plan.waits_before.get(node).copied().unwrap_or(0) };
-            total += u32::from(op);
+            let op = if aic {
+                u8::from(plan.set_after.get(node) == Some(&true))
+            } else {
+                plan.waits_before.get(node).copied().unwrap_or(0)
+            };
+            sets += u32::from(op);
             ops.push(op);
         }
-        totals.push(total);
+        totals.push(if aic { sets } else { 0 });
+    }
+    // An AIV's total is its AIC's sets (it drains what its list did not wait for).
+    for core in 0..cores {
+        if table.view().core_kind(core) == CoreKind::Aiv {
+            let local = core % h.cores_per_rank - h.aic_per_rank;
+            totals[core as usize] = totals[(core - core % h.cores_per_rank + local / h.aiv_per_aic) as usize];
+        }
     }
     let mut out = original[..40].to_vec();
     for t in totals {
@@ -392,4 +404,43 @@ fn no_mutation_of_the_tiny_table_without_flags_runs_silently_wrong() {
 #[test]
 fn no_mutation_of_the_guarded_natural_routing_table_runs_silently_wrong() {
     campaign(&Subject::new("tiny_natural(2), flags", MoeShape::tiny_natural(2), true));
+}
+
+/// Each rule the flag plan decoder adds beyond its checksum refuses a resealed blob that breaks
+/// it, with a message saying which rule.
+#[test]
+fn the_flag_plan_decoder_refuses_what_the_device_cannot_run() {
+    let s = Subject::new("tiny(2), flags", MoeShape::tiny(2), true);
+    let table = &s.compiled.table;
+    let orig = s.flags_bin().unwrap();
+    let reseal = |f: &mut Vec<u8>| {
+        let crc = crc32fast::hash(&f[16..]);
+        f[12..16].copy_from_slice(&crc.to_le_bytes());
+    };
+    let refused = |edit: &dyn Fn(&mut Vec<u8>), says: &str| {
+        let mut f = orig.to_vec();
+        edit(&mut f);
+        reseal(&mut f);
+        let err = decode_plan(&f, table).unwrap_err();
+        assert!(err.contains(says), "{err}");
+    };
+    decode_plan(orig, table).unwrap();
+    // Flag 3 belongs to the Matmul high-level API.
+    refused(&|f| f[28..32].copy_from_slice(&3u32.to_le_bytes()), "reserved by the Matmul");
+    // No flag id, but flag ops.
+    refused(&|f| f[28..32].copy_from_slice(&u32::MAX.to_le_bytes()), "names no flag id");
+    let cores = table.cores().len();
+    let ops_at = 40 + 4 * cores;
+    // An AIC (core 0 comes first) setting twice after one entry.
+    let first_set = (0..table.core_entries(0).len()).find(|&i| orig[ops_at + i] == 1).unwrap();
+    refused(&|f| f[ops_at + first_set] = 2, "an AIC sets at most once");
+    // An AIC's total one higher than its sets (its AIVs' totals raised with it).
+    refused(&|f| f[40] += 1, "core 0's flag total");
+    // An AIV whose total is not its AIC's.
+    let aiv = (0..cores as u32).find(|&c| table.view().core_kind(c) == CoreKind::Aiv).unwrap() as usize;
+    refused(&|f| f[40 + 4 * aiv] += 1, "its AIC (core 0) sets the flag");
+    // Padding.
+    if orig.len() > ops_at + table.entries().len() {
+        refused(&|f| *f.last_mut().unwrap() = 1, "padding");
+    }
 }
