@@ -327,9 +327,12 @@ pub fn plan_checksum(bytes: &[u8]) -> Option<u32> {
 }
 
 /// Decodes a flag plan blob ([`plan_bytes`]) for `table`: per node, the sets after and waits
-/// before it; per core, the totals. Checks the magic, version, size, CRC, shape and that the
-/// blob names `table`'s checksum. The blob does not list the flagged edges (only how many):
-/// [`FlagPlan::edges`] comes back empty.
+/// before it; per core, the totals. Checks the magic, version, size, CRC, shape, that the blob
+/// names `table`'s checksum, that its flag id is one the kernel may use ([`check_flag_id`]),
+/// that an AIC's op is 0 or 1, that an AIC's total is the sum of its ops and an AIV's total its
+/// AIC's (the AIV drains the sets it did not wait for in its list after the list, so its
+/// list waits at most that often), and that the padding is zero. The blob does not list the
+/// flagged edges (only how many): [`FlagPlan::edges`] comes back empty.
 pub fn decode_plan(bytes: &[u8], table: &crate::table::ScheduleTable) -> Result<FlagPlan, String> {
     let word = |at: usize| bytes.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
     let h = table.header();
@@ -357,7 +360,11 @@ pub fn decode_plan(bytes: &[u8], table: &crate::table::ScheduleTable) -> Result<
     let mut plan = FlagPlan::none(nodes, cores);
     plan.flag_id = match word(28) {
         Some(u32::MAX) | None => None,
-        Some(id) => Some(u16::try_from(id).map_err(|_| format!("flag id {id} is not 0..15"))?),
+        Some(id) => {
+            let id = u16::try_from(id).map_err(|_| format!("flag id {id} is not 0..15"))?;
+            check_flag_id(id)?;
+            Some(id)
+        }
     };
     for (c, total) in plan.totals.iter_mut().enumerate() {
         *total = word(40 + 4 * c).ok_or("the blob ends inside the per-core totals")?;
@@ -366,16 +373,42 @@ pub fn decode_plan(bytes: &[u8], table: &crate::table::ScheduleTable) -> Result<
     for core in 0..cores as u32 {
         let rank = table.view().rank_of_core(core);
         let aic = table.view().core_kind(core) == CoreKind::Aic;
+        let mut sum = 0u32;
         for e in table.core_entries(core) {
             let op = *bytes.get(at).ok_or("the blob ends inside the per-entry ops")?;
             at += 1;
             let node = (rank * per_rank + e.instance) as usize;
+            sum += u32::from(op);
             if aic {
-                plan.set_after[node] = op != 0;
+                if op > 1 {
+                    return Err(format!("core {core} (an AIC) has flag op {op} on an entry; an AIC sets at most once"));
+                }
+                plan.set_after[node] = op == 1;
             } else {
                 plan.waits_before[node] = op;
             }
         }
+        let total = plan.totals[core as usize];
+        if aic && sum != total {
+            return Err(format!("core {core}'s flag total is {total}, but its entries set the flag {sum} times"));
+        }
+        if !aic {
+            // An AIV drains the rest of its AIC's sets after its list: its total is theirs.
+            let local = core % h.cores_per_rank - h.aic_per_rank;
+            let own_aic = core - core % h.cores_per_rank + local / h.aiv_per_aic.max(1);
+            let sets = plan.totals.get(own_aic as usize).copied().unwrap_or(0);
+            if total != sets || sum > total {
+                return Err(format!(
+                    "core {core} waits {sum} times in its list and {total} in all, but its AIC (core {own_aic}) sets the flag {sets} times"
+                ));
+            }
+        }
+    }
+    if plan.flag_id.is_none() && plan.totals.iter().any(|&t| t > 0) {
+        return Err("the plan names no flag id, yet its cores set or wait on a flag".into());
+    }
+    if bytes[at..].iter().any(|&b| b != 0) {
+        return Err("the padding after the per-entry ops is not zero".into());
     }
     Ok(plan)
 }
