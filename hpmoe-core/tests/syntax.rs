@@ -133,7 +133,7 @@ fn lowers_indices_regions_afters_and_user_ops() {
     assert_eq!(spec.core, CoreKind::Aiv);
     assert_eq!(spec.work, WorkModel::Vector { flops_per_element: 1 });
     assert_eq!(spec.params.iter().map(|p| p.access).collect::<Vec<_>>(), [Access::Read, Access::ReadWrite]);
-    assert_eq!(spec.emit.as_deref(), Some("Twice({out}, {src})"));
+    assert_eq!(spec.emit(), Some("Twice({out}, {src})"));
     assert_eq!(spec.doc, "out = 2 * src");
     assert_eq!(fe.ops[0].params.iter().map(ToString::to_string).collect::<Vec<_>>(), ["src", "out"]);
 

@@ -259,7 +259,10 @@ fn family_case(
     let tf = parts.tf;
     let family = &tf.families[fi];
     let names = distinct_identifiers(family.grid.iter().map(|d| d.name.as_str()), &[]);
-    let last_put = family.body.iter().rposition(|c| c.op == "put");
+    let is_put = |c: &hpmoe_core::model::OpCall| {
+        tf.ops.get(&c.op).and_then(|s| s.builtin()) == Some(hpmoe_core::model::BuiltinOp::Put)
+    };
+    let last_put = family.body.iter().rposition(is_put);
     let mut used: Vec<Var> = Vec::new();
     let mut statements = Vec::new();
     for (ci, call) in family.body.iter().enumerate() {

@@ -8,7 +8,7 @@
 //! and `rank` (`int64_t`, only where the tile's regions mention RANK) are in scope.
 
 use super::region::ViewSpec;
-use hpmoe_core::model::{CoreKind, DType, OpSpec};
+use hpmoe_core::model::{BuiltinOp, CoreKind, DType, OpKind, OpSpec};
 
 /// One Matmul object of the AIC: a combination of element types, and the largest tile of the
 /// families that use it (the host computes its tiling for that shape).
@@ -53,15 +53,24 @@ pub fn statement(
     names: &[String],
     groups: &mut Vec<MatmulGroup>,
 ) -> Result<String, String> {
-    if let Some(template) = &site.spec.emit {
-        let args: Vec<(&str, &str)> =
-            site.spec.params.iter().map(|p| p.name.as_str()).zip(site.args.iter().map(String::as_str)).collect();
-        let mut text = expand_template(template, &args)?;
-        if !text.trim_end().ends_with(';') {
-            text.push(';');
+    let op = match &site.spec.kind {
+        OpKind::Builtin(op) => *op,
+        OpKind::User { emit: Some(template) } => {
+            let args: Vec<(&str, &str)> =
+                site.spec.params.iter().map(|p| p.name.as_str()).zip(site.args.iter().map(String::as_str)).collect();
+            let mut text = expand_template(template, &args)?;
+            if !text.trim_end().ends_with(';') {
+                text.push(';');
+            }
+            return Ok(text);
         }
-        return Ok(text);
-    }
+        OpKind::User { emit: None } => {
+            return Err(format!(
+                "op `{}` has no AscendC emission: give it an `emit` template (e.g. `emit = \"MyOp(vec, {{dst}}, {{src}})\"`)",
+                site.spec.name
+            ));
+        }
+    };
     let v = views;
     let a = |i: usize| v[i].cpp(names);
     let same_dtype = |i: usize, j: usize| {
@@ -71,9 +80,9 @@ pub fn statement(
             Err(format!("`{}` is {} but `{}` is {}", v[i].text, v[i].dtype.name(), v[j].text, v[j].dtype.name()))
         }
     };
-    let name = site.spec.name.as_str();
-    match name {
-        "matmul" => {
+    let name = op.name();
+    match op {
+        BuiltinOp::Matmul => {
             let (m, k, n) = (v[2].rows, v[0].cols, v[2].cols);
             if v[0].rows != m || v[1].rows != k || v[1].cols != n {
                 return Err(format!(
@@ -104,24 +113,24 @@ pub fn statement(
             }
             Ok(format!("hpmoe::MatmulTile(mm{index},\n    {},\n    {},\n    {});", a(0), a(1), a(2)))
         }
-        "put" => {
+        BuiltinOp::Put => {
             same_dtype(0, 1)?;
             let (src, dst) = pair_shapes(&v[0], &v[1], names)?;
             let pe = site.pe.clone().ok_or("a put's destination must be a region `.on(rank)`")?;
             Ok(format!("hpmoe::Put(ctx,\n    {src},\n    {dst},\n    {pe}, {});", site.last_put))
         }
-        "copy" => {
+        BuiltinOp::Copy => {
             same_dtype(0, 1)?;
             let (src, dst) = pair_shapes(&v[0], &v[1], names)?;
             Ok(format!("hpmoe::Copy(vec,\n    {src},\n    {dst});"))
         }
-        "cast" | "accumulate" => {
+        BuiltinOp::Cast | BuiltinOp::Accumulate => {
             let (src, dst) = pair_shapes(&v[0], &v[1], names)?;
-            let f = if name == "cast" { "Cast" } else { "Accumulate" };
+            let f = if op == BuiltinOp::Cast { "Cast" } else { "Accumulate" };
             Ok(format!("hpmoe::{f}(vec,\n    {src},\n    {dst});"))
         }
-        "zero" => Ok(format!("hpmoe::Zero(vec,\n    {});", a(0))),
-        "swiglu" => {
+        BuiltinOp::Zero => Ok(format!("hpmoe::Zero(vec,\n    {});", a(0))),
+        BuiltinOp::Swiglu => {
             if v[0].rows != v[1].rows || v[0].cols != 2 * v[1].cols {
                 return Err(format!(
                     "swiglu: `{}` ({}x{}) must have the rows of `{}` ({}x{}) and twice its columns",
@@ -132,7 +141,7 @@ pub fn statement(
             float_type(&v[1])?;
             Ok(format!("hpmoe::SwiGlu(vec,\n    {},\n    {});", a(0), a(1)))
         }
-        "scale_rows" | "dequantize" => {
+        BuiltinOp::ScaleRows | BuiltinOp::Dequantize => {
             if (v[0].rows, v[0].cols) != (v[2].rows, v[2].cols) {
                 return Err(format!("{name}: `{}` and `{}` must have the same rows and columns", v[0].text, v[2].text));
             }
@@ -140,7 +149,7 @@ pub fn statement(
             float_type(&v[2])?;
             Ok(format!("hpmoe::ScaleRows(vec,\n    {},\n    {},\n    {});", a(0), a(1), a(2)))
         }
-        "weighted_accumulate" => {
+        BuiltinOp::WeightedAccumulate => {
             let (src, w, dst) = (&v[0], &v[1], &v[2]);
             if src.cols != dst.cols || dst.rows == 0 || src.rows % dst.rows != 0 {
                 return Err(format!(
@@ -157,7 +166,7 @@ pub fn statement(
             per_row(w, src.rows, name)?;
             Ok(format!("hpmoe::WeightedAccumulate(vec,\n    {},\n    {},\n    {});", a(0), a(1), a(2)))
         }
-        "gather_weighted_accumulate" => {
+        BuiltinOp::GatherWeightedAccumulate => {
             let (table, index, w, dst) = (&v[0], &v[1], &v[2], &v[3]);
             if index.dtype != DType::I32 {
                 return Err(format!(
@@ -190,7 +199,7 @@ pub fn statement(
                 a(3)
             ))
         }
-        "quantize" => {
+        BuiltinOp::Quantize => {
             if v[1].dtype != DType::I8 {
                 return Err(format!("quantize: `{}` must be i8", v[1].text));
             }
@@ -205,9 +214,6 @@ pub fn statement(
             per_row(&v[2], v[0].rows, name)?;
             Ok(format!("hpmoe::Quantize(vec,\n    {},\n    {},\n    {});", a(0), a(1), a(2)))
         }
-        other => Err(format!(
-            "op `{other}` has no AscendC emission: give it an `emit` template (e.g. `emit = \"MyOp(vec, {{dst}}, {{src}})\"`)"
-        )),
     }
 }
 

@@ -12,7 +12,7 @@
 //! | grid parameters `e: Idx`, index arithmetic, `RANK` | [`Idx`], [`RANK`] |
 //! | `const X: Tensor<Bf16> = input([T, H]);` | [`Tensor`], [`Element`] types, [`input`], [`output`], [`scratch`], [`symmetric`] |
 //! | `X.at(e).slice(m * B, B).on(dst)` | [`Tensor`] / [`Region`] methods |
-//! | `matmul(a, b, c)`, `put(src, dst)`, ... | the functions of [`BUILTIN_OPS`] |
+//! | `matmul(a, b, c)`, `put(src, dst)`, ... | one function per [`BuiltinOp`](crate::model::BuiltinOp) ([`builtin_params`]) |
 //! | `run_if_above(COUNTS.at(e), b * B);` (a tile's guard) | [`run_if_above`] |
 //! | reference bodies of `#[op]` functions | [`TileData`] |
 //!
@@ -35,7 +35,7 @@ mod tensor;
 pub use guard::run_if_above;
 pub use index::{Idx, RANK};
 pub use ops::{
-    BUILTIN_OPS, accumulate, cast, copy, dequantize, gather_weighted_accumulate, matmul, put, quantize, scale_rows,
+    accumulate, builtin_params, cast, copy, dequantize, gather_weighted_accumulate, matmul, put, quantize, scale_rows,
     swiglu, weighted_accumulate, zero,
 };
 #[doc(hidden)]

@@ -1,6 +1,6 @@
 //! The built-in ops as tile bodies call them.
 //!
-//! Each function names an op of [`crate::model::OpRegistry::builtin`] with its parameters.
+//! Each function names a [`BuiltinOp`] with its parameters ([`builtin_params`]).
 //! Like the rest of the vocabulary they are symbolic: `#[taskflow]` reads the call and
 //! checks it (core kind, argument count, regions); the function does nothing at run time.
 //! The host executor and the AscendC backend supply the ops' implementations. (Written out
@@ -8,6 +8,7 @@
 //! plain signature.)
 
 use super::Region;
+use crate::model::BuiltinOp;
 
 /// AIC: `c = a · b` with FP32 accumulation; `a` is `[.., M, K]`, `b` `[.., K, N]`, `c` `[.., M, N]`.
 pub fn matmul(a: impl Into<Region>, b: impl Into<Region>, c: impl Into<Region>) {
@@ -78,34 +79,36 @@ pub fn zero(dst: impl Into<Region>) {
     let _ = (dst.into(),);
 }
 
-/// Name and parameter names of every op this module declares, in registry order.
-pub const BUILTIN_OPS: &[(&str, &[&str])] = &[
-    ("matmul", &["a", "b", "c"]),
-    ("put", &["src", "dst"]),
-    ("copy", &["src", "dst"]),
-    ("swiglu", &["gate_up", "out"]),
-    ("scale_rows", &["src", "scale", "dst"]),
-    ("accumulate", &["src", "dst"]),
-    ("weighted_accumulate", &["src", "weight", "dst"]),
-    ("gather_weighted_accumulate", &["table", "index", "weight", "dst"]),
-    ("quantize", &["src", "dst", "scale"]),
-    ("dequantize", &["src", "scale", "dst"]),
-    ("cast", &["src", "dst"]),
-    ("zero", &["dst"]),
-];
+/// The parameter names of the function this module declares for `op` (named
+/// [`BuiltinOp::name`]). Matched exhaustively: a new built-in does not compile until it has its
+/// function here.
+pub const fn builtin_params(op: BuiltinOp) -> &'static [&'static str] {
+    match op {
+        BuiltinOp::Matmul => &["a", "b", "c"],
+        BuiltinOp::Put => &["src", "dst"],
+        BuiltinOp::Copy => &["src", "dst"],
+        BuiltinOp::Swiglu => &["gate_up", "out"],
+        BuiltinOp::ScaleRows => &["src", "scale", "dst"],
+        BuiltinOp::Accumulate => &["src", "dst"],
+        BuiltinOp::WeightedAccumulate => &["src", "weight", "dst"],
+        BuiltinOp::GatherWeightedAccumulate => &["table", "index", "weight", "dst"],
+        BuiltinOp::Quantize => &["src", "dst", "scale"],
+        BuiltinOp::Dequantize => &["src", "scale", "dst"],
+        BuiltinOp::Cast => &["src", "dst"],
+        BuiltinOp::Zero => &["dst"],
+    }
+}
 
 #[cfg(test)]
 mod tests {
-    use super::BUILTIN_OPS;
-    use crate::model::OpRegistry;
+    use super::builtin_params;
+    use crate::model::BuiltinOp;
 
     #[test]
     fn the_vocabulary_matches_the_registry() {
-        let registry = OpRegistry::builtin();
-        let declared: Vec<(String, Vec<String>)> =
-            BUILTIN_OPS.iter().map(|(n, ps)| (n.to_string(), ps.iter().map(|p| p.to_string()).collect())).collect();
-        let registered: Vec<(String, Vec<String>)> =
-            registry.iter().map(|o| (o.name.clone(), o.params.iter().map(|p| p.name.clone()).collect())).collect();
-        assert_eq!(declared, registered);
+        for op in BuiltinOp::ALL {
+            let params: Vec<String> = op.spec().params.iter().map(|p| p.name.clone()).collect();
+            assert_eq!(builtin_params(op), params, "{}", op.name());
+        }
     }
 }

@@ -72,6 +72,150 @@ pub enum WorkModel {
     Gather { flops_per_element: u32 },
 }
 
+/// The built-in ops. Every backend matches this enum exhaustively — the registry
+/// ([`BuiltinOp::spec`]), the DSL vocabulary (`dsl::builtin_params`), the host executor's
+/// reference bodies and the AscendC emitter — so a new built-in fails to compile wherever it is
+/// not yet handled. Its name ([`BuiltinOp::name`]) is what tile bodies call it by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BuiltinOp {
+    /// AIC: `c = a · b` with FP32 accumulation.
+    Matmul,
+    /// AIV: one-sided write of `src` into `dst` on another rank, with a signal.
+    Put,
+    /// AIV: `dst = src`.
+    Copy,
+    /// AIV: `out = silu(gate) * up`.
+    Swiglu,
+    /// AIV: `dst[i, :] = src[i, :] * scale[i]`.
+    ScaleRows,
+    /// AIV: `dst += src`.
+    Accumulate,
+    /// AIV: the top-k weighted sum.
+    WeightedAccumulate,
+    /// AIV: the top-k weighted sum of gathered rows.
+    GatherWeightedAccumulate,
+    /// AIV: per-row symmetric INT8 quantisation.
+    Quantize,
+    /// AIV: `dst = src * scale` per row.
+    Dequantize,
+    /// AIV: `dst = src` converted to `dst`'s element type.
+    Cast,
+    /// AIV: `dst = 0`.
+    Zero,
+}
+
+impl BuiltinOp {
+    /// Every built-in, in registry order.
+    pub const ALL: [BuiltinOp; 12] = [
+        BuiltinOp::Matmul,
+        BuiltinOp::Put,
+        BuiltinOp::Copy,
+        BuiltinOp::Swiglu,
+        BuiltinOp::ScaleRows,
+        BuiltinOp::Accumulate,
+        BuiltinOp::WeightedAccumulate,
+        BuiltinOp::GatherWeightedAccumulate,
+        BuiltinOp::Quantize,
+        BuiltinOp::Dequantize,
+        BuiltinOp::Cast,
+        BuiltinOp::Zero,
+    ];
+
+    /// The name tile bodies call the op by (and the DSL function's name).
+    pub const fn name(self) -> &'static str {
+        match self {
+            BuiltinOp::Matmul => "matmul",
+            BuiltinOp::Put => "put",
+            BuiltinOp::Copy => "copy",
+            BuiltinOp::Swiglu => "swiglu",
+            BuiltinOp::ScaleRows => "scale_rows",
+            BuiltinOp::Accumulate => "accumulate",
+            BuiltinOp::WeightedAccumulate => "weighted_accumulate",
+            BuiltinOp::GatherWeightedAccumulate => "gather_weighted_accumulate",
+            BuiltinOp::Quantize => "quantize",
+            BuiltinOp::Dequantize => "dequantize",
+            BuiltinOp::Cast => "cast",
+            BuiltinOp::Zero => "zero",
+        }
+    }
+
+    /// The built-in called `name`, if there is one.
+    pub fn from_name(name: &str) -> Option<BuiltinOp> {
+        BuiltinOp::ALL.into_iter().find(|op| op.name() == name)
+    }
+
+    /// The op's signature: core kind, parameters, work model and one-line doc.
+    pub fn spec(self) -> OpSpec {
+        use CoreKind::{Aic, Aiv};
+        use Param as P;
+        let v = |f| WorkModel::Vector { flops_per_element: f };
+        let (core, params, work, doc) = match self {
+            BuiltinOp::Matmul => (
+                Aic,
+                vec![P::read("a"), P::read("b"), P::write("c")],
+                WorkModel::Matmul,
+                "c = a · b (FP32 accumulation)",
+            ),
+            BuiltinOp::Put => (
+                Aiv,
+                vec![P::read("src"), P::remote_write("dst")],
+                WorkModel::Copy,
+                "one-sided write of src into dst on another rank, with a signal",
+            ),
+            BuiltinOp::Copy => (Aiv, vec![P::read("src"), P::write("dst")], WorkModel::Copy, "dst = src"),
+            BuiltinOp::Swiglu => (
+                Aiv,
+                vec![P::read("gate_up"), P::write("out")],
+                v(6),
+                "out = silu(gate) * up, gate and up the two halves of the last dimension",
+            ),
+            BuiltinOp::ScaleRows => {
+                (Aiv, vec![P::read("src"), P::read("scale"), P::write("dst")], v(1), "dst[i, :] = src[i, :] * scale[i]")
+            }
+            BuiltinOp::Accumulate => (Aiv, vec![P::read("src"), P::read_write("dst")], v(1), "dst += src"),
+            BuiltinOp::WeightedAccumulate => (
+                Aiv,
+                vec![P::read("src"), P::read("weight"), P::read_write("dst")],
+                v(2),
+                "top-k weighted sum: dst[i, :] += sum over j < k of src[i*k + j, :] * weight[i*k + j], k = rows(src) / rows(dst), in FP32",
+            ),
+            BuiltinOp::GatherWeightedAccumulate => (
+                Aiv,
+                vec![P::read("table"), P::read("index"), P::read("weight"), P::read_write("dst")],
+                WorkModel::Gather { flops_per_element: 2 },
+                "top-k weighted sum of gathered rows: dst[i, :] += sum over j < k of table[index[i, j], :] * weight[i, j] for index[i, j] >= 0, k = last extent of index, in FP32 in j order",
+            ),
+            BuiltinOp::Quantize => (
+                Aiv,
+                vec![P::read("src"), P::write("dst"), P::write("scale")],
+                v(4),
+                "per-row symmetric INT8 quantisation",
+            ),
+            BuiltinOp::Dequantize => {
+                (Aiv, vec![P::read("src"), P::read("scale"), P::write("dst")], v(1), "dst = src * scale per row")
+            }
+            BuiltinOp::Cast => {
+                (Aiv, vec![P::read("src"), P::write("dst")], v(1), "dst = src converted to dst's element type")
+            }
+            BuiltinOp::Zero => (Aiv, vec![P::write("dst")], v(0), "dst = 0"),
+        };
+        OpSpec { name: self.name().into(), core, params, work, doc: doc.into(), kind: OpKind::Builtin(self) }
+    }
+}
+
+/// Whose op it is, and so how a backend implements it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    /// A built-in: every backend implements it itself.
+    Builtin(BuiltinOp),
+    /// A user op. `emit` is how the AscendC backend calls it: a template of the device call
+    /// with `{param}` placeholders for the parameters' regions (e.g.
+    /// `"ScaledSilu({dst}, {src})"`); `None` if it has no device form (host only).
+    User { emit: Option<String> },
+}
+
 /// An op's signature.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OpSpec {
@@ -81,15 +225,12 @@ pub struct OpSpec {
     pub work: WorkModel,
     /// One sentence for error messages and generated comments.
     pub doc: String,
-    /// How the AscendC backend calls a user-defined op: a template of the device call with
-    /// `{param}` placeholders for the parameters' regions (e.g. `"ScaledSilu({dst}, {src})"`).
-    /// `None` for built-in ops, whose emission the backend owns.
-    #[serde(default)]
-    pub emit: Option<String>,
+    /// A built-in, or a user op with its AscendC emission.
+    pub kind: OpKind,
 }
 
 impl OpSpec {
-    /// An op without an AscendC emission template (the built-ins).
+    /// A user op, without an AscendC emission template (add one with [`OpSpec::with_emit`]).
     pub fn new(
         name: impl Into<String>,
         core: CoreKind,
@@ -97,13 +238,29 @@ impl OpSpec {
         work: WorkModel,
         doc: impl Into<String>,
     ) -> Self {
-        OpSpec { name: name.into(), core, params, work, doc: doc.into(), emit: None }
+        OpSpec { name: name.into(), core, params, work, doc: doc.into(), kind: OpKind::User { emit: None } }
     }
 
-    /// Sets the AscendC emission template (see [`OpSpec::emit`]).
+    /// Makes this a user op with AscendC emission template `template` (see [`OpKind::User`]).
     pub fn with_emit(mut self, template: impl Into<String>) -> Self {
-        self.emit = Some(template.into());
+        self.kind = OpKind::User { emit: Some(template.into()) };
         self
+    }
+
+    /// The built-in this is, if it is one.
+    pub fn builtin(&self) -> Option<BuiltinOp> {
+        match self.kind {
+            OpKind::Builtin(op) => Some(op),
+            OpKind::User { .. } => None,
+        }
+    }
+
+    /// A user op's AscendC emission template, if it has one.
+    pub fn emit(&self) -> Option<&str> {
+        match &self.kind {
+            OpKind::User { emit } => emit.as_deref(),
+            OpKind::Builtin(_) => None,
+        }
     }
 }
 
@@ -137,75 +294,12 @@ impl OpRegistry {
         OpRegistry { ops: IndexMap::new() }
     }
 
-    /// The built-in MoE ops.
+    /// The built-in MoE ops ([`BuiltinOp::ALL`]).
     pub fn builtin() -> Self {
-        use CoreKind::{Aic, Aiv};
-        use Param as P;
-        let v = |f| WorkModel::Vector { flops_per_element: f };
         let mut r = Self::empty();
-        let mut add = |name: &str, core, params, work, doc: &str| {
-            r.register(OpSpec::new(name, core, params, work, doc)).expect("built-in op names are distinct");
-        };
-        add(
-            "matmul",
-            Aic,
-            vec![P::read("a"), P::read("b"), P::write("c")],
-            WorkModel::Matmul,
-            "c = a · b (FP32 accumulation)",
-        );
-        add(
-            "put",
-            Aiv,
-            vec![P::read("src"), P::remote_write("dst")],
-            WorkModel::Copy,
-            "one-sided write of src into dst on another rank, with a signal",
-        );
-        add("copy", Aiv, vec![P::read("src"), P::write("dst")], WorkModel::Copy, "dst = src");
-        add(
-            "swiglu",
-            Aiv,
-            vec![P::read("gate_up"), P::write("out")],
-            v(6),
-            "out = silu(gate) * up, gate and up the two halves of the last dimension",
-        );
-        add(
-            "scale_rows",
-            Aiv,
-            vec![P::read("src"), P::read("scale"), P::write("dst")],
-            v(1),
-            "dst[i, :] = src[i, :] * scale[i]",
-        );
-        add("accumulate", Aiv, vec![P::read("src"), P::read_write("dst")], v(1), "dst += src");
-        add(
-            "weighted_accumulate",
-            Aiv,
-            vec![P::read("src"), P::read("weight"), P::read_write("dst")],
-            v(2),
-            "top-k weighted sum: dst[i, :] += sum over j < k of src[i*k + j, :] * weight[i*k + j], k = rows(src) / rows(dst), in FP32",
-        );
-        add(
-            "gather_weighted_accumulate",
-            Aiv,
-            vec![P::read("table"), P::read("index"), P::read("weight"), P::read_write("dst")],
-            WorkModel::Gather { flops_per_element: 2 },
-            "top-k weighted sum of gathered rows: dst[i, :] += sum over j < k of table[index[i, j], :] * weight[i, j] for index[i, j] >= 0, k = last extent of index, in FP32 in j order",
-        );
-        add(
-            "quantize",
-            Aiv,
-            vec![P::read("src"), P::write("dst"), P::write("scale")],
-            v(4),
-            "per-row symmetric INT8 quantisation",
-        );
-        add(
-            "dequantize",
-            Aiv,
-            vec![P::read("src"), P::read("scale"), P::write("dst")],
-            v(1),
-            "dst = src * scale per row",
-        );
-        add("cast", Aiv, vec![P::read("src"), P::write("dst")], v(1), "dst = src converted to dst's element type");
-        add("zero", Aiv, vec![P::write("dst")], v(0), "dst = 0");
+        for op in BuiltinOp::ALL {
+            r.register(op.spec()).expect("built-in op names are distinct");
+        }
         r
     }
 

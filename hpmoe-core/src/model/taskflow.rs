@@ -212,7 +212,7 @@ impl TileBuilder<'_> {
     /// `put(src, dst)`: one-sided write of `src` into `dst` (a region `.on(rank)`).
     #[track_caller]
     pub fn put(&mut self, src: super::Region, dst: super::Region) {
-        self.op("put", [src, dst]);
+        self.op(crate::model::BuiltinOp::Put.name(), [src, dst]);
     }
 
     /// Runs the body only when the `i32` element `count` exceeds `above` at run time; the

@@ -33,7 +33,7 @@ pub fn program(fe: &Frontend, compiled: &Compiled) -> TokenStream {
             let name = op.ident.to_string();
             let vars: Vec<_> = (0..op.params.len()).map(|k| format_ident!("a{}", k, span = site)).collect();
             let n = op.params.len();
-            let emit = tf.ops.get(&name).and_then(|s| s.emit.clone()).unwrap_or_default();
+            let emit = tf.ops.get(&name).and_then(|s| s.emit()).unwrap_or_default().to_owned();
             let msg = format!("op `{name}` takes {n} regions");
             let f = quote! {
                 fn #adapter(#args: &mut [::hpmoe_core::dsl::TileData]) {

@@ -53,7 +53,7 @@ fn main() {
         ("scale", Access::Read),
         ("act", Access::Write)
     ]);
-    assert_eq!(spec.emit.as_deref(), Some("hpmoe_user::ScaledSwiGlu({act}, {gate_up}, {scale})"));
+    assert_eq!(spec.emit(), Some("hpmoe_user::ScaledSwiGlu({act}, {gate_up}, {scale})"));
     assert!(spec.doc.starts_with("act[i, j] = silu(gate[i, j])"));
     assert_eq!(tf.ops.get("add_into").unwrap().params[1].access, Access::ReadWrite);
     assert!(tf.ops.get("matmul").is_some(), "the built-ins stay registered");

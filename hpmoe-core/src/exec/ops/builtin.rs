@@ -7,7 +7,8 @@
 
 use super::{Arg, ArgDesc, OpImpls, RefOp};
 use crate::exec::tensor::{is_float, round_to};
-use crate::model::DType;
+use crate::model::{BuiltinOp, DType};
+use std::sync::Arc;
 
 /// `x · sigmoid(x)`, computed as `x / (1 + e^(-x))` in `f32`.
 pub fn silu(x: f32) -> f32 {
@@ -15,18 +16,27 @@ pub fn silu(x: f32) -> f32 {
 }
 
 pub(super) fn register_all(r: &mut OpImpls) {
-    r.replace("matmul", Matmul);
-    r.replace("put", Copy);
-    r.replace("copy", Copy);
-    r.replace("swiglu", SwiGlu);
-    r.replace("scale_rows", ScaleRows);
-    r.replace("accumulate", Accumulate);
-    r.replace("weighted_accumulate", WeightedAccumulate);
-    r.replace("gather_weighted_accumulate", GatherWeightedAccumulate);
-    r.replace("quantize", Quantize);
-    r.replace("dequantize", Dequantize);
-    r.replace("cast", Cast);
-    r.replace("zero", Zero);
+    for op in BuiltinOp::ALL {
+        r.replace_arc(op.name(), reference(op));
+    }
+}
+
+/// The reference body of a built-in.
+fn reference(op: BuiltinOp) -> Arc<dyn RefOp> {
+    match op {
+        BuiltinOp::Matmul => Arc::new(Matmul),
+        // On the host a put is a copy into the destination rank's tensor.
+        BuiltinOp::Put | BuiltinOp::Copy => Arc::new(Copy),
+        BuiltinOp::Swiglu => Arc::new(SwiGlu),
+        BuiltinOp::ScaleRows => Arc::new(ScaleRows),
+        BuiltinOp::Accumulate => Arc::new(Accumulate),
+        BuiltinOp::WeightedAccumulate => Arc::new(WeightedAccumulate),
+        BuiltinOp::GatherWeightedAccumulate => Arc::new(GatherWeightedAccumulate),
+        BuiltinOp::Quantize => Arc::new(Quantize),
+        BuiltinOp::Dequantize => Arc::new(Dequantize),
+        BuiltinOp::Cast => Arc::new(Cast),
+        BuiltinOp::Zero => Arc::new(Zero),
+    }
 }
 
 fn arity(args: &[ArgDesc], n: usize) -> Result<(), String> {

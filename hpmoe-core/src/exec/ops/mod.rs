@@ -197,7 +197,11 @@ impl OpImpls {
 
     /// Sets the body of op `name`, replacing any it had.
     pub fn replace(&mut self, name: &str, op: impl RefOp + 'static) {
-        self.ops.insert(name.to_string(), Arc::new(op));
+        self.replace_arc(name, Arc::new(op));
+    }
+
+    fn replace_arc(&mut self, name: &str, op: Arc<dyn RefOp>) {
+        self.ops.insert(name.to_string(), op);
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn RefOp>> {
