@@ -1,10 +1,11 @@
 //! The backend on a fixed sample of the random taskflows every hpmoe property test draws from
-//! (`hpmoe_core::testing`, without whole-tensor reads, whose fold stand-ins have no device code):
+//! (`hpmoe_core::testing`; those with a fold stand-in, which has no device code, are passed over):
 //! each kernel of the sample is emitted from its plan and passes `g++ -fsyntax-only -Wall -Wextra
 //! -Werror` against the declaration-only devkit (kernel and launcher), and the first few run on
 //! the CPU emulation of the device API, ending with every tensor of every rank bitwise equal to
 //! the host executor's run of the same table and flag plan. Skipped, with a note, where g++ is
-//! missing.
+//! missing. `HPMOE_RANDOM_KERNELS=S,E` checks `S` kernels and emulates `E` of them instead (a
+//! deeper run by hand).
 
 mod common;
 
@@ -14,7 +15,7 @@ use hpmoe_ascendc::{KernelFiles, emit};
 use hpmoe_core::Compiled;
 use hpmoe_core::exec::{Executor, RunOptions};
 use hpmoe_core::model::Taskflow;
-use hpmoe_core::testing::{self, TaskflowSpec, taskflow_spec_with};
+use hpmoe_core::testing::{self, TaskflowSpec, taskflow_spec};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
 
@@ -23,17 +24,27 @@ const SAMPLE: usize = 16;
 /// Of those, kernels run on the emulator (each costs a g++ build of about a second, once cached).
 const EMULATED: usize = 5;
 
-/// The sample: the first `SAMPLE` taskflows of the generator's deterministic stream, each named
-/// after its place in it, with its plan and kernel.
+/// `(kernels syntax-checked, kernels emulated)`: `HPMOE_RANDOM_KERNELS=S,E`, else the defaults.
+fn sample_size() -> (usize, usize) {
+    let Ok(v) = std::env::var("HPMOE_RANDOM_KERNELS") else { return (SAMPLE, EMULATED) };
+    let parsed = v.split_once(',').and_then(|(s, e)| Some((s.trim().parse().ok()?, e.trim().parse().ok()?)));
+    parsed.unwrap_or_else(|| panic!("HPMOE_RANDOM_KERNELS={v:?}: expected `S,E`, e.g. `200,50`"))
+}
+
+/// The sample: the first [`sample_size`] taskflows without folds of the generator's deterministic
+/// stream, each named after its place in the sample, with its plan and kernel.
 fn sample() -> Vec<(TaskflowSpec, Taskflow, Compiled, KernelFiles)> {
     let mut runner = TestRunner::deterministic();
-    let strategy = taskflow_spec_with(8, false);
-    (0..SAMPLE)
-        .map(|k| {
-            let spec = strategy.new_tree(&mut runner).expect("the generator never rejects").current();
-            let mut tf = spec.taskflow();
+    let strategy = taskflow_spec(8);
+    let specs =
+        std::iter::repeat_with(|| strategy.new_tree(&mut runner).expect("the generator never rejects").current());
+    specs
+        .map(|spec| (spec.taskflow(), spec))
+        .filter(|(tf, _)| !testing::has_folds(tf))
+        .take(sample_size().0)
+        .enumerate()
+        .map(|(k, (mut tf, spec))| {
             tf.name = format!("random_{k}");
-            assert!(!testing::has_folds(&tf), "{}: a fold without whole reads", tf.name);
             let compiled = hpmoe_core::plan(&tf).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
             let kernel = emit(&tf, &compiled).unwrap_or_else(|e| panic!("{}: {e}", tf.name));
             (spec, tf, compiled, kernel)
@@ -51,17 +62,18 @@ fn kernel_arg_count(cpp: &str, name: &str) -> usize {
 #[test]
 fn a_sample_of_random_kernels_pass_the_syntax_check() {
     let sample = sample();
-    let (ranks, puts, guards, flags) = sample.iter().fold((0, 0, 0, 0), |acc, (spec, tf, c, _)| {
-        (
-            acc.0 + usize::from(spec.ranks > 1),
-            acc.1 + usize::from((0..spec.families.len()).any(|i| spec.puts(i))),
-            acc.2 + usize::from(tf.families.iter().any(|f| f.guard.is_some())),
-            acc.3 + usize::from(!c.flags.edges.is_empty()),
-        )
-    });
+    let count = |f: &dyn Fn(&TaskflowSpec, &Taskflow, &Compiled) -> bool| {
+        sample.iter().filter(|(spec, tf, c, _)| f(spec, tf, c)).count()
+    };
     eprintln!(
-        "random kernels: {SAMPLE} emitted ({ranks} on 2-4 ranks, {puts} with puts across ranks beyond the guards' \
-         counts, {guards} with guards, {flags} with hardware flags)"
+        "random kernels: {} emitted ({} on 2-4 ranks, {} with puts across ranks beyond the guards' counts, {} with \
+         guards, {} with whole-tensor weighted sums, {} with hardware flags)",
+        sample.len(),
+        count(&|spec, _, _| spec.ranks > 1),
+        count(&|spec, _, _| (0..spec.families.len()).any(|i| spec.puts(i))),
+        count(&|_, tf, _| tf.families.iter().any(|f| f.guard.is_some())),
+        count(&|_, tf, _| tf.families.iter().flat_map(|f| &f.body).any(|c| c.op == "weighted_accumulate")),
+        count(&|_, _, c| !c.flags.edges.is_empty()),
     );
     let Some(check) = gxx() else { return };
     let root = temp_dir("random-syntax");
@@ -82,7 +94,7 @@ fn a_sample_of_random_kernels_pass_the_syntax_check() {
 #[test]
 fn random_kernels_on_the_emulator_equal_the_host_executor() {
     let Some(options) = emulator_options() else { return };
-    for (seed, (spec, tf, compiled, kernel)) in (0u64..).zip(sample().into_iter().take(EMULATED)) {
+    for (seed, (spec, tf, compiled, kernel)) in (0u64..).zip(sample().into_iter().take(sample_size().1)) {
         let inputs = testing::inputs(&tf, seed);
         let emulation = Emulation::build(&kernel, &options).unwrap_or_else(|e| panic!("{}: {e}", tf.name));
         let run = emulation.run(&tf, &inputs).unwrap_or_else(|e| panic!("{} ({spec:?}): {e}", tf.name));

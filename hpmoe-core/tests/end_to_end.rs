@@ -38,12 +38,18 @@ struct Tally {
     with_puts: u64,
     with_guards: u64,
     with_folds: u64,
+    with_weighted_sums: u64,
     with_flags: u64,
     instances: u64,
     dependencies: u64,
     skipped: u64,
     deadlocks: u64,
     violations: u64,
+}
+
+/// Whether `tf` calls `op`.
+fn calls(tf: &hpmoe_core::model::Taskflow, op: &str) -> bool {
+    tf.families.iter().flat_map(|f| &f.body).any(|c| c.op == op)
 }
 
 /// Runs one taskflow through the chain, counting what it held into `tally`.
@@ -104,6 +110,7 @@ fn end_to_end(spec: &TaskflowSpec, seed: u64, tally: &mut Tally) -> Result<(), T
     tally.with_puts += u64::from((0..spec.families.len()).any(|i| spec.puts(i)));
     tally.with_guards += u64::from(tf.families.iter().any(|f| f.guard.is_some()));
     tally.with_folds += u64::from(testing::has_folds(&tf));
+    tally.with_weighted_sums += u64::from(calls(&tf, "weighted_accumulate"));
     tally.with_flags += u64::from(!compiled.flags.edges.is_empty());
     tally.instances += exp.nodes() as u64;
     tally.dependencies += cert.dependencies;
@@ -124,12 +131,13 @@ fn random_taskflows_run_end_to_end_without_deadlock_or_early_start_and_equal_the
     let t = tally.into_inner();
     eprintln!(
         "end to end: {} random taskflows passed ({} on 2-4 ranks, {} with puts across ranks beyond the guards' counts, \
-         {} with guards, {} with folds, {} with hardware flags; {} instances, {} dependencies certified, \
+         {} with guards, {} with whole-tensor weighted sums, {} with folds, {} with hardware flags; {} instances, {} dependencies certified, \
          {} guard skips); {} deadlocks, {} dependency violations",
         t.taskflows,
         t.multi_rank,
         t.with_puts,
         t.with_guards,
+        t.with_weighted_sums,
         t.with_folds,
         t.with_flags,
         t.instances,

@@ -41,9 +41,10 @@ fn elements(tf: &Taskflow, r: &Region) -> u64 {
     shape.iter().enumerate().map(|(k, &e)| r.dims.get(k).map_or(e, |d| d.len)).product()
 }
 
-/// `tf` with each op call whose first read and last argument differ in size replaced by its fold
-/// stand-in (`matmul` by `fold_aic`, `put` by `fold_put`, any other by `fold_aiv`), the fold ops
-/// registered. A taskflow without such a call is returned unchanged but for the registrations.
+/// `tf` with each `matmul`, `put` or `copy` call whose first read and last argument differ in size
+/// replaced by its fold stand-in (`fold_aic`, `fold_put`, `fold_aiv`), the fold ops registered.
+/// Other ops keep their own shape rules. A taskflow without such a call is returned unchanged but
+/// for the registrations.
 pub fn with_folds(mut tf: Taskflow) -> Taskflow {
     let folds = [
         (FOLD_OPS[0], CoreKind::Aic, vec![Param::read("a"), Param::read("b"), Param::write("c")], WorkModel::Matmul),
@@ -60,13 +61,14 @@ pub fn with_folds(mut tf: Taskflow) -> Taskflow {
         .collect();
     for (f, sizes) in tf.families.iter_mut().zip(sizes) {
         for (call, (read, written)) in f.body.iter_mut().zip(sizes) {
+            let fold = match call.op.as_str() {
+                "matmul" => FOLD_OPS[0],
+                "copy" => FOLD_OPS[1],
+                "put" => FOLD_OPS[2],
+                _ => continue,
+            };
             if read != written {
-                call.op = match call.op.as_str() {
-                    "matmul" => FOLD_OPS[0],
-                    "put" => FOLD_OPS[2],
-                    _ => FOLD_OPS[1],
-                }
-                .into();
+                call.op = fold.into();
             }
         }
     }

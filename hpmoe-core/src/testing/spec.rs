@@ -4,11 +4,12 @@
 //! Family `i` writes its own tensor `out{i}`, one row per instance (the row is the instance's
 //! linear index over its grid), so its instances never conflict, and reads a region of an earlier
 //! family's tensor chosen by a random affine map of its grid indices (or, with
-//! [`ReadPattern::Whole`], all of it). An AIV family may instead put its row into a symmetric
-//! tensor on another rank ([`PutPattern`]); rows are grouped by source rank, so puts never
-//! collide, and a reader of such a tensor reads a block every row of which arrived. An AIV family
-//! that copies may also accumulate a row of the input into its own. Random `after` entries point
-//! at earlier families. The result is a random DAG with data edges (local and cross-rank) and
+//! [`ReadPattern::Whole`], all of it: an AIV family sums the rows it reads into its own with
+//! `weighted_accumulate`, a matmul or a put becomes a fold). An AIV family may instead put its row
+//! into a symmetric tensor on another rank ([`PutPattern`]); rows are grouped by source rank, so
+//! puts never collide, and a reader of such a tensor reads a block every row of which arrived. An
+//! AIV family that copies may also accumulate a row of the input into its own. Random `after`
+//! entries point at earlier families. The result is a random DAG with data edges (local and cross-rank) and
 //! explicit edges; [`TaskflowSpec::taskflow`] then adds the folds ([`super::folds`]) and the
 //! guards ([`super::guards`]).
 
@@ -18,7 +19,9 @@ use proptest::prelude::*;
 /// Which rows of an earlier family's output a family reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReadPattern {
-    /// All rows (the op becomes a fold, see [`super::folds`]).
+    /// All rows: an AIV family that does not put sums them into its row (`zero`, then
+    /// `weighted_accumulate` with weights from the input `wts`); a matmul or a put becomes a fold
+    /// (see [`super::folds`]).
     Whole,
     /// The row `(a·i0 + b·i1 + c) % rows`, `i0` and `i1` the first two grid indices (0 where the
     /// grid has fewer dimensions).
@@ -74,12 +77,10 @@ pub struct TaskflowSpec {
     pub families: Vec<FamilySpec>,
 }
 
-/// The recipe of one family. With `whole_reads` false, no family reads a whole tensor (so no op
-/// becomes a fold).
-pub fn family_spec(whole_reads: bool) -> impl Strategy<Value = FamilySpec> {
-    let whole = if whole_reads { 1 } else { 0 };
+/// The recipe of one family.
+pub fn family_spec() -> impl Strategy<Value = FamilySpec> {
     let pattern = prop_oneof![
-        whole => Just(ReadPattern::Whole),
+        1 => Just(ReadPattern::Whole),
         4 => (0i64..4, 0i64..4, 0i64..8).prop_map(|(a, b, c)| ReadPattern::Row(a, b, c)),
     ];
     let put = prop_oneof![
@@ -104,16 +105,9 @@ pub fn family_spec(whole_reads: bool) -> impl Strategy<Value = FamilySpec> {
         })
 }
 
-/// Random taskflows of 1 to `max_families - 1` families on 1–4 ranks of 1–3 AICs, every kind of
-/// read (whole reads become folds).
+/// Random taskflows of 1 to `max_families - 1` families on 1–4 ranks of 1–3 AICs.
 pub fn taskflow_spec(max_families: usize) -> impl Strategy<Value = TaskflowSpec> {
-    taskflow_spec_with(max_families, true)
-}
-
-/// [`taskflow_spec`] with or without whole reads: without them every op is a built-in op with
-/// its real shape rules, so the AscendC backend can emit the taskflow.
-pub fn taskflow_spec_with(max_families: usize, whole_reads: bool) -> impl Strategy<Value = TaskflowSpec> {
-    (1u32..4, 1u32..5, prop::collection::vec(family_spec(whole_reads), 1..max_families))
+    (1u32..4, 1u32..5, prop::collection::vec(family_spec(), 1..max_families))
         .prop_map(|(aic, ranks, families)| TaskflowSpec { aic, ranks, families })
 }
 
@@ -154,13 +148,15 @@ impl TaskflowSpec {
         super::guards::with_guards(super::folds::with_folds(self.build()), &self.guards())
     }
 
-    /// The families alone, without folds or guards: ops of a whole read have mismatched shapes.
+    /// The families alone, without folds or guards: a matmul or a put of a whole read has
+    /// mismatched shapes.
     pub fn build(&self) -> Taskflow {
         let mut tf = Taskflow::new("random", MachineProfile::small(self.aic, self.ranks));
         let ranks = self.ranks;
         let r = i64::from(ranks);
         let w = tf.input("w", DType::Bf16, &[8, 8]);
         let src = tf.input("src", DType::Bf16, &[8, 8]);
+        let wts = tf.input("wts", DType::F32, &[16]);
         let mut outs: Vec<Out> = Vec::new();
         for (i, f) in self.families.iter().enumerate() {
             let rows: u64 = f.grid.iter().product();
@@ -196,6 +192,7 @@ impl TaskflowSpec {
                 for (k, e) in idx.iter().enumerate() {
                     lin = lin * f.grid[k] as i64 + e.clone();
                 }
+                let mut whole_rows = None;
                 let read_region: Region = match read {
                     None => src.slice(lin.clone().modulo(8), 1),
                     Some((o, pattern)) => {
@@ -211,7 +208,10 @@ impl TaskflowSpec {
                             None => o.tensor.whole(),
                         };
                         match pattern {
-                            ReadPattern::Whole => base,
+                            ReadPattern::Whole => {
+                                whole_rows = Some(o.rows);
+                                base
+                            }
                             ReadPattern::Row(a, b, c) => {
                                 let i0 = idx.first().cloned().unwrap_or_default();
                                 let i1 = idx.get(1).cloned().unwrap_or_default();
@@ -225,7 +225,12 @@ impl TaskflowSpec {
                 } else if let Some(dst) = dst {
                     t.put(read_region, out.on(dst).at(Affine::rank()).slice(lin, 1));
                 } else {
-                    t.op("copy", [read_region, out.slice(lin.clone(), 1)]);
+                    if let Some(rows) = whole_rows {
+                        t.op("zero", [out.slice(lin.clone(), 1)]);
+                        t.op("weighted_accumulate", [read_region, wts.slice(0, rows), out.slice(lin.clone(), 1)]);
+                    } else {
+                        t.op("copy", [read_region, out.slice(lin.clone(), 1)]);
+                    }
                     if accumulate {
                         t.op("accumulate", [src.slice((lin.clone() + 3).modulo(8), 1), out.slice(lin, 1)]);
                     }
