@@ -49,7 +49,7 @@ pub type GuardSpec = Option<(i64, i64, i64)>;
 pub struct FamilySpec {
     /// On an AIC (a matmul) or an AIV (a copy or a put).
     pub aic: bool,
-    /// Grid extents: 0–2 dimensions, each 1–4.
+    /// Grid extents: 0–2 dimensions, each 1–8 (mostly 1–4).
     pub grid: Vec<u64>,
     /// Read from earlier family `j % i` with a pattern; `None` (or the first family) reads the
     /// input `src`.
@@ -83,12 +83,14 @@ pub fn family_spec() -> impl Strategy<Value = FamilySpec> {
         1 => Just(ReadPattern::Whole),
         4 => (0i64..4, 0i64..4, 0i64..8).prop_map(|(a, b, c)| ReadPattern::Row(a, b, c)),
     ];
+    // Mostly small, sometimes up to 8: long core queues (and hardware-flag runs) now and then.
+    let extent = prop_oneof![6 => 1u64..5, 1 => 5u64..9];
     let put = prop_oneof![
         1 => (1u32..4).prop_map(PutPattern::Shift),
         1 => Just(PutPattern::AllToAll),
     ];
     (
-        (any::<bool>(), prop::collection::vec(1u64..5, 0..3), prop::option::weighted(0.85, (0usize..64, pattern))),
+        (any::<bool>(), prop::collection::vec(extent, 0..3), prop::option::weighted(0.85, (0usize..64, pattern))),
         (0u32..4, prop::option::weighted(0.4, put), prop::bool::weighted(0.3)),
         prop::collection::vec((0usize..64, prop::bool::weighted(0.2)), 0..3),
         prop::option::weighted(0.35, (0i64..3, 0i64..3, -1i64..4)),
@@ -156,7 +158,7 @@ impl TaskflowSpec {
         let r = i64::from(ranks);
         let w = tf.input("w", DType::Bf16, &[8, 8]);
         let src = tf.input("src", DType::Bf16, &[8, 8]);
-        let wts = tf.input("wts", DType::F32, &[16]);
+        let wts = tf.input("wts", DType::F32, &[64]);
         let mut outs: Vec<Out> = Vec::new();
         for (i, f) in self.families.iter().enumerate() {
             let rows: u64 = f.grid.iter().product();
