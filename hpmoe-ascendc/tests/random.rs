@@ -21,7 +21,8 @@ use proptest::test_runner::TestRunner;
 
 /// Kernels syntax-checked.
 const SAMPLE: usize = 16;
-/// Of those, kernels run on the emulator (each costs a g++ build of about a second, once cached).
+/// Of those, kernels run on the emulator (each costs a g++ build of a few seconds the first time,
+/// once the emulator archive is cached; nothing after).
 const EMULATED: usize = 5;
 
 /// `(kernels syntax-checked, kernels emulated)`: `HPMOE_RANDOM_KERNELS=S,E`, else the defaults.
