@@ -44,6 +44,8 @@ pub mod sim;
 #[cfg(feature = "syntax")]
 pub mod syntax;
 pub mod table;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod trace;
 
 pub use error::{Diagnostic, Diagnostics, ErrorKind};

@@ -1,11 +1,10 @@
-//! Properties over random taskflows (random DAGs with local, explicit and cross-rank
-//! edges): the scheduler, the synchronisation and the table must never deadlock or let a
+//! Properties over random taskflows (`hpmoe_core::testing`: random DAGs with local, explicit and
+//! cross-rank edges, guards and folds): the scheduler, the synchronisation and the table must never deadlock or let a
 //! tile start before one of its dependencies, whatever the tile durations.
-
-mod common;
 
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_core::table::{NO_WAIT, ScheduleTable};
+use hpmoe_core::testing::taskflow_spec;
 use hpmoe_core::{Compiled, compile};
 use proptest::prelude::*;
 use std::cmp::Reverse;
@@ -113,8 +112,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(1000))]
 
     #[test]
-    fn random_taskflows_schedule_without_deadlock_or_early_start(spec in common::taskflow_spec(10), seed in any::<u64>()) {
-        let tf = spec.build();
+    fn random_taskflows_schedule_without_deadlock_or_early_start(spec in taskflow_spec(10), seed in any::<u64>()) {
+        let tf = spec.taskflow();
         let c = compile(&tf, &SimpleCost::default()).map_err(|d| TestCaseError::fail(d.render(&tf.sources)))?;
         check_compiled(&c, seed)?;
     }
@@ -124,8 +123,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
     #[test]
-    fn the_same_taskflow_gives_byte_identical_tables(spec in common::taskflow_spec(10)) {
-        let tf = spec.build();
+    fn the_same_taskflow_gives_byte_identical_tables(spec in taskflow_spec(10)) {
+        let tf = spec.taskflow();
         let a = compile(&tf, &SimpleCost::default()).unwrap().table;
         let b = compile(&tf.clone(), &SimpleCost::default()).unwrap().table;
         prop_assert_eq!(a.to_bytes(), b.to_bytes());

@@ -1,7 +1,6 @@
-//! Properties of the simulator, the baseline and the bound over random taskflows (random
-//! DAGs with local, explicit and cross-rank edges, puts included) and random cost profiles.
-
-mod common;
+//! Properties of the simulator, the baseline and the bound over random taskflows
+//! (`hpmoe_core::testing`: random DAGs with local, explicit and cross-rank edges, puts and guards
+//! included) and random cost profiles.
 
 use hpmoe_core::cost::{CostProfile, TaskflowCost};
 use hpmoe_core::expand::Work;
@@ -92,10 +91,10 @@ proptest! {
 
     #[test]
     fn simulated_runs_respect_cores_dependencies_links_and_the_bound(
-        spec in common::taskflow_spec(8),
+        spec in hpmoe_core::testing::taskflow_spec(8),
         profile in profile(),
     ) {
-        let tf = spec.build();
+        let tf = spec.taskflow();
         let cost = TaskflowCost::new(&tf, profile.clone());
         let c = compile(&tf, &cost).map_err(|d| TestCaseError::fail(d.render(&tf.sources)))?;
         let cmp = sim::compare(&c, &tf.profile, &cost).map_err(|e| TestCaseError::fail(e.to_string()))?;

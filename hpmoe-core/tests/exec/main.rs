@@ -2,9 +2,6 @@
 //! a naive loop-nest reference, random taskflows against the sequential runner, and fault
 //! injection (dropped signals, panicking and hanging tiles).
 
-#[path = "../common/mod.rs"]
-mod common;
-
 mod faults;
 mod flags;
 mod guards;

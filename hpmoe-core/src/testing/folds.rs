@@ -1,0 +1,90 @@
+//! Folds: a shape-agnostic stand-in for an op whose arguments do not fit its real shape rules
+//! (a random taskflow's "read a whole tensor" pattern).
+
+use crate::exec::{Arg, ArgDesc, OpImpls, RefOp};
+use crate::model::{CoreKind, OpSpec, Param, Region, Taskflow, WorkModel};
+
+/// The fold ops [`with_folds`] registers, by the op they stand in for: `(matmul, copy, put)`.
+pub const FOLD_OPS: [&str; 3] = ["fold_aic", "fold_aiv", "fold_put"];
+
+/// The reference implementation of every fold op: each written element is a fixed linear mix of
+/// every element read, summed in argument and element order, divided by the number of elements
+/// read.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Fold;
+
+impl RefOp for Fold {
+    fn check(&self, _: &[ArgDesc]) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+        let reads: Vec<Vec<f32>> = args.iter().filter(|a| a.desc().access.reads()).map(Arg::load).collect();
+        let total: usize = reads.iter().map(Vec::len).sum();
+        for w in args.iter().filter(|a| a.desc().access.writes()) {
+            let mut out = vec![0.0f32; w.desc().elements()];
+            for (q, o) in out.iter_mut().enumerate() {
+                for (i, x) in reads.iter().flatten().enumerate() {
+                    *o += x * (((i * 31 + q * 17) % 13) as f32 / 8.0 - 0.75);
+                }
+                *o /= total.max(1) as f32;
+            }
+            w.store(&out)?;
+        }
+        Ok(())
+    }
+}
+
+/// The elements of `r`, a region of a tensor of `tf`.
+fn elements(tf: &Taskflow, r: &Region) -> u64 {
+    let shape = &tf.tensor(&r.tensor).expect("generated tensors exist").shape;
+    shape.iter().enumerate().map(|(k, &e)| r.dims.get(k).map_or(e, |d| d.len)).product()
+}
+
+/// `tf` with each `matmul`, `put` or `copy` call whose first read and last argument differ in size
+/// replaced by its fold stand-in (`fold_aic`, `fold_put`, `fold_aiv`), the fold ops registered.
+/// Other ops keep their own shape rules. A taskflow without such a call is returned unchanged but
+/// for the registrations.
+pub fn with_folds(mut tf: Taskflow) -> Taskflow {
+    let folds = [
+        (FOLD_OPS[0], CoreKind::Aic, vec![Param::read("a"), Param::read("b"), Param::write("c")], WorkModel::Matmul),
+        (FOLD_OPS[1], CoreKind::Aiv, vec![Param::read("src"), Param::write("dst")], WorkModel::Copy),
+        (FOLD_OPS[2], CoreKind::Aiv, vec![Param::read("src"), Param::remote_write("dst")], WorkModel::Copy),
+    ];
+    for (name, core, params, work) in folds {
+        tf.ops.register(OpSpec::new(name, core, params, work, "test stand-in")).expect("fold names are free");
+    }
+    let sizes: Vec<Vec<(u64, u64)>> = tf
+        .families
+        .iter()
+        .map(|f| f.body.iter().map(|c| (elements(&tf, &c.args[0]), elements(&tf, c.args.last().unwrap()))).collect())
+        .collect();
+    for (f, sizes) in tf.families.iter_mut().zip(sizes) {
+        for (call, (read, written)) in f.body.iter_mut().zip(sizes) {
+            let fold = match call.op.as_str() {
+                "matmul" => FOLD_OPS[0],
+                "copy" => FOLD_OPS[1],
+                "put" => FOLD_OPS[2],
+                _ => continue,
+            };
+            if read != written {
+                call.op = fold.into();
+            }
+        }
+    }
+    tf
+}
+
+/// Whether `tf` calls a fold op (such a taskflow has no AscendC emission).
+pub fn has_folds(tf: &Taskflow) -> bool {
+    tf.families.iter().flat_map(|f| &f.body).any(|c| FOLD_OPS.contains(&c.op.as_str()))
+}
+
+/// The built-in reference ops and [`Fold`] under every fold op's name.
+pub fn op_impls() -> OpImpls {
+    let mut impls = OpImpls::builtin();
+    for name in FOLD_OPS {
+        impls.register(name, Fold).expect("fold names are free");
+    }
+    impls
+}
