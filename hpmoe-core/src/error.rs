@@ -5,8 +5,7 @@ use serde::Serialize;
 use std::fmt;
 
 /// What went wrong, one variant per distinct check. Stable, so tests and tools can match.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ErrorKind {
     /// Two tensors, two tile families, or two grid indices of one family share a name.
     DuplicateName,
@@ -67,9 +66,50 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    /// Short stable name (`unknown_tensor`), used in messages' codes.
-    pub fn code(self) -> String {
-        serde_json::to_value(self).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+    /// Short stable name (`unknown_tensor`), used in messages' codes and as the kind's JSON form.
+    pub const fn code(self) -> &'static str {
+        match self {
+            ErrorKind::DuplicateName => "duplicate_name",
+            ErrorKind::UnknownTensor => "unknown_tensor",
+            ErrorKind::UnknownTile => "unknown_tile",
+            ErrorKind::UnknownOp => "unknown_op",
+            ErrorKind::ArityMismatch => "arity_mismatch",
+            ErrorKind::UnknownIndex => "unknown_index",
+            ErrorKind::WrongCoreKind => "wrong_core_kind",
+            ErrorKind::RemoteMismatch => "remote_mismatch",
+            ErrorKind::PutIntoNonSymmetric => "put_into_non_symmetric",
+            ErrorKind::WriteToInput => "write_to_input",
+            ErrorKind::BadGuard => "bad_guard",
+            ErrorKind::BadShape => "bad_shape",
+            ErrorKind::BadProfile => "bad_profile",
+            ErrorKind::EmptyGrid => "empty_grid",
+            ErrorKind::GridTooLarge => "grid_too_large",
+            ErrorKind::TooManyInstances => "too_many_instances",
+            ErrorKind::TooManyEdges => "too_many_edges",
+            ErrorKind::TileTooLarge => "tile_too_large",
+            ErrorKind::RegionOutOfBounds => "region_out_of_bounds",
+            ErrorKind::RankOutOfRange => "rank_out_of_range",
+            ErrorKind::AfterOutOfRange => "after_out_of_range",
+            ErrorKind::Overflow => "overflow",
+            ErrorKind::UnwrittenRead => "unwritten_read",
+            ErrorKind::UnorderedWriteAfterRead => "unordered_write_after_read",
+            ErrorKind::UnorderedWriteAfterWrite => "unordered_write_after_write",
+            ErrorKind::Cycle => "cycle",
+            ErrorKind::Deadlock => "deadlock",
+            ErrorKind::FootprintTooLarge => "footprint_too_large",
+            ErrorKind::CheckBudget => "check_budget",
+            ErrorKind::TooManyTasks => "too_many_tasks",
+            ErrorKind::TooManyCounters => "too_many_counters",
+            ErrorKind::FanInTooLarge => "fan_in_too_large",
+            ErrorKind::TooManySignals => "too_many_signals",
+            ErrorKind::Internal => "internal",
+        }
+    }
+}
+
+impl Serialize for ErrorKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.code())
     }
 }
 
