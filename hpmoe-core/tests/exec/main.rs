@@ -1,10 +1,12 @@
 //! Tests of the host executor through its public API: reference ops, the MoE layer against
 //! a naive loop-nest reference, random taskflows against the sequential runner, and fault
-//! injection (dropped signals, panicking and hanging tiles).
+//! injection (dropped signals, panicking and hanging tiles), and the certificate check every
+//! constructor runs first.
 
 #[path = "../common/mod.rs"]
 mod common;
 
+mod certificate;
 mod faults;
 mod flags;
 mod guards;
