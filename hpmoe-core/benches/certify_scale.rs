@@ -1,8 +1,9 @@
 //! The certificate check at scale: the DeepSeek-V3 layer's planned tables (4096 tokens per
-//! rank, hardware flags on) at EP 8, 16, 32 and 64 through `hpmoe_core::certify::verify`, with
+//! rank, hardware flags on) at EP 8, 16, 32 and 64 (or its natural-routing form) through `hpmoe_core::certify::verify`, with
 //! its time and the memory it adds at its peak.
 //!
-//! `cargo bench -p hpmoe-core --bench certify_scale` (add `-- --ep N` for one EP).
+//! `cargo bench -p hpmoe-core --bench certify_scale` (add `-- --ep N` for one EP, `-- --natural`
+//! for the natural-routing layer, `MoeShape::deepseek_v3_natural`).
 //!
 //! Columns: `cpu_s` is the CPU time of the check on its thread (the honest figure on a shared
 //! machine; `n/a` off Linux), `wall_s` its wall-clock time; `peak_extra_mib` is how far the
@@ -41,7 +42,9 @@ fn main() {
         "EP", "nodes", "dependencies", "hb_edges", "cpu_s", "wall_s", "passes", "peak_extra_mib"
     );
     for ep in eps {
-        let tf = MoeShape::deepseek_v3(ep, 4096).taskflow().expect("valid shape");
+        let natural = args.iter().any(|a| a == "--natural");
+        let shape = if natural { MoeShape::deepseek_v3_natural(ep, 4096) } else { MoeShape::deepseek_v3(ep, 4096) };
+        let tf = shape.taskflow().expect("valid shape");
         let c = hpmoe_core::plan(&tf).unwrap_or_else(|d| panic!("{d}"));
         let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
         let before = status_kib("VmRSS:");

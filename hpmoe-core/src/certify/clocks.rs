@@ -16,7 +16,7 @@
 //! its first send and dropped after its last receive (all sends of a channel come before its
 //! receives in the order). The band's width follows from a byte budget.
 
-use super::happens::{Graph, Slot};
+use super::happens::{Graph, Slot, Tick};
 use super::{CertError, CertFault, FLAG_CAPACITY};
 use crate::check::node_name;
 use crate::expand::Expanded;
@@ -71,7 +71,7 @@ pub(super) fn sweep(
     }
     let peak = peak_open_channels(g, order);
     let clocks = g.core_count + peak + 1;
-    let width = (budget / (clocks * size_of::<u32>())).clamp(1, columns.len());
+    let width = (budget / (clocks * size_of::<Tick>())).clamp(1, columns.len());
     for band in columns.chunks(width) {
         let checked = pass(tf, exp, g, order, band)?;
         swept.dependencies += checked;
@@ -92,10 +92,10 @@ fn pass(tf: &Taskflow, exp: &Expanded, g: &Graph, order: &[u32], band: &[u32]) -
         column_of[core as usize] = Some(col);
     }
     // Per core, the clock of its last entry walked so far; per channel, the join of its sends.
-    let mut last_on_core = vec![0u32; g.core_count * width];
-    let mut channel: Vec<Option<Box<[u32]>>> = vec![None; g.receivers.len()];
+    let mut last_on_core: Vec<Tick> = vec![0; g.core_count * width];
+    let mut channel: Vec<Option<Box<[Tick]>>> = vec![None; g.receivers.len()];
     let mut unread: Vec<u32> = g.receivers.iter().map(|r| r.len() as u32).collect();
-    let mut clock = vec![0u32; width];
+    let mut clock: Vec<Tick> = vec![0; width];
     let mut checked = 0u64;
     for &v in order {
         let Slot { core, pos } = g.slots[v as usize];
@@ -112,7 +112,7 @@ fn pass(tf: &Taskflow, exp: &Expanded, g: &Graph, order: &[u32], band: &[u32]) -
             }
         }
         if let Some(col) = column_of[core as usize] {
-            clock[col] = pos + 1;
+            clock[col] = Tick::try_from(pos + 1).expect("positions checked to fit a Tick");
         }
         for &u in exp.dag.pred.row(v) {
             let s = g.slots[u as usize];
@@ -121,7 +121,7 @@ fn pass(tf: &Taskflow, exp: &Expanded, g: &Graph, order: &[u32], band: &[u32]) -
                 continue;
             }
             checked += 1;
-            if clock[col] <= s.pos {
+            if u32::from(clock[col]) <= s.pos {
                 let message = format!(
                     "{} must finish before {} starts, but nothing in the table orders them ({} is entry {} of core {}, {} entry {} of core {})",
                     name(u),
@@ -139,7 +139,7 @@ fn pass(tf: &Taskflow, exp: &Expanded, g: &Graph, order: &[u32], band: &[u32]) -
         for &(setter, waiter) in g.capacity_of(v) {
             let w = g.slots[waiter as usize];
             let Some(col) = column_of[w.core as usize] else { continue };
-            if clock[col] <= w.pos {
+            if u32::from(clock[col]) <= w.pos {
                 let message = format!(
                     "{} sets the flag before {} has taken an earlier set, so more than {FLAG_CAPACITY} sets can be pending",
                     name(setter),
@@ -157,7 +157,7 @@ fn pass(tf: &Taskflow, exp: &Expanded, g: &Graph, order: &[u32], band: &[u32]) -
 }
 
 /// `into = max(into, other)`, entry by entry.
-fn join(into: &mut [u32], other: &[u32]) {
+fn join(into: &mut [Tick], other: &[Tick]) {
     into.iter_mut().zip(other).for_each(|(a, b)| *a = (*a).max(*b));
 }
 

@@ -9,6 +9,7 @@
 use super::{CertError, CertFault, FLAG_CAPACITY, FlagSync};
 use crate::check::node_name;
 use crate::expand::Expanded;
+use crate::limits::MAX_TASKS_PER_CORE;
 use crate::model::{CoreKind, Taskflow};
 use crate::table::{SignalRecord, TableView};
 use smallvec::SmallVec;
@@ -40,6 +41,11 @@ impl Hasher for IntHash {
         self.0 = (self.0.rotate_left(26) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
+
+/// A clock entry: one more than a position in a core's list. A core holds at most
+/// [`MAX_TASKS_PER_CORE`] entries (checked on reading), so it fits.
+pub(super) type Tick = u16;
+const _: () = assert!(MAX_TASKS_PER_CORE <= Tick::MAX as u32);
 
 /// Where one node runs: its core and its position in the core's list.
 #[derive(Clone, Copy, Debug)]
@@ -104,6 +110,10 @@ impl Graph {
             let Some(entries) = table.entries.get(first..first.saturating_add(rec.entry_count as usize)) else {
                 return fail(CertFault::Placement, vec![], format!("core {core}'s entries lie outside the table"));
             };
+            if entries.len() > MAX_TASKS_PER_CORE as usize {
+                let message = format!("core {core} has {} entries, more than {MAX_TASKS_PER_CORE}", entries.len());
+                return fail(CertFault::Placement, vec![], message);
+            }
             for e in entries {
                 if e.instance >= exp.space.per_rank {
                     let message = format!("core {core} runs instance {}, which does not exist", e.instance);

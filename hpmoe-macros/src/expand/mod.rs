@@ -221,8 +221,8 @@ mod certificate {
 #[cfg(test)]
 mod timing {
     /// The whole expansion of the DeepSeek-V3 EP8 layers (`examples/examples/moe_ffn_dsl.rs`,
-    /// balanced and natural routing): front-end, checks, schedule, table and the emitted
-    /// tokens. A measurement, not a check:
+    /// balanced and natural routing): front-end, checks, schedule, table, certificate check and
+    /// the emitted tokens, then the certificate check alone. A measurement, not a check:
     /// `cargo test -p hpmoe-macros --release -- --ignored --nocapture expansion_time`.
     #[test]
     #[ignore = "a measurement; run in release"]
@@ -247,6 +247,17 @@ mod timing {
                 let text = out.to_string();
                 assert!(!text.contains("compile_error"));
                 println!("expanded {name} in {:.1} ms ({} bytes of tokens)", elapsed.as_secs_f64() * 1e3, text.len());
+            }
+            // Of that, the certificate check of the plan.
+            let fe = hpmoe_core::syntax::parse(args.tokens.clone(), item.clone()).unwrap();
+            let compiled = fe.plan(&hpmoe_core::PlanOptions::default()).unwrap();
+            for _ in 0..3 {
+                let compiled = compiled.clone();
+                let t = std::time::Instant::now();
+                let compiled = super::certified(&fe, compiled).unwrap();
+                let elapsed = t.elapsed();
+                drop(compiled);
+                println!("  of which the certificate check: {:.1} ms", elapsed.as_secs_f64() * 1e3);
             }
         }
     }
