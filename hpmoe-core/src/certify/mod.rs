@@ -59,9 +59,9 @@
 //!    the answer.
 //!
 //! Cost on the planned DeepSeek-V3 tables (4096 tokens per rank, flags on; `benches/certify_scale.rs`,
-//! CPU time on a loaded 2-core machine): EP 8 0.03 s, EP 16 0.12 s, EP 32 0.25 s (one pass
-//! each), EP 64 0.8 s in 2 passes, the clocks adding at most ~115 MiB to the table read into
-//! `H`; the natural-routing EP 8 table 0.15 s.
+//! CPU time on a loaded 2-core machine): EP 8 0.03 s, EP 16 0.1 s, EP 32 0.25–0.3 s (one pass
+//! each), EP 64 0.8–1.0 s in 2 passes, peak memory at most ~140 MiB above the resident table;
+//! the natural-routing EP 8 table 0.15–0.2 s.
 
 mod clocks;
 mod entry;
