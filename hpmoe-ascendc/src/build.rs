@@ -13,7 +13,10 @@
 //! `cargo:rustc-env=HPMOE_<NAME>_DIR=<folder>` so the crate can find the files
 //! (`include_bytes!(concat!(env!("HPMOE_MOE_DIR"), "/moe_ffn_schedule.bin"))`).
 //!
-//! A taskflow error is a build error at its `file:line:column`. When `ASCEND_HOME_PATH` names a
+//! Every planned table is certified ([`hpmoe_core::certify`]) before any file is written; one
+//! that fails is an internal error of hpmoe, reported as a build error
+//! ([`BuildError::uncertified`]), never written. A taskflow error is a build error at its
+//! `file:line:column`. When `ASCEND_HOME_PATH` names a
 //! CANN toolkit, each kernel is also compiled for `dav-2201` into `NAME.o` beside its source,
 //! and a compiler error fails the build; without a toolkit only sources are written, with no
 //! warning. (The toolkit path is untested against a real toolkit: see [`crate::toolchain`].)
@@ -23,6 +26,8 @@ use crate::flags::FlagPolicy;
 use crate::runtime::write_runtime;
 use crate::toolchain::{ASCEND_HOME_ENV, SHMEM_HOME_ENV, Toolkit};
 use crate::write::WriteOutcome;
+use hpmoe_core::Compiled;
+use hpmoe_core::certify::{CertError, FlagSync, verify};
 use hpmoe_core::cost::CostProfile;
 use hpmoe_core::model::Taskflow;
 use hpmoe_core::syntax;
@@ -81,7 +86,30 @@ pub struct BuildOutput {
 /// Why a build failed: every error found, each a line like `src/moe.rs:12:5: error: ...`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BuildError {
+    /// Every error, rendered.
     pub errors: Vec<String>,
+    /// Of them, the taskflows whose planned table failed the certificate check (by taskflow
+    /// name), with the check's error: a bug of hpmoe's planner, never a user's mistake.
+    pub uncertified: Vec<(String, CertError)>,
+}
+
+impl BuildError {
+    /// A build error of rendered `errors` alone.
+    fn new(errors: Vec<String>) -> Self {
+        BuildError { errors, uncertified: Vec::new() }
+    }
+}
+
+/// The certificate check of a planned taskflow, before its kernel is emitted: `Err` holds the
+/// rendered error (at `at`, a `file: ` prefix or empty) and the check's error.
+fn certify_planned(tf: &Taskflow, c: &Compiled, at: &str) -> Result<(), (String, CertError)> {
+    verify(tf, &c.expanded, c.table.view(), Some(FlagSync::from(&c.flags))).map(|_| ()).map_err(|e| {
+        let message = format!(
+            "{at}error: internal error: the planned schedule table of `{}` is not certified; please report this: {e}",
+            tf.name
+        );
+        (message, e)
+    })
 }
 
 impl fmt::Display for BuildError {
@@ -211,41 +239,42 @@ impl Build {
             (Some(d), _) => d.clone(),
             (None, Some(out)) => PathBuf::from(out).join("hpmoe").join(name),
             (None, None) => {
-                return Err(BuildError {
-                    errors: vec![
-                        "error: OUT_DIR is not set: call Build::compile from a build script, or set Build::out_dir"
-                            .into(),
-                    ],
-                });
+                return Err(BuildError::new(vec![
+                    "error: OUT_DIR is not set: call Build::compile from a build script, or set Build::out_dir".into(),
+                ]));
             }
         };
-        let mut errors = Vec::new();
+        let mut failed = BuildError::new(Vec::new());
         let mut kernels: Vec<KernelFiles> = Vec::new();
         for path in &self.files {
             self.metadata(&format!("rerun-if-changed={}", path.display()));
-            self.build_file(path, &mut kernels, &mut errors);
+            self.build_file(path, &mut kernels, &mut failed);
         }
         for tf in &self.taskflows {
             match hpmoe_core::plan_with(tf, &self.plan_options()) {
-                Err(d) => errors.push(d.render(&tf.sources).trim_end().to_string()),
-                Ok(c) => match crate::emit::emit_with(tf, &c, &self.options) {
-                    Ok(k) => kernels.push(k),
-                    Err(e) => errors.push(render_emit_error(&e, &tf.sources)),
+                Err(d) => failed.errors.push(d.render(&tf.sources).trim_end().to_string()),
+                Ok(c) => match certify_planned(tf, &c, "") {
+                    Err((message, e)) => {
+                        failed.errors.push(message);
+                        failed.uncertified.push((tf.name.clone(), e));
+                    }
+                    Ok(()) => match crate::emit::emit_with(tf, &c, &self.options) {
+                        Ok(k) => kernels.push(k),
+                        Err(e) => failed.errors.push(render_emit_error(&e, &tf.sources)),
+                    },
                 },
             }
         }
         let mut seen = std::collections::BTreeSet::new();
         for k in &kernels {
             if !seen.insert(k.name.clone()) {
-                errors.push(format!("error: two taskflows make a kernel named `{}`; rename one", k.name));
+                failed.errors.push(format!("error: two taskflows make a kernel named `{}`; rename one", k.name));
             }
         }
-        if !errors.is_empty() {
-            return Err(BuildError { errors });
+        if !failed.errors.is_empty() {
+            return Err(failed);
         }
-        let io = |e: std::io::Error| BuildError {
-            errors: vec![format!("error: writing kernels to {}: {e}", dir.display())],
-        };
+        let io = |e: std::io::Error| BuildError::new(vec![format!("error: writing kernels to {}: {e}", dir.display())]);
         let runtime = write_runtime(&dir.join("include")).map_err(io)?;
         let toolkit = self.resolve_toolkit()?;
         let mut built = Vec::new();
@@ -258,7 +287,7 @@ impl Build {
                 let obj = dir.join(format!("{}.o", kernel.name));
                 let source = dir.join(format!("{}.cpp", kernel.name));
                 tk.compile(&source, &obj, &self.include_dirs)
-                    .map_err(|e| BuildError { errors: vec![format!("error: {e}")] })?;
+                    .map_err(|e| BuildError::new(vec![format!("error: {e}")]))?;
                 object = Some(obj);
             }
             built.push(BuiltKernel { name: kernel.name.clone(), files, object, kernel });
@@ -279,7 +308,7 @@ impl Build {
     }
 
     fn resolve_toolkit(&self) -> Result<Option<Toolkit>, BuildError> {
-        let err = |e: String| BuildError { errors: vec![format!("error: {e}")] };
+        let err = |e: String| BuildError::new(vec![format!("error: {e}")]);
         match &self.toolkit {
             ToolkitChoice::None => Ok(None),
             ToolkitChoice::At(root) => Toolkit::at(root).map(Some).map_err(err),
@@ -294,31 +323,37 @@ impl Build {
     }
 
     /// Every `#[taskflow]` of one file: its kernel, or its errors at `file:line:column`.
-    fn build_file(&self, path: &Path, kernels: &mut Vec<KernelFiles>, errors: &mut Vec<String>) {
+    fn build_file(&self, path: &Path, kernels: &mut Vec<KernelFiles>, failed: &mut BuildError) {
         let shown = path.display().to_string();
         let src = match std::fs::read_to_string(path) {
             Ok(s) => s,
             Err(e) => {
-                errors.push(format!("{shown}: error: cannot read the file: {e}"));
+                failed.errors.push(format!("{shown}: error: cannot read the file: {e}"));
                 return;
             }
         };
         let frontends = match syntax::parse_file(&src) {
             Ok(f) => f,
             Err(e) => {
-                errors.push(syntax::render_error(&e, &shown).trim_end().to_string());
+                failed.errors.push(syntax::render_error(&e, &shown).trim_end().to_string());
                 return;
             }
         };
         for fe in frontends {
             match fe.plan(&self.plan_options()) {
-                Err(e) => errors.push(syntax::render_error(&e, &shown).trim_end().to_string()),
-                Ok(c) => match crate::emit::emit_with(&fe.taskflow, &c, &self.options) {
-                    Ok(k) => kernels.push(k),
-                    Err(e) => {
-                        let err = fe.spans.get(e.loc).error(e.to_string());
-                        errors.push(syntax::render_error(&err, &shown).trim_end().to_string());
+                Err(e) => failed.errors.push(syntax::render_error(&e, &shown).trim_end().to_string()),
+                Ok(c) => match certify_planned(&fe.taskflow, &c, &format!("{shown}: ")) {
+                    Err((message, e)) => {
+                        failed.errors.push(message);
+                        failed.uncertified.push((fe.taskflow.name.clone(), e));
                     }
+                    Ok(()) => match crate::emit::emit_with(&fe.taskflow, &c, &self.options) {
+                        Ok(k) => kernels.push(k),
+                        Err(e) => {
+                            let err = fe.spans.get(e.loc).error(e.to_string());
+                            failed.errors.push(syntax::render_error(&err, &shown).trim_end().to_string());
+                        }
+                    },
                 },
             }
         }
@@ -330,5 +365,32 @@ fn render_emit_error(e: &EmitError, sources: &hpmoe_core::model::SourceMap) -> S
     match sources.get(e.loc) {
         Some(pos) => format!("{}:{}:{}: error: {e}", pos.file, pos.line, pos.column),
         None => format!("error: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hpmoe_core::certify::CertFault;
+    use hpmoe_core::table::{NO_WAIT, TableView};
+
+    #[test]
+    fn a_planned_table_passes_the_guard_and_one_with_a_deleted_wait_fails_it() {
+        let tf = hpmoe_core::moe::MoeShape::tiny(2).taskflow().unwrap();
+        let mut c = hpmoe_core::plan(&tf).unwrap();
+        assert!(certify_planned(&tf, &c, "").is_ok());
+        let view = c.table.view();
+        let mut entries = view.entries.to_vec();
+        let i = entries.iter().position(|e| e.wait().is_some()).unwrap();
+        entries[i].wait_counter = NO_WAIT;
+        entries[i].wait_target = 0;
+        c.table = TableView { entries: &entries, ..view }.to_owned();
+        let (message, e) = certify_planned(&tf, &c, "src/moe.rs: ").unwrap_err();
+        assert!(matches!(e.fault, CertFault::Unenforced | CertFault::Target), "{e}");
+        assert!(
+            message.starts_with("src/moe.rs: error: internal error: the planned schedule table of `moe_ffn`"),
+            "{message}"
+        );
+        assert!(message.contains(&e.message), "{message}");
     }
 }

@@ -1,18 +1,21 @@
 //! Device-side fault injection on the CPU emulator: each fault must stop the run with an error
-//! that says what happened — never a completed run, never a silent wrong answer. Skipped, with a
-//! note, where g++ is missing.
+//! that says what happened — never a completed run, never a silent wrong answer. The launcher
+//! refuses a tampered table before the launch (the certificate check); the tests of what the
+//! device itself says turn that off (`uncertified_for_fault_injection`) after checking the
+//! refusal. Skipped, with a note, where g++ is missing.
 
 mod common;
 
 use common::taskflows::small;
 use hpmoe_ascendc::diag::DiagStatus;
-use hpmoe_ascendc::emulator::{EmulateError, Emulation, EmulatorFailure};
+use hpmoe_ascendc::emulator::{EmulateError, Emulation, EmulatorFailure, KernelSources, emulate};
 use hpmoe_ascendc::{EmitOptions, FlagPolicy, KernelFiles, emit_with};
 use hpmoe_core::CompileOptions;
+use hpmoe_core::certify::CertFault;
 use hpmoe_core::exec::Inputs;
 use hpmoe_core::model::Taskflow;
 use hpmoe_core::schedule::SimpleCost;
-use hpmoe_core::table::ScheduleTable;
+use hpmoe_core::table::{NO_WAIT, ScheduleTable, TableView};
 
 fn kernel_of(tf: &Taskflow, flags: bool) -> KernelFiles {
     let options = CompileOptions { flags: FlagPolicy { enabled: flags, ..FlagPolicy::default() } };
@@ -43,6 +46,48 @@ fn every_core_rejected(f: &EmulatorFailure, details: &[u32]) {
     }
 }
 
+/// The certificate check refused the run before the launch, with a fault of `faults`.
+fn refused(result: Result<hpmoe_ascendc::EmulatedRun, EmulateError>, faults: &[CertFault]) {
+    let err = result.expect_err("the tampered table ran");
+    let cert = err.certificate().unwrap_or_else(|| panic!("not the certificate's refusal: {err}"));
+    assert!(faults.contains(&cert.fault), "{err}");
+    assert!(err.to_string().contains("not launched"), "{err}");
+}
+
+/// `kernel`'s table with the wait of its first waiting entry deleted and its checksum resealed,
+/// and its flag plan resealed to name the new checksum: blobs every decoder accepts.
+fn without_first_wait(kernel: &KernelFiles) -> (ScheduleTable, Vec<u8>) {
+    let view = kernel.table.view();
+    let mut entries = view.entries.to_vec();
+    let i = entries.iter().position(|e| e.wait().is_some()).unwrap();
+    entries[i].wait_counter = NO_WAIT;
+    entries[i].wait_target = 0;
+    let table = TableView { entries: &entries, ..view }.to_owned();
+    let mut flags = kernel.flags_bin.clone();
+    flags[32..36].copy_from_slice(&table.checksum().to_le_bytes());
+    let crc = common::crc32_independent(&flags[16..]);
+    flags[12..16].copy_from_slice(&crc.to_le_bytes());
+    (table, flags)
+}
+
+#[test]
+fn a_table_with_a_deleted_wait_is_refused_before_the_launch_by_every_entry_point() {
+    let Some(options) = common::emulator_options() else { return };
+    let tf = small();
+    let kernel = kernel_of(&tf, true);
+    let (table, flags) = without_first_wait(&kernel);
+    let inputs = Inputs::random(&tf, 1);
+    let faults = [CertFault::Unenforced, CertFault::Target];
+    let emulation = Emulation::build(&kernel, &options).unwrap_or_else(|e| panic!("{e}"));
+    refused(emulation.run_with_blobs(&tf, &inputs, &table.to_bytes(), &flags), &faults);
+    // The same kernel sources carrying the tampered blobs as their own.
+    let mut sources = KernelSources::of(&kernel);
+    (sources.table_bin, sources.flags_bin, sources.table) = (table.to_bytes(), flags, table);
+    let emulation = Emulation::build(sources.clone(), &options).unwrap_or_else(|e| panic!("{e}"));
+    refused(emulation.run(&tf, &inputs), &faults);
+    refused(emulate(&tf, sources, &inputs, &options), &faults);
+}
+
 #[test]
 fn a_flipped_byte_in_the_table_is_rejected_by_every_core() {
     let Some(mut options) = common::emulator_options() else { return };
@@ -52,6 +97,10 @@ fn a_flipped_byte_in_the_table_is_rejected_by_every_core() {
     let at = table.len() - 40; // inside the entries or signals, past the checksummed header
     table[at] ^= 0x10;
     let inputs = Inputs::random(&tf, 1);
+    // The launcher's certificate check does not decode it; then the device's own checks.
+    let emulation = Emulation::build(&kernel, &options).unwrap_or_else(|e| panic!("{e}"));
+    refused(emulation.run_with_blobs(&tf, &inputs, &table, &kernel.flags_bin), &[CertFault::Decode]);
+    options.uncertified_for_fault_injection = true;
     // With the CRC check compiled in, every core rejects the table before its first entry.
     options.defines = vec!["HPMOE_VERIFY_TABLE_CRC=1".into()];
     let emulation = Emulation::build(&kernel, &options).unwrap_or_else(|e| panic!("{e}"));
@@ -153,6 +202,10 @@ fn a_counter_target_one_too_high_times_out_with_a_decoded_record() {
     flags[12..16].copy_from_slice(&flags_crc.to_le_bytes());
     kernel.header = kernel.header.replace(&format!("0x{old_flags_crc:08X}u"), &format!("0x{flags_crc:08X}u"));
     let emulation = Emulation::build(&kernel, &options).unwrap_or_else(|e| panic!("{e}"));
+    // The launcher's check decodes the blob as the host does, which refuses the unreachable target.
+    refused(emulation.run_with_blobs(&tf, &Inputs::random(&tf, 1), &blob, &flags), &[CertFault::Decode]);
+    options.uncertified_for_fault_injection = true;
+    let emulation = Emulation::build(&kernel, &options).unwrap_or_else(|e| panic!("{e}"));
     let f = failure(emulation.run_with_blobs(&tf, &Inputs::random(&tf, 1), &blob, &flags));
     let family =
         kernel.table.view().coords_of_instance(entry.instance).map(|(fam, _)| tf.families[fam].name.clone()).unwrap();
@@ -174,7 +227,7 @@ fn a_counter_target_one_too_high_times_out_with_a_decoded_record() {
 
 #[test]
 fn a_table_whose_tiles_reach_outside_their_tensors_is_stopped_before_memory_is_corrupted() {
-    let Some(options) = common::emulator_options() else { return };
+    let Some(mut options) = common::emulator_options() else { return };
     let tf = common::taskflows::guarded();
     let compiled = compiled_without_flags(&tf);
     // Reshape the gmm family's grid from [2, 2] (src, b) to [4, 1]: the same instances, now
@@ -208,6 +261,10 @@ fn a_table_whose_tiles_reach_outside_their_tensors_is_stopped_before_memory_is_c
             hpmoe_core::exec::HostTensor::from_f32(hpmoe_core::model::DType::I32, &[8, 2], &slots),
         );
     }
+    // The certificate check refuses the reshaped grid: the device would run other tiles.
+    refused(emulation.run(&tf, &inputs), &[CertFault::Shape]);
+    options.uncertified_for_fault_injection = true;
+    let emulation = Emulation::build(emulation.kernel().clone(), &options).unwrap_or_else(|e| panic!("{e}"));
     let f = failure(emulation.run(&tf, &inputs));
     assert!(
         f.findings

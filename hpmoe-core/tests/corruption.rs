@@ -14,18 +14,17 @@
 //! - every bit of the flag plan blob, its checksum resealed.
 //!
 //! A mutated table goes the way a table a user hands to hpmoe goes: decoded (checksum, layout,
-//! every invariant), its flag plan decoded against it, the certificate
-//! ([`hpmoe_core::certify::verify`]), then the host executor, whose output (every tensor of every
-//! rank) must equal the sequential run's bitwise.
+//! every invariant), its flag plan decoded against it, then the host executor, which certifies it
+//! ([`hpmoe_core::certify`]) before it runs it; the run's output (every tensor of every rank) must
+//! equal the sequential run's bitwise.
 //!
 //! The test also runs every mutant the certificate refused on the executor anyway (with a short
 //! wait bound), to show what the certificate is there for: how many of them would have run to a
 //! wrong answer with no error. It prints the tally that the README quotes.
 
 use hpmoe_core::Compiled;
-use hpmoe_core::certify::{FlagSync, verify};
 use hpmoe_core::exec::moe_reference::moe_inputs;
-use hpmoe_core::exec::{Executor, Inputs, OpImpls, RunOptions, SequentialRunner, Snapshot};
+use hpmoe_core::exec::{ExecError, Executor, Inputs, OpImpls, RunOptions, SequentialRunner, Snapshot};
 use hpmoe_core::model::{CoreKind, Taskflow};
 use hpmoe_core::moe::MoeShape;
 use hpmoe_core::schedule::FlagPlan;
@@ -164,20 +163,17 @@ impl Subject {
             Ok(p) => p,
             Err(e) => return Outcome::FlagPlan(e),
         };
-        if certify {
-            let exp = &self.compiled.expanded;
-            let sync = plan.as_ref().map(|p| FlagSync { set_after: &p.set_after, waits_before: &p.waits_before });
-            if let Err(e) = verify(&self.tf, exp, table.view(), sync) {
-                return Outcome::Certificate(e.to_string());
-            }
-        }
+        // The executor certifies the table before it runs it (unless told not to, for fault
+        // injection: what the table would do without the certificate).
         let impls = OpImpls::builtin();
-        let exec = match &plan {
-            Some(p) => Executor::with_flags(&self.tf, &table, p, &impls),
-            None => Executor::new(&self.tf, &table, &impls),
+        let exec = match (certify, &plan) {
+            (true, Some(p)) => Executor::with_flags(&self.tf, &table, p, &impls),
+            (true, None) => Executor::new(&self.tf, &table, &impls),
+            (false, p) => Executor::uncertified_for_fault_injection(&self.tf, &table, p.as_ref(), &impls),
         };
         let exec = match exec {
             Ok(e) => e,
+            Err(ExecError::Certificate(e)) => return Outcome::Certificate(e.to_string()),
             Err(e) => return Outcome::Setup(e.to_string()),
         };
         let timeout = if certify { Duration::from_secs(10) } else { Duration::from_millis(100) };

@@ -32,6 +32,12 @@
 //! [`crate::Build::include_dir`]) and the emulator, so write it against the public AscendC API only
 //! (`kernel_operator.h`), never against the emulator's internals.
 //!
+//! Before every launch, the table and flag plan about to be uploaded are decoded and certified
+//! against the taskflow ([`hpmoe_core::certify::certify_blobs`]): a table that leaves a
+//! dependency unenforced is refused with [`EmulateError::Uncertified`] and never runs.
+//! [`EmulateOptions::uncertified_for_fault_injection`] turns that off, for tests of what the
+//! device itself does with a bad table.
+//!
 //! What the emulation checks and what only hardware can confirm: `emulator/README.md`.
 
 mod build;
@@ -80,6 +86,11 @@ pub struct EmulateOptions {
     /// Runtime headers to use instead of the shipped ones: `(path under include/, contents)`,
     /// e.g. `("hpmoe/context.h", patched)`. For fault-injection tests of the runtime itself.
     pub runtime_overrides: Vec<(String, String)>,
+    /// **For fault-injection tests only** (default `false`): launch without certifying the table
+    /// and flag plan first, to test what the kernel and the emulator say about a tampered table
+    /// (a corrupted blob, a wrong target). Such a run may hang until a bound or complete with a
+    /// wrong answer; nothing else should set it.
+    pub uncertified_for_fault_injection: bool,
 }
 
 impl Default for EmulateOptions {
@@ -93,6 +104,7 @@ impl Default for EmulateOptions {
             env: vec![("HPMOE_EMU_STRICT_PIPE_V".into(), "1".into())],
             kernel_wait_timeout_us: Some(600_000_000),
             runtime_overrides: Vec::new(),
+            uncertified_for_fault_injection: false,
         }
     }
 }
@@ -226,13 +238,16 @@ impl Emulation {
     }
 
     /// Runs the kernel with its own table and flag plan on `inputs` (non-input tensors start as
-    /// the host executor's do: poisoned, see [`hpmoe_core::exec::tensor::poison`]).
+    /// the host executor's do: poisoned, see [`hpmoe_core::exec::tensor::poison`]), once they are
+    /// certified against `tf` ([`EmulateError::Uncertified`] if not).
     pub fn run(&self, tf: &Taskflow, inputs: &Inputs) -> Result<EmulatedRun, EmulateError> {
         self.run_with_blobs(tf, inputs, &self.kernel.table_bin, &self.kernel.flags_bin)
     }
 
     /// Runs the kernel with another table and flag plan (a fault-injection test's, or a table a
-    /// user wants to try): the kernel checks them against the constants it was generated with.
+    /// user wants to try): they are certified against `tf` first ([`EmulateError::Uncertified`]
+    /// if not, unless [`EmulateOptions::uncertified_for_fault_injection`]), and the kernel checks
+    /// them against the constants it was generated with.
     pub fn run_with_blobs(
         &self,
         tf: &Taskflow,
@@ -240,6 +255,9 @@ impl Emulation {
         table: &[u8],
         flags: &[u8],
     ) -> Result<EmulatedRun, EmulateError> {
+        if !self.options.uncertified_for_fault_injection {
+            hpmoe_core::certify::certify_blobs(tf, table, Some(flags)).map_err(EmulateError::Uncertified)?;
+        }
         let dir = data::RunDir::new(&self.options.cache(), &self.kernel.name)?;
         data::write_tensors(&dir.data(), tf, inputs)?;
         let (table_path, flags_path) = (dir.root().join("table.bin"), dir.root().join("flags.bin"));

@@ -129,11 +129,22 @@ pub enum EmulateError {
     Killed { after: Duration, stderr: String },
     /// The launch did not complete: what the emulator and the kernel say.
     Failed(Box<EmulatorFailure>),
+    /// Nothing was launched: the table and flag plan about to be uploaded are not certified to
+    /// enforce every dependency of the taskflow ([`hpmoe_core::certify`]).
+    Uncertified(hpmoe_core::certify::CertError),
 }
 
 impl EmulateError {
     pub(crate) fn io(path: &Path, e: std::io::Error) -> Self {
         EmulateError::Io(format!("{}: {e}", path.display()))
+    }
+
+    /// The certificate check's error, if the table was refused before the launch.
+    pub fn certificate(&self) -> Option<&hpmoe_core::certify::CertError> {
+        match self {
+            EmulateError::Uncertified(e) => Some(e),
+            _ => None,
+        }
     }
 
     /// The failure's findings, if the launch ran and failed.
@@ -158,6 +169,7 @@ impl fmt::Display for EmulateError {
                 write!(f, "the emulated launch was killed after {after:?} (no result, no report)\n{stderr}")
             }
             EmulateError::Failed(x) => x.fmt(f),
+            EmulateError::Uncertified(e) => write!(f, "the emulated kernel was not launched: {e}"),
         }
     }
 }

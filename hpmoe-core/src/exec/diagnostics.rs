@@ -19,6 +19,9 @@ pub enum ExecError {
     /// rejects its arguments, the table belongs to another taskflow, an input is missing or
     /// mis-shaped, or the tensors exceed the host-memory limit.
     Setup(String),
+    /// The run did not start: the table is not certified to enforce every dependency of the
+    /// taskflow ([`crate::certify`]); running it could deadlock or give a wrong answer silently.
+    Certificate(crate::certify::CertError),
     /// The run started and was stopped.
     Run(Box<RunFailure>),
 }
@@ -31,7 +34,7 @@ impl ExecError {
                 FailureCause::Timeout(t) => Some(t),
                 _ => None,
             },
-            ExecError::Setup(_) => None,
+            ExecError::Setup(_) | ExecError::Certificate(_) => None,
         }
     }
 
@@ -42,7 +45,15 @@ impl ExecError {
                 FailureCause::TilePanicked(t) | FailureCause::OpFailed(t) | FailureCause::TileTooSlow(t) => Some(t),
                 _ => None,
             },
-            ExecError::Setup(_) => None,
+            ExecError::Setup(_) | ExecError::Certificate(_) => None,
+        }
+    }
+
+    /// The certificate check's error, if the table was refused.
+    pub fn certificate(&self) -> Option<&crate::certify::CertError> {
+        match self {
+            ExecError::Certificate(e) => Some(e),
+            _ => None,
         }
     }
 }
@@ -182,6 +193,7 @@ impl fmt::Display for ExecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let failure = match self {
             ExecError::Setup(msg) => return write!(f, "the run cannot start: {msg}"),
+            ExecError::Certificate(e) => return write!(f, "the run cannot start: {e}"),
             ExecError::Run(failure) => failure,
         };
         match &failure.cause {

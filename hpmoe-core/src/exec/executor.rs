@@ -8,6 +8,7 @@ use super::options::RunOptions;
 use super::program::Program;
 use super::workers::{Failure, RunState, run_workers};
 use crate::model::Taskflow;
+use crate::schedule::FlagPlan;
 use crate::table::ScheduleTable;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -88,28 +89,69 @@ pub struct Executor {
 impl Executor {
     /// Prepares runs of `table`, the schedule table of `tf`, with the op bodies of `impls`.
     /// Fails if the taskflow does not pass its structural checks, an op has no body or
-    /// rejects its argument shapes, or the table was built for another taskflow.
+    /// rejects its argument shapes, or the table was built for another taskflow
+    /// ([`ExecError::Setup`]), or if the table is not certified to enforce every dependency of
+    /// `tf` ([`ExecError::Certificate`], see [`crate::certify::certify`]).
     ///
     /// The table must carry every dependency on its counters: one compiled with hardware flags
     /// (the default of [`crate::plan`]) runs with [`Executor::with_flags`] and its flag plan.
     pub fn new(tf: &Taskflow, table: &ScheduleTable, impls: &OpImpls) -> Result<Executor, ExecError> {
-        let program = Program::new(tf, impls).map_err(ExecError::Setup)?;
-        check_table(&program, table).map_err(ExecError::Setup)?;
-        Ok(Executor { program: Arc::new(program), table: Arc::new(table.clone()), flags: None })
+        Executor::certified(tf, table, None, impls)
     }
 
     /// [`Executor::new`] for a table with a hardware-flag plan ([`crate::Compiled::flags`],
     /// or [`crate::dsl::Program::flag_plan`]): the dependencies the plan carries are kept the
-    /// way the device keeps them (an AIC's sets release its own AIVs' waits, in order).
+    /// way the device keeps them (an AIC's sets release its own AIVs' waits, in order). The
+    /// table is certified with the plan.
     pub fn with_flags(
         tf: &Taskflow,
         table: &ScheduleTable,
-        flags: &crate::schedule::FlagPlan,
+        flags: &FlagPlan,
         impls: &OpImpls,
     ) -> Result<Executor, ExecError> {
-        let mut exec = Executor::new(tf, table, impls)?;
-        exec.flags = FlagState::new(table, flags).map_err(ExecError::Setup)?.map(Arc::new);
+        Executor::certified(tf, table, Some(flags), impls)
+    }
+
+    /// **For fault-injection tests only.** [`Executor::new`] (with `flags`, as
+    /// [`Executor::with_flags`]) *without* the certificate check: runs a table that may leave
+    /// dependencies unenforced, to test what the executor's own run-time diagnostics (timeouts,
+    /// stuck waits) say about it. Such a run may deadlock until the timeout or, worse, complete
+    /// with a wrong answer and no error; nothing else should use this.
+    pub fn uncertified_for_fault_injection(
+        tf: &Taskflow,
+        table: &ScheduleTable,
+        flags: Option<&FlagPlan>,
+        impls: &OpImpls,
+    ) -> Result<Executor, ExecError> {
+        Executor::prepare(tf, table, flags, impls)
+    }
+
+    /// The executor of `table` with `flags`, once the table is certified.
+    fn certified(
+        tf: &Taskflow,
+        table: &ScheduleTable,
+        flags: Option<&FlagPlan>,
+        impls: &OpImpls,
+    ) -> Result<Executor, ExecError> {
+        let exec = Executor::prepare(tf, table, flags, impls)?;
+        crate::certify::certify(tf, table, flags).map_err(ExecError::Certificate)?;
         Ok(exec)
+    }
+
+    /// The executor of `table` with `flags`, the table not certified.
+    fn prepare(
+        tf: &Taskflow,
+        table: &ScheduleTable,
+        flags: Option<&FlagPlan>,
+        impls: &OpImpls,
+    ) -> Result<Executor, ExecError> {
+        let program = Program::new(tf, impls).map_err(ExecError::Setup)?;
+        check_table(&program, table).map_err(ExecError::Setup)?;
+        let flags = match flags {
+            Some(plan) => FlagState::new(table, plan).map_err(ExecError::Setup)?.map(Arc::new),
+            None => None,
+        };
+        Ok(Executor { program: Arc::new(program), table: Arc::new(table.clone()), flags })
     }
 
     /// Runs a `#[taskflow]` program's table with its flag plan: the table and plan the macro

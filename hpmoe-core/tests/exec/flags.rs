@@ -34,9 +34,12 @@ fn the_executor_keeps_the_dependencies_the_flag_carries() {
         let out = exec.run(&inputs, &slow_aic()).unwrap();
         assert_eq!(out.snapshot.first_difference(&reference), None);
     }
-    // The same table without its flag plan misses those dependencies: the consumers run first
-    // (one wrong run of a few is the proof; a loaded host could delay a consumer past a producer).
-    let blind = Executor::new(&tf, &compiled.table, &OpImpls::builtin()).unwrap();
+    // The same table without its flag plan misses those dependencies: the certificate check
+    // refuses it, and run anyway (fault injection), the consumers run first (one wrong run of a
+    // few is the proof; a loaded host could delay a consumer past a producer).
+    let refused = Executor::new(&tf, &compiled.table, &OpImpls::builtin()).unwrap_err();
+    assert_eq!(refused.certificate().map(|e| e.fault), Some(hpmoe_core::certify::CertFault::Unenforced), "{refused}");
+    let blind = Executor::uncertified_for_fault_injection(&tf, &compiled.table, None, &OpImpls::builtin()).unwrap();
     let wrong =
         (0..3).any(|_| blind.run(&inputs, &slow_aic()).unwrap().snapshot.first_difference(&reference).is_some());
     assert!(wrong, "a table without its flag plan ran correctly");

@@ -1,7 +1,9 @@
 //! Tests of the host executor through its public API: reference ops, the MoE layer against
 //! a naive loop-nest reference, random taskflows against the sequential runner, and fault
-//! injection (dropped signals, panicking and hanging tiles).
+//! injection (dropped signals, panicking and hanging tiles), and the certificate check every
+//! constructor runs first.
 
+mod certificate;
 mod faults;
 mod flags;
 mod guards;

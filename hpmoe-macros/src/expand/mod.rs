@@ -4,12 +4,16 @@
 //! `const fn` returning `Program`); [`program`] builds the block that function returns:
 //! the schedule table, the IR, the host form of each tile ([`tile`]) and the user ops'
 //! reference bodies. On error the function is still emitted, with every error beside it.
+//! The planned table is certified ([`hpmoe_core::certify`]) before it is embedded: one that
+//! fails is an internal error of hpmoe, a compile error at the taskflow.
 
 mod kept;
 mod program;
 mod tile;
 
-use hpmoe_core::syntax;
+use hpmoe_core::Compiled;
+use hpmoe_core::certify::{FlagSync, verify};
+use hpmoe_core::syntax::{self, Frontend};
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 
@@ -25,13 +29,24 @@ pub fn taskflow(args: TokenStream, item: TokenStream) -> TokenStream {
     };
     // The one plan of the taskflow: the cost model and flags `hpmoe_ascendc::Build` and the main
     // job use too, so the embedded table, flag plan and kernel agree with theirs.
-    match fe.plan(&hpmoe_core::PlanOptions::default()) {
+    match fe.plan(&hpmoe_core::PlanOptions::default()).and_then(|compiled| certified(&fe, compiled)) {
         Ok(compiled) => kept::function(&fe, Some(program::program(&fe, &compiled))),
         Err(errors) => {
             let kept = kept::function(&fe, None);
             let errors = errors.to_compile_error();
             quote!(#kept #errors)
         }
+    }
+}
+
+/// `compiled`, once the certificate check passes its table and flag plan; else a compile error
+/// at the taskflow (an internal-bug guard: the planner's tables always pass).
+fn certified(fe: &Frontend, compiled: Compiled) -> Result<Compiled, syn::Error> {
+    match verify(&fe.taskflow, &compiled.expanded, compiled.table.view(), Some(FlagSync::from(&compiled.flags))) {
+        Ok(_) => Ok(compiled),
+        Err(e) => Err(fe.spans.get(fe.taskflow.loc).error(format!(
+            "internal error in `#[taskflow]` (a bug in hpmoe, please report it): the planned schedule table is not certified: {e}"
+        ))),
     }
 }
 
@@ -164,10 +179,50 @@ mod snapshot {
 }
 
 #[cfg(test)]
+mod certificate {
+    use hpmoe_core::table::{NO_WAIT, TableView};
+    use quote::quote;
+
+    #[test]
+    fn a_plan_whose_table_fails_the_certificate_is_a_compile_error_at_the_taskflow() {
+        let fe = hpmoe_core::syntax::parse(
+            quote!(profile = small(1), ranks = 2),
+            quote! {
+                fn ring() {
+                    const X: Tensor<F32> = input([8, 8]);
+                    const Y: Tensor<F32> = symmetric([8, 8]);
+                    const Z: Tensor<F32> = output([8, 8]);
+                    #[tile(aiv, grid(b in 0..2))]
+                    fn send(b: Idx) {
+                        put(X.slice(b * 4, 4), Y.on((RANK + 1) % RANKS).slice(b * 4, 4));
+                    }
+                    #[tile(aiv, grid(b in 0..2))]
+                    fn keep(b: Idx) {
+                        copy(Y.slice(b * 4, 4), Z.slice(b * 4, 4));
+                    }
+                }
+            },
+        )
+        .unwrap();
+        let mut compiled = fe.plan(&hpmoe_core::PlanOptions::default()).unwrap();
+        compiled = super::certified(&fe, compiled).unwrap();
+        let view = compiled.table.view();
+        let mut entries = view.entries.to_vec();
+        let i = entries.iter().position(|e| e.wait().is_some()).unwrap();
+        entries[i].wait_counter = NO_WAIT;
+        entries[i].wait_target = 0;
+        compiled.table = TableView { entries: &entries, ..view }.to_owned();
+        let err = super::certified(&fe, compiled).unwrap_err().to_string();
+        assert!(err.starts_with("internal error in `#[taskflow]`"), "{err}");
+        assert!(err.contains("not certified") && err.contains("keep(b="), "{err}");
+    }
+}
+
+#[cfg(test)]
 mod timing {
     /// The whole expansion of the DeepSeek-V3 EP8 layers (`examples/examples/moe_ffn_dsl.rs`,
-    /// balanced and natural routing): front-end, checks, schedule, table and the emitted
-    /// tokens. A measurement, not a check:
+    /// balanced and natural routing): front-end, checks, schedule, table, certificate check and
+    /// the emitted tokens, then the certificate check alone. A measurement, not a check:
     /// `cargo test -p hpmoe-macros --release -- --ignored --nocapture expansion_time`.
     #[test]
     #[ignore = "a measurement; run in release"]
@@ -192,6 +247,17 @@ mod timing {
                 let text = out.to_string();
                 assert!(!text.contains("compile_error"));
                 println!("expanded {name} in {:.1} ms ({} bytes of tokens)", elapsed.as_secs_f64() * 1e3, text.len());
+            }
+            // Of that, the certificate check of the plan.
+            let fe = hpmoe_core::syntax::parse(args.tokens.clone(), item.clone()).unwrap();
+            let compiled = fe.plan(&hpmoe_core::PlanOptions::default()).unwrap();
+            for _ in 0..3 {
+                let compiled = compiled.clone();
+                let t = std::time::Instant::now();
+                let compiled = super::certified(&fe, compiled).unwrap();
+                let elapsed = t.elapsed();
+                drop(compiled);
+                println!("  of which the certificate check: {:.1} ms", elapsed.as_secs_f64() * 1e3);
             }
         }
     }

@@ -1,0 +1,54 @@
+//! Certifying what a user holds: a taskflow with its table and flag plan, as values or as the
+//! blobs a device is given. Both expand the taskflow themselves, then [`verify`].
+
+use super::{CertError, CertFault, Certificate, FlagSync, verify};
+use crate::model::Taskflow;
+use crate::schedule::FlagPlan;
+use crate::schedule::flags::decode_plan;
+use crate::table::ScheduleTable;
+
+/// Certifies `table` as a schedule of `tf`, run with the flag plan `flags` (`None`: no hardware
+/// flag, every dependency on a counter): expands `tf`, then [`verify`]. Any table, however it
+/// was made; a table and plan from hpmoe ([`crate::plan`]'s `table` and `flags`, or a
+/// `#[taskflow]` program's `table()` and `flag_plan()`) pass.
+///
+/// ```
+/// use hpmoe_core::certify::{CertFault, certify};
+/// use hpmoe_core::moe::MoeShape;
+///
+/// let tf = MoeShape::tiny(2).taskflow().unwrap();
+/// let compiled = hpmoe_core::plan(&tf).unwrap();
+/// let cert = certify(&tf, &compiled.table, Some(&compiled.flags)).unwrap();
+/// assert_eq!(cert.dependencies, compiled.expanded.dag.edges() as u64);
+/// // Without its flag plan, the dependencies the flag carries are not enforced.
+/// let err = certify(&tf, &compiled.table, None).unwrap_err();
+/// assert_eq!(err.fault, CertFault::Unenforced);
+/// ```
+///
+/// # Errors
+/// [`CertFault::Taskflow`] if `tf` fails its checks, else the first fault [`verify`] finds.
+pub fn certify(tf: &Taskflow, table: &ScheduleTable, flags: Option<&FlagPlan>) -> Result<Certificate, CertError> {
+    let exp = crate::analyse(tf).map_err(|d| CertError {
+        fault: CertFault::Taskflow,
+        nodes: vec![],
+        message: format!("taskflow `{}` does not pass its checks:\n{}", tf.name, d.render(&tf.sources)),
+    })?;
+    verify(tf, &exp, table.view(), flags.map(FlagSync::from))
+}
+
+/// [`certify`] for the blobs a kernel is given: the table (`NAME_schedule.bin`,
+/// [`ScheduleTable::to_bytes`]) and, if the kernel uses the hardware flag, its flag plan
+/// (`NAME_flags.bin`, which must name the table's checksum), decoded as the host decodes them.
+///
+/// # Errors
+/// [`CertFault::Decode`] if a blob does not decode, else as [`certify`].
+pub fn certify_blobs(tf: &Taskflow, table: &[u8], flags: Option<&[u8]>) -> Result<Certificate, CertError> {
+    let decode = |what: &str, e: String| CertError {
+        fault: CertFault::Decode,
+        nodes: vec![],
+        message: format!("the {what} blob does not decode: {e}"),
+    };
+    let table = ScheduleTable::from_bytes(table).map_err(|e| decode("schedule table", e.to_string()))?;
+    let plan = flags.map(|bytes| decode_plan(bytes, &table)).transpose().map_err(|e| decode("flag plan", e))?;
+    certify(tf, &table, plan.as_ref())
+}
