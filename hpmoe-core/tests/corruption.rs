@@ -381,6 +381,12 @@ fn campaign(s: &Subject) {
         let parts: Vec<String> = outcomes.iter().map(|(o, n)| format!("{n} {o}")).collect();
         writeln!(report, "  {k}: {}", parts.join(", ")).unwrap();
     }
+    let mut totals: BTreeMap<&str, u32> = BTreeMap::new();
+    for (o, n) in tally.by_kind.values().flatten() {
+        *totals.entry(o).or_default() += n;
+    }
+    let parts: Vec<String> = totals.iter().map(|(o, n)| format!("{n} {o}")).collect();
+    writeln!(report, "  all: {}", parts.join(", ")).unwrap();
     let parts: Vec<String> = tally.uncertified.iter().map(|(o, n)| format!("{n} {o}")).collect();
     writeln!(report, "  structural mutants the certificate refused, run without it: {}", parts.join(", ")).unwrap();
     eprintln!("{report}");
