@@ -1,34 +1,65 @@
-//! Scheduling cost at scale: MoE-shaped taskflows of about 10^3 … 10^6 tile instances
-//! (all ranks) through the whole pipeline — checks, expansion, list scheduling, deadlock
-//! proof, synchronisation, table — with the time of each stage and the table's size.
+//! Scheduling cost at scale: MoE-shaped taskflows of exactly 10^3, 10^4, 10^5 and 10^6 tile
+//! instances (all ranks), and of `limits::MAX_INSTANCES` (2^23 ≈ 8.4·10^6, the most a taskflow
+//! may have), through the whole pipeline as hpmoe plans every taskflow ([`hpmoe_core::plan`]:
+//! the cost model, checks, expansion, list scheduling, deadlock proof, synchronisation, hardware
+//! flags, table), with the time of each stage and the table's size.
 //!
-//! `cargo bench -p hpmoe-core --bench schedule_scale` (add `-- --quick` to stop at 10^5).
+//! `cargo bench -p hpmoe-core --bench schedule_scale` (add `-- --quick` to stop at 10^5, or
+//! `-- --no-limit` to stop at 10^6).
+//!
+//! Each taskflow is the DeepSeek-V3-tiled MoE layer ([`MoeShape::deepseek_v3`] with fewer
+//! experts and tokens) with the most instances not above the target whose rank count divides
+//! the target, plus, when that falls short, a last family `pad` of `zero` tiles on a scratch
+//! tensor nothing reads, with exactly as many instances per rank as make the total the target.
+//! The bench asserts the instance count.
 //!
 //! Times are wall-clock on whatever machine runs it; compare rows of one run, not runs on
 //! different machines. The "n log n" column is time / (n · log2 n) in ns, normalised to
 //! the first row: close to 1 all the way down means growth close to n log n.
 
+use hpmoe_core::limits::{MAX_FAMILY_INSTANCES, MAX_INSTANCES};
+use hpmoe_core::model::{CoreKind, DType, Taskflow};
 use hpmoe_core::moe::MoeShape;
-use hpmoe_core::schedule::SimpleCost;
+use std::cmp::Reverse;
 use std::time::Instant;
 
-/// A layer with DeepSeek-V3's hidden and intermediate sizes and tiling whose instance
-/// count (all ranks) is nearest `target`, preferring more ranks on ties.
-fn shape_near(target: u64) -> MoeShape {
+/// The layer with the most instances (all ranks) not above `target` among those whose ranks
+/// divide `target` and whose padding fits one family: among those within 5% of the target,
+/// the most ranks, then experts (else the least padding): 2..64 ranks, 2..256 experts, 32..65536 tokens per rank (in
+/// steps of 32), 32 weighted-sum tiles per rank, DeepSeek-V3's row block or the one that gives
+/// each (source, expert) pair one block.
+fn shape_below(target: u64) -> MoeShape {
     let mut best: Option<(u64, MoeShape)> = None;
     for ranks in [2u32, 4, 8, 16, 32, 64] {
-        for experts in [16u64, 32, 64, 128, 256] {
-            for tokens in (6..=16).map(|k| 1u64 << k) {
+        if !target.is_multiple_of(u64::from(ranks)) {
+            continue;
+        }
+        for experts in [2u64, 4, 8, 16, 32, 64, 128, 256] {
+            for tokens in (1..=2048).map(|k| 32 * k) {
                 let mut s = MoeShape::deepseek_v3(ranks, tokens);
                 s.experts = experts;
                 // 32 weighted-sum tiles (token blocks) per rank.
                 s.sum_rows = (tokens / 32).max(1);
-                if s.validate().is_err() {
-                    continue;
-                }
-                let err = (s.instances_per_rank() * u64::from(ranks)).abs_diff(target);
-                if best.as_ref().is_none_or(|(e, _)| err <= *e) {
-                    best = Some((err, s));
+                // The row block DeepSeek-V3's 256 experts give, or the one these experts give.
+                let per_source = (tokens * s.top_k / experts).clamp(1, 128);
+                for row_block in [s.row_block, per_source] {
+                    let s = MoeShape { row_block, ..s.clone() };
+                    if s.validate().is_err() {
+                        continue;
+                    }
+                    let total = s.instances_per_rank() * u64::from(ranks);
+                    let Some(pad) = target.checked_sub(total) else { continue };
+                    if pad / u64::from(ranks) > MAX_FAMILY_INSTANCES {
+                        continue;
+                    }
+                    // Within 5% of the target, the most ranks and experts; else the least pad.
+                    let score = |pad: u64, s: &MoeShape| {
+                        let close = pad <= target / 20;
+                        (close, if close { (u64::from(s.ranks), s.experts) } else { (0, 0) }, Reverse(pad))
+                    };
+                    if best.as_ref().is_none_or(|(p, b)| score(pad, &s) >= score(*p, b)) {
+                        best = Some((pad, s));
+                    }
                 }
             }
         }
@@ -36,48 +67,76 @@ fn shape_near(target: u64) -> MoeShape {
     best.expect("some shape fits").1
 }
 
+/// The taskflow of `shape` padded to exactly `target` instances.
+fn taskflow_of(shape: &MoeShape, target: u64) -> Taskflow {
+    let mut tf = shape.taskflow().expect("valid shape");
+    let ranks = u64::from(shape.ranks);
+    let pad = (target - shape.instances_per_rank() * ranks) / ranks;
+    if pad > 0 {
+        let scratch = tf.scratch("PAD", DType::F32, &[pad, 16]);
+        tf.tile("pad", CoreKind::Aiv, |tb| {
+            let i = tb.grid("i", pad);
+            tb.op("zero", [scratch.at(i)]);
+        });
+    }
+    tf
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
-    let targets: &[u64] = if quick { &[1_000, 10_000, 100_000] } else { &[1_000, 10_000, 100_000, 1_000_000] };
+    let no_limit = std::env::args().any(|a| a == "--no-limit");
+    let mut targets = vec![1_000u64, 10_000, 100_000];
+    if !quick {
+        targets.push(1_000_000);
+        if !no_limit {
+            targets.push(MAX_INSTANCES);
+        }
+    }
     println!(
-        "{:>9} {:>5} {:>7} {:>7} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>12} {:>9} {:>8} {:>7}",
+        "{:>9} {:>5} {:>7} {:>7} {:>6} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>12} {:>9} {:>8} {:>7}",
         "instances",
         "ranks",
         "experts",
         "tokens",
+        "pad",
         "edges",
         "total_ms",
+        "cost",
         "check",
         "expand",
         "list",
         "proof",
         "sync",
-        "table",
+        "flg+tbl",
         "instances/s",
         "waits",
         "B/entry",
         "nlogn"
     );
     let mut base = None;
-    for &target in targets {
-        let shape = shape_near(target);
-        let tf = shape.taskflow().expect("valid shape");
+    for &target in &targets {
+        let shape = shape_below(target);
+        let tf = taskflow_of(&shape, target);
         let t = Instant::now();
-        let c = hpmoe_core::compile(&tf, &SimpleCost::default()).unwrap_or_else(|d| panic!("{d}"));
+        let c = hpmoe_core::plan(&tf).unwrap_or_else(|d| panic!("{d}"));
         let total = t.elapsed();
+        assert_eq!(c.expanded.nodes() as u64, target, "the taskflow has exactly the target's instances");
         let n = c.expanded.nodes() as f64;
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         let per_nlogn = total.as_secs_f64() * 1e9 / (n * n.log2());
         let norm = per_nlogn / *base.get_or_insert(per_nlogn);
         let times = &c.times;
         println!(
-            "{:>9} {:>5} {:>7} {:>7} {:>10} {:>9.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>12.0} {:>9} {:>8.1} {:>7.2}",
+            "{:>9} {:>5} {:>7} {:>7} {:>6} {:>10} {:>9.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>12.0} {:>9} {:>8.1} {:>7.2}",
             c.expanded.nodes(),
             shape.ranks,
             shape.experts,
             shape.tokens_per_rank,
+            target - shape.instances_per_rank() * u64::from(shape.ranks),
             c.expanded.dag.edges(),
             ms(total),
+            // The cost model and the checks `plan` runs before the pipeline's stages.
+            ms(total.saturating_sub(times.total())),
             ms(times.structure + times.order_checks),
             ms(times.expand),
             ms(times.list_schedule),

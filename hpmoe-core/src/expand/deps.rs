@@ -7,12 +7,12 @@
 //! other writes, and conflicting instances of one family are returned as [`Hazard`]s: the
 //! ordering check requires each to be ordered by a path in the DAG.
 //!
-//! Overlap is found per tensor and per rank with an [`IntervalIndex`] on the dimension whose
-//! write intervals are the most distinct, then confirmed on every dimension; no instance is
+//! Overlap is found per tensor and per rank with a [`BoxIndex`] of the writes (interval
+//! indexes nested dimension by dimension), then confirmed on every dimension; no instance is
 //! compared with every other.
 
 use super::access::{Extent, RegionFault, eval_region};
-use super::interval::IntervalIndex;
+use super::boxes::BoxIndex;
 use super::space::{InstanceSpace, decode};
 use super::{Expanded, Work};
 use crate::check::Resolved;
@@ -196,15 +196,23 @@ impl Builder<'_, '_> {
 
     fn link_rank(&mut self, t: usize, rank: u32, decl: &TensorDecl, plans: &[ArgPlan<'_>], accs: &[Acc]) {
         let writers: Vec<u32> = (0..accs.len() as u32).filter(|&i| accs[i as usize].access.writes()).collect();
+        // Writers are visited in the order of their interval on the key dimension (then their
+        // index): the order the edges, hazards and messages have always been made in.
         let key = key_dimension(accs, &writers);
-        let index = IntervalIndex::new(
-            writers.iter().map(|&w| (accs[w as usize].ext.start[key], accs[w as usize].ext.end(key), w)).collect(),
-        );
+        let mut order = writers.clone();
+        order.sort_unstable_by_key(|&w| (accs[w as usize].ext.start[key], accs[w as usize].ext.end(key), w));
+        let mut rank_of = vec![0u32; accs.len()];
+        for (i, &w) in order.iter().enumerate() {
+            rank_of[w as usize] = i as u32;
+        }
+        let items: Vec<(Extent, u32)> = writers.iter().map(|&w| (accs[w as usize].ext, w)).collect();
+        let index = BoxIndex::new(&items);
         let loc = |a: &Acc| plans[a.plan as usize].region.loc;
         let mut hits = Vec::new();
         for (ri, reader) in accs.iter().enumerate() {
             hits.clear();
-            index.query(reader.ext.start[key], reader.ext.end(key), &mut |w| hits.push(w));
+            index.candidates(&reader.ext, &items, &mut |w| hits.push(w));
+            hits.sort_unstable_by_key(|&w| rank_of[w as usize]);
             let mut covered = 0u64;
             for &wi in &hits {
                 let w = &accs[wi as usize];

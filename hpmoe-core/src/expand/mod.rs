@@ -5,6 +5,7 @@
 //! Every rank has the same instances; edges may differ per rank (regions may mention `RANK`).
 
 mod access;
+mod boxes;
 mod deps;
 mod interval;
 mod space;

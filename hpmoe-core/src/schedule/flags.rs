@@ -50,7 +50,6 @@
 use super::{Placement, Signal, SyncPlan, Wait};
 use crate::expand::Expanded;
 use crate::model::{CoreKind, MachineProfile};
-use std::collections::HashMap;
 
 /// A flag counter holds 0..15; one more pending set is a device error.
 pub const MAX_PENDING: usize = 15;
@@ -116,19 +115,61 @@ impl FlagPlan {
 
 /// The kept dependencies of a sync plan, as `consumers[u]` (ascending node ids).
 pub fn kept_edges(exp: &Expanded, sync: &SyncPlan) -> Vec<Vec<u32>> {
-    let mut waiter: HashMap<Signal, u32> = HashMap::new();
-    for (v, w) in sync.waits.iter().enumerate() {
-        if let Some(w) = w {
-            waiter.insert(Signal { rank: exp.space.rank_of(v as u32), counter: w.counter }, v as u32);
-        }
-    }
+    let waiter = Waiters::new(exp, sync);
     (0..exp.nodes() as u32)
         .map(|u| {
-            let mut vs: Vec<u32> = sync.signals(u).iter().filter_map(|s| waiter.get(s).copied()).collect();
+            let mut vs: Vec<u32> = sync.signals(u).iter().filter_map(|&s| waiter.get(s)).collect();
             vs.sort_unstable();
             vs
         })
         .collect()
+}
+
+/// The node waiting on each counter of a sync plan: a dense table per rank (counters are
+/// numbered densely per rank), the last node in node order where several claim one.
+struct Waiters {
+    /// Per rank: where its counters start in `node`.
+    base: Vec<usize>,
+    /// Per rank and counter: the waiting node, `u32::MAX` for none.
+    node: Vec<u32>,
+}
+
+impl Waiters {
+    fn new(exp: &Expanded, sync: &SyncPlan) -> Self {
+        // Counters beyond `counters_per_rank` (an inconsistent plan) still get a slot.
+        let mut per_rank = sync.counters_per_rank.clone();
+        per_rank.resize(exp.space.ranks as usize, 0);
+        for (v, w) in sync.waits.iter().enumerate() {
+            if let Some(w) = w {
+                let r = exp.space.rank_of(v as u32) as usize;
+                per_rank[r] = per_rank[r].max(w.counter + 1);
+            }
+        }
+        let mut base = Vec::with_capacity(per_rank.len() + 1);
+        let mut total = 0usize;
+        for &n in &per_rank {
+            base.push(total);
+            total += n as usize;
+        }
+        base.push(total);
+        let mut node = vec![u32::MAX; total];
+        for (v, w) in sync.waits.iter().enumerate() {
+            if let Some(w) = w {
+                node[base[exp.space.rank_of(v as u32) as usize] + w.counter as usize] = v as u32;
+            }
+        }
+        Waiters { base, node }
+    }
+
+    fn get(&self, s: Signal) -> Option<u32> {
+        let r = s.rank as usize;
+        let (&start, &end) = (self.base.get(r)?, self.base.get(r + 1)?);
+        let slot = start + s.counter as usize;
+        if slot >= end {
+            return None;
+        }
+        Some(self.node[slot]).filter(|&n| n != u32::MAX)
+    }
 }
 
 /// Decides which dependencies the flag carries (see the [module docs](self)). Fails only for a

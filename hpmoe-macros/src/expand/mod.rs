@@ -220,10 +220,18 @@ mod certificate {
 
 #[cfg(test)]
 mod timing {
-    /// The whole expansion of the DeepSeek-V3 EP8 layers (`examples/examples/moe_ffn_dsl.rs`,
-    /// balanced and natural routing): front-end, checks, schedule, table, certificate check and
-    /// the emitted tokens, then the certificate check alone. A measurement, not a check:
-    /// `cargo test -p hpmoe-macros --release -- --ignored --nocapture expansion_time`.
+    //! Where the expansion of the DeepSeek-V3 EP8 layers (`examples/examples/moe_ffn_dsl.rs`,
+    //! balanced and natural routing) spends its time, stage by stage, then the certificate check
+    //! of the plan alone. A measurement, not a
+    //! check: `cargo test -p hpmoe-macros --release -- --ignored --nocapture expansion_time`.
+    //! The whole build cost (rustc included) is measured by `hpmoe-macros/macro_cost.sh`.
+
+    use std::time::{Duration, Instant};
+
+    fn ms(d: Duration) -> f64 {
+        d.as_secs_f64() * 1e3
+    }
+
     #[test]
     #[ignore = "a measurement; run in release"]
     fn expansion_time_of_the_deepseek_layer() {
@@ -241,12 +249,56 @@ mod timing {
             let syn::Meta::List(args) = f.attrs.remove(attr).meta else { panic!("#[taskflow(..)] has arguments") };
             let item = quote::ToTokens::to_token_stream(&f);
             for _ in 0..3 {
-                let t = std::time::Instant::now();
+                let t = Instant::now();
                 let out = super::taskflow(args.tokens.clone(), item.clone());
-                let elapsed = t.elapsed();
+                let whole = t.elapsed();
                 let text = out.to_string();
                 assert!(!text.contains("compile_error"));
-                println!("expanded {name} in {:.1} ms ({} bytes of tokens)", elapsed.as_secs_f64() * 1e3, text.len());
+
+                // The same stages one by one.
+                let t = Instant::now();
+                let fe = hpmoe_core::syntax::parse(args.tokens.clone(), item.clone()).unwrap();
+                let parse = t.elapsed();
+                let t = Instant::now();
+                let compiled = fe.plan(&hpmoe_core::PlanOptions::default()).unwrap();
+                let plan = t.elapsed();
+                let s = &compiled.times;
+                let t = Instant::now();
+                let files = hpmoe_ascendc::emit(&fe.taskflow, &compiled).unwrap();
+                let emit = t.elapsed();
+                let t = Instant::now();
+                let bytes = compiled.table.to_bytes();
+                let to_bytes = t.elapsed();
+                let t = Instant::now();
+                let ir = fe.taskflow.to_json();
+                let to_json = t.elapsed();
+                let t = Instant::now();
+                let tokens = super::kept::function(&fe, Some(super::program::program(&fe, &compiled)));
+                let program = t.elapsed();
+                drop(tokens);
+                println!(
+                    "{name}: whole {:.1} ms ({} bytes of tokens, table {} bytes) | parse {:.1} | plan {:.1} = checks {:.1} + expand {:.1} \
+                     + list {:.1} + proof {:.1} + sync {:.1} + flags/table {:.1} + cost model/other {:.1} | to_bytes {:.1} | \
+                     ir json {:.1} ({} bytes) | emit {:.1} ({} bytes) | program tokens {:.1} (emit, to_bytes and json included)",
+                    ms(whole),
+                    text.len(),
+                    bytes.len(),
+                    ms(parse),
+                    ms(plan),
+                    ms(s.structure + s.order_checks),
+                    ms(s.expand),
+                    ms(s.list_schedule),
+                    ms(s.deadlock_proof),
+                    ms(s.sync),
+                    ms(s.table),
+                    ms(plan.saturating_sub(s.total())),
+                    ms(to_bytes),
+                    ms(to_json),
+                    ir.len(),
+                    ms(emit),
+                    files.cpp.len() + files.header.len() + files.launcher.len(),
+                    ms(program),
+                );
             }
             // Of that, the certificate check of the plan.
             let fe = hpmoe_core::syntax::parse(args.tokens.clone(), item.clone()).unwrap();
