@@ -331,8 +331,9 @@ HPMOE_FN void WeightedAccumulate(Vec& vec, const View<S>& src, const View<W>& we
         for (uint32_t j = 0; j < k; ++j) {
             Tile tj = t;
             tj.r0 = 0;
+            /* Load ends with a vector barrier, and the weights were synchronised above: the vector
+             * instructions below need nothing more (no PIPE_ALL per source row block). */
             vec.Load(src.RowStride(t.r0 * k + j, k, t.rows), tj, x);
-            AscendC::PipeBarrier<PIPE_ALL>();
             for (uint32_t r = 0; r < t.rows; ++r) {
                 const float w = wts.GetValue(r * k + j);
                 AscendC::Muls(x[r * t.pitch], x[r * t.pitch], w, static_cast<int32_t>(t.cols));
@@ -376,8 +377,8 @@ HPMOE_FN void GatherWeightedAccumulate(Vec& vec, const View<S>& table, const Vie
                 Tile picked = t;
                 picked.r0 = static_cast<uint32_t>(row);
                 picked.rows = 1;
+                /* As in WeightedAccumulate: no PIPE_ALL per picked row after Load. */
                 vec.Load(table, picked, x);
-                AscendC::PipeBarrier<PIPE_ALL>();
                 const float w = wts.GetValue(r * k + j);
                 AscendC::Muls(x, x, w, static_cast<int32_t>(t.cols));
                 VBarrier();
