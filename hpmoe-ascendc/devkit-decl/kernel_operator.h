@@ -55,6 +55,7 @@ enum pipe_t : uint8_t {
     PIPE_FIX = 10,
 };
 using event_t = int32_t;
+using TEventID = int8_t;
 
 /* ---- Kernel type and core-kind branches. ---- */
 enum KernelMetaType : int32_t {
@@ -278,6 +279,9 @@ public:
     __aicore__ bool InitBuffer(TBuf<pos>&, uint32_t) {
         return true;
     }
+    /* An event id of `evt` free right now, for a SetFlag/WaitFlag pair issued right away (the
+     * queues hold event ids of their own; a fixed id could collide with theirs). */
+    __aicore__ TEventID FetchEventID(HardEvent evt);
     __aicore__ void Reset() {}
     __aicore__ void Destroy() {}
 };

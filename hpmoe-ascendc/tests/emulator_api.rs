@@ -73,6 +73,7 @@ fn cases() -> Vec<Case> {
         error("nbi_source_modified", "nbi_source_modified", "before its aclshmem_quiet"),
         error("double_free", "double_free", "already free"),
         error("event_double_set", "event_double_set", "SetFlag<MTE2_V>(0)"),
+        error("event_ids_exhausted", "event_ids_exhausted", "every id of V_S has a SetFlag pending"),
         error("guard_fault", "gm_guard_fault", "guard page"),
         error("flag_before_write_done", "gm_write_not_complete", "not known complete to pipe V"),
         error("syncall_reserved_id", "flag_id_reserved", "11..14"),

@@ -37,7 +37,8 @@ struct AicTiles {
             case 1: {
                 const int64_t m = g[1];
                 hpmoe::MatmulTile(mm, hpmoe::View<bfloat16_t>(x, 64 * m + ctx.rank, 4, 32, 32),
-                                  hpmoe::View<bfloat16_t>(x, 0, 32, 16, 16), hpmoe::View<float>(x, 0, 4, 16, 32));
+                                  hpmoe::View<bfloat16_t>(x, 0, 32, 16, 16),
+                                  hpmoe::View<float>(x).From(0).Rows(4).Cols(16).Stride(32));
                 return;
             }
             default:
@@ -62,7 +63,7 @@ struct AivTiles {
         const hpmoe::View<int32_t> i32(x, 0, 8, 32, 32);
         switch (ctx.Decode(instance, g)) {
             case 0:
-                hpmoe::Put(ctx, b, b, hpmoe::Mod(ctx.rank + g[0], 2), true);
+                hpmoe::Put(ctx, b, b, hpmoe::Mod(ctx.rank + g[0], 2), hpmoe::kCarriesSignal);
                 return;
             case 2:
                 hpmoe::Copy(vec, b, b);

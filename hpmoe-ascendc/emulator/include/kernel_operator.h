@@ -70,6 +70,7 @@ enum pipe_t : uint8_t {
     PIPE_FIX = 10,
 };
 using event_t = int32_t;
+using TEventID = int8_t;
 
 /* ---- Kernel type and core-kind branches. ---- */
 enum KernelMetaType : int32_t {
@@ -377,6 +378,10 @@ public:
     __aicore__ bool InitBuffer(TBuf<pos>& b, uint32_t len) {
         b.EmuBuf() = hpmoe_emu::BufInit(static_cast<int>(pos), len);
         return true;
+    }
+    /* An id of `evt` with no SetFlag pending, for a SetFlag/WaitFlag pair issued right away. */
+    __aicore__ TEventID FetchEventID(HardEvent evt) {
+        return static_cast<TEventID>(hpmoe_emu::FetchEventID(static_cast<int>(evt)));
     }
     __aicore__ void Reset() { hpmoe_emu::PipeReset(); }
     __aicore__ void Destroy() { hpmoe_emu::PipeReset(); }

@@ -296,6 +296,20 @@ void SetFlag(int event, int32_t id) {
     Snapshot(c, kEvents[event].src, s.know);
 }
 
+int FetchEventID(int event) {
+    Core& c = Cur("FetchEventID");
+    if (event < 0 || event >= kEventCount) {
+        Fail(c, "bad_event", "FetchEventID", "event " + std::to_string(event));
+    }
+    for (int id = 0; id < 8; ++id) {
+        if (!c.events[event][id].set) {
+            return id;
+        }
+    }
+    Fail(c, "event_ids_exhausted", "FetchEventID",
+         std::string("every id of ") + kEvents[event].name + " has a SetFlag pending");
+}
+
 void WaitFlag(int event, int32_t id) {
     Core& c = Cur("WaitFlag");
     if (event < 0 || event >= kEventCount || id < 0 || id > 7) {

@@ -16,10 +16,17 @@
 
 namespace hpmoe {
 
-/* dst (a symmetric tensor's region, on PE `pe`) = src (local). `carries_signal`: this is the
- * tile's last put, which may carry a signal. */
+/* What a put delivers besides its data. The tile's last put is kCarriesSignal: it takes the tile's
+ * signal for its PE, if the tile has one, with aclshmem_putmem_signal; every other put is kDataOnly. */
+enum PutSignal : uint8_t {
+    kDataOnly = 0,
+    kCarriesSignal = 1,
+};
+
+/* dst (a symmetric tensor's region, on PE `pe`) = src (local); `signal` says whether it may carry
+ * one of the tile's signals. */
 template <typename T>
-HPMOE_FN void Put(TileContext& ctx, const View<T>& src, const View<T>& dst, int64_t pe, bool carries_signal) {
+HPMOE_FN void Put(TileContext& ctx, const View<T>& src, const View<T>& dst, int64_t pe, PutSignal signal) {
     const bool one_run = src.Contiguous() && dst.Contiguous();
     const uint32_t runs = one_run ? 1u : dst.rows;
     const uint32_t run_bytes = (one_run ? dst.rows * dst.cols : dst.cols) * static_cast<uint32_t>(sizeof(T));
@@ -28,16 +35,16 @@ HPMOE_FN void Put(TileContext& ctx, const View<T>& src, const View<T>& dst, int6
     for (uint32_t r = 0; r < runs; ++r) {
         __gm__ void* to = dst.At(r, 0);
         __gm__ void* from = src.At(r, 0);
-        __gm__ int32_t* signal = nullptr;
-        if (carries_signal && r + 1 == runs) {
-            signal = ctx.TakeSignalFor(pe);
+        __gm__ int32_t* counter = nullptr;
+        if (signal == kCarriesSignal && r + 1 == runs) {
+            counter = ctx.TakeSignalFor(pe);
         }
-        if (signal != nullptr) {
+        if (counter != nullptr) {
             if (earlier_puts || runs > 1) {
                 /* Put-with-signal orders only its own data: deliver the tile's earlier puts first. */
                 aclshmem_fence();
             }
-            aclshmem_putmem_signal(to, from, static_cast<size_t>(run_bytes), signal, 1, ACLSHMEM_SIGNAL_ADD,
+            aclshmem_putmem_signal(to, from, static_cast<size_t>(run_bytes), counter, 1, ACLSHMEM_SIGNAL_ADD,
                                    static_cast<int>(pe));
         } else {
             aclshmem_putmem_nbi(to, from, run_bytes, static_cast<int32_t>(pe));

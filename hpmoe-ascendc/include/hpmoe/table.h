@@ -17,7 +17,8 @@
 
 namespace hpmoe {
 
-/* What the kernel was generated for: the table's header fields and its checksum field. */
+/* What the kernel was generated for: the table's header fields and its checksum field, in the order
+ * of the generated constants (hpmoe_core::table::CHECKED_CONSTANTS). */
 struct TableExpect {
     uint32_t ranks;
     uint32_t cores_per_rank;

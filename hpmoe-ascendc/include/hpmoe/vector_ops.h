@@ -14,6 +14,10 @@
  * The op semantics are those of the host reference ops (hpmoe_core::exec::ops); an op ends with
  * a full pipe barrier, so the next op of the tile (or the signals) sees its writes.
  *
+ * Where the scalar unit reads UB the vector unit wrote (per-row scales, weights, maxima), or the
+ * other way round, an event pair between just those two pipes orders them (Vec::ScalarAfterVector,
+ * Vec::VectorAfterScalar) instead of a full barrier; the CPU emulator's strict mode checks each.
+ *
  * Vector instructions that depend on each other through UB (one reads or overwrites what an
  * earlier one wrote or read) are separated by VBarrier(): the vector pipe does not order them by
  * itself (PipeBarrier: "instructions of the same pipe with a data dependency need this
@@ -89,6 +93,7 @@ private:
 class Vec {
 public:
     HPMOE_FN void Init(AscendC::TPipe& pipe) {
+        pipe_ = &pipe;
         pipe.InitBuffer(in_, 2, kTileBytes);
         pipe.InitBuffer(out_, 1, kTileBytes);
         pipe.InitBuffer(w0_, kTileBytes);
@@ -105,6 +110,13 @@ public:
     HPMOE_FN AscendC::LocalTensor<float> W2() { return w2_.Get<float>(); }
     HPMOE_FN AscendC::LocalTensor<float> S0() { return s0_.Get<float>(); }
     HPMOE_FN AscendC::LocalTensor<float> S1() { return s1_.Get<float>(); }
+
+    /* The scalar unit waits for the vector instructions issued so far: it reads (GetValue) what
+     * they wrote in UB. Narrower than PipeBarrier<PIPE_ALL>: the DMA pipes run on. */
+    HPMOE_FN void ScalarAfterVector() { PipeEvent<AscendC::HardEvent::V_S>(); }
+    /* The vector unit waits for the scalar unit: a vector instruction next overwrites UB the scalar
+     * unit read, or reads what it wrote (SetValue). */
+    HPMOE_FN void VectorAfterScalar() { PipeEvent<AscendC::HardEvent::S_V>(); }
 
     /* dst (float, tile layout) = tile `t` of region `v`. */
     template <typename T>
@@ -148,6 +160,14 @@ public:
     }
 
 private:
+    /* One SetFlag/WaitFlag pair on an event id free right now (the queues hold ids of their own). */
+    template <AscendC::HardEvent kEvent>
+    HPMOE_FN void PipeEvent() {
+        const int32_t id = static_cast<int32_t>(pipe_->FetchEventID(kEvent));
+        AscendC::SetFlag<kEvent>(id);
+        AscendC::WaitFlag<kEvent>(id);
+    }
+
     /* UB gap after each row, in 32-byte blocks, between the padded row and the next pitch. */
     template <typename T>
     HPMOE_FN static uint32_t UbGapBlocks(const Tile& t) {
@@ -215,6 +235,7 @@ private:
         }
     }
 
+    AscendC::TPipe* pipe_ = nullptr;
     AscendC::TQue<AscendC::TPosition::VECIN, 2> in_;
     AscendC::TQue<AscendC::TPosition::VECOUT, 1> out_;
     AscendC::TBuf<AscendC::TPosition::VECCALC> w0_;
@@ -303,7 +324,7 @@ HPMOE_FN void ScaleRows(Vec& vec, const View<S>& src, const View<C>& scale, cons
         const Tile t = grid.At(i);
         vec.Load(src, t, w0);
         LoadScalars(vec, scale, t.r0, t.rows, s0);
-        AscendC::PipeBarrier<PIPE_ALL>();
+        vec.ScalarAfterVector(); /* the scales, read one by one below */
         for (uint32_t r = 0; r < t.rows; ++r) {
             const float s = s0.GetValue(r);
             AscendC::Muls(w0[r * t.pitch], w0[r * t.pitch], s, static_cast<int32_t>(t.cols));
@@ -327,12 +348,13 @@ HPMOE_FN void WeightedAccumulate(Vec& vec, const View<S>& src, const View<W>& we
         const Tile t = grid.At(i);
         vec.Load(dst, t, acc);
         LoadScalars(vec, weight, t.r0 * k, t.rows * k, wts);
-        AscendC::PipeBarrier<PIPE_ALL>();
+        vec.ScalarAfterVector(); /* the weights, read one by one below */
         for (uint32_t j = 0; j < k; ++j) {
             Tile tj = t;
             tj.r0 = 0;
+            /* Load ends with a vector barrier, and the weights were synchronised above: the vector
+             * instructions below need nothing more. */
             vec.Load(src.RowStride(t.r0 * k + j, k, t.rows), tj, x);
-            AscendC::PipeBarrier<PIPE_ALL>();
             for (uint32_t r = 0; r < t.rows; ++r) {
                 const float w = wts.GetValue(r * k + j);
                 AscendC::Muls(x[r * t.pitch], x[r * t.pitch], w, static_cast<int32_t>(t.cols));
@@ -366,7 +388,7 @@ HPMOE_FN void GatherWeightedAccumulate(Vec& vec, const View<S>& table, const Vie
         const Tile t = grid.At(i);
         vec.Load(dst, t, acc);
         LoadScalars(vec, weight, t.r0 * k, t.rows * k, wts);
-        AscendC::PipeBarrier<PIPE_ALL>();
+        vec.ScalarAfterVector(); /* the weights, read one by one below */
         for (uint32_t r = 0; r < t.rows; ++r) {
             for (uint32_t j = 0; j < k; ++j) {
                 const int32_t row = LoadFresh(index.At(t.r0 + r, j));
@@ -376,8 +398,8 @@ HPMOE_FN void GatherWeightedAccumulate(Vec& vec, const View<S>& table, const Vie
                 Tile picked = t;
                 picked.r0 = static_cast<uint32_t>(row);
                 picked.rows = 1;
+                /* As in WeightedAccumulate: nothing more after Load. */
                 vec.Load(table, picked, x);
-                AscendC::PipeBarrier<PIPE_ALL>();
                 const float w = wts.GetValue(r * k + j);
                 AscendC::Muls(x, x, w, static_cast<int32_t>(t.cols));
                 VBarrier();
@@ -440,13 +462,15 @@ HPMOE_FN void Quantize(Vec& vec, const View<S>& src, const View<int8_t>& dst, co
             VBarrier();
             for (uint32_t r = 0; r < t.rows; ++r) {
                 AscendC::ReduceMax(red, x[r * t.pitch], work, static_cast<int32_t>(t.cols));
-                AscendC::PipeBarrier<PIPE_ALL>();
+                vec.ScalarAfterVector();
                 const float m = red.GetValue(0);
                 if (m > amax.GetValue(r)) {
                     amax.SetValue(r, m);
                 }
-                /* The next ReduceMax (vector) overwrites `red`, which the scalar unit just read. */
-                AscendC::PipeBarrier<PIPE_ALL>();
+                /* The next ReduceMax (vector) overwrites `red`, which the scalar unit just read, and
+                 * `red` and `work`, which this one wrote. */
+                vec.VectorAfterScalar();
+                VBarrier();
             }
         }
         AscendC::PipeBarrier<PIPE_ALL>();

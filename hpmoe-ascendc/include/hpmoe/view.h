@@ -3,7 +3,11 @@
  * The emitter turns every region argument of an op into a View: `rows` rows of `cols`
  * elements, consecutive rows `ld` elements apart, starting `offset` elements into the tensor.
  * Rows, cols and ld are compile-time constants of the tile family; only the offset depends on
- * the tile's grid coordinates and the rank. */
+ * the tile's grid coordinates and the rank. Generated code names every one of them:
+ *
+ *   hpmoe::View<bfloat16_t>(args.recv).From(256 * m).Rows(8).Cols(32).Stride(32)
+ *
+ * is rows 8 x 32 of `recv` starting at element 256 * m, 32 elements from row to row. */
 #ifndef HPMOE_VIEW_H
 #define HPMOE_VIEW_H
 
@@ -37,10 +41,38 @@ struct View {
     uint32_t cols;
     uint32_t ld;     /* elements between the starts of consecutive rows */
 
+    /* The tensor at `tensor`, shaped by the setters below; from element 0 until From says otherwise. */
+    HPMOE_FN explicit View(GM_ADDR tensor)
+        : base(reinterpret_cast<__gm__ T*>(tensor)), offset(0), rows(0), cols(0), ld(0) {}
     HPMOE_FN View(GM_ADDR tensor, int64_t offset_, uint32_t rows_, uint32_t cols_, uint32_t ld_)
         : base(reinterpret_cast<__gm__ T*>(tensor)), offset(offset_), rows(rows_), cols(cols_), ld(ld_) {}
     HPMOE_FN View(__gm__ T* base_, int64_t offset_, uint32_t rows_, uint32_t cols_, uint32_t ld_)
         : base(base_), offset(offset_), rows(rows_), cols(cols_), ld(ld_) {}
+
+    /* This view starting `first` elements into the tensor. */
+    HPMOE_FN View From(int64_t first) const {
+        View v = *this;
+        v.offset = first;
+        return v;
+    }
+    /* This view with `count` rows. */
+    HPMOE_FN View Rows(uint32_t count) const {
+        View v = *this;
+        v.rows = count;
+        return v;
+    }
+    /* This view with `count` elements per row. */
+    HPMOE_FN View Cols(uint32_t count) const {
+        View v = *this;
+        v.cols = count;
+        return v;
+    }
+    /* This view with its rows `elems` elements apart (start to start). */
+    HPMOE_FN View Stride(uint32_t elems) const {
+        View v = *this;
+        v.ld = elems;
+        return v;
+    }
 
     /* Address of element (row, col) of the region. */
     HPMOE_FN __gm__ T* At(uint32_t row, uint32_t col) const {

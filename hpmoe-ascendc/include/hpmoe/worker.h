@@ -101,21 +101,104 @@ HPMOE_FN bool WaitEntry(Core& core, const hpmoe_entry_record& e, uint32_t positi
 /* A core that stopped early gives its flag partners this much longer to finish the protocol. */
 constexpr uint64_t kDrainTimeoutFactor = 4;
 
-/* The AIC loop. `tiles` runs AIC tiles (Run) and ends the Matmul objects (Finish). */
-template <uint16_t kFlag, class Tiles>
-HPMOE_FN void RunAic(const Launch& launch, const KernelSpec& spec, Tiles& tiles) {
+/* The AIC's part of the loop: it sets the hardware flag after the tiles the flag plan names, and
+ * ends its Matmul objects (Tiles::Finish) after the last entry. */
+template <uint16_t kFlag>
+class AicSide {
+public:
+    static constexpr bool kAic = true;
+
+    HPMOE_FN AicSide(Core& core, const KernelSpec& spec)
+        : producer_(core.diag, spec.table.aic_per_rank + spec.table.aiv_per_aic * core.local,
+                    core.plan.Total(core.global)) {}
+
+    /* Before entry `index`'s counter wait: nothing on the AIC. */
+    HPMOE_FN void BeforeWait(Core&, uint32_t) {}
+
+    /* After the tile of entry `index` (position `position` of the core's list): the flag set the
+     * plan gives it. False (and a diagnostic record) on timeout. */
+    HPMOE_FN bool AfterRun(Core& core, const KernelSpec& spec, uint32_t index, uint32_t position,
+                           const hpmoe_entry_record& e) {
+        if constexpr (kFlag != kNoFlag) {
+            if (core.plan.Op(index) != 0 && !producer_.Set(spec.wait_timeout_us)) {
+                core.diag.Fail(HPMOE_STATUS_FLAG_TIMEOUT, position, e.instance, HPMOE_DIAG_FLAG_COUNTER | kFlag,
+                               static_cast<int32_t>(producer_.Sets()), static_cast<int32_t>(producer_.Consumed()), 0);
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /* After the loop (`failed`: it stopped early): ends the Matmul objects and waits until the AIVs
+     * consumed every set; after a failure it gives them longer. False (and a record) when a loop
+     * that had not failed times out here. */
+    template <class Tiles>
+    HPMOE_FN bool Finish(Core& core, const KernelSpec& spec, Tiles& tiles, bool failed, uint32_t entries) {
+        tiles.Finish();
+        if constexpr (kFlag != kNoFlag) {
+            /* Normally nothing is left; after a failure, release the AIVs' remaining waits. */
+            const uint64_t timeout_us = failed ? kDrainTimeoutFactor * spec.wait_timeout_us : spec.wait_timeout_us;
+            if (!producer_.Drain(timeout_us) && !failed) {
+                core.diag.Fail(HPMOE_STATUS_FLAG_TIMEOUT, entries, 0, HPMOE_DIAG_FLAG_COUNTER | kFlag,
+                               static_cast<int32_t>(core.plan.Total(core.global)),
+                               static_cast<int32_t>(producer_.Sets()), 0);
+                return false;
+            }
+        }
+        return true;
+    }
+
+private:
+    FlagProducer<kFlag == kNoFlag ? 15 : kFlag> producer_;
+};
+
+/* The AIV's part of the loop: before each entry it waits for the hardware flag sets the flag plan
+ * gives it, and at the end it consumes whatever its AIC still sets. */
+template <uint16_t kFlag>
+class AivSide {
+public:
+    static constexpr bool kAic = false;
+
+    HPMOE_FN AivSide(Core& core, const KernelSpec&) : consumer_(core.diag, core.plan.Total(core.global)) {}
+
+    /* Before entry `index`'s counter wait: the flag waits of the plan. */
+    HPMOE_FN void BeforeWait(Core& core, uint32_t index) {
+        if constexpr (kFlag != kNoFlag) {
+            consumer_.Wait(core.plan.Op(index));
+        }
+    }
+
+    /* After a tile: nothing on the AIV. */
+    HPMOE_FN bool AfterRun(Core&, const KernelSpec&, uint32_t, uint32_t, const hpmoe_entry_record&) { return true; }
+
+    /* After the loop: the AIC's sets meant for the other AIV, and every set after a failure. */
+    template <class Tiles>
+    HPMOE_FN bool Finish(Core&, const KernelSpec&, Tiles&, bool, uint32_t) {
+        if constexpr (kFlag != kNoFlag) {
+            consumer_.Drain();
+        }
+        return true;
+    }
+
+private:
+    FlagConsumer<kFlag == kNoFlag ? 15 : kFlag> consumer_;
+};
+
+/* The worker loop of one core, AIC or AIV (`Side`, above, is what differs). */
+template <class Side, class Tiles>
+HPMOE_FN void RunCore(const Launch& launch, const KernelSpec& spec, Tiles& tiles) {
     Core core;
-    if (!StartCore(launch, spec, true, core)) {
+    if (!StartCore(launch, spec, Side::kAic, core)) {
         return;
     }
     const hpmoe_core_record list = core.table.Core(core.global);
-    const uint32_t aiv0 = spec.table.aic_per_rank + spec.table.aiv_per_aic * core.local;
-    FlagProducer<kFlag == kNoFlag ? 15 : kFlag> producer(core.diag, aiv0, core.plan.Total(core.global));
+    Side side(core, spec);
     uint32_t done = 0;
     bool failed = false;
-    for (uint32_t i = 0; i < list.entry_count && !failed; ++i) {
+    for (uint32_t i = 0; i < list.entry_count; ++i) {
         const uint32_t index = list.first_entry + i;
         const hpmoe_entry_record e = core.table.Entry(index);
+        side.BeforeWait(core, index);
         if (!WaitEntry(core, e, i, spec.wait_timeout_us)) {
             failed = true;
             break;
@@ -127,72 +210,32 @@ HPMOE_FN void RunAic(const Launch& launch, const KernelSpec& spec, Tiles& tiles)
             failed = true;
             break;
         }
-        if constexpr (kFlag != kNoFlag) {
-            if (core.plan.Op(index) != 0 && !producer.Set(spec.wait_timeout_us)) {
-                core.diag.Fail(HPMOE_STATUS_FLAG_TIMEOUT, i, e.instance, HPMOE_DIAG_FLAG_COUNTER | kFlag,
-                               static_cast<int32_t>(producer.Sets()), static_cast<int32_t>(producer.Consumed()), 0);
-                failed = true;
-                break;
-            }
+        if (!side.AfterRun(core, spec, index, i, e)) {
+            failed = true;
+            break;
         }
         ctx.SendSignals();
         ++done;
         core.diag.Progress(done);
     }
-    tiles.Finish();
-    if constexpr (kFlag != kNoFlag) {
-        /* Normally nothing is left; after a failure, release the AIVs' remaining waits. */
-        if (!producer.Drain(failed ? kDrainTimeoutFactor * spec.wait_timeout_us : spec.wait_timeout_us) && !failed) {
-            core.diag.Fail(HPMOE_STATUS_FLAG_TIMEOUT, list.entry_count, 0, HPMOE_DIAG_FLAG_COUNTER | kFlag,
-                           static_cast<int32_t>(core.plan.Total(core.global)), static_cast<int32_t>(producer.Sets()),
-                           0);
-            failed = true;
-        }
+    if (!side.Finish(core, spec, tiles, failed, list.entry_count)) {
+        failed = true;
     }
     if (!failed) {
         core.diag.Done(done);
     }
 }
 
+/* The AIC loop. `tiles` runs AIC tiles (Run) and ends the Matmul objects (Finish). */
+template <uint16_t kFlag, class Tiles>
+HPMOE_FN void RunAic(const Launch& launch, const KernelSpec& spec, Tiles& tiles) {
+    RunCore<AicSide<kFlag>>(launch, spec, tiles);
+}
+
 /* The AIV loop. `tiles` runs AIV tiles (Run). */
 template <uint16_t kFlag, class Tiles>
 HPMOE_FN void RunAiv(const Launch& launch, const KernelSpec& spec, Tiles& tiles) {
-    Core core;
-    if (!StartCore(launch, spec, false, core)) {
-        return;
-    }
-    const hpmoe_core_record list = core.table.Core(core.global);
-    FlagConsumer<kFlag == kNoFlag ? 15 : kFlag> consumer(core.diag, core.plan.Total(core.global));
-    uint32_t done = 0;
-    bool failed = false;
-    for (uint32_t i = 0; i < list.entry_count && !failed; ++i) {
-        const uint32_t index = list.first_entry + i;
-        const hpmoe_entry_record e = core.table.Entry(index);
-        if constexpr (kFlag != kNoFlag) {
-            consumer.Wait(core.plan.Op(index));
-        }
-        if (!WaitEntry(core, e, i, spec.wait_timeout_us)) {
-            failed = true;
-            break;
-        }
-        TileContext ctx(core.table, e, core.rank, core.counters);
-        tiles.Run(ctx, e.instance);
-        if (ctx.BadTile()) {
-            core.diag.Fail(HPMOE_STATUS_BAD_TILE, i, e.instance, 0, 0, 0, 0);
-            failed = true;
-            break;
-        }
-        ctx.SendSignals();
-        ++done;
-        core.diag.Progress(done);
-    }
-    if constexpr (kFlag != kNoFlag) {
-        /* Sets of the AIC meant for the other AIV, and every set after a failure. */
-        consumer.Drain();
-    }
-    if (!failed) {
-        core.diag.Done(done);
-    }
+    RunCore<AivSide<kFlag>>(launch, spec, tiles);
 }
 
 }  // namespace hpmoe

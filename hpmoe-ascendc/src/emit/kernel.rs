@@ -12,9 +12,10 @@
 use super::names::{distinct_identifiers, family_constants};
 use super::ops::{self, CallSite, MatmulGroup};
 use super::region::{self, ViewSpec, cpp_type};
-use super::{EmitError, EmitOptions, expr};
+use super::{EmitError, EmitOptions, counted, expr};
 use crate::flags::FlagPlan;
 use hpmoe_core::model::{CoreKind, DType, Guard, Taskflow, Var};
+use hpmoe_core::table::{CHECKED_CONSTANTS, CORE_WALK};
 use std::fmt::Write;
 
 /// The parameters the runtime needs after the tensors, in order.
@@ -71,20 +72,28 @@ fn preamble(out: &mut String, parts: &KernelParts<'_>, groups: &[MatmulGroup]) {
     let _ = writeln!(out, "//");
     let _ = writeln!(
         out,
-        "// One mixed launch per rank ({} ranks): {} blocks of KERNEL_TYPE_MIX_AIC_1_2, i.e. {} AIC + {} AIV cores.",
-        p.ranks,
-        p.aic_per_rank,
+        "// One mixed launch per rank ({}): {} of KERNEL_TYPE_MIX_AIC_1_2, i.e. {} AIC + {} AIV cores.",
+        counted(p.ranks, "rank", "ranks"),
+        counted(p.aic_per_rank, "block", "blocks"),
         p.aic_per_rank,
         p.aiv_per_rank()
     );
-    out.push_str(
-        "// Every core walks its own list of the schedule table (`table`, written as NAME_schedule.bin):\n\
-         // it waits until the entry's counter reaches its target (bounded; a timeout writes a record to\n\
-         // `diag` and stops the core), runs the tile, then adds 1 to the counters of the tiles that depend\n\
-         // on it. Dependencies between an AIC and its own AIVs may use a hardware flag instead (`flags`,\n\
-         // NAME_flags.bin). The runtime is in hpmoe/runtime.h; the constants in ",
+    let _ = writeln!(
+        out,
+        "// The schedule table (`table`, written as {0}_schedule.bin; layout and constants in {0}_schedule.h)\n\
+         // gives every core its own list of entries.",
+        parts.name
     );
-    let _ = writeln!(out, "{}_schedule.h.\n//\n// Tile families:", parts.name);
+    for line in CORE_WALK {
+        let _ = writeln!(out, "// {line}");
+    }
+    let _ = writeln!(
+        out,
+        "// Every wait is bounded: a timeout writes a record to `diag` and stops the core. Dependencies\n\
+         // between an AIC and its own AIVs may use a hardware flag instead (`flags`, {}_flags.bin).\n\
+         // The runtime is in hpmoe/runtime.h.\n//\n// Tile families:",
+        parts.name
+    );
     for f in &tf.families {
         let grid: Vec<String> = f.grid.iter().map(|d| format!("{} < {}", d.name, d.extent)).collect();
         let ops: Vec<&str> = f.body.iter().map(|c| c.op.as_str()).collect();
@@ -132,8 +141,8 @@ fn spec(out: &mut String, parts: &KernelParts<'_>) {
         Some(id) => {
             let _ = writeln!(
                 out,
-                "// Hardware flag {id} carries {} AIC -> own-AIV dependencies (HPMOE_{p}FLAGGED_EDGES).",
-                parts.plan.edges.len()
+                "// Hardware flag {id} carries {} (HPMOE_{p}FLAGGED_EDGES).",
+                counted(parts.plan.edges.len() as u64, "AIC -> own-AIV dependency", "AIC -> own-AIV dependencies")
             );
             let _ = writeln!(out, "constexpr uint16_t kFlag = {id};");
         }
@@ -146,18 +155,8 @@ fn spec(out: &mut String, parts: &KernelParts<'_>) {
         "\n// What the kernel was generated with; every core checks the table and the flag plan against it.\n",
     );
     out.push_str("constexpr hpmoe::KernelSpec kSpec = {\n    {\n");
-    for field in [
-        "RANKS",
-        "CORES_PER_RANK",
-        "AIC_PER_RANK",
-        "AIV_PER_AIC",
-        "FAMILIES",
-        "INSTANCES_PER_RANK",
-        "ENTRY_COUNT",
-        "SIGNAL_COUNT",
-        "TOTAL_BYTES",
-        "CHECKSUM",
-    ] {
+    // The table's own list, in the order of hpmoe::TableExpect.
+    for field in CHECKED_CONSTANTS {
         let _ = writeln!(out, "        HPMOE_{p}{field},");
     }
     out.push_str("    },\n    {\n");
@@ -269,7 +268,8 @@ fn family_case(
         let fail = |message: String| EmitError::at(&tf.name, Some(&family.name), call.loc, message);
         let spec = tf.ops.get(&call.op).ok_or_else(|| fail(format!("unknown op `{}`", call.op)))?;
         if spec.params.len() != call.args.len() {
-            return Err(fail(format!("`{}` takes {} arguments, got {}", call.op, spec.params.len(), call.args.len())));
+            let takes = counted(spec.params.len() as u64, "argument", "arguments");
+            return Err(fail(format!("`{}` takes {takes}, got {}", call.op, call.args.len())));
         }
         let mut views: Vec<ViewSpec> = Vec::new();
         for r in &call.args {
@@ -382,7 +382,8 @@ fn entry(out: &mut String, parts: &KernelParts<'_>, ns: &str) {
         "// the Matmul tilings (one TCubeTiling per Matmul group), and where the host put the base address of\n",
     );
     out.push_str("// the cross-core synchronisation registers (aclrtGetHardwareSyncAddr).\n");
-    let _ = writeln!(out, "extern \"C\" __global__ __aicore__ void {}({}) {{", parts.name, params.join(", "));
+    let _ =
+        writeln!(out, "extern \"C\" __global__ __aicore__ void {}(\n    {}) {{", parts.name, params.join(",\n    "));
     out.push_str("    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);\n");
     out.push_str("    AscendC::SetSysWorkspace(workspace);\n");
     out.push_str("    // Before any cross-core flag: the base address of the synchronisation registers.\n");

@@ -77,7 +77,7 @@ pub fn render(p: &LauncherParts<'_>) -> String {
         .map(|n| format!("uint8_t* {n}"))
         .collect();
     let _ = writeln!(out, "// The kernel, {name}.cpp, linked into this program.");
-    let _ = writeln!(out, "extern \"C\" void {name}({});", params.join(", "));
+    let _ = writeln!(out, "extern \"C\" void {name}(\n    {});", params.join(",\n    "));
     let _ = writeln!(out, "#else\n#include \"aclrtlaunch_{name}.h\"\n#endif\n");
 
     out.push_str("namespace {\n\n");

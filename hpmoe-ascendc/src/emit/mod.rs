@@ -33,6 +33,13 @@ pub const TILE_ELEMS: u32 = 4096;
 /// Default bound of a counter wait: 5 s.
 pub const DEFAULT_WAIT_TIMEOUT_US: u64 = 5_000_000;
 
+/// `count` and the noun that agrees with it, for generated comments and messages: `one` for 1,
+/// `many` otherwise (`1 block`, `2 blocks`).
+fn counted(count: impl Into<u64>, one: &str, many: &str) -> String {
+    let count = count.into();
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
 /// A taskflow the backend cannot turn into a kernel, with the location of the offending
 /// declaration or op call when there is one.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -117,7 +117,8 @@ pub fn statement(
             same_dtype(0, 1)?;
             let (src, dst) = pair_shapes(&v[0], &v[1], names)?;
             let pe = site.pe.clone().ok_or("a put's destination must be a region `.on(rank)`")?;
-            Ok(format!("hpmoe::Put(ctx,\n    {src},\n    {dst},\n    {pe}, {});", site.last_put))
+            let signal = if site.last_put { "hpmoe::kCarriesSignal" } else { "hpmoe::kDataOnly" };
+            Ok(format!("hpmoe::Put(ctx,\n    {src},\n    {dst},\n    {pe},\n    {signal});"))
         }
         BuiltinOp::Copy => {
             same_dtype(0, 1)?;
@@ -248,7 +249,9 @@ fn float_type(v: &ViewSpec) -> Result<(), String> {
     }
 }
 
-/// Replaces each `{name}` of `template` by its argument; `{{` and `}}` are literal braces.
+/// Replaces each `{name}` of `template` by its argument; `{{` and `}}` are literal braces. An
+/// argument that follows `(` or `,` goes on a new line indented by 4, the way the built-in calls
+/// are wrapped: `F(vec, {dst})` becomes `F(vec,\n    <view>)`.
 pub fn expand_template(template: &str, args: &[(&str, &str)]) -> Result<String, String> {
     let mut out = String::new();
     let mut chars = template.chars().peekable();
@@ -265,7 +268,15 @@ pub fn expand_template(template: &str, args: &[(&str, &str)]) -> Result<String, 
             '{' => {
                 let name: String = chars.by_ref().take_while(|&c| c != '}').collect();
                 match args.iter().find(|(p, _)| *p == name) {
-                    Some((_, value)) => out.push_str(value),
+                    Some((_, value)) => {
+                        // An argument starts a line of its own, like the built-in calls' views.
+                        let kept = out.trim_end_matches(' ').len();
+                        if out[..kept].ends_with([',', '(']) {
+                            out.truncate(kept);
+                            out.push_str("\n    ");
+                        }
+                        out.push_str(value);
+                    }
                     None => return Err(format!("the emission template names `{{{name}}}`, which is no parameter")),
                 }
             }
@@ -283,7 +294,9 @@ mod tests {
     #[test]
     fn templates_expand_parameters_and_braces() {
         let args = [("dst", "D"), ("src", "S")];
-        assert_eq!(expand_template("F(vec, {dst}, {src}) {{x}}", &args).unwrap(), "F(vec, D, S) {x}");
+        assert_eq!(expand_template("F(vec, {dst}, {src}) {{x}}", &args).unwrap(), "F(vec,\n    D,\n    S) {x}");
+        assert_eq!(expand_template("F({dst}.Flat())", &args).unwrap(), "F(\n    D.Flat())");
+        assert_eq!(expand_template("F(vec, 2 * {src})", &args).unwrap(), "F(vec, 2 * S)");
         assert!(expand_template("F({other})", &args).unwrap_err().contains("`{other}`"));
         assert!(expand_template("F(})", &args).is_err());
     }

@@ -12,7 +12,7 @@ use super::expr;
 use hpmoe_core::model::{Affine, DType, RankSel, Region, TensorDecl, Var};
 use std::fmt::Write;
 
-/// A region as `hpmoe::View<T>(args.<param>, offset, rows, cols, ld)`.
+/// A region as `hpmoe::View<T>(args.<param>).From(offset).Rows(rows).Cols(cols).Stride(ld)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ViewSpec {
     pub dtype: DType,
@@ -65,13 +65,15 @@ impl ViewSpec {
         parts.join(" + ")
     }
 
-    /// `hpmoe::View<T>(args.x, offset, rows, cols, ld)`.
+    /// `hpmoe::View<T>(args.x).From(offset).Rows(rows).Cols(cols).Stride(ld)`: every number
+    /// named, `From` left out when the region starts at the tensor's first element.
     pub fn cpp(&self, names: &[String]) -> String {
+        let offset = self.offset_cpp(names);
+        let from = if offset == "0" { String::new() } else { format!(".From({offset})") };
         format!(
-            "hpmoe::View<{}>(args.{}, {}, {}, {}, {})",
+            "hpmoe::View<{}>(args.{}){from}.Rows({}).Cols({}).Stride({})",
             self.cpp_type(),
             self.param,
-            self.offset_cpp(names),
             self.rows,
             self.cols,
             self.ld
@@ -218,6 +220,11 @@ mod tests {
         let v = view(&t, "t", &r, &names).unwrap();
         assert_eq!(v.offset_cpp(&names), "hpmoe::Mod(e + rank, 4) * 16384");
         assert_eq!(v.text, "t.on(m)[mod(e + rank, 4), :, :]");
-        assert_eq!(v.cpp(&names), "hpmoe::View<bfloat16_t>(args.t, hpmoe::Mod(e + rank, 4) * 16384, 256, 64, 64)");
+        assert_eq!(
+            v.cpp(&names),
+            "hpmoe::View<bfloat16_t>(args.t).From(hpmoe::Mod(e + rank, 4) * 16384).Rows(256).Cols(64).Stride(64)"
+        );
+        let whole = view(&t, "t", &Region::whole("t"), &names).unwrap();
+        assert_eq!(whole.cpp(&names), "hpmoe::View<bfloat16_t>(args.t).Rows(1024).Cols(64).Stride(64)");
     }
 }

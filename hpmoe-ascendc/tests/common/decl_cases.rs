@@ -29,7 +29,8 @@ pub const ACCEPTED: &str = "CrossCoreSetFlag<2, PIPE_FIX>(15); CrossCoreSetFlag<
      Matmul<Bf16, Bf16, F32> mm; REGIST_MATMUL_OBJ(pipe, GetSysWorkSpacePtr(), mm, t);\n\
      Matmul<F16, F16, F16> mm2; REGIST_MATMUL_OBJ(pipe, GetSysWorkSpacePtr(), mm, t, mm2, t);\n\
      if ASCEND_IS_AIC { mm.End(); }\n\
-     aclshmem_putmem_signal(nullptr, nullptr, 64, nullptr, 1, ACLSHMEM_SIGNAL_ADD, 1);";
+     aclshmem_putmem_signal(nullptr, nullptr, 64, nullptr, 1, ACLSHMEM_SIGNAL_ADD, 1);\n\
+     const int32_t e = pipe->FetchEventID(HardEvent::V_S); SetFlag<HardEvent::V_S>(e); WaitFlag<HardEvent::V_S>(e);";
 
 /// Wrong calls: (file name, code, a phrase of the expected error).
 pub const REJECTED: [(&str, &str, &str); 11] = [

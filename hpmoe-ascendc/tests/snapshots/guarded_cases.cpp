@@ -7,9 +7,9 @@
                 if (hpmoe::ReadCount(args.recv_counts, src) > 4 * b) {
                     // matmul(a = recv[8 * src + 4 * b .. +4, :], b = w[:, :], c = y[8 * src + 4 * b .. +4, :])
                     hpmoe::MatmulTile(mm0,
-                        hpmoe::View<bfloat16_t>(args.recv, 256 * src + 128 * b, 4, 32, 32),
-                        hpmoe::View<bfloat16_t>(args.w, 0, 32, 32, 32),
-                        hpmoe::View<bfloat16_t>(args.y, 256 * src + 128 * b, 4, 32, 32));
+                        hpmoe::View<bfloat16_t>(args.recv).From(256 * src + 128 * b).Rows(4).Cols(32).Stride(32),
+                        hpmoe::View<bfloat16_t>(args.w).Rows(32).Cols(32).Stride(32),
+                        hpmoe::View<bfloat16_t>(args.y).From(256 * src + 128 * b).Rows(4).Cols(32).Stride(32));
                 }
                 return;
             }
@@ -23,9 +23,10 @@
                 if (hpmoe::ReadCount(args.recv_counts, src) > 4 * b) {
                     // put(src = y[8 * src + 4 * b .. +4, :], dst = back.on(src)[4 * b + 8 * rank .. +4, :])
                     hpmoe::Put(ctx,
-                        hpmoe::View<bfloat16_t>(args.y, 256 * src + 128 * b, 4, 32, 32),
-                        hpmoe::View<bfloat16_t>(args.back, 128 * b + 256 * rank, 4, 32, 32),
-                        src, true);
+                        hpmoe::View<bfloat16_t>(args.y).From(256 * src + 128 * b).Rows(4).Cols(32).Stride(32),
+                        hpmoe::View<bfloat16_t>(args.back).From(128 * b + 256 * rank).Rows(4).Cols(32).Stride(32),
+                        src,
+                        hpmoe::kCarriesSignal);
                 }
                 return;
             }
@@ -33,12 +34,12 @@
                 const int64_t t = g[0];
                 // zero(dst = out[4 * t .. +4, :])
                 hpmoe::Zero(vec,
-                    hpmoe::View<bfloat16_t>(args.out, 128 * t, 4, 32, 32));
+                    hpmoe::View<bfloat16_t>(args.out).From(128 * t).Rows(4).Cols(32).Stride(32));
                 // gather_weighted_accumulate(table = back[:, :], index = slot_of[4 * t .. +4, :], weight = weights[4 * t .. +4, :], dst = out[4 * t .. +4, :])
                 hpmoe::GatherWeightedAccumulate(vec,
-                    hpmoe::View<bfloat16_t>(args.back, 0, 16, 32, 32),
-                    hpmoe::View<int32_t>(args.slot_of, 8 * t, 4, 2, 2),
-                    hpmoe::View<float>(args.weights, 8 * t, 4, 2, 2),
-                    hpmoe::View<bfloat16_t>(args.out, 128 * t, 4, 32, 32));
+                    hpmoe::View<bfloat16_t>(args.back).Rows(16).Cols(32).Stride(32),
+                    hpmoe::View<int32_t>(args.slot_of).From(8 * t).Rows(4).Cols(2).Stride(2),
+                    hpmoe::View<float>(args.weights).From(8 * t).Rows(4).Cols(2).Stride(2),
+                    hpmoe::View<bfloat16_t>(args.out).From(128 * t).Rows(4).Cols(32).Stride(32));
                 return;
             }

@@ -15,7 +15,19 @@
 #ifdef HPMOE_EMULATOR
 #include "hpmoe_emu/launch.h"
 // The kernel, small.cpp, linked into this program.
-extern "C" void small(uint8_t* x, uint8_t* w, uint8_t* recv, uint8_t* h, uint8_t* y, uint8_t* table, uint8_t* flags, uint8_t* counters, uint8_t* diag, uint8_t* workspace, uint8_t* tiling, uint8_t* ffts);
+extern "C" void small(
+    uint8_t* x,
+    uint8_t* w,
+    uint8_t* recv,
+    uint8_t* h,
+    uint8_t* y,
+    uint8_t* table,
+    uint8_t* flags,
+    uint8_t* counters,
+    uint8_t* diag,
+    uint8_t* workspace,
+    uint8_t* tiling,
+    uint8_t* ffts);
 #else
 #include "aclrtlaunch_small.h"
 #endif

@@ -121,6 +121,38 @@ const SIGNAL: CStruct = CStruct {
     ],
 };
 
+/// What a core does with its list of entries: the table's meaning in words, one line each,
+/// without comment markers. The header's preamble says it, and so does every generated kernel
+/// that walks a table (hpmoe-ascendc's `NAME.cpp`), in these words.
+pub const CORE_WALK: [&str; 4] = [
+    "A core c of rank r (global core g = r * cores_per_rank + c) runs, for each of its entries:",
+    "  1. if wait_counter != HPMOE_NO_WAIT: wait until counter wait_counter of rank r >= wait_target;",
+    "  2. the tile of local instance `instance` (see hpmoe_family_record for its family and grid point);",
+    "  3. for each of its signals: add 1 to counter `counter` on rank `rank`.",
+];
+
+/// The constants of a table's header (each `HPMOE_<NAME>_<constant>`) a kernel checks a blob
+/// against before it trusts an index read from it, in this order: the machine shape and the
+/// counts, the total size and the checksum field.
+pub const CHECKED_CONSTANTS: [&str; 10] = [
+    "RANKS",
+    "CORES_PER_RANK",
+    "AIC_PER_RANK",
+    "AIV_PER_AIC",
+    "FAMILIES",
+    "INSTANCES_PER_RANK",
+    "ENTRY_COUNT",
+    "SIGNAL_COUNT",
+    "TOTAL_BYTES",
+    "CHECKSUM",
+];
+
+/// `count` and the noun that agrees with it: `one` for 1, `many` otherwise.
+fn counted(count: impl Into<u64>, one: &str, many: &str) -> String {
+    let count = count.into();
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
 impl ScheduleTable {
     /// A C/C++ header describing this table's blob: the record structs (with size and
     /// offset `static_assert`s) and this table's constants. `guard_name` is the include
@@ -146,21 +178,21 @@ impl ScheduleTable {
         let _ = writeln!(out, " *");
         let _ = writeln!(
             out,
-            " * {} ranks x {} cores ({} AIC + {} AIV, {} AIV per AIC); {} tile families;",
-            h.ranks,
-            h.cores_per_rank,
+            " * {} x {} ({} AIC + {} AIV, {} AIV per AIC); {};",
+            counted(h.ranks, "rank", "ranks"),
+            counted(h.cores_per_rank, "core", "cores"),
             h.aic_per_rank,
             h.aic_per_rank * h.aiv_per_aic,
             h.aiv_per_aic,
-            h.families
+            counted(h.families, "tile family", "tile families")
         );
         let _ = writeln!(
             out,
-            " * {} instances per rank; {} entries, {} signals, {} bytes.",
-            h.instances_per_rank,
-            h.entry_count,
-            h.signal_count,
-            self.total_bytes()
+            " * {} per rank; {}, {}, {}.",
+            counted(h.instances_per_rank, "instance", "instances"),
+            counted(h.entry_count, "entry", "entries"),
+            counted(h.signal_count, "signal", "signals"),
+            counted(self.total_bytes() as u64, "byte", "bytes")
         );
         out.push_str(
             " *
@@ -175,14 +207,12 @@ impl ScheduleTable {
  * The checksum is the CRC-32 (IEEE 802.3, as zlib's crc32()) of every byte from offset
  * HPMOE_TABLE_CHECKSUM_START (just after the checksum field) to the end of the blob.
  *
- * A core c of rank r (global core g = r * cores_per_rank + c) runs, for each of its entries:
- *   1. if wait_counter != HPMOE_NO_WAIT: wait until counter wait_counter of rank r >= wait_target;
- *   2. the tile of local instance `instance` (see hpmoe_family_record for its family and grid point);
- *   3. for each of its signals: add 1 to counter `counter` on rank `rank`.
- */
-
 ",
         );
+        for line in CORE_WALK {
+            let _ = writeln!(out, " * {line}");
+        }
+        out.push_str(" */\n\n");
     }
 
     fn write_constants(&self, out: &mut String) {

@@ -53,7 +53,7 @@ mod rust_consts;
 mod validate;
 mod view;
 
-pub use c_header::{c_constant_name, family_identifiers};
+pub use c_header::{CHECKED_CONSTANTS, CORE_WALK, c_constant_name, family_identifiers};
 pub use error::TableError;
 pub use records::{
     CORE_KIND_AIC, CORE_KIND_AIV, CoreRecord, EntryRecord, FORMAT_VERSION, FamilyRecord, MAGIC, NO_WAIT, SignalRecord,

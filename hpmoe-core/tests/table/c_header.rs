@@ -2,7 +2,7 @@
 //! table Rust wrote. Skipped, with a note, where g++ is missing.
 
 use crate::fixture::{temp_dir, tiny};
-use hpmoe_core::table::ScheduleTable;
+use hpmoe_core::table::{CHECKED_CONSTANTS, CORE_WALK, ScheduleTable};
 use std::fmt::Write;
 use std::path::Path;
 use std::process::Command;
@@ -84,6 +84,13 @@ fn header_is_readable() {
         "#endif /* TINY_SCHEDULE_H */",
     ] {
         assert!(h.lines().any(|l| l == line), "missing line {line:?} in\n{h}");
+    }
+    for constant in CHECKED_CONSTANTS {
+        let define = format!("#define HPMOE_TINY_{constant} ");
+        assert!(h.lines().any(|l| l.starts_with(&define)), "no {define:?} in\n{h}");
+    }
+    for line in CORE_WALK {
+        assert!(h.lines().any(|l| l == format!(" * {line}")), "missing line {line:?} in\n{h}");
     }
 }
 

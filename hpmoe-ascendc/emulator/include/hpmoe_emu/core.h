@@ -66,6 +66,8 @@ void SetAtomic(int kind, const char* call);
 void PipeBarrier(int device_pipe);
 void SetFlag(int event, int32_t id);
 void WaitFlag(int event, int32_t id);
+/* The lowest id of `event` with no SetFlag pending (TPipe::FetchEventID). */
+int FetchEventID(int event);
 
 /* ---- cross-core ---- */
 void CrossCoreSet(int mode, int device_pipe, uint16_t id);
