@@ -27,7 +27,7 @@ use crate::runtime::write_runtime;
 use crate::toolchain::{ASCEND_HOME_ENV, SHMEM_HOME_ENV, Toolkit};
 use crate::write::WriteOutcome;
 use hpmoe_core::Compiled;
-use hpmoe_core::certify::{CertError, FlagSync, verify};
+use hpmoe_core::certify::{CertError, certify_compiled};
 use hpmoe_core::cost::CostProfile;
 use hpmoe_core::model::Taskflow;
 use hpmoe_core::syntax;
@@ -103,7 +103,7 @@ impl BuildError {
 /// The certificate check of a planned taskflow, before its kernel is emitted: `Err` holds the
 /// rendered error (at `at`, a `file: ` prefix or empty) and the check's error.
 fn certify_planned(tf: &Taskflow, c: &Compiled, at: &str) -> Result<(), (String, CertError)> {
-    verify(tf, &c.expanded, c.table.view(), Some(FlagSync::from(&c.flags))).map(|_| ()).map_err(|e| {
+    certify_compiled(tf, c).map(|_| ()).map_err(|e| {
         let message = format!(
             "{at}error: internal error: the planned schedule table of `{}` is not certified; please report this: {e}",
             tf.name

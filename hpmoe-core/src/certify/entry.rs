@@ -2,6 +2,7 @@
 //! blobs a device is given. Both expand the taskflow themselves, then [`verify`].
 
 use super::{CertError, CertFault, Certificate, FlagSync, verify};
+use crate::Compiled;
 use crate::model::Taskflow;
 use crate::schedule::FlagPlan;
 use crate::schedule::flags::decode_plan;
@@ -34,6 +35,18 @@ pub fn certify(tf: &Taskflow, table: &ScheduleTable, flags: Option<&FlagPlan>) -
         message: format!("taskflow `{}` does not pass its checks:\n{}", tf.name, d.render(&tf.sources)),
     })?;
     verify(tf, &exp, table.view(), flags.map(FlagSync::from))
+}
+
+/// Certifies what [`crate::plan`] (or [`crate::compile_with`]) made: `compiled`'s table with its
+/// flag plan, against its own expansion of `tf` (no second expansion), so `compiled` must come
+/// from `tf`. Where hpmoe checks a plan it has just made — `hpmoe_ascendc::Build`, the
+/// `#[taskflow]` macro — a failure here is a bug in hpmoe. A table from anywhere else goes
+/// through [`certify`], which expands the taskflow it is given.
+///
+/// # Errors
+/// The first fault [`verify`] finds.
+pub fn certify_compiled(tf: &Taskflow, compiled: &Compiled) -> Result<Certificate, CertError> {
+    verify(tf, &compiled.expanded, compiled.table.view(), Some(FlagSync::from(&compiled.flags)))
 }
 
 /// [`certify`] for the blobs a kernel is given: the table (`NAME_schedule.bin`,

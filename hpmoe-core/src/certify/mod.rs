@@ -67,7 +67,7 @@ mod clocks;
 mod entry;
 mod happens;
 
-pub use entry::{certify, certify_blobs};
+pub use entry::{certify, certify_blobs, certify_compiled};
 
 use crate::expand::Expanded;
 use crate::model::Taskflow;

@@ -12,7 +12,7 @@ mod program;
 mod tile;
 
 use hpmoe_core::Compiled;
-use hpmoe_core::certify::{FlagSync, verify};
+use hpmoe_core::certify::certify_compiled;
 use hpmoe_core::syntax::{self, Frontend};
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -42,7 +42,7 @@ pub fn taskflow(args: TokenStream, item: TokenStream) -> TokenStream {
 /// `compiled`, once the certificate check passes its table and flag plan; else a compile error
 /// at the taskflow (an internal-bug guard: the planner's tables always pass).
 fn certified(fe: &Frontend, compiled: Compiled) -> Result<Compiled, syn::Error> {
-    match verify(&fe.taskflow, &compiled.expanded, compiled.table.view(), Some(FlagSync::from(&compiled.flags))) {
+    match certify_compiled(&fe.taskflow, &compiled) {
         Ok(_) => Ok(compiled),
         Err(e) => Err(fe.spans.get(fe.taskflow.loc).error(format!(
             "internal error in `#[taskflow]` (a bug in hpmoe, please report it): the planned schedule table is not certified: {e}"
