@@ -151,8 +151,12 @@ fn a_runtime_without_the_quiet_before_the_signals_is_caught() {
 /// it — the case the CRC cannot catch, where only the emulator stands between a wrong table and
 /// corrupted memory or a hang.
 fn kernel_for_table(tf: &Taskflow, mut compiled: hpmoe_core::Compiled, table: ScheduleTable) -> KernelFiles {
-    compiled.flags_bin =
-        hpmoe_core::schedule::flags::plan_bytes(&compiled.flags, &compiled.placement, &tf.profile, table.checksum());
+    compiled.flags_bin = hpmoe_core::schedule::flags::plan_bytes(
+        &compiled.flags,
+        &compiled.placement.queues,
+        &tf.profile,
+        table.checksum(),
+    );
     compiled.table = table;
     let emit = EmitOptions { includes: vec!["user_ops.h".into()], wait_timeout_us: 200_000 };
     emit_with(tf, &compiled, &emit).unwrap()

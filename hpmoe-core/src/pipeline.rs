@@ -114,7 +114,7 @@ pub fn compile_with(tf: &Taskflow, cost: &dyn CostModel, options: &CompileOption
             ));
             d
         })?;
-    let flags_bin = flags::plan_bytes(&plan, &placement, &tf.profile, table.checksum());
+    let flags_bin = flags::plan_bytes(&plan, &placement.queues, &tf.profile, table.checksum());
     times.table = t.elapsed();
     Ok(Compiled { expanded, placement, sync, flags: plan, table, flags_bin, times })
 }

@@ -25,10 +25,11 @@
 use hpmoe_core::Compiled;
 use hpmoe_core::exec::moe_reference::moe_inputs;
 use hpmoe_core::exec::{ExecError, Executor, Inputs, OpImpls, RunOptions, SequentialRunner, Snapshot};
-use hpmoe_core::model::{CoreKind, Taskflow};
+use hpmoe_core::graph::Csr;
+use hpmoe_core::model::{CoreKind, MachineProfile, Taskflow};
 use hpmoe_core::moe::MoeShape;
 use hpmoe_core::schedule::FlagPlan;
-use hpmoe_core::schedule::flags::decode_plan;
+use hpmoe_core::schedule::flags::{decode_plan, plan_bytes};
 use hpmoe_core::table::{CoreRecord, EntryRecord, NO_WAIT, ScheduleTable};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -60,50 +61,31 @@ fn with_core_lists(table: &ScheduleTable, lists: &[Vec<EntryRecord>]) -> Schedul
 }
 
 /// The flag plan blob for `table` (possibly edited), keeping each node's sets and waits of
-/// `plan`: the original blob's header, resealed with `table`'s checksum, entry count, per-core
-/// totals and a fresh CRC. What a user who edits a table and fixes up its flag plan hands over.
-fn reseal_flags(original: &[u8], plan: &FlagPlan, table: &ScheduleTable) -> Vec<u8> {
-    let per_rank = table.header().instances_per_rank;
-    let cores = table.cores().len() as u32;
+/// `plan`, written by hpmoe's own writer ([`plan_bytes`]) with the per-core totals made to agree
+/// and `table`'s checksum: what a user who edits a table and fixes up its flag plan hands over.
+/// `None` when `table` is not of `plan`'s machine and instance space (then no flag plan fits it).
+fn reseal_flags(plan: &FlagPlan, table: &ScheduleTable, profile: &MachineProfile) -> Option<Vec<u8>> {
+    let view = table.view();
     let h = table.header();
-    let mut totals = Vec::new();
-    let mut ops = Vec::new();
+    let cores = view.cores.len() as u32;
+    let nodes = plan.set_after.len() as u32;
+    if cores != profile.total_cores() || h.ranks * h.instances_per_rank != nodes {
+        return None;
+    }
+    let node = |core: u32, e: &EntryRecord| view.rank_of_core(core) * h.instances_per_rank + e.instance;
+    let queues = Csr::from_rows((0..cores).map(|c| table.core_entries(c).iter().map(move |e| node(c, e))));
+    // An AIC's total is its sets; an AIV's, its AIC's (it drains what its list did not wait for).
+    let mut plan = plan.clone();
     for core in 0..cores {
-        let rank = table.view().rank_of_core(core);
-        let aic = table.view().core_kind(core) == CoreKind::Aic;
-        let mut sets = 0u32;
-        for e in table.core_entries(core) {
-            let node = (rank * per_rank + e.instance) as usize;
-            let op = if aic {
-                u8::from(plan.set_after.get(node) == Some(&true))
-            } else {
-                plan.waits_before.get(node).copied().unwrap_or(0)
-            };
-            sets += u32::from(op);
-            ops.push(op);
-        }
-        totals.push(if aic { sets } else { 0 });
+        let (rank, local) = profile.split_core(core);
+        let aic = if profile.kind_of_local(local) == CoreKind::Aic {
+            core
+        } else {
+            rank * h.cores_per_rank + (local - h.aic_per_rank) / h.aiv_per_aic
+        };
+        plan.totals[core as usize] = queues.row(aic).iter().filter(|&&n| plan.set_after[n as usize]).count() as u32;
     }
-    // An AIV's total is its AIC's sets (it drains what its list did not wait for).
-    for core in 0..cores {
-        if table.view().core_kind(core) == CoreKind::Aiv {
-            let local = core % h.cores_per_rank - h.aic_per_rank;
-            totals[core as usize] = totals[(core - core % h.cores_per_rank + local / h.aiv_per_aic) as usize];
-        }
-    }
-    let mut out = original[..40].to_vec();
-    for t in totals {
-        out.extend_from_slice(&t.to_le_bytes());
-    }
-    out.extend_from_slice(&ops);
-    out.resize(out.len().div_ceil(4) * 4, 0);
-    let total = out.len() as u32;
-    out[16..20].copy_from_slice(&total.to_le_bytes());
-    out[24..28].copy_from_slice(&table.header().entry_count.to_le_bytes());
-    out[32..36].copy_from_slice(&table.checksum().to_le_bytes());
-    let crc = crc32fast::hash(&out[16..]);
-    out[12..16].copy_from_slice(&crc.to_le_bytes());
-    out
+    Some(plan_bytes(&plan, &queues, profile, table.checksum()))
 }
 
 /// Where a mutant ended.
@@ -201,7 +183,7 @@ fn mutants(s: &Subject) -> Vec<Mutant> {
     let lists = core_lists(table);
     let mut out = Vec::new();
     let mut push = |what: String, t: &ScheduleTable, p: &FlagPlan| {
-        let flags = s.flags_bin().map(|orig| reseal_flags(orig, p, t));
+        let flags = s.flagged.then(|| reseal_flags(p, t, &s.tf.profile).expect("an edit keeps the table's shape"));
         out.push(Mutant { what, table: t.to_bytes(), flags });
     };
     for (core, list) in lists.iter().enumerate() {
@@ -283,7 +265,7 @@ fn mutants(s: &Subject) -> Vec<Mutant> {
             // A user who flips a bit reseals the flag plan against the flipped table too, when
             // it still decodes (otherwise the flip is refused either way).
             let flags = match (s.flags_bin(), ScheduleTable::from_bytes(&b)) {
-                (Some(orig), Ok(t)) => Some(reseal_flags(orig, plan, &t)),
+                (Some(orig), Ok(t)) => Some(reseal_flags(plan, &t, &s.tf.profile).unwrap_or_else(|| orig.to_vec())),
                 (Some(orig), Err(_)) => Some(orig.to_vec()),
                 (None, _) => None,
             };

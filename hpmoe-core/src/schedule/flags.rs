@@ -49,6 +49,7 @@
 
 use super::{Placement, Signal, SyncPlan, Wait};
 use crate::expand::Expanded;
+use crate::graph::Csr;
 use crate::model::{CoreKind, MachineProfile};
 
 /// A flag counter holds 0..15; one more pending set is a device error.
@@ -327,11 +328,12 @@ pub fn without_flagged(exp: &Expanded, sync: &SyncPlan, plan: &FlagPlan) -> Sync
 }
 
 /// The flag plan blob (`NAME_flags.bin`, layout in `hpmoe/abi.h`) for a kernel table whose
-/// entries follow `placement`'s queues, core after core.
-pub fn plan_bytes(plan: &FlagPlan, placement: &Placement, profile: &MachineProfile, table_checksum: u32) -> Vec<u8> {
+/// entries follow `queues` (row `c`: the nodes global core `c` runs, in order; a
+/// [`Placement`]'s queues), core after core.
+pub fn plan_bytes(plan: &FlagPlan, queues: &Csr, profile: &MachineProfile, table_checksum: u32) -> Vec<u8> {
     const CHECKSUM_AT: usize = 12; // hpmoe_flags_header.checksum; the CRC covers bytes 16..
     let cores = plan.totals.len();
-    let entries = placement.queues.edges();
+    let entries = queues.edges();
     let total = (40 + 4 * cores + entries).div_ceil(4) * 4;
     let mut out = Vec::with_capacity(total);
     out.extend_from_slice(b"HPMOEFLG");
@@ -349,7 +351,7 @@ pub fn plan_bytes(plan: &FlagPlan, placement: &Placement, profile: &MachineProfi
     }
     for core in 0..profile.total_cores() {
         let kind = profile.kind_of_local(profile.split_core(core).1);
-        for &n in placement.queues.row(core) {
+        for &n in queues.row(core) {
             out.push(match kind {
                 CoreKind::Aic => u8::from(plan.set_after[n as usize]),
                 CoreKind::Aiv => plan.waits_before[n as usize],
