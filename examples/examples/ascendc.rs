@@ -9,7 +9,7 @@
 //! Without a CANN toolkit these are sources only (and have not run on an NPU); with one
 //! (`ASCEND_HOME_PATH`), the build script also compiled each kernel to `NAME.o`.
 
-use hpmoe_core::moe::MoeShape;
+use hpmoe_host::moe::MoeShape;
 use std::path::{Path, PathBuf};
 
 fn main() {

@@ -18,7 +18,7 @@
 //! bytes per tile instance). EP 8 also gets `moe_ffn_trace.json`, the simulated taskflow run
 //! as a Chrome/Perfetto trace (only EP 8, to keep the run short and the folder small).
 //!
-//! Times come from the cost-model simulator (`hpmoe_core::sim`) under the chosen cost
+//! Times come from the cost-model simulator (`hpmoe_host::sim`) under the chosen cost
 //! profile (default `ascend_a3_die`; its figures are sourced in hardware.md and several are
 //! guesses, see `hpmoe_core::cost::GUESSES` and the `sensitivity` example). `bound_us` is
 //! a true lower bound under the same costs (longest path, each core kind's work spread
@@ -44,9 +44,9 @@
 //! variant `moe_ffn_shared`; this file says which layer and which host checks.
 
 use hpmoe_core::expand::InstanceSpace;
-use hpmoe_core::moe::MoeShape;
 use hpmoe_examples::report::{self, EmulatorConfig, HostConfig, Job, Routed, RoutedLayer};
 use hpmoe_examples::{moe_emulator_check, moe_host_check};
+use hpmoe_host::moe::MoeShape;
 use std::process::ExitCode;
 
 /// The scaled-down layers the host executor runs.

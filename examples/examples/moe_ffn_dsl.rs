@@ -1,5 +1,5 @@
 //! The DeepSeek-V3 routed-expert MoE-FFN layer at EP 8 (4096 tokens per rank), written in
-//! the `#[taskflow]` DSL: the same taskflow `hpmoe_core::moe::MoeShape::deepseek_v3(8, 4096)`
+//! the `#[taskflow]` DSL: the same taskflow `hpmoe_host::moe::MoeShape::deepseek_v3(8, 4096)`
 //! builds with the builder API, checked and scheduled while this file compiles.
 //!
 //! ```sh
@@ -186,7 +186,7 @@ fn describe(program: &Program) {
 }
 
 /// Whether the DSL program's IR has the builder's structure, printed.
-fn check(program: &Program, builder: hpmoe_core::moe::MoeShape, name: &str) -> bool {
+fn check(program: &Program, builder: hpmoe_host::moe::MoeShape, name: &str) -> bool {
     let dsl = program.taskflow().expect("the IR the macro emitted decodes");
     let built = builder.taskflow().expect("valid shape");
     let same = dsl.same_structure(&built);
@@ -197,10 +197,10 @@ fn check(program: &Program, builder: hpmoe_core::moe::MoeShape, name: &str) -> b
 fn main() {
     let balanced = moe_ffn();
     describe(&balanced);
-    let balanced_ok = check(&balanced, hpmoe_core::moe::MoeShape::deepseek_v3(8, 4096), "deepseek_v3");
+    let balanced_ok = check(&balanced, hpmoe_host::moe::MoeShape::deepseek_v3(8, 4096), "deepseek_v3");
     let natural = moe_ffn_natural();
     describe(&natural);
-    let natural_ok = check(&natural, hpmoe_core::moe::MoeShape::deepseek_v3_natural(8, 4096), "deepseek_v3_natural");
+    let natural_ok = check(&natural, hpmoe_host::moe::MoeShape::deepseek_v3_natural(8, 4096), "deepseek_v3_natural");
     if !(balanced_ok && natural_ok) {
         std::process::exit(1);
     }

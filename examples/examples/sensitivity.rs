@@ -14,9 +14,9 @@
 
 use hpmoe_core::cost::{CostProfile, GUESSES, TaskflowCost};
 use hpmoe_core::model::{Affine, CoreKind, DType, MachineProfile, Taskflow};
-use hpmoe_core::moe::MoeShape;
-use hpmoe_core::sim;
 use hpmoe_examples::cli::Options;
+use hpmoe_host::moe::MoeShape;
+use hpmoe_host::sim;
 
 const TOKENS: u64 = 4096;
 

@@ -10,10 +10,10 @@
 //! `--tiny` uses `MoeShape::tiny(ep)` instead: a trace small enough to read tile by tile.
 
 use hpmoe_core::cost::TaskflowCost;
-use hpmoe_core::moe::MoeShape;
-use hpmoe_core::sim;
-use hpmoe_core::trace::{Labels, Panel, chrome_trace, svg_timeline};
 use hpmoe_examples::cli::Options;
+use hpmoe_host::moe::MoeShape;
+use hpmoe_host::sim;
+use hpmoe_host::trace::{Labels, Panel, chrome_trace, svg_timeline};
 use std::path::{Path, PathBuf};
 
 fn main() {

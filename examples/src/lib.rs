@@ -16,10 +16,10 @@ pub mod report;
 pub mod shared_expert;
 
 use hpmoe_core::cost::CostProfile;
-use hpmoe_core::exec::moe_reference::{moe_inputs, moe_reference};
-use hpmoe_core::exec::{Executor, HostTensor, Inputs, OpImpls, RunOptions};
 use hpmoe_core::model::Taskflow;
-use hpmoe_core::moe::MoeShape;
+use hpmoe_host::exec::moe_reference::{moe_inputs, moe_reference};
+use hpmoe_host::exec::{Executor, HostTensor, Inputs, OpImpls, RunOptions};
+use hpmoe_host::moe::MoeShape;
 
 /// The taskflow's one plan ([`hpmoe_core::plan_with`]) under the cost profile `profile`: the table
 /// and flag plan the kernel files, the host executor and the emulator all use.

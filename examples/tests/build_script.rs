@@ -38,6 +38,6 @@ fn the_build_script_wrote_the_natural_flagship_kernel() {
         hpmoe_core::table::ScheduleTable::from_bytes(&std::fs::read(dir.join("moe_ffn_natural_schedule.bin")).unwrap());
     let table = table.expect("the blob decodes");
     assert_eq!(table.header().ranks, 8);
-    let per_rank = hpmoe_core::moe::MoeShape::deepseek_v3_natural(8, 4096).instances_per_rank();
+    let per_rank = hpmoe_host::moe::MoeShape::deepseek_v3_natural(8, 4096).instances_per_rank();
     assert_eq!(u64::from(table.header().instances_per_rank), per_rank);
 }

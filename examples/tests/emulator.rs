@@ -9,8 +9,8 @@
 use hpmoe_ascendc::emulator::{EmulateOptions, Emulation, KernelSources, compiler_available};
 use hpmoe_core::cost::CostProfile;
 use hpmoe_core::dsl::*;
-use hpmoe_core::exec::{Inputs, OpImpls, SequentialRunner};
 use hpmoe_examples::shared_expert::{self, SharedMoe};
+use hpmoe_host::exec::{Inputs, OpImpls, SequentialRunner};
 use hpmoe_macros::taskflow;
 use std::path::Path;
 
@@ -84,7 +84,7 @@ fn the_macros_kernel_runs_on_the_emulator() {
         .run(&tf, &inputs)
         .unwrap_or_else(|e| panic!("{e}"));
     let impls = OpImpls::for_program(&program).unwrap();
-    let host = hpmoe_core::exec::Executor::for_program(&program, &impls).unwrap();
-    let host = host.run(&inputs, &hpmoe_core::exec::RunOptions::default()).unwrap();
+    let host = hpmoe_host::exec::Executor::for_program(&program, &impls).unwrap();
+    let host = host.run(&inputs, &hpmoe_host::exec::RunOptions::default()).unwrap();
     assert_eq!(run.first_difference(&host.snapshot), None);
 }

@@ -1,8 +1,8 @@
 //! The main job's host check on the scaled-down layer.
 
 use hpmoe_core::cost::CostProfile;
-use hpmoe_core::moe::MoeShape;
 use hpmoe_examples::moe_host_check;
+use hpmoe_host::moe::MoeShape;
 
 #[test]
 fn tiny_layer_on_the_host_equals_the_reference_bitwise() {

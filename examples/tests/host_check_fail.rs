@@ -1,11 +1,11 @@
 //! The FAIL path of the MoE jobs: a wrong host result is reported, not hidden, and the job's
 //! exit status is a failure.
 
-use hpmoe_core::exec::OpImpls;
-use hpmoe_core::exec::moe_reference::{moe_inputs, moe_reference};
-use hpmoe_core::moe::MoeShape;
 use hpmoe_examples::host_check;
 use hpmoe_examples::report::{self, HostConfig, Job};
+use hpmoe_host::exec::OpImpls;
+use hpmoe_host::exec::moe_reference::{moe_inputs, moe_reference};
+use hpmoe_host::moe::MoeShape;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -21,7 +21,7 @@ fn job(broken: &'static str) -> Job<'static> {
             "value" => {
                 let mut values = expected[1].to_f32();
                 values[5] += 1.0;
-                expected[1] = hpmoe_core::exec::HostTensor::from_f32(expected[1].dtype(), expected[1].shape(), &values);
+                expected[1] = hpmoe_host::exec::HostTensor::from_f32(expected[1].dtype(), expected[1].shape(), &values);
             }
             _ => return Err("the executor could not run the layer".to_string()),
         }

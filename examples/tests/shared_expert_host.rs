@@ -2,8 +2,8 @@
 //! check is strict enough to notice a different summation order in the user op.
 
 use hpmoe_core::cost::CostProfile;
-use hpmoe_core::exec::{Arg, ArgDesc, RefOp};
 use hpmoe_examples::shared_expert::{self, SharedMoe, op};
+use hpmoe_host::exec::{Arg, ArgDesc, RefOp};
 
 #[test]
 fn tiny_variant_on_the_host_equals_the_reference_bitwise() {
@@ -64,7 +64,7 @@ fn the_variant_needs_the_user_op_body() {
     let inputs = shared_expert::inputs(&shape, 42);
     let expected = shared_expert::reference(&shape, &inputs).unwrap();
     let profile = CostProfile::ascend_a3_die();
-    let builtin = hpmoe_core::exec::OpImpls::builtin();
+    let builtin = hpmoe_host::exec::OpImpls::builtin();
     let err = hpmoe_examples::host_check(&tf, &builtin, &profile, &inputs, "out", &expected).unwrap_err();
     assert!(err.contains(op::OP_NAME), "{err}");
 }

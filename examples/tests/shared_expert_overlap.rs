@@ -4,8 +4,8 @@
 
 use hpmoe_core::cost::{CostProfile, TaskflowCost};
 use hpmoe_core::model::Taskflow;
-use hpmoe_core::sim::{self, Comparison};
 use hpmoe_examples::shared_expert::{SharedMoe, overlap};
+use hpmoe_host::sim::{self, Comparison};
 
 fn simulate(tf: &Taskflow) -> Comparison {
     let cost = TaskflowCost::new(tf, CostProfile::ascend_a3_die());

@@ -376,7 +376,7 @@ mod tests {
 
     #[test]
     fn a_planned_table_passes_the_guard_and_one_with_a_deleted_wait_fails_it() {
-        let tf = hpmoe_core::moe::MoeShape::tiny(2).taskflow().unwrap();
+        let tf = hpmoe_host::moe::MoeShape::tiny(2).taskflow().unwrap();
         let mut c = hpmoe_core::plan(&tf).unwrap();
         assert!(certify_planned(&tf, &c, "").is_ok());
         let view = c.table.view();

@@ -173,7 +173,7 @@ mod tests {
 
     #[test]
     fn decodes_records_and_describes_them_with_the_table() {
-        let tf = hpmoe_core::moe::MoeShape::tiny(1).taskflow().unwrap();
+        let tf = hpmoe_host::moe::MoeShape::tiny(1).taskflow().unwrap();
         let c = hpmoe_core::compile(&tf, &hpmoe_core::schedule::SimpleCost::default()).unwrap();
         let mut area = vec![0u8; HEADER_BYTES + RECORD_BYTES * 6];
         area[0..4].copy_from_slice(&4u32.to_le_bytes());

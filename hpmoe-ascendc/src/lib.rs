@@ -19,7 +19,7 @@
 //! ([`emulator`], `emulator/`), since no toolkit is needed to develop or test it.
 //!
 //! ```
-//! use hpmoe_core::moe::MoeShape;
+//! use hpmoe_host::moe::MoeShape;
 //!
 //! let tf = MoeShape::tiny(2).taskflow().unwrap();
 //! let compiled = hpmoe_core::compile(&tf, &hpmoe_core::schedule::SimpleCost::default()).unwrap();

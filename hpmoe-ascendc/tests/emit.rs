@@ -10,9 +10,9 @@ use common::{gxx, temp_dir};
 use expect_test::expect_file;
 use hpmoe_ascendc::{EmitOptions, FlagPolicy, KernelFiles, emit, emit_with};
 use hpmoe_core::model::{CoreKind, DType, MachineProfile, Taskflow};
-use hpmoe_core::moe::MoeShape;
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_core::table::ScheduleTable;
+use hpmoe_host::moe::MoeShape;
 use std::path::Path;
 
 /// Compiled with hardware flags (the default of a plan).

@@ -9,11 +9,11 @@ mod common;
 use common::taskflows::{all_ops, guarded, small};
 use hpmoe_ascendc::emulator::Emulation;
 use hpmoe_ascendc::{EmitOptions, KernelFiles, emit_with};
-use hpmoe_core::exec::moe_reference::moe_inputs;
-use hpmoe_core::exec::{Arg, ArgDesc, Executor, Inputs, OpImpls, RefOp, RunOptions};
 use hpmoe_core::model::Taskflow;
-use hpmoe_core::moe::MoeShape;
 use hpmoe_core::schedule::SimpleCost;
+use hpmoe_host::exec::moe_reference::moe_inputs;
+use hpmoe_host::exec::{Arg, ArgDesc, Executor, Inputs, OpImpls, RefOp, RunOptions};
+use hpmoe_host::moe::MoeShape;
 
 /// `out += 2 * src` (tests/cpp/user_ops.h), in FP32 like the device function.
 #[derive(Debug)]
@@ -86,13 +86,13 @@ fn guarded_tiles_and_the_gathering_weighted_sum() {
         inputs.set_rank(
             "send_counts",
             rank,
-            hpmoe_core::exec::HostTensor::from_f32(hpmoe_core::model::DType::I32, &[2], &counts),
+            hpmoe_host::exec::HostTensor::from_f32(hpmoe_core::model::DType::I32, &[2], &counts),
         );
         let slots: Vec<f32> = (0..16).map(|i| if i == 5 { -1.0 } else { ((i * 3) % 16) as f32 }).collect();
         inputs.set_rank(
             "slot_of",
             rank,
-            hpmoe_core::exec::HostTensor::from_f32(hpmoe_core::model::DType::I32, &[8, 2], &slots),
+            hpmoe_host::exec::HostTensor::from_f32(hpmoe_core::model::DType::I32, &[8, 2], &slots),
         );
     }
     emulator_equals_executor(&tf, &inputs);
@@ -154,7 +154,7 @@ fn small_indices(tf: &Taskflow, mut inputs: Inputs) -> Inputs {
         for rank in 0..tf.profile.ranks {
             let values: Vec<f32> = inputs.get(&t.name, rank).unwrap().to_f32();
             let folded: Vec<f32> = values.iter().map(|v| (*v as i64).rem_euclid(17) as f32 - 1.0).collect();
-            inputs.set_rank(&t.name, rank, hpmoe_core::exec::HostTensor::from_f32(DType::I32, &t.shape, &folded));
+            inputs.set_rank(&t.name, rank, hpmoe_host::exec::HostTensor::from_f32(DType::I32, &t.shape, &folded));
         }
     }
     inputs

@@ -12,10 +12,10 @@ use hpmoe_ascendc::emulator::{EmulateError, Emulation, EmulatorFailure, KernelSo
 use hpmoe_ascendc::{EmitOptions, FlagPolicy, KernelFiles, emit_with};
 use hpmoe_core::CompileOptions;
 use hpmoe_core::certify::CertFault;
-use hpmoe_core::exec::Inputs;
 use hpmoe_core::model::Taskflow;
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_core::table::{NO_WAIT, ScheduleTable, TableView};
+use hpmoe_host::exec::Inputs;
 
 fn kernel_of(tf: &Taskflow, flags: bool) -> KernelFiles {
     let options = CompileOptions { flags: FlagPolicy { enabled: flags, ..FlagPolicy::default() } };
@@ -138,11 +138,11 @@ fn a_runtime_without_the_quiet_before_the_signals_is_caught() {
     options.runtime_overrides = vec![("hpmoe/context.h".into(), patched)];
     // The MoE layer's dispatch tiles put rows that several tiles on the destination consume: one
     // signal rides on the put, the others follow it after the (removed) quiet.
-    let shape = hpmoe_core::moe::MoeShape::tiny(2);
+    let shape = hpmoe_host::moe::MoeShape::tiny(2);
     let tf = shape.taskflow().unwrap();
     let kernel = kernel_of(&tf, true);
     let emulation = Emulation::build(&kernel, &options).unwrap_or_else(|e| panic!("{e}"));
-    let f = failure(emulation.run(&tf, &hpmoe_core::exec::moe_reference::moe_inputs(&shape, 7)));
+    let f = failure(emulation.run(&tf, &hpmoe_host::exec::moe_reference::moe_inputs(&shape, 7)));
     assert!(!f.findings.is_empty(), "the emulator said nothing: {f}");
 }
 
@@ -256,13 +256,13 @@ fn a_table_whose_tiles_reach_outside_their_tensors_is_stopped_before_memory_is_c
     let emulation = Emulation::build(&kernel, &options).unwrap_or_else(|e| panic!("{e}"));
     let mut inputs = Inputs::random(&tf, 3);
     for rank in 0..2 {
-        let counts = hpmoe_core::exec::HostTensor::from_f32(hpmoe_core::model::DType::I32, &[2], &[8.0, 8.0]);
+        let counts = hpmoe_host::exec::HostTensor::from_f32(hpmoe_core::model::DType::I32, &[2], &[8.0, 8.0]);
         inputs.set_rank("send_counts", rank, counts);
         let slots: Vec<f32> = (0..16).map(|i| (i % 16) as f32).collect();
         inputs.set_rank(
             "slot_of",
             rank,
-            hpmoe_core::exec::HostTensor::from_f32(hpmoe_core::model::DType::I32, &[8, 2], &slots),
+            hpmoe_host::exec::HostTensor::from_f32(hpmoe_core::model::DType::I32, &[8, 2], &slots),
         );
     }
     // The certificate check refuses the reshaped grid: the device would run other tiles.

@@ -10,8 +10,8 @@ use hpmoe_ascendc::flags::{FlagPlan, FlagPolicy, MAX_PENDING, plan_flags, withou
 use hpmoe_core::expand::{Expanded, InstanceSpace, Work};
 use hpmoe_core::graph::{Csr, Dag};
 use hpmoe_core::model::{CoreKind, MachineProfile};
-use hpmoe_core::moe::MoeShape;
 use hpmoe_core::schedule::{Placement, SimpleCost, SyncPlan, list_schedule, plan_sync, prove_deadlock_free};
+use hpmoe_host::moe::MoeShape;
 use std::collections::HashMap;
 
 /// splitmix64.

@@ -13,9 +13,10 @@ use common::{emulator_options, gxx, temp_dir};
 use hpmoe_ascendc::emulator::Emulation;
 use hpmoe_ascendc::{KernelFiles, emit};
 use hpmoe_core::Compiled;
-use hpmoe_core::exec::{Executor, RunOptions};
 use hpmoe_core::model::Taskflow;
-use hpmoe_core::testing::{self, TaskflowSpec, taskflow_spec};
+use hpmoe_core::testing::{TaskflowSpec, has_folds, taskflow_spec};
+use hpmoe_host::exec::{Executor, RunOptions};
+use hpmoe_host::testing;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
 
@@ -41,7 +42,7 @@ fn sample() -> Vec<(TaskflowSpec, Taskflow, Compiled, KernelFiles)> {
         std::iter::repeat_with(|| strategy.new_tree(&mut runner).expect("the generator never rejects").current());
     specs
         .map(|spec| (spec.taskflow(), spec))
-        .filter(|(tf, _)| !testing::has_folds(tf))
+        .filter(|(tf, _)| !has_folds(tf))
         .take(sample_size().0)
         .enumerate()
         .map(|(k, (mut tf, spec))| {

@@ -6,8 +6,8 @@
 mod common;
 
 use common::{assert_rejected, gxx, temp_dir};
-use hpmoe_core::moe::MoeShape;
 use hpmoe_core::schedule::SimpleCost;
+use hpmoe_host::moe::MoeShape;
 use std::process::Command;
 
 /// A kernel calling every runtime entry point, with the MoE tiny table's layout.

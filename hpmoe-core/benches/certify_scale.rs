@@ -12,7 +12,7 @@
 //! the check's own working memory, the table and taskflow it reads excluded.
 
 use hpmoe_core::certify::{FlagSync, verify};
-use hpmoe_core::moe::MoeShape;
+use hpmoe_host::moe::MoeShape;
 use std::time::Instant;
 
 /// A field of `/proc/self/status`, in KiB.

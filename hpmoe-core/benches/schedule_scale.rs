@@ -19,7 +19,7 @@
 
 use hpmoe_core::limits::{MAX_FAMILY_INSTANCES, MAX_INSTANCES};
 use hpmoe_core::model::{CoreKind, DType, Taskflow};
-use hpmoe_core::moe::MoeShape;
+use hpmoe_host::moe::MoeShape;
 use std::cmp::Reverse;
 use std::time::Instant;
 

@@ -33,20 +33,16 @@ pub mod check;
 pub mod cost;
 pub mod dsl;
 pub mod error;
-pub mod exec;
 pub mod expand;
 pub mod graph;
 pub mod limits;
 pub mod model;
-pub mod moe;
 pub mod schedule;
-pub mod sim;
 #[cfg(feature = "syntax")]
 pub mod syntax;
 pub mod table;
 #[cfg(feature = "testing")]
 pub mod testing;
-pub mod trace;
 
 pub use error::{Diagnostic, Diagnostics, ErrorKind};
 

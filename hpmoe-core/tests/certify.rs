@@ -5,9 +5,9 @@
 //! many passes the check makes, never its answer.
 
 use hpmoe_core::certify::{CertFault, FlagSync, certify, certify_blobs, verify, verify_within};
-use hpmoe_core::moe::MoeShape;
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_core::table::{EntryRecord, NO_WAIT, ScheduleTable, TableView};
+use hpmoe_host::moe::MoeShape;
 
 fn flags(c: &hpmoe_core::Compiled) -> FlagSync<'_> {
     FlagSync::from(&c.flags)

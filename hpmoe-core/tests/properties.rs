@@ -137,7 +137,7 @@ proptest! {
 #[test]
 fn moe_taskflows_replay_soundly() {
     for ranks in [1, 2, 4] {
-        let tf = hpmoe_core::moe::MoeShape::tiny(ranks).taskflow().unwrap();
+        let tf = hpmoe_host::moe::MoeShape::tiny(ranks).taskflow().unwrap();
         let c = compile(&tf, &SimpleCost::default()).unwrap();
         for seed in 0..8 {
             check_compiled(&c, seed).unwrap();

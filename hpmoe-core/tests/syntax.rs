@@ -28,7 +28,7 @@ fn errors(src: &str) -> Vec<String> {
 fn the_deepseek_layer_in_the_dsl_is_the_builders_layer() {
     let fe = named(include_str!("../../examples/examples/moe_ffn_dsl.rs"), "moe_ffn");
     assert!(fe.errors.is_empty(), "{:?}", fe.errors);
-    let built = hpmoe_core::moe::MoeShape::deepseek_v3(8, 4096).taskflow().unwrap();
+    let built = hpmoe_host::moe::MoeShape::deepseek_v3(8, 4096).taskflow().unwrap();
     assert!(fe.taskflow.same_structure(&built));
     assert_eq!(fe.taskflow.name, "moe_ffn");
     assert_eq!(fe.taskflow.profile, hpmoe_core::model::MachineProfile::ascend910b(8));
@@ -38,7 +38,7 @@ fn the_deepseek_layer_in_the_dsl_is_the_builders_layer() {
     let w13 = &fe.taskflow.families[1].body[0].args[1];
     assert_eq!((w13.dims[1].start.clone(), w13.dims[1].len), (Affine::constant(0), 7168), "`all()` is the whole dim");
     // The structure comparison can fail: a different block size is another taskflow.
-    let other = hpmoe_core::moe::MoeShape { row_block: 64, ..hpmoe_core::moe::MoeShape::deepseek_v3(8, 4096) };
+    let other = hpmoe_host::moe::MoeShape { row_block: 64, ..hpmoe_host::moe::MoeShape::deepseek_v3(8, 4096) };
     assert!(!fe.taskflow.same_structure(&other.taskflow().unwrap()));
 }
 
@@ -46,7 +46,7 @@ fn the_deepseek_layer_in_the_dsl_is_the_builders_layer() {
 fn the_natural_deepseek_layer_in_the_dsl_is_the_builders_layer() {
     let fe = named(include_str!("../../examples/examples/moe_ffn_dsl.rs"), "moe_ffn_natural");
     assert!(fe.errors.is_empty(), "{:?}", fe.errors);
-    let natural = hpmoe_core::moe::MoeShape::deepseek_v3_natural(8, 4096);
+    let natural = hpmoe_host::moe::MoeShape::deepseek_v3_natural(8, 4096);
     assert!(fe.taskflow.same_structure(&natural.taskflow().unwrap()));
     let tf = &fe.taskflow;
     assert_eq!(tf.profile, hpmoe_core::model::MachineProfile::ascend910b(8));

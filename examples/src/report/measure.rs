@@ -4,8 +4,8 @@
 use super::{Job, Routed};
 use hpmoe_core::cost::{CostProfile, TaskflowCost};
 use hpmoe_core::model::Taskflow;
-use hpmoe_core::sim;
-use hpmoe_core::trace::{Labels, chrome_trace};
+use hpmoe_host::sim;
+use hpmoe_host::trace::{Labels, chrome_trace};
 use std::path::Path;
 use std::time::Instant;
 

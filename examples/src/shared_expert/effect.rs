@@ -4,8 +4,8 @@
 use super::overlap::{Overlap, overlap};
 use crate::report::EpRun;
 use hpmoe_core::cost::TaskflowCost;
-use hpmoe_core::moe::MoeShape;
-use hpmoe_core::sim;
+use hpmoe_host::moe::MoeShape;
+use hpmoe_host::sim;
 
 /// The variant against the routed layer alone, at one EP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -52,7 +52,7 @@
 //! # Checking it
 //!
 //! [`inputs`] makes data for every input (`x`, then `xs` gathered from it by the routing
-//! layout of [`hpmoe_core::moe`], so a token's routed rows are the token's own row);
+//! layout of [`hpmoe_host::moe`], so a token's routed rows are the token's own row);
 //! [`reference()`] computes the layer with plain loops over tokens, choices and columns;
 //! [`host_check`] runs the schedule on the host executor with [`op::impls`] and compares
 //! `out` bitwise.
@@ -69,7 +69,7 @@ pub use taskflow::{FINAL_SUM, SHARED_FAMILIES};
 
 use crate::HostCheck;
 use hpmoe_core::cost::CostProfile;
-use hpmoe_core::moe::MoeShape;
+use hpmoe_host::moe::MoeShape;
 
 /// Sizes and tiling of the shared expert.
 #[derive(Clone, Debug, PartialEq, Eq)]

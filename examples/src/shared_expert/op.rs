@@ -9,8 +9,8 @@
 //! multiply-add), and rounded once to `out`'s type.
 
 use hpmoe_ascendc::EmitOptions;
-use hpmoe_core::exec::{Arg, ArgDesc, OpImpls, RefOp};
 use hpmoe_core::model::{CoreKind, OpSpec, Param, WorkModel};
+use hpmoe_host::exec::{Arg, ArgDesc, OpImpls, RefOp};
 
 /// The op's name in the taskflow and in the executor's registry.
 pub const OP_NAME: &str = "weighted_sum_shared";

@@ -2,7 +2,7 @@
 
 use super::SHARED_FAMILIES;
 use hpmoe_core::model::Taskflow;
-use hpmoe_core::sim::SimResult;
+use hpmoe_host::sim::SimResult;
 
 /// The routed layer's dispatch family (the puts the shared expert should overlap).
 const DISPATCH: &str = "dispatch";

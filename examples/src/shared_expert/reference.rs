@@ -8,11 +8,11 @@
 //! expert's output, over choices ascending, in FP32.
 
 use super::SharedMoe;
-use hpmoe_core::exec::moe_reference::moe_inputs;
-use hpmoe_core::exec::ops::silu;
-use hpmoe_core::exec::tensor::round_to;
-use hpmoe_core::exec::{HostTensor, Inputs, SplitMix};
 use hpmoe_core::model::DType;
+use hpmoe_host::exec::moe_reference::moe_inputs;
+use hpmoe_host::exec::ops::silu;
+use hpmoe_host::exec::tensor::round_to;
+use hpmoe_host::exec::{HostTensor, Inputs, SplitMix};
 
 fn bf16(v: f32) -> f32 {
     round_to(DType::Bf16, v)
@@ -79,7 +79,7 @@ fn ffn(x: &[f32], w13: &[f32], w2: &[f32], inter: usize, gmm1_cols: usize) -> Ve
 /// The layer's output `out` on every rank (BF16 `[tokens_per_rank, hidden]`):
 /// `out[t] = bf16(shared(x[t]) + Σ_c topk_weights[t, c] · expert_{e(t, c)}(x[t]))`, where
 /// choice `c` of token `t` goes to global expert `(t·k + c) / S` (the routing layout of
-/// [`hpmoe_core::moe`]), owned by rank `expert / E` as its local expert `expert % E`.
+/// [`hpmoe_host::moe`]), owned by rank `expert / E` as its local expert `expert % E`.
 pub fn reference(shape: &SharedMoe, inputs: &Inputs) -> Result<Vec<HostTensor>, String> {
     shape.validate()?;
     let get = |name: &str, rank: u32| {

@@ -4,7 +4,7 @@
 use super::{SharedMoe, op};
 use hpmoe_core::model::{CoreKind, DType, Taskflow, TensorRef};
 
-/// The family of [`hpmoe_core::moe::MoeShape::taskflow`] this variant replaces.
+/// The family of [`hpmoe_host::moe::MoeShape::taskflow`] this variant replaces.
 const ROUTED_SUM: &str = "weighted_sum";
 
 /// The families the shared expert adds, in declaration order (the final sum last).

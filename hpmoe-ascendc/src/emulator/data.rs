@@ -2,9 +2,9 @@
 //! elements (`rankR/NAME.bin`), the way the generated launcher expects them.
 
 use super::EmulateError;
-use hpmoe_core::exec::tensor::poison;
-use hpmoe_core::exec::{HostTensor, Inputs};
 use hpmoe_core::model::{DType, Taskflow, TensorDecl, TensorKind};
+use hpmoe_host::exec::tensor::poison;
+use hpmoe_host::exec::{HostTensor, Inputs};
 use std::path::{Path, PathBuf};
 
 /// A run's private folder (inputs, outputs, blobs), removed when dropped.
@@ -53,7 +53,7 @@ pub(crate) fn to_bytes(t: &HostTensor) -> Vec<u8> {
 /// A tensor from its little-endian bytes.
 pub(crate) fn from_bytes(dtype: DType, shape: &[u64], bytes: &[u8]) -> Option<HostTensor> {
     let size = dtype.size_bytes() as usize;
-    let n = hpmoe_core::exec::tensor::element_count(shape)?;
+    let n = hpmoe_host::exec::tensor::element_count(shape)?;
     if bytes.len() != n * size {
         return None;
     }
@@ -87,7 +87,7 @@ fn initial(decl: &TensorDecl, rank: u32, inputs: &Inputs) -> Result<Vec<u8>, Emu
         }
         return Ok(to_bytes(t));
     }
-    let n = hpmoe_core::exec::tensor::element_count(&decl.shape)
+    let n = hpmoe_host::exec::tensor::element_count(&decl.shape)
         .ok_or_else(|| EmulateError::Input(format!("tensor `{}` is too large", decl.name)))?;
     let size = decl.dtype.size_bytes() as usize;
     let cell = poison(decl.dtype).to_le_bytes();

@@ -2,8 +2,8 @@
 //! API (`emulator/`, C++), the kernel's generated launcher (`NAME_launch.cpp`), and the system g++.
 //!
 //! ```no_run
-//! use hpmoe_core::exec::{Executor, Inputs, OpImpls, RunOptions};
-//! use hpmoe_core::moe::MoeShape;
+//! use hpmoe_host::exec::{Executor, Inputs, OpImpls, RunOptions};
+//! use hpmoe_host::moe::MoeShape;
 //!
 //! let tf = MoeShape::tiny(2).taskflow().unwrap();
 //! let compiled = hpmoe_core::plan(&tf).unwrap();
@@ -48,9 +48,9 @@ pub use build::{CXX_FLAGS, emulator_dir};
 pub use outcome::{EmulateError, EmulatedRun, EmulatorFailure, Finding};
 
 use crate::emit::KernelFiles;
-use hpmoe_core::exec::Inputs;
 use hpmoe_core::model::Taskflow;
 use hpmoe_core::table::ScheduleTable;
+use hpmoe_host::exec::Inputs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -238,7 +238,7 @@ impl Emulation {
     }
 
     /// Runs the kernel with its own table and flag plan on `inputs` (non-input tensors start as
-    /// the host executor's do: poisoned, see [`hpmoe_core::exec::tensor::poison`]), once they are
+    /// the host executor's do: poisoned, see [`hpmoe_host::exec::tensor::poison`]), once they are
     /// certified against `tf` ([`EmulateError::Uncertified`] if not).
     pub fn run(&self, tf: &Taskflow, inputs: &Inputs) -> Result<EmulatedRun, EmulateError> {
         self.run_with_blobs(tf, inputs, &self.kernel.table_bin, &self.kernel.flags_bin)

@@ -4,8 +4,8 @@
 use super::KernelSources;
 use super::data;
 use crate::diag::{self, DiagStatus, Diagnostics};
-use hpmoe_core::exec::{HostTensor, Snapshot};
 use hpmoe_core::model::Taskflow;
+use hpmoe_host::exec::{HostTensor, Snapshot};
 use std::fmt;
 use std::io::Read;
 use std::path::Path;

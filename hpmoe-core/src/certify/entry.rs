@@ -15,7 +15,7 @@ use crate::table::ScheduleTable;
 ///
 /// ```
 /// use hpmoe_core::certify::{CertFault, certify};
-/// use hpmoe_core::moe::MoeShape;
+/// use hpmoe_host::moe::MoeShape;
 ///
 /// let tf = MoeShape::tiny(2).taskflow().unwrap();
 /// let compiled = hpmoe_core::plan(&tf).unwrap();

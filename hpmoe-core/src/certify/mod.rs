@@ -7,7 +7,7 @@
 //!
 //! # Where it runs
 //!
-//! Before every use of a table: [`Executor`](crate::exec::Executor)'s constructors,
+//! Before every use of a table: the host executor's constructors (`hpmoe_host::exec::Executor`),
 //! `hpmoe_ascendc::Build` (before it writes files), the `#[taskflow]` macro's `Program` (at
 //! compile time) and the CPU emulation's launcher (`hpmoe_ascendc::Emulation`, on the blobs it
 //! uploads) all refuse a table that fails it. Only the executor and the emulation have an

@@ -2,12 +2,12 @@
 //! per-family memory traffic ([`FamilyTraffic`]) and tile costs ([`TaskflowCost`]).
 //!
 //! [`TaskflowCost`] implements [`crate::schedule::CostModel`], so the scheduler's priorities,
-//! the simulator ([`crate::sim`]), the kernel-by-kernel baseline and the lower bound all
+//! the simulator (`hpmoe_host::sim`), the kernel-by-kernel baseline and the lower bound all
 //! charge the same costs. The tile model is described in [`tile`].
 //!
 //! ```
 //! use hpmoe_core::cost::{CostProfile, TaskflowCost};
-//! use hpmoe_core::moe::MoeShape;
+//! use hpmoe_host::moe::MoeShape;
 //!
 //! let shape = MoeShape::tiny(2);
 //! let tf = shape.taskflow().unwrap();

@@ -308,7 +308,6 @@ impl CostModel for CostProfile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::moe::MoeShape;
 
     /// Round numbers: 1 GHz, so per-cycle figures are per-ns.
     fn round_profile() -> CostProfile {
@@ -398,35 +397,5 @@ mod tests {
         // Work-only: 1000 bytes cold (100 ns) vs 0 flops; 400 remote at min(10, 8, 4) B/ns.
         let w = Work { flops: 0, bytes: 1000, remote_bytes: 400 };
         assert_eq!(p.tile_ns(CoreKind::Aiv, &w), 100 + 100 + 100);
-    }
-
-    #[test]
-    fn the_scheduler_sees_family_costs() {
-        let shape = MoeShape::tiny(2);
-        let tf = shape.taskflow().unwrap();
-        let exp = crate::analyse(&tf).unwrap();
-        let cost = TaskflowCost::new(&tf, round_profile());
-        let nodes = crate::schedule::node_costs(&exp, &cost);
-        for (f, span) in exp.space.families.iter().enumerate() {
-            let c = cost.family(f);
-            let expected = c.exec_ns + c.put.map_or(0, |p| p.uncontended_ns(4_000_000_000));
-            assert_eq!(nodes[span.first as usize], expected, "family {f}");
-            // Puts: the link and each put's parts, as the simulator charges them.
-            if let Some(put) = c.put {
-                let shape = cost.family_put(f, c.core, &exp.family_work[f]);
-                let parts =
-                    PutShape { exec_ns: c.exec_ns, bytes: put.bytes, stream_bytes_per_s: put.stream_bytes_per_s };
-                assert_eq!(shape, parts, "family {f}");
-            }
-        }
-        assert_eq!(cost.link_bytes_per_s(), Some(4_000_000_000));
-        // Overriding a family's traffic changes what the scheduler sees.
-        let heavy = FamilyTraffic { flops: 10_000_000, ..FamilyTraffic::default() };
-        let cost = cost.with_traffic("weighted_sum", heavy);
-        let ws = exp.space.families[5].first as usize;
-        assert_eq!(crate::schedule::node_costs(&exp, &cost)[ws], 100 + 1_000_000);
-        // Re-pricing under another profile keeps the override.
-        let faster = cost.with_profile(CostProfile { vector_flops_per_cycle: 100.0, ..round_profile() });
-        assert_eq!(faster.family(5).exec_ns, 100 + 100_000);
     }
 }

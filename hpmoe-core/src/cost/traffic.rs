@@ -187,7 +187,6 @@ fn split_read(bytes: u64, reuse: u64, kind: TensorKind) -> Reads {
 mod tests {
     use super::*;
     use crate::model::{Affine, CoreKind, DType, MachineProfile};
-    use crate::moe::MoeShape;
 
     #[test]
     fn matmul_operands_are_reused_across_the_indices_they_do_not_mention() {
@@ -255,28 +254,6 @@ mod tests {
         assert_eq!(reuse_factor(&region, &[4, 5, 6]), 6);
         assert_eq!(reuse_factor(&Region::whole("x"), &[4, 5]), 20);
         assert_eq!(reuse_factor(&Region::whole("x"), &[]), 1);
-    }
-
-    #[test]
-    fn moe_traffic_agrees_with_the_expanded_work() {
-        for shape in [MoeShape::tiny(2), MoeShape { experts: 16, ..MoeShape::deepseek_v3(2, 1024) }] {
-            let tf = shape.taskflow().unwrap();
-            let exp = crate::analyse(&tf).unwrap();
-            let traffic = family_traffic(&tf);
-            for (f, (t, w)) in traffic.iter().zip(&exp.family_work).enumerate() {
-                assert_eq!(t.flops, w.flops, "flops of family {f}");
-                assert_eq!(t.remote_bytes, w.remote_bytes, "remote bytes of family {f}");
-                // Work counts a read-write argument once; traffic reads and writes it.
-                assert!(t.reads.total() + t.put_reads.total() + t.write_bytes >= w.bytes, "family {f}");
-            }
-            // Puts: dispatch reads its source rows once (cold input), combine reads GMM2's
-            // output (scratch, L2-eligible).
-            let (dispatch, combine) = (traffic[0], traffic[4]);
-            let block = shape.row_block * shape.hidden * 2;
-            assert_eq!(dispatch.put_reads, Reads { cold_bytes: block, warm_bytes: 0 });
-            assert_eq!(combine.put_reads, Reads { cold_bytes: 0, warm_bytes: block });
-            assert_eq!((dispatch.remote_bytes, dispatch.reads.total()), (block, 0));
-        }
     }
 
     #[test]

@@ -151,7 +151,7 @@ impl Program {
     }
 
     /// The table's flag plan, decoded for the host executor
-    /// ([`crate::exec::Executor::with_flags`]).
+    /// (`hpmoe_host::exec::Executor::with_flags`).
     pub fn flag_plan(&self) -> Result<crate::schedule::FlagPlan, ProgramError> {
         let table = self.table()?;
         crate::schedule::flags::decode_plan(self.flags_bytes, &table).map_err(ProgramError::Flags)

@@ -1,39 +1,10 @@
 //! Folds: a shape-agnostic stand-in for an op whose arguments do not fit its real shape rules
 //! (a random taskflow's "read a whole tensor" pattern).
 
-use crate::exec::{Arg, ArgDesc, OpImpls, RefOp};
 use crate::model::{CoreKind, OpSpec, Param, Region, Taskflow, WorkModel};
 
 /// The fold ops [`with_folds`] registers, by the op they stand in for: `(matmul, copy, put)`.
 pub const FOLD_OPS: [&str; 3] = ["fold_aic", "fold_aiv", "fold_put"];
-
-/// The reference implementation of every fold op: each written element is a fixed linear mix of
-/// every element read, summed in argument and element order, divided by the number of elements
-/// read.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Fold;
-
-impl RefOp for Fold {
-    fn check(&self, _: &[ArgDesc]) -> Result<(), String> {
-        Ok(())
-    }
-
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
-        let reads: Vec<Vec<f32>> = args.iter().filter(|a| a.desc().access.reads()).map(Arg::load).collect();
-        let total: usize = reads.iter().map(Vec::len).sum();
-        for w in args.iter().filter(|a| a.desc().access.writes()) {
-            let mut out = vec![0.0f32; w.desc().elements()];
-            for (q, o) in out.iter_mut().enumerate() {
-                for (i, x) in reads.iter().flatten().enumerate() {
-                    *o += x * (((i * 31 + q * 17) % 13) as f32 / 8.0 - 0.75);
-                }
-                *o /= total.max(1) as f32;
-            }
-            w.store(&out)?;
-        }
-        Ok(())
-    }
-}
 
 /// The elements of `r`, a region of a tensor of `tf`.
 fn elements(tf: &Taskflow, r: &Region) -> u64 {
@@ -78,13 +49,4 @@ pub fn with_folds(mut tf: Taskflow) -> Taskflow {
 /// Whether `tf` calls a fold op (such a taskflow has no AscendC emission).
 pub fn has_folds(tf: &Taskflow) -> bool {
     tf.families.iter().flat_map(|f| &f.body).any(|c| FOLD_OPS.contains(&c.op.as_str()))
-}
-
-/// The built-in reference ops and [`Fold`] under every fold op's name.
-pub fn op_impls() -> OpImpls {
-    let mut impls = OpImpls::builtin();
-    for name in FOLD_OPS {
-        impls.register(name, Fold).expect("fold names are free");
-    }
-    impls
 }

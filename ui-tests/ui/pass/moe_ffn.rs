@@ -1,4 +1,4 @@
-//! The MoE-FFN layer of `hpmoe_core::moe` (dispatch → GMM1 → SwiGLU → GMM2 → combine →
+//! The MoE-FFN layer of `hpmoe_host::moe` (dispatch → GMM1 → SwiGLU → GMM2 → combine →
 //! weighted sum) at its tiny size, written in the DSL: the macro's IR must have the same
 //! structure as the builder's, and the host form of every tile must call its ops on the
 //! regions the IR gives for each instance on each rank.
@@ -106,11 +106,11 @@ fn from_ir(tf: &Taskflow, r: &hpmoe_core::model::Region, coords: &[u64], rank: u
 fn main() {
     let program = moe_ffn();
     let tf = program.taskflow().unwrap();
-    let built = hpmoe_core::moe::MoeShape::tiny(2).taskflow().unwrap();
+    let built = hpmoe_host::moe::MoeShape::tiny(2).taskflow().unwrap();
     assert!(tf.same_structure(&built), "the DSL layer differs from MoeShape::tiny(2)");
 
     let table = program.table().unwrap();
-    let instances = hpmoe_core::moe::MoeShape::tiny(2).instances_per_rank() * 2;
+    let instances = hpmoe_host::moe::MoeShape::tiny(2).instances_per_rank() * 2;
     assert_eq!(table.entries().len() as u64, instances);
     // One plan per taskflow: the same schedule as planning the builder's taskflow (the schedule
     // ignores names), with the same flag plan.

@@ -1,0 +1,116 @@
+//! Event counters: one monotone `AtomicU32` per counter of every rank, as the schedule
+//! table allocates them, and the bounded wait on them.
+//!
+//! # Memory ordering
+//!
+//! A producer writes its outputs (possibly into another rank's symmetric tensor — a put),
+//! then adds 1 to each counter it signals with `fetch_add(Release)`. A consumer waits until
+//! an `Acquire` load of its counter reaches the target. Every increment is a read-modify-
+//! write, so it continues the release sequence of the increments before it: the load that
+//! sees the target value synchronises with *every* producer's increment, and so every
+//! producer's writes happen before the consumer's reads, in whatever order the signals
+//! arrived. Same-core order is program order on the worker's thread, and happens-before is
+//! transitive, so the edges the scheduler dropped as implied stay implied.
+//!
+//! # Waiting
+//!
+//! A wait spins for a few iterations (the producer is often just finishing), then parks
+//! its thread. The machine this runs on may have far fewer CPUs than the table has cores,
+//! so a waiting worker must give its CPU to the producers. Each counter has exactly one
+//! waiter (the table says which core); the increment that brings a counter to its target
+//! returns that core so the signaller can unpark it. Parking is in slices, and between
+//! slices the wait re-checks the counter, the run's stop flag and its deadline, so a lost
+//! wake-up costs at most one slice and no wait outlives its deadline.
+
+use hpmoe_core::table::ScheduleTable;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// Longest single park; a safety net, since waiters are unparked when their target is met.
+const PARK_SLICE: Duration = Duration::from_millis(20);
+
+/// How a wait ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WaitOutcome {
+    /// The counter reached the target.
+    Reached,
+    /// The run was stopped (another worker failed).
+    Stopped,
+    /// The deadline passed; the counter was at `seen`.
+    TimedOut { seen: u32 },
+}
+
+/// The counters of every rank, with the target and the waiting core of each.
+#[derive(Debug)]
+pub(crate) struct Counters {
+    /// `[rank][counter]`.
+    values: Vec<Vec<AtomicU32>>,
+    /// `[rank][counter]`: (target, global core of the waiting entry).
+    waiters: Vec<Vec<(u32, u32)>>,
+}
+
+impl Counters {
+    /// Zeroed counters for `table`.
+    pub(crate) fn new(table: &ScheduleTable) -> Self {
+        let counts = table.counters_per_rank();
+        let values = counts.iter().map(|&n| (0..n).map(|_| AtomicU32::new(0)).collect()).collect();
+        // A validated table has exactly one waiter per counter; u32::MAX marks none.
+        let mut waiters: Vec<Vec<(u32, u32)>> =
+            counts.iter().map(|&n| vec![(u32::MAX, u32::MAX); n as usize]).collect();
+        let cores_per_rank = table.header().cores_per_rank.max(1);
+        for core in 0..table.cores().len() as u32 {
+            for e in table.core_entries(core) {
+                if let Some(w) = e.wait() {
+                    waiters[(core / cores_per_rank) as usize][w.counter as usize] = (w.target, core);
+                }
+            }
+        }
+        Counters { values, waiters }
+    }
+
+    /// Current value (`Acquire`).
+    pub(crate) fn load(&self, rank: u32, counter: u32) -> u32 {
+        self.values[rank as usize][counter as usize].load(Ordering::Acquire)
+    }
+
+    /// Adds 1 (`Release`). Returns the waiting core if this increment reached its target.
+    pub(crate) fn signal(&self, rank: u32, counter: u32) -> Option<u32> {
+        let after = self.values[rank as usize][counter as usize].fetch_add(1, Ordering::Release).wrapping_add(1);
+        let (target, core) = self.waiters[rank as usize][counter as usize];
+        (after == target && core != u32::MAX).then_some(core)
+    }
+
+    /// Waits until counter `counter` of `rank` is at least `target`: spins `spin` times,
+    /// then parks in slices until the target is met, `stop` is set, or `deadline` passes.
+    pub(crate) fn wait(
+        &self,
+        rank: u32,
+        counter: u32,
+        target: u32,
+        spin: u32,
+        deadline: Instant,
+        stop: &AtomicBool,
+    ) -> WaitOutcome {
+        let cell = &self.values[rank as usize][counter as usize];
+        for _ in 0..spin {
+            if cell.load(Ordering::Acquire) >= target {
+                return WaitOutcome::Reached;
+            }
+            std::hint::spin_loop();
+        }
+        loop {
+            let seen = cell.load(Ordering::Acquire);
+            if seen >= target {
+                return WaitOutcome::Reached;
+            }
+            if stop.load(Ordering::Acquire) {
+                return WaitOutcome::Stopped;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return WaitOutcome::TimedOut { seen };
+            }
+            std::thread::park_timeout((deadline - now).min(PARK_SLICE));
+        }
+    }
+}

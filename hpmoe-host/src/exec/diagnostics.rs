@@ -1,0 +1,289 @@
+//! What a failed run reports: the public error types, and how a timeout report is put
+//! together from the state the workers left behind.
+//!
+//! A timeout names the core and tile that waited, the counter, the value it expected and
+//! the value it saw, and every producer tile that had not signalled, with what that
+//! producer was doing. Since a wait usually times out because *its* producers wait in turn,
+//! the report follows the chain of waits — through producers whose cores were themselves
+//! waiting — down to the wait that started it: the [`root`](TimeoutReport::root), whose
+//! missing producers were running, finished without signalling, or were never reached.
+
+use super::workers::{Phase, RunState};
+use std::fmt;
+use std::time::Duration;
+
+/// Why a run failed or never started.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExecError {
+    /// The run did not start: the taskflow fails its checks, an op has no reference body or
+    /// rejects its arguments, the table belongs to another taskflow, an input is missing or
+    /// mis-shaped, or the tensors exceed the host-memory limit.
+    Setup(String),
+    /// The run did not start: the table is not certified to enforce every dependency of the
+    /// taskflow ([`hpmoe_core::certify`]); running it could deadlock or give a wrong answer silently.
+    Certificate(hpmoe_core::certify::CertError),
+    /// The run started and was stopped.
+    Run(Box<RunFailure>),
+}
+
+impl ExecError {
+    /// The timeout report, if a wait timed out.
+    pub fn timeout(&self) -> Option<&TimeoutReport> {
+        match self {
+            ExecError::Run(f) => match &f.cause {
+                FailureCause::Timeout(t) => Some(t),
+                _ => None,
+            },
+            ExecError::Setup(_) | ExecError::Certificate(_) => None,
+        }
+    }
+
+    /// The failing tile, if a tile panicked, returned an error, or ran too long.
+    pub fn tile_failure(&self) -> Option<&TileFailure> {
+        match self {
+            ExecError::Run(f) => match &f.cause {
+                FailureCause::TilePanicked(t) | FailureCause::OpFailed(t) | FailureCause::TileTooSlow(t) => Some(t),
+                _ => None,
+            },
+            ExecError::Setup(_) | ExecError::Certificate(_) => None,
+        }
+    }
+
+    /// The certificate check's error, if the table was refused.
+    pub fn certificate(&self) -> Option<&hpmoe_core::certify::CertError> {
+        match self {
+            ExecError::Certificate(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// A run that was stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunFailure {
+    pub cause: FailureCause,
+    /// Cores whose threads were still busy (in a tile) a full timeout after the stop; they
+    /// were left to finish on their own. Empty unless a tile hangs.
+    pub abandoned: Vec<String>,
+}
+
+/// The first failure of a run (later ones are consequences of the stop).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FailureCause {
+    /// A wait did not reach its target in time.
+    Timeout(TimeoutReport),
+    /// A tile (or the tile hook) panicked.
+    TilePanicked(TileFailure),
+    /// An op's reference body returned an error.
+    OpFailed(TileFailure),
+    /// A tile ran longer than the timeout.
+    TileTooSlow(TileFailure),
+    /// A worker thread could not be started, or failed outside any tile (an executor bug).
+    Worker(String),
+}
+
+/// A tile that failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TileFailure {
+    /// Core name (`r0.aiv3`), or `sequential` for the sequential runner.
+    pub core: String,
+    /// Tile instance (`swiglu(e=0, m=1, n=0) on rank 1`).
+    pub tile: String,
+    /// The op that failed, when known.
+    pub op: Option<String>,
+    /// The panic payload or the op's error.
+    pub message: String,
+}
+
+/// A wait that timed out, and the chain of waits behind it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimeoutReport {
+    /// The timeout that expired.
+    pub timeout: Duration,
+    /// `chain[0]` is the wait that timed out; each next one is the wait of a core holding
+    /// a producer of the previous one; the last is the root.
+    pub chain: Vec<StuckWait>,
+}
+
+impl TimeoutReport {
+    /// The wait at the end of the chain: its missing producers are not themselves waiting.
+    pub fn root(&self) -> &StuckWait {
+        self.chain.last().expect("a timeout report has at least the wait that timed out")
+    }
+}
+
+/// A core stuck before a tile, waiting on a counter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StuckWait {
+    /// Core name, e.g. `r0.aic1`.
+    pub core: String,
+    /// Position of the entry in the core's list.
+    pub entry: u32,
+    /// The tile the core waits to run.
+    pub tile: String,
+    /// The counter: its rank (the core's) and id.
+    pub rank: u32,
+    pub counter: u32,
+    pub expected: u32,
+    pub seen: u32,
+    /// Producers (per the table) whose signals had not arrived.
+    pub missing: Vec<MissingSignal>,
+}
+
+/// A producer whose signal never arrived.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MissingSignal {
+    pub tile: String,
+    pub core: String,
+    pub state: ProducerState,
+}
+
+/// What a producer that never signalled was doing when the run stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProducerState {
+    /// Its core was waiting, at this producer's entry or an earlier one.
+    Waiting,
+    /// Its core never reached it (it was busy with, or stopped at, an earlier entry).
+    NotReached,
+    /// It had started and not finished.
+    Running,
+    /// It finished, but its signals were dropped ([`RunOptions::drop_signals_of`](super::RunOptions::drop_signals_of)).
+    SignalsDropped,
+}
+
+impl ProducerState {
+    fn describe(self) -> &'static str {
+        match self {
+            ProducerState::Waiting => "not started: its core is waiting",
+            ProducerState::NotReached => "not started: its core never reached it",
+            ProducerState::Running => "started but never finished",
+            ProducerState::SignalsDropped => "finished, but its signals were dropped",
+        }
+    }
+}
+
+impl fmt::Display for StuckWait {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "core {} (entry {}) waits to run {}: counter {} of rank {} is {}, expected {}",
+            self.core, self.entry, self.tile, self.counter, self.rank, self.seen, self.expected
+        )?;
+        if self.missing.is_empty() {
+            f.write_str("; no producer is left to signal it (the table's target exceeds its signals)")?;
+        }
+        for m in &self.missing {
+            write!(f, "\n      never signalled: {} on core {} ({})", m.tile, m.core, m.state.describe())?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for TileFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tile {} on core {}", self.tile, self.core)?;
+        if let Some(op) = &self.op {
+            write!(f, ", op `{op}`")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl fmt::Display for ExecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let failure = match self {
+            ExecError::Setup(msg) => return write!(f, "the run cannot start: {msg}"),
+            ExecError::Certificate(e) => return write!(f, "the run cannot start: {e}"),
+            ExecError::Run(failure) => failure,
+        };
+        match &failure.cause {
+            FailureCause::Timeout(t) => {
+                write!(f, "a wait timed out after {:?}; the run was stopped", t.timeout)?;
+                write!(f, "\n  root: {}", t.root())?;
+                if t.chain.len() > 1 {
+                    f.write_str("\n  chain of waits, from the one that timed out:")?;
+                    for w in &t.chain {
+                        write!(f, "\n    {w}")?;
+                    }
+                }
+            }
+            FailureCause::TilePanicked(t) => write!(f, "a tile panicked; the run was stopped: {t}")?,
+            FailureCause::OpFailed(t) => write!(f, "an op failed; the run was stopped: {t}")?,
+            FailureCause::TileTooSlow(t) => write!(f, "a tile ran past the timeout; the run was stopped: {t}")?,
+            FailureCause::Worker(msg) => write!(f, "a worker failed; the run was stopped: {msg}")?,
+        }
+        if !failure.abandoned.is_empty() {
+            write!(f, "\n  threads still busy after the stop, abandoned: {}", failure.abandoned.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ExecError {}
+
+/// The wait of `core` at entry `entry`, with its missing producers (and, in the same
+/// order, the global cores they are queued on); `seen` overrides the counter's current
+/// value (the value the timed-out wait saw).
+fn stuck_wait(state: &RunState, core: u32, entry: u32, seen: Option<u32>) -> Option<(StuckWait, Vec<u32>)> {
+    let view = state.table.view();
+    let e = view.core_entries(core).get(entry as usize)?;
+    let wait = e.wait()?;
+    let rank = view.rank_of_core(core);
+    let mut missing = Vec::new();
+    let mut cores = Vec::new();
+    for &(pcore, pentry) in state.producers(rank, wait.counter) {
+        let node = state.node_of(pcore, pentry);
+        let progress = state.progress[pcore as usize].get();
+        let finished = progress.phase == Phase::Done || progress.entry > pentry;
+        let producer_state = if finished {
+            if !state.drops_signals_of(node) {
+                continue;
+            }
+            ProducerState::SignalsDropped
+        } else if progress.phase == Phase::Waiting {
+            ProducerState::Waiting
+        } else if progress.entry == pentry && progress.phase == Phase::Running {
+            ProducerState::Running
+        } else {
+            ProducerState::NotReached
+        };
+        missing.push(MissingSignal {
+            tile: state.program.node_name(node),
+            core: view.core_name(pcore),
+            state: producer_state,
+        });
+        cores.push(pcore);
+    }
+    let wait = StuckWait {
+        core: view.core_name(core),
+        entry,
+        tile: state.program.node_name(state.node_of(core, entry)),
+        rank,
+        counter: wait.counter,
+        expected: wait.target,
+        seen: seen.unwrap_or_else(|| state.counters.load(rank, wait.counter)),
+        missing,
+    };
+    Some((wait, cores))
+}
+
+/// The report of the wait of `core` at `entry` that timed out having seen `seen`, with
+/// the chain of waits behind it.
+pub(crate) fn timeout_report(state: &RunState, core: u32, entry: u32, seen: u32) -> TimeoutReport {
+    let mut chain = Vec::new();
+    let mut visited = vec![false; state.progress.len()];
+    let mut next = Some((core, entry, Some(seen)));
+    while let Some((core, entry, seen)) = next.take() {
+        if std::mem::replace(&mut visited[core as usize], true) {
+            break;
+        }
+        let Some((wait, cores)) = stuck_wait(state, core, entry, seen) else { break };
+        // Follow the first missing producer whose core is itself waiting.
+        if let Some(i) = wait.missing.iter().position(|m| m.state == ProducerState::Waiting) {
+            let pcore = cores[i];
+            next = Some((pcore, state.progress[pcore as usize].get().entry, None));
+        }
+        chain.push(wait);
+    }
+    TimeoutReport { timeout: state.options.timeout, chain }
+}

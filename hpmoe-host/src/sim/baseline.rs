@@ -1,0 +1,234 @@
+//! The kernel-by-kernel baseline: the same tile instances, run the way frameworks run
+//! MoE-FFN today — one whole-device kernel per step, each waiting for the previous one on
+//! every core of every rank.
+//!
+//! Derived from the taskflow, for any taskflow:
+//!
+//! - **Steps.** One kernel per tile family, in a topological order of the family graph
+//!   (family A before B if an instance of B depends on one of A), ties in declaration
+//!   order. For the MoE layer: dispatch, GMM1, SwiGLU, GMM2, combine, weighted sum. A
+//!   family graph with a cycle cannot run as a sequence of kernels and is refused.
+//! - **Inside a kernel.** Every rank runs the family's instances on all cores of the
+//!   family's kind, dealt round-robin in a topological order of the instances (instance
+//!   order when they do not depend on each other), so a kernel of `n` equal tiles on `c`
+//!   cores takes `ceil(n / c)` *waves* — wave quantisation. Puts share the link as in the
+//!   taskflow simulation. Dependencies inside a kernel wait on counters as in the taskflow.
+//! - **Between kernels.** Each kernel starts `kernel_launch_ns` after the previous one ended
+//!   on every rank (launch and inter-kernel synchronisation); a kernel that puts to other
+//!   ranks (an all-to-all) also waits `host_collective_sync_ns` for the host-driven
+//!   collective's synchronisation. Both are guesses the sensitivity study sweeps.
+
+use super::engine::{Timing, run};
+use super::program::{Program, Task, check_families, lower_node};
+use super::{SimError, SimResult};
+use hpmoe_core::cost::TaskflowCost;
+use hpmoe_core::expand::Expanded;
+use hpmoe_core::graph::Csr;
+use hpmoe_core::model::{CoreKind, MachineProfile};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// One kernel of the baseline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BaselineKernel {
+    /// Family index (declaration order).
+    pub family: usize,
+    pub core: CoreKind,
+    pub instances_per_rank: u32,
+    /// `ceil(instances_per_rank / cores of the kind)`.
+    pub waves: u32,
+    /// Whether it puts to other ranks (and so pays the host collective synchronisation).
+    pub collective: bool,
+    /// Launch overhead and host synchronisation charged before it, ns.
+    pub launch_ns: u64,
+    pub host_sync_ns: u64,
+    /// When its tiles could start, and when its last tile (or put) finished, ns.
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// The baseline's run: kernels in order, and the stitched simulation of all of them
+/// (`result.makespan_ns` is the baseline's Dispatch-to-Combine latency).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Baseline {
+    pub kernels: Vec<BaselineKernel>,
+    pub result: SimResult,
+}
+
+impl Baseline {
+    /// Time spent in launch overheads and host synchronisation, ns.
+    pub fn overhead_ns(&self) -> u64 {
+        self.kernels.iter().map(|k| k.launch_ns + k.host_sync_ns).sum()
+    }
+}
+
+/// Simulates `exp` kernel by kernel on `profile` under `cost`. See the [module docs](self).
+///
+/// # Errors
+/// [`SimError::FamilyCycle`] if the families cannot be ordered, [`SimError::Mismatch`] if
+/// `cost` was built for another taskflow or `profile` has another number of ranks.
+pub fn kernel_by_kernel(exp: &Expanded, profile: &MachineProfile, cost: &TaskflowCost) -> Result<Baseline, SimError> {
+    check_families(exp, cost)?;
+    if profile.ranks != exp.space.ranks {
+        return Err(SimError::Mismatch(format!(
+            "the profile has {} ranks, the taskflow {}",
+            profile.ranks, exp.space.ranks
+        )));
+    }
+    let p = cost.profile();
+    let timing = Timing {
+        poll_ns: p.poll_ns(),
+        issue_ns: p.signal_issue_ns(),
+        link_latency_ns: p.link_latency(),
+        link_bytes_per_s: p.link_bytes_per_s(),
+    };
+    let order = family_order(exp)?;
+    let mut result = SimResult::empty(profile.ranks, profile.cores_per_rank(), profile.aic_per_rank, exp.nodes());
+    let mut kernels = Vec::with_capacity(order.len());
+    let mut clock = 0u64;
+    for family in order {
+        let span = &exp.space.families[family];
+        let core = exp.family_core[family];
+        let collective = cost.family(family).put.is_some() && profile.ranks > 1;
+        let launch_ns = p.kernel_launch();
+        let host_sync_ns = if collective { p.host_collective_sync() } else { 0 };
+        let start_ns = clock.saturating_add(launch_ns).saturating_add(host_sync_ns);
+        let program = kernel_program(exp, profile, cost, family);
+        let run = run(&program, timing)?;
+        result.absorb(&program, &run, start_ns);
+        let end_ns = result.makespan_ns.max(start_ns);
+        result.makespan_ns = end_ns;
+        let cores = profile.count_of(core).max(1);
+        kernels.push(BaselineKernel {
+            family,
+            core,
+            instances_per_rank: span.count,
+            waves: span.count.div_ceil(cores),
+            collective,
+            launch_ns,
+            host_sync_ns,
+            start_ns,
+            end_ns,
+        });
+        clock = end_ns;
+    }
+    result.finish(p.poll_ns());
+    Ok(Baseline { kernels, result })
+}
+
+/// Families in a topological order of the family graph, ties by declaration order.
+fn family_order(exp: &Expanded) -> Result<Vec<usize>, SimError> {
+    let families = exp.family_core.len();
+    let mut pairs = Vec::new();
+    for (u, v) in exp.dag.succ.pairs() {
+        let (fu, fv) = (exp.space.family_of(u), exp.space.family_of(v));
+        if fu != fv {
+            pairs.push((fu as u32, fv as u32));
+        }
+    }
+    let graph = Csr::from_pairs(families, &pairs);
+    let mut indegree = vec![0u32; families];
+    for (_, v) in graph.pairs() {
+        indegree[v as usize] += 1;
+    }
+    let mut ready: BinaryHeap<Reverse<u32>> =
+        (0..families as u32).filter(|&f| indegree[f as usize] == 0).map(Reverse).collect();
+    let mut order = Vec::with_capacity(families);
+    while let Some(Reverse(f)) = ready.pop() {
+        order.push(f as usize);
+        for &g in graph.row(f) {
+            indegree[g as usize] -= 1;
+            if indegree[g as usize] == 0 {
+                ready.push(Reverse(g));
+            }
+        }
+    }
+    if order.len() < families {
+        let stuck = (0..families).filter(|&f| indegree[f] > 0).collect();
+        return Err(SimError::FamilyCycle(stuck));
+    }
+    Ok(order)
+}
+
+/// The program of one kernel: family `family`'s instances on every rank, dealt
+/// round-robin over the cores of its kind in a topological order of the kernel's own edges.
+fn kernel_program(exp: &Expanded, profile: &MachineProfile, cost: &TaskflowCost, family: usize) -> Program {
+    let span = &exp.space.families[family];
+    let ranks = exp.space.ranks;
+    let nodes: Vec<u32> =
+        (0..ranks).flat_map(|r| (0..span.count).map(move |i| exp.space.node(r, span.first + i))).collect();
+    // Task ids: position in `nodes`.
+    let task_of = |v: u32| -> Option<u32> {
+        let (r, local) = (exp.space.rank_of(v), exp.space.local_of(v));
+        (exp.space.family_of(v) == family).then(|| r * span.count + (local - span.first))
+    };
+    let tasks_n = nodes.len();
+    let mut indegree = vec![0u32; tasks_n];
+    for &v in &nodes {
+        for &s in exp.dag.succ.row(v) {
+            if let Some(t) = task_of(s) {
+                indegree[t as usize] += 1;
+            }
+        }
+    }
+    // Kahn, smallest task id first: instance order when there are no inner edges.
+    let mut ready: BinaryHeap<Reverse<u32>> =
+        (0..tasks_n as u32).filter(|&t| indegree[t as usize] == 0).map(Reverse).collect();
+    let kind = exp.family_core[family];
+    let local_cores = profile.cores_of(kind);
+    let count = local_cores.len() as u32;
+    let mut dealt = vec![0u32; ranks as usize];
+    let mut core_of = vec![0u32; tasks_n];
+    let mut queue_rows: Vec<Vec<u32>> = vec![Vec::new(); profile.total_cores() as usize];
+    while let Some(Reverse(t)) = ready.pop() {
+        let v = nodes[t as usize];
+        let rank = exp.space.rank_of(v);
+        let k = &mut dealt[rank as usize];
+        let core = rank * profile.cores_per_rank() + local_cores.start + *k % count.max(1);
+        *k += 1;
+        core_of[t as usize] = core;
+        queue_rows[core as usize].push(t);
+        for &s in exp.dag.succ.row(v) {
+            if let Some(u) = task_of(s) {
+                indegree[u as usize] -= 1;
+                if indegree[u as usize] == 0 {
+                    ready.push(Reverse(u));
+                }
+            }
+        }
+    }
+    // One counter per task with inner predecessors on other cores; each such predecessor
+    // signals it once.
+    let mut counter_rank = Vec::new();
+    let mut signal_rows: Vec<Vec<u32>> = vec![Vec::new(); tasks_n];
+    let mut tasks = Vec::with_capacity(tasks_n);
+    for (t, &v) in nodes.iter().enumerate() {
+        let preds: Vec<u32> = exp
+            .dag
+            .pred
+            .row(v)
+            .iter()
+            .filter_map(|&u| task_of(u))
+            .filter(|&u| core_of[u as usize] != core_of[t])
+            .collect();
+        let wait = (!preds.is_empty()).then(|| {
+            let counter = counter_rank.len() as u32;
+            counter_rank.push(exp.space.rank_of(v));
+            for &u in &preds {
+                signal_rows[u as usize].push(counter);
+            }
+            (counter, preds.len() as u32)
+        });
+        let (exec_ns, link, computes) = lower_node(exp, cost, v);
+        tasks.push(Task { node: v, family: family as u32, rank: exp.space.rank_of(v), wait, exec_ns, link, computes });
+    }
+    Program {
+        ranks,
+        cores_per_rank: profile.cores_per_rank(),
+        aic_per_rank: profile.aic_per_rank,
+        queues: Csr::from_rows(queue_rows),
+        tasks,
+        signals: Csr::from_rows(signal_rows),
+        counter_rank,
+    }
+}

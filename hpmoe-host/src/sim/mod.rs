@@ -1,0 +1,169 @@
+//! Discrete-event simulation of a schedule table on all ranks at once, the kernel-by-kernel
+//! baseline of the same work, and the lower bound both are measured against.
+//!
+//! - [`simulate`] runs a [`Compiled`] taskflow's schedule table: every core walks its
+//!   entries, waits on counters, runs tiles at their [`hpmoe_core::cost`] costs, streams puts
+//!   through its rank's shared link and signals (the rules are below, under "The engine").
+//! - [`kernel_by_kernel`] runs the same tile instances as a sequence of whole-device
+//!   kernels with launch overhead, wave quantisation and host-collective synchronisation.
+//! - [`lower_bound`] — `max(critical path, AIC work / #AIC, AIV work / #AIV, busiest link
+//!   bytes / bandwidth)` — holds for both.
+//! - [`compare`] does all three and returns a [`Comparison`]; every report prints
+//!   makespan / bound.
+//!
+//! Everything is deterministic: integer ns, no hash-map iteration, fixed tie-breaks.
+//!
+//! # The engine
+//!
+//! A core, reaching a table entry: polls its counter if it has a wait (one global-memory
+//! read, charged after the counter reaches its target); runs the tile's exec part; for a
+//! put to another rank, streams the bytes through the rank's link, max-min fairly shared
+//! with the rank's other puts in flight and each put capped by its core's stream rate, and
+//! stays busy until the last byte is out; then issues its signals (one global-memory write
+//! each). Signals are visible on their own rank once issued and on another rank one link
+//! latency later; a put's data lands one link latency after its last byte. The makespan is
+//! when the last core is done and the last put has landed.
+//!
+//! Not modelled: contention for HBM between cores (per-core rates only; 24 AIC at the
+//! stated per-core rate stay below the die's HBM bandwidth, AIV streams alongside could
+//! exceed it), contention at the receiving end of a link, L2 capacity (a hit rate stands
+//! for it), and the network's topology (every pair of ranks is one link latency apart).
+//!
+//! ```
+//! use hpmoe_core::cost::{CostProfile, TaskflowCost};
+//! use hpmoe_host::moe::MoeShape;
+//!
+//! let shape = MoeShape::tiny(2);
+//! let tf = shape.taskflow().unwrap();
+//! let cost = TaskflowCost::new(&tf, CostProfile::ascend_a3_die());
+//! let compiled = hpmoe_core::compile(&tf, &cost).unwrap();
+//! let cmp = hpmoe_host::sim::compare(&compiled, &tf.profile, &cost).unwrap();
+//! assert!(cmp.bound.ns() <= cmp.taskflow.makespan_ns);
+//! assert!(cmp.bound.ns() <= cmp.baseline.result.makespan_ns);
+//! println!("taskflow {} ns, baseline {} ns, {:.2}x", cmp.taskflow.makespan_ns, cmp.baseline.result.makespan_ns, cmp.speedup());
+//! ```
+
+pub mod baseline;
+mod bound;
+mod engine;
+mod link;
+mod program;
+mod result;
+
+pub use baseline::{Baseline, BaselineKernel, kernel_by_kernel};
+pub use bound::{Bound, lower_bound};
+pub use result::{CoreStats, FamilySpan, FlowRecord, RankStats, SimResult, Summary, TileRecord};
+
+use hpmoe_core::Compiled;
+use hpmoe_core::cost::TaskflowCost;
+use hpmoe_core::model::MachineProfile;
+
+/// A core left waiting at the end of a simulation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stuck {
+    pub core: u32,
+    /// Node id of the tile it waits to run.
+    pub node: u32,
+    /// Global counter id (counters of rank 0 first), its target and the value it reached.
+    pub counter: u32,
+    pub target: u32,
+    pub seen: u32,
+}
+
+/// Why a simulation could not run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SimError {
+    /// Cores still waiting when nothing else can happen.
+    Deadlock(Vec<Stuck>),
+    /// The cost model, profile and table do not describe the same taskflow.
+    Mismatch(String),
+    /// The baseline cannot order these families (by index) as a sequence of kernels.
+    FamilyCycle(Vec<usize>),
+}
+
+impl std::fmt::Display for SimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SimError::Deadlock(stuck) => {
+                write!(f, "simulation deadlocked: {} core(s) never reach their wait target", stuck.len())?;
+                for s in stuck.iter().take(5) {
+                    write!(
+                        f,
+                        "; core {} waits to run node {} on counter {} (seen {} of {})",
+                        s.core, s.node, s.counter, s.seen, s.target
+                    )?;
+                }
+                Ok(())
+            }
+            SimError::Mismatch(m) => f.write_str(m),
+            SimError::FamilyCycle(fams) => {
+                write!(f, "families {fams:?} depend on each other both ways and cannot run as separate kernels")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+/// Simulates `compiled`'s schedule table on all ranks under `cost` (built for the same
+/// taskflow).
+///
+/// # Errors
+/// [`SimError::Mismatch`] if `cost` describes other families; [`SimError::Deadlock`] if
+/// the table's waits can never all be met (never for a table `compile` produced).
+pub fn simulate(compiled: &Compiled, cost: &TaskflowCost) -> Result<SimResult, SimError> {
+    let program = program::Program::from_compiled(compiled, cost)?;
+    let p = cost.profile();
+    let timing = engine::Timing {
+        poll_ns: p.poll_ns(),
+        issue_ns: p.signal_issue_ns(),
+        link_latency_ns: p.link_latency(),
+        link_bytes_per_s: p.link_bytes_per_s(),
+    };
+    let run = engine::run(&program, timing)?;
+    let mut result =
+        SimResult::empty(program.ranks, program.cores_per_rank, program.aic_per_rank, compiled.expanded.nodes());
+    result.absorb(&program, &run, 0);
+    result.finish(p.poll_ns());
+    Ok(result)
+}
+
+/// The taskflow's simulated run, the kernel-by-kernel baseline and the lower bound.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Comparison {
+    pub taskflow: SimResult,
+    pub baseline: Baseline,
+    pub bound: Bound,
+}
+
+impl Comparison {
+    /// Baseline makespan over taskflow makespan: how much lower the taskflow's latency is.
+    pub fn speedup(&self) -> f64 {
+        self.baseline.result.makespan_ns as f64 / self.taskflow.makespan_ns.max(1) as f64
+    }
+
+    /// Taskflow makespan over the bound (≥ 1).
+    pub fn taskflow_over_bound(&self) -> f64 {
+        self.taskflow.makespan_ns as f64 / self.bound.ns().max(1) as f64
+    }
+
+    /// Baseline makespan over the bound (≥ 1).
+    pub fn baseline_over_bound(&self) -> f64 {
+        self.baseline.result.makespan_ns as f64 / self.bound.ns().max(1) as f64
+    }
+}
+
+/// Simulates `compiled`, its kernel-by-kernel baseline on `profile`, and the lower bound.
+///
+/// # Errors
+/// As [`simulate`] and [`kernel_by_kernel`].
+pub fn compare(compiled: &Compiled, profile: &MachineProfile, cost: &TaskflowCost) -> Result<Comparison, SimError> {
+    Ok(Comparison {
+        taskflow: simulate(compiled, cost)?,
+        baseline: kernel_by_kernel(&compiled.expanded, profile, cost)?,
+        bound: lower_bound(&compiled.expanded, profile, cost)?,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,146 @@
+//! What the event engine runs: per-core lists of tasks with their waits, signals and costs.
+//!
+//! Built from a schedule table ([`Program::from_compiled`]) or by the kernel-by-kernel
+//! baseline, one program per kernel.
+
+use super::SimError;
+use hpmoe_core::Compiled;
+use hpmoe_core::cost::TaskflowCost;
+use hpmoe_core::expand::Expanded;
+use hpmoe_core::graph::Csr;
+
+/// The link part of a task: bytes through its rank's link, at most `cap` bytes/s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LinkUse {
+    pub bytes: u64,
+    pub cap: u64,
+}
+
+/// One tile instance as the engine sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Task {
+    /// Node id in the expanded taskflow.
+    pub node: u32,
+    pub family: u32,
+    pub rank: u32,
+    /// Global counter id and the value to wait for.
+    pub wait: Option<(u32, u32)>,
+    /// Core time before the link part (overhead, roofline, a local put's copy).
+    pub exec_ns: u64,
+    pub link: Option<LinkUse>,
+    /// Whether the exec part is computation (not only a put's overhead).
+    pub computes: bool,
+}
+
+/// Per-core task lists with their synchronisation.
+#[derive(Clone, Debug)]
+pub(crate) struct Program {
+    pub ranks: u32,
+    pub cores_per_rank: u32,
+    pub aic_per_rank: u32,
+    /// Row `c`: the task ids global core `c` runs, in order.
+    pub queues: Csr,
+    pub tasks: Vec<Task>,
+    /// Row `t`: the global counters task `t` adds 1 to when it finishes.
+    pub signals: Csr,
+    /// Per global counter: the rank it lives on.
+    pub counter_rank: Vec<u32>,
+}
+
+/// The cost of node `node` as a task: exec time, link use, whether it computes.
+///
+/// A put (a family with remote bytes) whose destination is its own rank (rotation 0)
+/// copies locally at its stream rate and leaves the link alone. A tile with several puts is
+/// judged by its first put's destination ([`Expanded::rotation`]): all its remote bytes go
+/// through the link, or none. An instance the cost's activity skips costs its overhead.
+pub(crate) fn lower_node(exp: &Expanded, cost: &TaskflowCost, node: u32) -> (u64, Option<LinkUse>, bool) {
+    let family = exp.space.family_of(node);
+    let c = cost.family(family);
+    let overhead = cost.profile().tile_overhead();
+    if cost.skips(node) {
+        // A guarded instance past its run-time count: reads its count, skips the body.
+        return (overhead, None, false);
+    }
+    match c.put {
+        None => (c.exec_ns, None, true),
+        Some(put) if exp.rotation[node as usize] == 0 => {
+            (c.exec_ns.saturating_add(put.local_ns()), None, c.computes(overhead))
+        }
+        Some(put) => (c.exec_ns, Some(LinkUse { bytes: put.bytes, cap: put.stream_bytes_per_s }), c.computes(overhead)),
+    }
+}
+
+/// Checks that `cost` was built for a taskflow with the families of `exp`.
+pub(crate) fn check_families(exp: &Expanded, cost: &TaskflowCost) -> Result<(), SimError> {
+    let costs = cost.family_costs();
+    let same = costs.len() == exp.family_core.len() && costs.iter().zip(&exp.family_core).all(|(c, &k)| c.core == k);
+    if let Some(a) = cost.activity()
+        && a.nodes() != exp.nodes()
+    {
+        return Err(SimError::Mismatch(format!(
+            "the cost model's activity covers {} instances, the taskflow has {}",
+            a.nodes(),
+            exp.nodes()
+        )));
+    }
+    if same {
+        Ok(())
+    } else {
+        Err(SimError::Mismatch(format!(
+            "the cost model has {} families, the taskflow {} (or their core kinds differ): build the TaskflowCost from the same taskflow",
+            costs.len(),
+            exp.family_core.len()
+        )))
+    }
+}
+
+impl Program {
+    /// The schedule of `compiled`: its per-core lists, with every kept dependency's wait and
+    /// signals from its counter plan (`compiled.sync`, the table's counters before the hardware
+    /// flag takes some dependencies off them: the simulator prices a flag-carried dependency like
+    /// a counter), and each instance's cost under `cost`. Task ids are node ids.
+    pub(crate) fn from_compiled(compiled: &Compiled, cost: &TaskflowCost) -> Result<Program, SimError> {
+        let exp = &compiled.expanded;
+        check_families(exp, cost)?;
+        let h = compiled.table.header();
+        let sync = &compiled.sync;
+        let mut counter_base = Vec::with_capacity(h.ranks as usize);
+        let mut counter_rank = Vec::new();
+        for (rank, &n) in sync.counters_per_rank.iter().enumerate() {
+            counter_base.push(counter_rank.len() as u32);
+            counter_rank.extend(std::iter::repeat_n(rank as u32, n as usize));
+        }
+        let nodes = exp.nodes();
+        let mut tasks: Vec<Option<Task>> = vec![None; nodes];
+        let mut signal_rows: Vec<Vec<u32>> = vec![Vec::new(); nodes];
+        let mut queue_rows: Vec<Vec<u32>> = Vec::with_capacity(compiled.placement.queues.nodes());
+        for core in 0..compiled.placement.queues.nodes() as u32 {
+            let rank = core / h.cores_per_rank.max(1);
+            let mut row = Vec::new();
+            for &node in compiled.placement.queues.row(core) {
+                let (exec_ns, link, computes) = lower_node(exp, cost, node);
+                let wait = sync.waits[node as usize].map(|w| (counter_base[rank as usize] + w.counter, w.target));
+                tasks[node as usize] =
+                    Some(Task { node, family: exp.space.family_of(node) as u32, rank, wait, exec_ns, link, computes });
+                signal_rows[node as usize] =
+                    sync.signals(node).iter().map(|s| counter_base[s.rank as usize] + s.counter).collect();
+                row.push(node);
+            }
+            queue_rows.push(row);
+        }
+        let tasks = tasks
+            .into_iter()
+            .enumerate()
+            .map(|(n, t)| t.ok_or_else(|| SimError::Mismatch(format!("node {n} is on no core of the table"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Program {
+            ranks: h.ranks,
+            cores_per_rank: h.cores_per_rank,
+            aic_per_rank: h.aic_per_rank,
+            queues: Csr::from_rows(queue_rows),
+            tasks,
+            signals: Csr::from_rows(signal_rows),
+            counter_rank,
+        })
+    }
+}
