@@ -33,6 +33,16 @@
 //! assert_eq!(hpmoe_ascendc::kernel_source(&tf, &compiled).unwrap(), kernel.cpp);
 //! ```
 //!
+//! # Features
+//!
+//! - `emulator` (default): [`emulator`] and [`emulate`]. The emulator reads and writes every
+//!   tensor of a run as the host executor's data (`hpmoe_host::exec::{Inputs, Snapshot}`), so that
+//!   a kernel's result compares bit for bit with the executor's; it is the one part of this crate
+//!   that depends on hpmoe-host. The `#[taskflow]` proc-macro only emits, and turns it off, so
+//!   compiling a taskflow never builds the host crate (`cargo tree -p hpmoe-macros -e normal`).
+//!   The emulator stays here rather than in hpmoe-host because what it checks is this crate's
+//!   output: the kernel text, the runtime headers and the launcher.
+//!
 //! Every generated kernel runs on the emulator bitwise like the host executor; nothing here has
 //! been compiled with a CANN toolkit or run on an NPU yet. See the README's "AscendC kernels from
 //! `cargo build`" and "Running a kernel on the CPU" for what is checked and how.
@@ -41,6 +51,7 @@ pub mod build;
 pub mod check;
 pub mod diag;
 pub mod emit;
+#[cfg(feature = "emulator")]
 pub mod emulator;
 pub mod flags;
 pub mod runtime;
@@ -49,5 +60,6 @@ pub mod write;
 
 pub use build::{Build, BuildError, BuildOutput};
 pub use emit::{EmitError, EmitOptions, KernelFiles, emit, emit_with, kernel_source};
+#[cfg(feature = "emulator")]
 pub use emulator::{EmulateError, EmulateOptions, EmulatedRun, Emulation, emulate};
 pub use flags::{FlagPlan, FlagPolicy};
