@@ -12,6 +12,7 @@
 //!   same work and the lower bound both are measured against.
 //! - [`trace`]: Chrome/Perfetto JSON and SVG timelines of simulated runs.
 //! - [`moe`]: the DeepSeek-style MoE-FFN taskflow at any size, balanced or naturally routed.
+//! - [`rng`]: the one deterministic generator every test and benchmark datum comes from.
 //! - [`testing`] (feature `testing`): the data and op bodies that run hpmoe-core's random
 //!   taskflows (`hpmoe_core::testing`).
 //!
@@ -37,6 +38,7 @@
 
 pub mod exec;
 pub mod moe;
+pub mod rng;
 pub mod sim;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -20,7 +20,8 @@
 //! assert_eq!(run.stats.skipped, testing::expected_skips(&tf, 7));
 //! ```
 
-use crate::exec::{Arg, ArgDesc, HostTensor, Inputs, OpImpls, RefOp, SplitMix};
+use crate::exec::{Arg, ArgDesc, HostTensor, Inputs, OpImpls, RefOp};
+use crate::rng::SplitMix;
 use hpmoe_core::model::{DType, Taskflow};
 use hpmoe_core::testing::{COUNT_SRC, FOLD_OPS};
 

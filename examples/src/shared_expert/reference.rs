@@ -12,7 +12,8 @@ use hpmoe_core::model::DType;
 use hpmoe_host::exec::moe_reference::moe_inputs;
 use hpmoe_host::exec::ops::silu;
 use hpmoe_host::exec::tensor::round_to;
-use hpmoe_host::exec::{HostTensor, Inputs, SplitMix};
+use hpmoe_host::exec::{HostTensor, Inputs};
+use hpmoe_host::rng::SplitMix;
 
 fn bf16(v: f32) -> f32 {
     round_to(DType::Bf16, v)

@@ -13,6 +13,7 @@
 //! [`poison`], so reading something nobody wrote is visible.
 
 use super::tensor::{HostTensor, element_count, poison};
+use crate::rng::SplitMix;
 use hpmoe_core::expand::Extent;
 use hpmoe_core::model::{DType, Taskflow, TensorDecl, TensorKind};
 use std::collections::BTreeMap;
@@ -163,29 +164,6 @@ impl Inputs {
             }
         }
         inputs
-    }
-}
-
-/// SplitMix64: a tiny deterministic generator for test and benchmark data.
-#[derive(Clone, Debug)]
-pub struct SplitMix(u64);
-
-impl SplitMix {
-    pub fn new(seed: u64) -> Self {
-        SplitMix(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[-1, 1)`, a multiple of 2⁻²³.
-    pub fn uniform(&mut self) -> f32 {
-        (self.next_u64() >> 40) as f32 / (1u64 << 23) as f32 - 1.0
     }
 }
 

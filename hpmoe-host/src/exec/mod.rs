@@ -40,7 +40,7 @@ pub use diagnostics::{
     ExecError, FailureCause, MissingSignal, ProducerState, RunFailure, StuckWait, TileFailure, TimeoutReport,
 };
 pub use executor::{Executor, RunOutput, RunStats};
-pub use memory::{Inputs, Snapshot, SplitMix};
+pub use memory::{Inputs, Snapshot};
 pub use ops::{Arg, ArgDesc, OpImpls, RefOp};
 pub use options::{RunOptions, TileHook, TileInfo};
 pub use sequential::SequentialRunner;

@@ -10,10 +10,11 @@
 //! natural routing, where a dropped choice (`-1`) contributes nothing — and is computed by
 //! global expert `s / slot_rows` (local expert `% E` of rank `/ E`).
 
-use super::memory::{Inputs, SplitMix};
+use super::memory::Inputs;
 use super::ops::silu;
 use super::tensor::{HostTensor, round_to};
 use crate::moe::{MoeShape, RoutedTokens, Routing};
+use crate::rng::SplitMix;
 use hpmoe_core::model::DType;
 
 /// Deterministic data for every input of the MoE taskflow, different on every rank:

@@ -3,7 +3,7 @@
 //! described the same way), for host runs, the reference and the simulator.
 
 use super::{MoeShape, Routing};
-use crate::exec::SplitMix;
+use crate::rng::SplitMix;
 use hpmoe_core::cost::Activity;
 use hpmoe_core::expand::InstanceSpace;
 use hpmoe_core::model::Taskflow;

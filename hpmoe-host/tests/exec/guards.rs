@@ -6,8 +6,9 @@ use hpmoe_core::model::{Affine, CoreKind, DType, IndexSel, MachineProfile, Taskf
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_host::exec::{
     ExecError, Executor, FailureCause, HostTensor, Inputs, OpImpls, ProducerState, RunOptions, RunOutput,
-    SequentialRunner, SplitMix,
+    SequentialRunner,
 };
+use hpmoe_host::rng::SplitMix;
 use std::time::Duration;
 
 /// Two ranks. `announce` puts each rank's `sent[dst]` into `counts[RANK]` on rank `dst`;

@@ -5,8 +5,9 @@
 use hpmoe_core::model::{DType, Taskflow};
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_host::exec::moe_reference::{moe_inputs, moe_inputs_routed, moe_reference};
-use hpmoe_host::exec::{Executor, HostTensor, Inputs, OpImpls, RunOptions, RunOutput, SequentialRunner, SplitMix};
+use hpmoe_host::exec::{Executor, HostTensor, Inputs, OpImpls, RunOptions, RunOutput, SequentialRunner};
 use hpmoe_host::moe::{MoeShape, RoutedTokens};
+use hpmoe_host::rng::SplitMix;
 use std::time::Duration;
 
 fn check_against_reference(

@@ -6,7 +6,8 @@
 
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_core::testing::taskflow_spec;
-use hpmoe_host::exec::{Executor, RunOptions, SequentialRunner, SplitMix};
+use hpmoe_host::exec::{Executor, RunOptions, SequentialRunner};
+use hpmoe_host::rng::SplitMix;
 use hpmoe_host::testing;
 use proptest::prelude::*;
 use std::time::Duration;
