@@ -21,77 +21,9 @@
 
 use super::ScheduleTable;
 use super::error::TableError;
+use super::layout::{CHECKSUM_OFFSET, CHECKSUM_START, FILE_HEADER_SIZE, Layout, SECTION_NAMES};
 use super::records::{CoreRecord, EntryRecord, FORMAT_VERSION, FamilyRecord, MAGIC, SignalRecord, TableHeader};
-use super::view::TableView;
 use crate::limits::MAX_GRID_DIMS;
-
-/// Bytes of the file header, which the first section follows.
-pub const FILE_HEADER_SIZE: usize = 104;
-/// Offset of the CRC-32 field in the file header.
-pub const CHECKSUM_OFFSET: usize = 12;
-/// The CRC-32 covers the blob from this offset to its end.
-pub const CHECKSUM_START: usize = 16;
-/// Offset of the section directory in the file header.
-pub const DIRECTORY_OFFSET: usize = 56;
-/// Section names, in blob (and directory) order.
-pub const SECTION_NAMES: [&str; 6] = ["families", "cores", "counters", "entries", "signals", "names"];
-
-/// Where one section lies in the blob.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Section {
-    pub offset: u64,
-    pub bytes: u64,
-}
-
-/// Offsets and sizes of every section, as the counts imply them. Sizes are computed with
-/// saturating arithmetic, so absurd counts give an absurd (never matching) total instead of
-/// overflowing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Layout {
-    /// In [`SECTION_NAMES`] order.
-    pub sections: [Section; 6],
-    pub total: u64,
-}
-
-impl Layout {
-    /// Layout for the given record counts and length of the names text.
-    pub fn new(families: u64, cores: u64, ranks: u64, entries: u64, signals: u64, names_len: u64) -> Layout {
-        let sizes = [
-            families.saturating_mul(FamilyRecord::SIZE as u64),
-            cores.saturating_mul(CoreRecord::SIZE as u64),
-            ranks.saturating_mul(4),
-            entries.saturating_mul(EntryRecord::SIZE as u64),
-            signals.saturating_mul(SignalRecord::SIZE as u64),
-            names_len.saturating_add(3) / 4 * 4,
-        ];
-        let mut offset = FILE_HEADER_SIZE as u64;
-        let sections = sizes.map(|bytes| {
-            let s = Section { offset, bytes };
-            offset = offset.saturating_add(bytes);
-            s
-        });
-        Layout { sections, total: offset }
-    }
-
-    /// Layout of a table's blob.
-    pub fn of(view: &TableView<'_>) -> Layout {
-        Layout::new(
-            view.families.len() as u64,
-            view.cores.len() as u64,
-            view.counters_per_rank.len() as u64,
-            view.entries.len() as u64,
-            view.signals.len() as u64,
-            view.names.len() as u64,
-        )
-    }
-
-    /// Layout implied by a header's counts (`names_len` from the directory).
-    fn of_header(h: &TableHeader, names_len: u64) -> Layout {
-        let cores = u64::from(h.ranks) * u64::from(h.cores_per_rank);
-        let (entries, signals) = (h.entry_count.into(), h.signal_count.into());
-        Layout::new(h.families.into(), cores, h.ranks.into(), entries, signals, names_len)
-    }
-}
 
 impl ScheduleTable {
     /// The table's checksum: the CRC-32 the binary form carries in its header (what a kernel
@@ -105,7 +37,7 @@ impl ScheduleTable {
     /// equal bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
         let view = self.view();
-        let layout = Layout::of(&view);
+        let layout = view.layout();
         let h = &self.header;
         let mut out = Writer(Vec::with_capacity(layout.total as usize));
         out.0.extend_from_slice(&h.magic);

@@ -10,7 +10,7 @@
 //! and `EXTENTS_<F>` (a brace initialiser of 4 extents).
 
 use super::ScheduleTable;
-use super::binary::{CHECKSUM_OFFSET, CHECKSUM_START, FILE_HEADER_SIZE, Layout, SECTION_NAMES};
+use super::layout::{CHECKSUM_OFFSET, CHECKSUM_START, FILE_HEADER_SIZE, SECTION_NAMES};
 use super::records::{
     CORE_KIND_AIC, CoreRecord, EntryRecord, FORMAT_VERSION, FamilyRecord, MAGIC, NO_WAIT, SignalRecord,
 };
@@ -219,7 +219,7 @@ impl ScheduleTable {
         let view = self.view();
         let h = &self.header;
         let prefix = format!("HPMOE_{}_", c_constant_name(self.name()));
-        let layout = Layout::of(&view);
+        let layout = view.layout();
         let checksum = crc32fast::hash(&self.to_bytes()[CHECKSUM_START..]);
         let _ = writeln!(out, "/* Constants of table `{}`. */", comment_safe(self.name()));
         let constants = [

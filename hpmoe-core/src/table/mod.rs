@@ -48,6 +48,7 @@ mod build;
 mod c_header;
 mod error;
 mod json;
+pub mod layout;
 mod records;
 mod rust_consts;
 mod validate;

@@ -3,7 +3,6 @@
 //! Run on every table that is built, decoded or imported, so that code reading a table
 //! (the device worker, the simulator, the executor) may index it without checks.
 
-use super::binary::Layout;
 use super::error::TableError;
 use super::records::{FORMAT_VERSION, MAGIC, NO_WAIT, core_kind_from_code};
 use super::view::TableView;
@@ -74,7 +73,7 @@ impl TableView<'_> {
                 return Err(TableError::inconsistent(format!("header implies {expected} {what}, table has {len}")));
             }
         }
-        let total = Layout::of(self).total;
+        let total = self.layout().total;
         if total > u64::from(u32::MAX) {
             return Err(TableError::too_large("size of the binary table in bytes", total, u32::MAX.into()));
         }

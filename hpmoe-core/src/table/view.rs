@@ -3,7 +3,7 @@
 //! [`ScheduleTable`] hands out a view of itself.
 
 use super::ScheduleTable;
-use super::binary::Layout;
+use super::layout::Layout;
 use super::records::{CoreRecord, EntryRecord, FamilyRecord, SignalRecord, TableHeader};
 use crate::model::CoreKind;
 use smallvec::SmallVec;
@@ -111,9 +111,21 @@ impl<'a> TableView<'a> {
         Some((f, coords))
     }
 
+    /// Where each section of this table's binary blob lies.
+    pub fn layout(&self) -> Layout {
+        Layout::new(
+            self.families.len() as u64,
+            self.cores.len() as u64,
+            self.counters_per_rank.len() as u64,
+            self.entries.len() as u64,
+            self.signals.len() as u64,
+            self.names.len() as u64,
+        )
+    }
+
     /// Size of the binary blob [`ScheduleTable::to_bytes`] writes, in bytes.
     pub fn total_bytes(&self) -> usize {
-        Layout::of(self).total as usize
+        self.layout().total as usize
     }
 
     /// Blob bytes per entry, everything included (header, families, cores, counters,
