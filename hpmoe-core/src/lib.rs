@@ -37,6 +37,7 @@ pub mod expand;
 pub mod graph;
 pub mod limits;
 pub mod model;
+pub mod resolve;
 pub mod schedule;
 #[cfg(feature = "syntax")]
 pub mod syntax;

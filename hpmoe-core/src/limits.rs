@@ -39,7 +39,7 @@ pub const UB_BYTES: u64 = 192 * 1024;
 /// L1 buffer of one AIC core (Ascend 910B / A3, ascendc-api.md: "L1 512 KB").
 pub const L1_BYTES: u64 = 512 * 1024;
 /// Depth of the K panels a matmul stages in L1 per step, in elements (an estimate; see
-/// [`crate::check::check_footprint`]).
+/// [`crate::resolve::check_footprint`]).
 pub const MATMUL_K_STEP: u64 = 64;
 /// Alignment of every UB / L1 buffer, in bytes.
 pub const BUFFER_ALIGN: u64 = 32;

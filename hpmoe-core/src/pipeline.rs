@@ -4,6 +4,7 @@ use crate::check;
 use crate::error::Diagnostics;
 use crate::expand::{self, Expanded};
 use crate::model::Taskflow;
+use crate::resolve;
 use crate::schedule::flags::{self, FlagPlan, FlagPolicy};
 use crate::schedule::{self, CostModel, Placement, SyncPlan};
 use std::time::{Duration, Instant};
@@ -132,8 +133,8 @@ pub fn analyse(tf: &Taskflow) -> Result<Expanded, Diagnostics> {
 pub(crate) fn analyse_timed(tf: &Taskflow) -> Result<(Expanded, StageTimes), Diagnostics> {
     let mut times = StageTimes::default();
     let t = Instant::now();
-    let resolved = check::check_structure(tf)?;
-    let footprint = check::check_footprint(&resolved);
+    let resolved = resolve::check_structure(tf)?;
+    let footprint = resolve::check_footprint(&resolved);
     times.structure = t.elapsed();
 
     let t = Instant::now();

@@ -33,7 +33,7 @@ pub fn plan(tf: &Taskflow) -> Result<Compiled, Diagnostics> {
 
 /// [`plan`] with `options`.
 pub fn plan_with(tf: &Taskflow, options: &PlanOptions) -> Result<Compiled, Diagnostics> {
-    if crate::check::check_structure(tf).is_err() {
+    if crate::resolve::check_structure(tf).is_err() {
         // The compile reports the errors (the cost model needs a well-formed taskflow).
         return compile_with(tf, &SimpleCost::default(), &options.compile);
     }

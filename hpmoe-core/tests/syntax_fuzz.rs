@@ -238,7 +238,7 @@ fn exercise(fe: &Frontend, tokens: usize) {
             assert!(c.expanded.nodes() as u64 <= MAX_INSTANCES);
         }
     } else {
-        let _ = hpmoe_core::check::check_structure(&fe.taskflow);
+        let _ = hpmoe_core::resolve::check_structure(&fe.taskflow);
     }
 }
 

@@ -2,9 +2,9 @@
 //! cases of hpmoe-core's checks and cost model that need a full MoE taskflow, kept here because
 //! hpmoe-core's own unit tests cannot build one (the MoE layers live in this crate).
 
-use hpmoe_core::check::{check_footprint, check_structure};
 use hpmoe_core::cost::{Activity, CostProfile, FamilyTraffic, Reads, TaskflowCost, family_traffic};
 use hpmoe_core::expand::InstanceSpace;
+use hpmoe_core::resolve::{check_footprint, check_structure};
 use hpmoe_core::schedule::{CostModel, PutShape, node_costs};
 use hpmoe_host::moe::MoeShape;
 

@@ -1,19 +1,14 @@
-//! Checks, one file per family of checks. Each collects all its errors; none stops at the
-//! first. The structural checks run on the taskflow as written; the rest on the expanded
-//! instance DAG and on the schedule.
+//! Checks on the expanded instance DAG and on the schedule, one file per family of checks:
+//! dependency cycles and deadlocks, the ordering of conflicting accesses, and the table's limits.
+//! Each collects all its errors; none stops at the first. The checks on the taskflow as written,
+//! which run before expansion, are [`crate::resolve`]'s.
 
 mod cycle;
-mod footprint;
-mod names;
 mod ordering;
-mod structure;
 mod table_limits;
 
 pub use cycle::{cycle_error, deadlock_error};
-pub use footprint::{Piece, check_footprint, footprint, local_buffer, op_pieces};
-pub use names::{closest, suggestion};
 pub use ordering::check_ordering;
-pub use structure::{Resolved, ResolvedCall, check_structure};
 pub use table_limits::check_table_limits;
 
 use crate::expand::InstanceSpace;

@@ -170,7 +170,7 @@ mod tests {
     }
 
     fn run(tf: &Taskflow, budget: u64) -> Diagnostics {
-        let resolved = crate::check::check_structure(tf).unwrap();
+        let resolved = crate::resolve::check_structure(tf).unwrap();
         let e = crate::expand::expand(&resolved);
         let order = e.expanded.dag.topo_order().unwrap();
         let mut pos = vec![0; order.len()];

@@ -15,11 +15,11 @@ use super::access::{Extent, RegionFault, eval_region};
 use super::boxes::BoxIndex;
 use super::space::{InstanceSpace, decode};
 use super::{Expanded, Work};
-use crate::check::Resolved;
 use crate::error::{Diagnostic, Diagnostics, ErrorKind as K};
 use crate::graph::Dag;
 use crate::limits;
 use crate::model::{Access, IndexSel, Loc, OpSpec, Region, TensorDecl, WorkModel};
+use crate::resolve::Resolved;
 use indexmap::IndexMap;
 use smallvec::SmallVec;
 

@@ -46,7 +46,7 @@ pub use op::placeholders;
 
 use crate::model::Taskflow;
 use crate::schedule::CostModel;
-use crate::{Compiled, check};
+use crate::{Compiled, resolve};
 use proc_macro2::TokenStream;
 use spans::Spans;
 use syn::{Ident, ItemFn};
@@ -132,7 +132,7 @@ impl Frontend {
                 Err(d) => d,
             }
         } else {
-            check::check_structure(&self.without_poisoned()).err().unwrap_or_default()
+            resolve::check_structure(&self.without_poisoned()).err().unwrap_or_default()
         };
         errors.extend(diagnostics.errors.iter().map(|d| self.spans.error(d)));
         // `compile` never fails without a diagnostic; the fallback only keeps this total.

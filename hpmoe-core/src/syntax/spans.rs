@@ -103,9 +103,9 @@ fn render(d: &Diagnostic, line_of: impl Fn(Loc) -> Option<usize>) -> String {
 }
 
 /// `\n\nhelp: did you mean `x`?` when a candidate is close enough to `name` to be a typo
-/// (see [`crate::check::closest`]), else nothing: the tail of an error message.
+/// (see [`crate::resolve::closest`]), else nothing: the tail of an error message.
 pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
-    crate::check::closest(name, candidates).map(|c| format!("\n\nhelp: did you mean `{c}`?")).unwrap_or_default()
+    crate::resolve::closest(name, candidates).map(|c| format!("\n\nhelp: did you mean `{c}`?")).unwrap_or_default()
 }
 
 /// Combines errors into one (`None` for none).

@@ -6,9 +6,9 @@
 
 use super::memory::Memory;
 use super::ops::{Arg, ArgDesc, OpImpls, RefOp};
-use hpmoe_core::check;
 use hpmoe_core::expand::{InstanceSpace, eval_region};
 use hpmoe_core::model::{Affine, DType, Guard, Region, Taskflow};
+use hpmoe_core::{check, resolve};
 use smallvec::SmallVec;
 use std::sync::Arc;
 
@@ -69,7 +69,7 @@ impl Program {
     /// Resolves `tf` (which must pass the structural checks) against `impls`. Every op
     /// without a body and every argument list a body rejects is reported, all together.
     pub(crate) fn new(tf: &Taskflow, impls: &OpImpls) -> Result<Program, String> {
-        let resolved = check::check_structure(tf)
+        let resolved = resolve::check_structure(tf)
             .map_err(|d| format!("taskflow `{}` does not pass the checks:\n{}", tf.name, d.render(&tf.sources)))?;
         let mut errors = Vec::new();
         let mut calls = Vec::with_capacity(tf.families.len());

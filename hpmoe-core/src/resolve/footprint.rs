@@ -147,8 +147,8 @@ fn kib(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::check_structure;
     use crate::model::{DType, MachineProfile, Taskflow};
+    use crate::resolve::check_structure;
 
     fn errors(tf: &Taskflow) -> Diagnostics {
         check_footprint(&check_structure(tf).unwrap())
