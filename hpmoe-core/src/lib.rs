@@ -1,14 +1,18 @@
 //! # hpmoe-core
 //!
-//! The model and the algorithms behind hpmoe: a *taskflow* of tile families on AIC (matrix)
-//! and AIV (vector and communication) cores is expanded into tile instances on every rank,
-//! checked, statically scheduled onto the cores, and written out as a *schedule table*
-//! that the AscendC backend, the simulator and the host executor all read.
+//! The compiler of hpmoe: a *taskflow* of tile families on AIC (matrix) and AIV (vector and
+//! communication) cores is resolved and checked, expanded into tile instances on every rank,
+//! checked again, statically scheduled onto the cores, and written out as a *schedule table*
+//! that the AscendC backend (`hpmoe-ascendc`) and the host crate (`hpmoe-host`: the simulator,
+//! the host executor, the MoE layers) all read. This crate runs nothing: it is what the
+//! `#[taskflow]` proc-macro compiles in, and it does not depend on the host crate.
 //!
 //! Data flows one way:
-//! [`model`] → [`expand`] → [`check`] → [`schedule`] → [`table`] → {[`sim`] → [`trace`],
-//! [`exec`] (the host executor)}; [`cost`] prices tiles for the scheduler, the simulator and
-//! the bound alike.
+//! [`model`] → [`resolve`] → [`expand`] → [`check`] → [`schedule`] → [`table`], with
+//! [`certify`] checking every table independently; [`cost`] prices tiles for the scheduler,
+//! the simulator and the bound alike; [`dsl`] is the vocabulary of `#[taskflow]` functions and
+//! the [`dsl::Program`] they compile to, and `syntax` (feature `syntax`) the front-end that
+//! reads them, shared by the macro and `hpmoe_ascendc::Build`.
 //! [`compile`] runs the whole pipeline and returns every error it found; [`plan`] is the one way
 //! hpmoe compiles a taskflow wherever it does (the macro, the build-script API, the main job):
 //! one cost model, hardware flags planned before the table is built.

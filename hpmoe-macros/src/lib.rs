@@ -1,8 +1,10 @@
 //! `#[taskflow]`, `#[tile]` and `#[op]`: the kernel author's front door to hpmoe.
 //!
 //! This crate holds the entry points only. Parsing, checking and scheduling live in
-//! `hpmoe-core` (its `syntax` feature is the front-end, shared with build scripts); the
-//! code the macro emits is built in [`expand`](self) from what the front-end found.
+//! `hpmoe-core` (its `syntax` feature is the front-end, shared with build scripts), the kernel
+//! text in `hpmoe-ascendc` (without its `emulator` feature); the code the macro emits is built in
+//! [`expand`](self) from what the front-end found. The macro never builds `hpmoe-host`: the
+//! executor and the simulator that run the returned `Program` are the user crate's dependency.
 
 use proc_macro::TokenStream;
 
