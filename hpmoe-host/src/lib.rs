@@ -13,7 +13,7 @@
 //! - [`trace`]: Chrome/Perfetto JSON and SVG timelines of simulated runs.
 //! - [`moe`]: the DeepSeek-style MoE-FFN taskflow at any size, balanced or naturally routed.
 //! - [`rng`]: the one deterministic generator every test and benchmark datum comes from.
-//! - [`testing`] (feature `testing`): the data and op bodies that run hpmoe-core's random
+//! - `testing` (feature `testing`): the data and op bodies that run hpmoe-core's random
 //!   taskflows (`hpmoe_core::testing`).
 //!
 //! ```
