@@ -439,8 +439,13 @@ fn check_afters(
             continue;
         }
         for sel in &a.indices {
-            if let IndexSel::At(e) = sel {
-                check_indices(f, e, a.loc, d);
+            match sel {
+                IndexSel::At(e) => check_indices(f, e, a.loc, d),
+                IndexSel::Range { start, end } => {
+                    check_indices(f, start, a.loc, d);
+                    check_indices(f, end, a.loc, d);
+                }
+                IndexSel::All => {}
             }
         }
         out.push(target);
@@ -472,7 +477,8 @@ fn check_totals(tf: &Taskflow, d: &mut Diagnostics) {
         for a in &f.after {
             let Some(g) = tf.family(&a.family) else { continue };
             let fanin = a.indices.iter().zip(&g.grid).try_fold(1u64, |acc, (sel, dim)| match sel {
-                IndexSel::All => acc.checked_mul(dim.extent),
+                // A range inside the grid (or cut to it) selects at most the whole dimension.
+                IndexSel::All | IndexSel::Range { .. } => acc.checked_mul(dim.extent),
                 IndexSel::At(_) => Some(acc),
             });
             let edges = fanin

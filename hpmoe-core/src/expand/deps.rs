@@ -268,11 +268,14 @@ impl Builder<'_, '_> {
         }
     }
 
-    /// `after(...)` edges, on the same rank.
+    /// `after(...)` edges, on the same rank. An entry naming the family itself chains its
+    /// instances: what it selects outside the grid is dropped (the ends of the chain), and
+    /// selecting the instance itself is an error. Any other entry must stay inside the grid.
     fn explicit_edges(&mut self) {
         let tf = self.r.tf;
         for (fi, f) in tf.families.iter().enumerate() {
-            for (a, &target) in f.after.iter().zip(&self.r.afters[fi]) {
+            for (ai, (a, &target)) in f.after.iter().zip(&self.r.afters[fi]).enumerate() {
+                let own = target == fi;
                 let span = self.space.families[fi].clone();
                 let tspan = self.space.families[target].clone();
                 for rank in 0..tf.profile.ranks {
@@ -283,24 +286,40 @@ impl Builder<'_, '_> {
                         let mut bad = None;
                         for (k, sel) in a.indices.iter().enumerate() {
                             let extent = u64::from(tspan.extents[k]);
-                            match sel {
-                                IndexSel::All => choices.push((0, extent)),
-                                IndexSel::At(e) => match e.eval(&coords, u64::from(rank)) {
-                                    Ok(v) if v >= 0 && (v as u64) < extent => choices.push((v as u64, v as u64 + 1)),
-                                    Ok(v) => bad = Some((k, Some(v))),
-                                    Err(_) => bad = Some((k, None)),
-                                },
+                            let top = i64::from(tspan.extents[k]);
+                            match sel.bounds(&coords, u64::from(rank), extent) {
+                                None => bad = Some((k, Selected::Overflow)),
+                                Some((lo, hi)) if lo > hi => bad = Some((k, Selected::Backwards(lo, hi))),
+                                Some((lo, hi)) if own => {
+                                    choices.push((lo.clamp(0, top) as u64, hi.clamp(0, top) as u64))
+                                }
+                                Some((lo, hi)) if lo >= 0 && hi <= top => choices.push((lo as u64, hi as u64)),
+                                Some((lo, hi)) => {
+                                    let shown = match sel {
+                                        IndexSel::At(_) => Selected::Index(lo),
+                                        _ => Selected::Range(lo, hi),
+                                    };
+                                    bad = Some((k, shown));
+                                }
                             }
                         }
-                        if let Some((k, v)) = bad {
-                            self.faults.after(tf, fi, target, a.loc, &coords, rank, k, v);
+                        if let Some((k, selected)) = bad {
+                            self.faults.after(tf, fi, target, a.loc, &coords, rank, k, selected);
                             continue;
                         }
+                        let mut waits_for_itself = false;
                         for_each_point(&choices, &mut |point| {
+                            if own && point == coords.as_slice() {
+                                waits_for_itself = true;
+                                return;
+                            }
                             let local = self.space.local_id(target, point);
                             self.edges.push((self.space.node(rank, local), me));
                             self.pairs += 1;
                         });
+                        if waits_for_itself {
+                            self.faults.after_itself(tf, fi, ai, a.loc, &coords, rank);
+                        }
                     }
                 }
             }
@@ -449,6 +468,15 @@ pub fn gathered(args: &[(&[u64], u64)]) -> Gathered {
     Gathered { elements, bytes: elements.saturating_mul(*elem_bytes) }
 }
 
+/// What an `after` selector picked when it was not inside the target's grid.
+#[derive(Clone, Copy, Debug)]
+enum Selected {
+    Overflow,
+    Index(i64),
+    Range(i64, i64),
+    Backwards(i64, i64),
+}
+
 /// Per-instance errors, folded so that one wrong expression gives one error with a count
 /// and the first offending instance, not one error per instance.
 #[derive(Default)]
@@ -549,22 +577,67 @@ impl Faults {
         coords: &[u64],
         rank: u32,
         k: usize,
-        value: Option<i64>,
+        selected: Selected,
     ) {
         let (f, g) = (&tf.families[fi], &tf.families[target]);
         self.add(K::AfterOutOfRange, loc, [fi, target, k], || {
-            let shown = value.map_or_else(|| "overflows".to_string(), |v| format!("is {v}"));
-            Diagnostic::new(
+            let outside = format!("outside 0..{}", g.grid[k].extent);
+            let shown = match selected {
+                Selected::Overflow => "overflows".to_string(),
+                Selected::Index(v) => format!("is {v}, {outside}"),
+                Selected::Range(lo, hi) => format!("is {lo}..{hi}, {outside}"),
+                Selected::Backwards(lo, hi) => format!("is {lo}..{hi}, whose start is past its end"),
+            };
+            let d = Diagnostic::new(
                 K::AfterOutOfRange,
                 loc,
                 format!(
-                    "in {} on rank {rank}, index `{}` of `after({}(..))` {shown}, outside 0..{}",
+                    "in {} on rank {rank}, index `{}` of `after({}(..))` {shown}",
                     f.instance_name(coords),
                     g.grid[k].name,
                     g.name,
-                    g.grid[k].extent
                 ),
-            )
+            );
+            let keep = format!("keep this index in 0..{}", g.grid[k].extent);
+            match selected {
+                Selected::Index(_) | Selected::Range(..) if f.grid.is_empty() => d.help(keep),
+                Selected::Index(_) | Selected::Range(..) => d.help(format!(
+                    "only a tile's `after` on itself (a chain such as `after({})`) may point outside the grid, \
+                     where it means no dependency; {keep}",
+                    f.chain_entry(f.grid.len() - 1),
+                )),
+                Selected::Overflow | Selected::Backwards(..) => d,
+            }
+        });
+    }
+
+    /// An `after` entry of a family on itself that selects the instance itself.
+    fn after_itself(
+        &mut self,
+        tf: &crate::model::Taskflow,
+        fi: usize,
+        entry: usize,
+        loc: Loc,
+        coords: &[u64],
+        rank: u32,
+    ) {
+        let f = &tf.families[fi];
+        self.add(K::Cycle, loc, [fi, entry, usize::MAX], || {
+            let d = Diagnostic::new(
+                K::Cycle,
+                loc,
+                format!("`after({}(..))` makes {} on rank {rank} wait for itself", f.name, f.instance_name(coords)),
+            );
+            if f.grid.is_empty() {
+                d.help(format!("tile `{}` has one instance per rank, which cannot run after itself", f.name))
+            } else {
+                d.help(format!(
+                    "select other instances of `{}`: `after({})` runs each instance after the one before it along `{}`",
+                    f.name,
+                    f.chain_entry(f.grid.len() - 1),
+                    f.grid[f.grid.len() - 1].name
+                ))
+            }
         });
     }
 
