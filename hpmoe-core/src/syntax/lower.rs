@@ -18,6 +18,8 @@ use syn::{Expr, FnArg, ItemFn, Pat, RangeLimits, ReturnType, Stmt, Type};
 /// Names whose declaration failed: their uses report nothing more.
 #[derive(Clone, Debug, Default)]
 pub struct Poison {
+    /// Integer consts whose value the macro could not evaluate (the error is reported).
+    pub consts: HashSet<String>,
     pub tensors: HashSet<String>,
     pub tiles: HashSet<String>,
     pub ops: HashSet<String>,
@@ -117,6 +119,7 @@ impl Lower {
                 };
                 if let Pat::Ident(p) = pat {
                     l.poison.tensors.insert(p.ident.to_string());
+                    l.consts.declare_failed(p.ident.clone());
                 }
             }
         }
@@ -148,6 +151,7 @@ impl Lower {
             l.tile(stmt, item, args);
         }
         l.consts.evaluate_all();
+        l.poison.consts.extend(l.consts.failed().map(ToString::to_string));
         let const_errors = l.consts.take_errors();
         l.errors.extend(const_errors);
         l
@@ -287,7 +291,7 @@ impl Lower {
                         format!(
                             "parameter `{}` does not match grid index `{grid}`: the parameters name the grid \
                              indices, in order",
-                            pat.to_token_stream()
+                            super::spans::written(pat)
                         ),
                     );
                     ok = false;
