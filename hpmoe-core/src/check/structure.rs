@@ -5,7 +5,9 @@
 use super::names::suggestion;
 use crate::error::{Diagnostic, Diagnostics, ErrorKind as K};
 use crate::limits;
-use crate::model::{Affine, DType, Guard, IndexSel, Loc, OpSpec, RankSel, Region, Taskflow, TensorKind, TileFamily};
+use crate::model::{
+    Affine, CoreKind, DType, Guard, IndexSel, Loc, OpSpec, RankSel, Region, Taskflow, TensorKind, TileFamily,
+};
 use smallvec::SmallVec;
 use std::collections::HashMap;
 
@@ -371,11 +373,47 @@ fn check_region(
         ),
         (RankSel::Local, false) => {}
     }
-    if param.access.writes() && t.kind == TensorKind::Input {
+    // A put into an input has its one error above: the destination must be symmetric.
+    let put_into_input = matches!((&region.rank, param.remote), (RankSel::Remote(_), true));
+    if param.access.writes() && t.kind == TensorKind::Input && !put_into_input {
         d.push(
             Diagnostic::new(K::WriteToInput, region.loc, format!("{what} writes into input tensor `{}`", t.name))
                 .help("inputs are read-only; write into an output or scratch tensor")
                 .note(t.loc, format!("`{}` declared here", t.name)),
+        );
+    }
+}
+
+/// Tasks per core implied by the instance count alone: a rank's instances of one core kind
+/// share its cores of that kind, so one of them runs at least their share, rounded up. Reported
+/// here, before any scheduling; the table's own check still catches an uneven placement.
+fn check_tasks_per_core(tf: &Taskflow, d: &mut Diagnostics) {
+    for kind in [CoreKind::Aic, CoreKind::Aiv] {
+        let cores = u64::from(tf.profile.count_of(kind));
+        let per_rank =
+            tf.families.iter().filter(|f| f.core == kind).try_fold(0u64, |acc, f| acc.checked_add(f.instances()?));
+        let Some(per_rank) = per_rank else { continue };
+        if cores == 0 || per_rank.div_ceil(cores) <= u64::from(limits::MAX_TASKS_PER_CORE) {
+            continue;
+        }
+        d.push(
+            Diagnostic::new(
+                K::TooManyTasks,
+                tf.loc,
+                format!(
+                    "the {per_rank} {} tile instances of each rank leave at least {} to one of its {}; a core's \
+                     list holds at most {} (MAX_TASKS_PER_CORE)",
+                    kind.name().to_uppercase(),
+                    per_rank.div_ceil(cores),
+                    count(
+                        cores as usize,
+                        &format!("{} core", kind.name().to_uppercase()),
+                        &format!("{} cores", kind.name().to_uppercase())
+                    ),
+                    limits::MAX_TASKS_PER_CORE
+                ),
+            )
+            .help("use larger tiles"),
         );
     }
 }
@@ -463,15 +501,20 @@ fn check_totals(tf: &Taskflow, d: &mut Diagnostics) {
                 K::TooManyInstances,
                 tf.loc,
                 format!(
-                    "taskflow `{}` expands to {} tile instances over {} ranks; the limit is {} (MAX_INSTANCES)",
+                    "taskflow `{}` expands to {} tile instances over {}; the limit is {} (MAX_INSTANCES)",
                     tf.name,
                     total.map_or_else(|| "more than 2^64".into(), |n| n.to_string()),
-                    tf.profile.ranks,
+                    count(tf.profile.ranks as usize, "rank", "ranks"),
                     limits::MAX_INSTANCES
                 ),
             )
             .help("use larger tiles"),
         );
+    }
+    // A grid or a taskflow over its own limit has its error already.
+    let grids_fit = tf.families.iter().all(|f| f.instances().is_some_and(|n| n <= limits::MAX_FAMILY_INSTANCES));
+    if grids_fit && total.is_some_and(|n| n <= limits::MAX_INSTANCES) {
+        check_tasks_per_core(tf, d);
     }
     for f in &tf.families {
         for a in &f.after {
