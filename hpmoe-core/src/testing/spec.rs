@@ -73,7 +73,7 @@ pub struct FamilySpec {
 /// dimension `dim % dims` (`after(f(.., i - 1, ..))`, or `i + 1` when not `forward`), so the
 /// first instance of each chain has none. A copying AIV family adds its row into the chain's row
 /// of `chain{i}` (zeroed by a family `f{i}_seed` declared just before it), an AIC family
-/// multiplies its row into it: either way the result shows the order the chain ran in (bf16
+/// writes the product of an input row into it: either way the result shows the order the chain ran in (bf16
 /// sums round differently in another order; the last product stays).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChainSpec {
@@ -287,7 +287,10 @@ impl TaskflowSpec {
                         link = link * f.grid[k] as i64 + e.clone();
                     }
                     if f.aic {
-                        t.op("matmul", [out.slice(lin.clone(), 1), w.whole(), tensor.at(link)]);
+                        // A row of the input, not the tile's own output: the AscendC backend does
+                        // not order one matmul's global-memory write before the next one's read
+                        // within a tile (the strict emulator reports it).
+                        t.op("matmul", [src.slice(lin.clone().modulo(8), 1), w.whole(), tensor.at(link)]);
                     } else if dst.is_none() {
                         t.op("accumulate", [out.slice(lin.clone(), 1), tensor.at(link)]);
                     }
