@@ -106,9 +106,10 @@ fn random_kernels_on_the_emulator_equal_the_host_executor() {
             panic!("{} ({spec:?}): the emulated kernel and the host executor differ: {d}", tf.name);
         }
         eprintln!(
-            "{}: {} ranks, {} families, {} instances ({} skipped), {} flag-carried dependencies: equal",
+            "{}: {} rank{}, {} families, {} instances ({} skipped), {} flag-carried dependencies: equal",
             tf.name,
             spec.ranks,
+            if spec.ranks == 1 { "" } else { "s" },
             tf.families.len(),
             compiled.expanded.nodes(),
             host.stats.skipped,
