@@ -451,41 +451,6 @@ fn accumulation_chain_needs_after() {
     assert_eq!(d.errors[0].message, "`after(acc(..))` makes acc(k=0) on rank 0 wait for itself (and 3 more instances)");
 }
 
-/// A range in `after` selects a block of the target's instances; outside the target's grid
-/// it is an error, unless the target is the family itself, where it is cut to the grid.
-#[test]
-fn after_ranges_select_blocks_and_are_cut_only_on_the_family_itself() {
-    let build = |width: i64, own: bool| {
-        let mut t = tf(1);
-        let x = t.output("x", F32, &[16, 4]);
-        let y = t.output("y", F32, &[4, 4]);
-        t.tile("load", Aiv, |b| {
-            let i = b.grid("i", 16);
-            b.op("zero", [x.at(i)]);
-        });
-        t.tile("mark", Aiv, |b| {
-            let r = b.grid("r", 4);
-            b.op("zero", [y.at(r.clone())]);
-            let (target, start, end) =
-                if own { ("mark", r.clone() - 2, r.clone()) } else { ("load", r.clone() * 4, r.clone() * 4 + width) };
-            b.after(target, [IndexSel::Range { start, end }]);
-        });
-        t
-    };
-    let exp = analyse(&build(4, false)).unwrap();
-    assert_eq!(exp.dag.pred.row(16 + 1), &[4, 5, 6, 7]);
-    let d = errors(&build(5, false));
-    assert_eq!(d.kinds(), vec![ErrorKind::AfterOutOfRange], "{d}");
-    assert_eq!(d.errors[0].message, "in mark(r=3) on rank 0, index `i` of `after(load(..))` is 12..17, outside 0..16");
-    let d = errors(&build(-1, false));
-    assert!(d.errors[0].message.contains("whose start is past its end"), "{d}");
-    // `mark(r - 2 .. r)`: the two instances before, fewer at the start of the grid.
-    let exp = analyse(&build(0, true)).unwrap();
-    assert_eq!(exp.dag.pred.row(16), &[] as &[u32]);
-    assert_eq!(exp.dag.pred.row(16 + 1), &[16]);
-    assert_eq!(exp.dag.pred.row(16 + 3), &[16 + 1, 16 + 2]);
-}
-
 #[test]
 fn two_tile_cycle_is_reported_at_the_after_entry() {
     let mut t = tf(1);
@@ -611,25 +576,4 @@ fn a_guard_depends_on_the_writer_of_its_count() {
         only(&unwritten, ErrorKind::UnwrittenRead),
         "w() on rank 0 reads scratch `c`[0..1] but nothing written by a tile declared before `w`"
     );
-}
-
-/// A rank's instances of one core kind share its cores of that kind: when the count alone
-/// gives some core more than MAX_TASKS_PER_CORE entries, the error comes before scheduling.
-#[test]
-fn tasks_per_core_implied_by_the_instance_count_are_reported_before_scheduling() {
-    let build = |aics: u32| {
-        let mut t = Taskflow::new("t", MachineProfile::small(aics, 1));
-        t.tile("many", Aic, |b| {
-            b.grid("i", 70_000);
-        });
-        t
-    };
-    let d = hpmoe_core::check::check_structure(&build(1)).unwrap_err();
-    assert_eq!(d.kinds(), vec![ErrorKind::TooManyTasks], "{d}");
-    assert_eq!(
-        d.errors[0].message,
-        "the 70000 AIC tile instances of each rank leave at least 70000 to one of its 1 AIC core; a core's list \
-         holds at most 65535 (MAX_TASKS_PER_CORE)"
-    );
-    assert!(hpmoe_core::check::check_structure(&build(2)).is_ok());
 }

@@ -542,3 +542,30 @@ fn check_totals(tf: &Taskflow, d: &mut Diagnostics) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::MachineProfile;
+
+    /// A rank's instances of one core kind share its cores of that kind: when the count alone
+    /// gives some core more than MAX_TASKS_PER_CORE entries, the error comes before scheduling.
+    #[test]
+    fn tasks_per_core_implied_by_the_instance_count_are_reported_before_scheduling() {
+        let build = |aics: u32| {
+            let mut t = Taskflow::new("t", MachineProfile::small(aics, 1));
+            t.tile("many", CoreKind::Aic, |b| {
+                b.grid("i", 70_000);
+            });
+            t
+        };
+        let d = check_structure(&build(1)).unwrap_err();
+        assert_eq!(d.kinds(), vec![K::TooManyTasks], "{d}");
+        assert_eq!(
+            d.errors[0].message,
+            "the 70000 AIC tile instances of each rank leave at least 70000 to one of its 1 AIC core; a core's list \
+             holds at most 65535 (MAX_TASKS_PER_CORE)"
+        );
+        assert!(check_structure(&build(2)).is_ok());
+    }
+}

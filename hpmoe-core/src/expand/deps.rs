@@ -479,6 +479,52 @@ pub fn gathered(args: &[(&[u64], u64)]) -> Gathered {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{CoreKind, DType, MachineProfile, Taskflow};
+
+    fn errors(tf: Taskflow) -> Diagnostics {
+        crate::analyse(&tf).expect_err("taskflow was accepted")
+    }
+
+    /// A range in `after` selects a block of the target's instances; outside the target's grid
+    /// it is an error, unless the target is the family itself, where it is cut to the grid.
+    #[test]
+    fn after_ranges_select_blocks_and_are_cut_only_on_the_family_itself() {
+        let build = |width: i64, own: bool| {
+            let mut t = Taskflow::new("t", MachineProfile::small(2, 1));
+            let x = t.output("x", DType::F32, &[16, 4]);
+            let y = t.output("y", DType::F32, &[4, 4]);
+            t.tile("load", CoreKind::Aiv, |b| {
+                let i = b.grid("i", 16);
+                b.op("zero", [x.at(i)]);
+            });
+            t.tile("mark", CoreKind::Aiv, |b| {
+                let r = b.grid("r", 4);
+                b.op("zero", [y.at(r.clone())]);
+                let (target, start, end) = if own {
+                    ("mark", r.clone() - 2, r.clone())
+                } else {
+                    ("load", r.clone() * 4, r.clone() * 4 + width)
+                };
+                b.after(target, [IndexSel::Range { start, end }]);
+            });
+            t
+        };
+        let exp = crate::analyse(&build(4, false)).unwrap();
+        assert_eq!(exp.dag.pred.row(16 + 1), &[4, 5, 6, 7]);
+        let d = errors(build(5, false));
+        assert_eq!(d.kinds(), vec![K::AfterOutOfRange], "{d}");
+        assert_eq!(
+            d.errors[0].message,
+            "in mark(r=3) on rank 0, index `i` of `after(load(..))` is 12..17, outside 0..16"
+        );
+        let d = errors(build(-1, false));
+        assert!(d.errors[0].message.contains("whose start is past its end"), "{d}");
+        // `mark(r - 2 .. r)`: the two instances before, fewer at the start of the grid.
+        let exp = crate::analyse(&build(0, true)).unwrap();
+        assert_eq!(exp.dag.pred.row(16), &[] as &[u32]);
+        assert_eq!(exp.dag.pred.row(16 + 1), &[16]);
+        assert_eq!(exp.dag.pred.row(16 + 3), &[16 + 1, 16 + 2]);
+    }
 
     #[test]
     fn points_of_a_box_in_row_major_order() {
