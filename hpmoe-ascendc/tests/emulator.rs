@@ -1,6 +1,7 @@
 //! Generated kernels run on the CPU emulation of the device API and end with every tensor of
 //! every rank equal, bit for bit, to the host executor's run of the same table: each built-in op,
-//! a user op, guarded tiles, hardware-flagged AIC → AIV dependencies, puts across ranks, and the
+//! a user op, guarded tiles, hardware-flagged AIC → AIV dependencies, puts across ranks, chains
+//! inside a family, and the
 //! MoE layer at its tiny shapes (balanced and natural routing). Skipped, with a note, where g++
 //! is missing.
 
@@ -74,6 +75,38 @@ fn the_small_kernel_puts_matmuls_flags_and_user_op() {
 fn every_built_in_op() {
     let tf = all_ops();
     emulator_equals_executor(&tf, &Inputs::random(&tf, 2));
+}
+
+/// Chains inside a family, data flowing along them through global memory: `mm(s)` multiplies
+/// the product `mm(s - 1)` wrote, all on one AIC, and `sum(e, s)` adds row `s` into the running
+/// sum `sum(e, s - 1)` left, on the AIVs.
+#[test]
+fn chains_inside_a_family_pass_their_data_along() {
+    use hpmoe_core::model::{CoreKind, DType, IndexSel, MachineProfile};
+    let mut tf = Taskflow::new("chains", MachineProfile::small(1, 2));
+    let x = tf.input("x", DType::Bf16, &[16, 16]);
+    let w = tf.input("w", DType::Bf16, &[16, 16]);
+    let h = tf.output("h", DType::Bf16, &[5, 16, 16]);
+    let rows = tf.input("rows", DType::F32, &[2, 6, 16]);
+    let sums = tf.output("sums", DType::F32, &[2, 7, 16]);
+    tf.tile("first", CoreKind::Aic, |t| t.op("matmul", [x.whole(), w.whole(), h.at(0)]));
+    tf.tile("mm", CoreKind::Aic, |t| {
+        let s = t.grid("s", 4);
+        t.op("matmul", [h.at(s.clone()), w.whole(), h.at(s.clone() + 1)]);
+        t.after("mm", [IndexSel::At(s - 1)]);
+    });
+    tf.tile("start", CoreKind::Aiv, |t| {
+        let e = t.grid("e", 2);
+        t.op("zero", [sums.at(e).at(0)]);
+    });
+    tf.tile("sum", CoreKind::Aiv, |t| {
+        let e = t.grid("e", 2);
+        let s = t.grid("s", 6);
+        t.op("copy", [sums.at(e.clone()).at(s.clone()), sums.at(e.clone()).at(s.clone() + 1)]);
+        t.op("accumulate", [rows.at(e.clone()).at(s.clone()), sums.at(e.clone()).at(s.clone() + 1)]);
+        t.after("sum", [IndexSel::At(e), IndexSel::At(s - 1)]);
+    });
+    emulator_equals_executor(&tf, &Inputs::random(&tf, 5));
 }
 
 #[test]

@@ -69,13 +69,14 @@ fn a_sample_of_random_kernels_pass_the_syntax_check() {
     };
     eprintln!(
         "random kernels: {} emitted ({} on 2-4 ranks, {} with puts across ranks beyond the guards' counts, {} with \
-         guards, {} with whole-tensor weighted sums, {} with hardware flags)",
+         guards, {} with whole-tensor weighted sums, {} with hardware flags, {} with chains inside a family)",
         sample.len(),
         count(&|spec, _, _| spec.ranks > 1),
         count(&|spec, _, _| (0..spec.families.len()).any(|i| spec.puts(i))),
         count(&|_, tf, _| tf.families.iter().any(|f| f.guard.is_some())),
         count(&|_, tf, _| tf.families.iter().flat_map(|f| &f.body).any(|c| c.op == "weighted_accumulate")),
         count(&|_, _, c| !c.flags.edges.is_empty()),
+        count(&|_, tf, _| tf.families.iter().any(|f| f.after.iter().any(|a| a.family == f.name))),
     );
     let Some(check) = gxx() else { return };
     let root = temp_dir("random-syntax");
@@ -106,9 +107,10 @@ fn random_kernels_on_the_emulator_equal_the_host_executor() {
             panic!("{} ({spec:?}): the emulated kernel and the host executor differ: {d}", tf.name);
         }
         eprintln!(
-            "{}: {} ranks, {} families, {} instances ({} skipped), {} flag-carried dependencies: equal",
+            "{}: {} rank{}, {} families, {} instances ({} skipped), {} flag-carried dependencies: equal",
             tf.name,
             spec.ranks,
+            if spec.ranks == 1 { "" } else { "s" },
             tf.families.len(),
             compiled.expanded.nodes(),
             host.stats.skipped,

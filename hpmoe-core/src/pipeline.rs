@@ -141,12 +141,17 @@ pub(crate) fn analyse_timed(tf: &Taskflow) -> Result<(Expanded, StageTimes), Dia
     let expansion = expand::expand(&resolved);
     times.expand = t.elapsed();
     let expand::Expansion { expanded, hazards, diagnostics: expand_errors } = expansion;
+    // An `after` entry that makes an instance wait for itself is reported and left out of the
+    // DAG; the order it was meant to give is then missing, so the ordering check would only
+    // repeat the same mistake.
+    let after_left_out = expand_errors.kinds().contains(&crate::ErrorKind::Cycle);
     let mut diagnostics = footprint;
     diagnostics.extend(expand_errors);
 
     let t = Instant::now();
     match expanded.dag.topo_order() {
         Err(cycle) => diagnostics.push(check::cycle_error(tf, &expanded.space, &cycle)),
+        Ok(_) if after_left_out => {}
         Ok(order) => {
             let mut pos = vec![0u32; order.len()];
             for (i, &n) in order.iter().enumerate() {

@@ -417,7 +417,7 @@ fn colliding_puts_from_two_ranks_are_unordered_writes() {
 
 #[test]
 fn accumulation_chain_needs_after() {
-    let build = |chain: bool| {
+    let build = |chain: &[i64]| {
         let mut t = tf(1);
         let parts = t.input("parts", F32, &[4, 16]);
         let out = t.output("out", F32, &[16]);
@@ -425,18 +425,30 @@ fn accumulation_chain_needs_after() {
         t.tile("acc", Aiv, |b| {
             let k = b.grid("k", 4);
             b.op("accumulate", [parts.at(k.clone()), out.whole()]);
-            if chain {
-                b.after("acc", [IndexSel::At(k - 1)]);
+            for &step in chain {
+                b.after("acc", [IndexSel::At(k.clone() + step)]);
             }
         });
         t
     };
-    let d = errors(&build(false));
+    let d = errors(&build(&[]));
     assert!(d.kinds().iter().all(|&k| k == ErrorKind::UnorderedWriteAfterWrite), "{d}");
-    // With `after(acc(k - 1))` the k = 0 instance points outside the grid: the explicit
-    // chain must start somewhere, so the error names the first instance.
-    let d = errors(&build(true));
-    assert_eq!(d.kinds(), vec![ErrorKind::AfterOutOfRange], "{d}");
+    assert!(d.errors[0].help.as_deref().is_some_and(|h| h.contains("`after(acc(k - 1))` in `acc`")), "{d}");
+    // `after(acc(k - 1))` chains the writers in order of `k`; `acc(k = 0)` has no earlier
+    // instance, so no such dependency. The other direction is a chain too.
+    analyse(&build(&[-1])).unwrap();
+    analyse(&build(&[1])).unwrap();
+    let exp = analyse(&build(&[-1])).unwrap();
+    assert_eq!(exp.dag.pred.row(1), &[0], "acc(k = 0) waits for `init` only");
+    assert_eq!(exp.dag.pred.row(2), &[0, 1]);
+    // Both directions at once: each instance waits for its neighbours, a cycle.
+    let d = errors(&build(&[-1, 1]));
+    assert_eq!(d.kinds(), vec![ErrorKind::Cycle], "{d}");
+    assert!(d.errors[0].help.as_deref().is_some_and(|h| h.contains("must all point the same way")), "{d}");
+    // No offset: every instance waits for itself.
+    let d = errors(&build(&[0]));
+    assert_eq!(d.kinds(), vec![ErrorKind::Cycle], "{d}");
+    assert_eq!(d.errors[0].message, "`after(acc(..))` makes acc(k=0) on rank 0 wait for itself (and 3 more instances)");
 }
 
 #[test]

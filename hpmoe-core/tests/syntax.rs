@@ -198,7 +198,8 @@ fn bad() {
 }
 "#;
     let errs = errors(src);
-    // The cycle stops the ordering checks (the write of `S` after `a` reads it is not reported).
+    // The instance waiting for itself stops the ordering checks (the write of `S` after `a`
+    // reads it is not reported).
     assert_eq!(errs.len(), 3, "{errs:#?}");
     assert_eq!(
         errs,
@@ -207,7 +208,7 @@ fn bad() {
          `a` (and 15 more instances)",
             "9:23: error: argument `dst` of `copy` in a(i=7) on rank 0 is out of bounds: dimension 0 of `Y` is 8..9 but \
          the tensor has 8 (and 1 more instances)",
-            "11:40: error: dependency cycle: b(i=0) on rank 0 -> b(i=0) on rank 0",
+            "11:40: error: `after(b(..))` makes b(i=0) on rank 0 wait for itself (and 15 more instances)",
         ]
     );
 }

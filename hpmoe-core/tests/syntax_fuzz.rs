@@ -44,7 +44,7 @@ fn seed() {
         matmul(rows, W, Y.slice(r * N, N));
     }
 
-    #[tile(aiv, grid(r in 0..=RANKS - 1, h in 0..2), after(mm(r), send))]
+    #[tile(aiv, grid(r in 0..=RANKS - 1, h in 0..2), after(mm(r..r + 1), send, scale(r, h - 1)))]
     fn scale(r: Idx, h: Idx) {
         zero(S.slice(r * N, N).slice(h * (C / 2), C / 2));
         twice(Y.slice(r * N, N).slice(h * (C / 2), C / 2), S.slice(r * N, N).slice(h * (C / 2), C / 2));

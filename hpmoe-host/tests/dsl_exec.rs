@@ -180,3 +180,59 @@ fn a_guarded_dsl_layer_runs_on_the_executor_bitwise_like_the_reference() {
         assert_eq!(out.stats.tiles, shape.instances_per_rank() * 2);
     }
 }
+
+/// A running sum along `s` in the DSL: each `step(e, s)` runs after `step(e, s - 1)` (and
+/// `step(e, 0)` after nothing of its own family), adding row `s` of `X` to the sum so far.
+#[taskflow(profile = small(2), ranks = 2)]
+fn running_sum() {
+    const E: u64 = 3;
+    const S: u64 = 8;
+    const COLS: u64 = 4;
+    const X: Tensor<F32> = input([E, S, COLS]);
+    const SUMS: Tensor<F32> = output([E, S + 1, COLS]);
+
+    #[tile(aiv, grid(e in 0..E))]
+    fn start(e: Idx) {
+        zero(SUMS.at(e).at(0));
+    }
+
+    #[tile(aiv, grid(e in 0..E, s in 0..S), after(step(e, s - 1)))]
+    fn step(e: Idx, s: Idx) {
+        copy(SUMS.at(e).at(s), SUMS.at(e).at(s + 1));
+        accumulate(X.at(e).at(s), SUMS.at(e).at(s + 1));
+    }
+}
+
+#[test]
+fn a_chain_family_runs_the_running_sum_of_a_sequential_loop() {
+    let (e_len, s_len, cols) = (3usize, 8usize, 4usize);
+    let program = running_sum();
+    let impls = OpImpls::for_program(&program).unwrap();
+    let exec = Executor::for_program(&program, &impls).unwrap();
+    // Large and small values mixed, so f32 sums taken in any other order would round differently.
+    let x = |rank: u32| -> Vec<f32> {
+        (0..e_len * s_len * cols)
+            .map(|i| if i % 3 == 0 { 1e7 + i as f32 } else { 0.1 * i as f32 + rank as f32 })
+            .collect()
+    };
+    let mut inputs = Inputs::new();
+    for rank in 0..2 {
+        inputs.set_rank("X", rank, HostTensor::from_f32(DType::F32, &[3, 8, 4], &x(rank)));
+    }
+    let out = exec.run(&inputs, &RunOptions::default()).unwrap();
+    for rank in 0..2u32 {
+        let x = x(rank);
+        let mut want = vec![0f32; e_len * (s_len + 1) * cols];
+        for e in 0..e_len {
+            for s in 0..s_len {
+                for c in 0..cols {
+                    let sum = want[(e * (s_len + 1) + s) * cols + c] + x[(e * s_len + s) * cols + c];
+                    want[(e * (s_len + 1) + s + 1) * cols + c] = sum;
+                }
+            }
+        }
+        let got = out.snapshot.get(rank, "SUMS").unwrap().to_f32();
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&got), bits(&want), "rank {rank}");
+    }
+}

@@ -1,6 +1,7 @@
 //! Random taskflows end to end: each of at least 1 000 taskflows from the shared generator
 //! (`hpmoe_core::testing`: 1–4 ranks, matmuls and vector ops, puts across ranks to a shifted rank
-//! or to every rank, folds and accumulation, explicit `after`s, `run_if_above` guards whose counts
+//! or to every rank, folds and accumulation, explicit `after`s, chains inside a family
+//! (`after(f(i - 1))`, with an accumulation in the chain's order), `run_if_above` guards whose counts
 //! arrive by put, grids of 0–2 dimensions) goes through the whole chain as the real pipeline runs
 //! it:
 //!
@@ -41,6 +42,7 @@ struct Tally {
     with_folds: u64,
     with_weighted_sums: u64,
     with_flags: u64,
+    with_chains: u64,
     instances: u64,
     dependencies: u64,
     skipped: u64,
@@ -113,6 +115,7 @@ fn end_to_end(spec: &TaskflowSpec, seed: u64, tally: &mut Tally) -> Result<(), T
     tally.with_folds += u64::from(has_folds(&tf));
     tally.with_weighted_sums += u64::from(calls(&tf, "weighted_accumulate"));
     tally.with_flags += u64::from(!compiled.flags.edges.is_empty());
+    tally.with_chains += u64::from(tf.families.iter().any(|f| f.after.iter().any(|a| a.family == f.name)));
     tally.instances += exp.nodes() as u64;
     tally.dependencies += cert.dependencies;
     tally.skipped += skipped;
@@ -132,7 +135,8 @@ fn random_taskflows_run_end_to_end_without_deadlock_or_early_start_and_equal_the
     let t = tally.into_inner();
     eprintln!(
         "end to end: {} random taskflows passed ({} on 2-4 ranks, {} with puts across ranks beyond the guards' counts, \
-         {} with guards, {} with whole-tensor weighted sums, {} with folds, {} with hardware flags; {} instances, {} dependencies certified, \
+         {} with guards, {} with whole-tensor weighted sums, {} with folds, {} with hardware flags, {} with chains inside a \
+         family; {} instances, {} dependencies certified, \
          {} guard skips); {} deadlocks, {} dependency violations",
         t.taskflows,
         t.multi_rank,
@@ -141,6 +145,7 @@ fn random_taskflows_run_end_to_end_without_deadlock_or_early_start_and_equal_the
         t.with_weighted_sums,
         t.with_folds,
         t.with_flags,
+        t.with_chains,
         t.instances,
         t.dependencies,
         t.skipped,

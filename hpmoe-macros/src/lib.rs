@@ -105,8 +105,12 @@ mod expand;
 /// - **Dependencies** come from data: a tile reading a region depends on the tiles declared
 ///   before it that write overlapping data, on the rank whose memory it is (so a put feeds
 ///   readers on its destination). `after(gmm1(e, ..), dispatch)` adds explicit ones: a tile
-///   name with one index expression or `..` (all) per grid dimension of that tile, or the
-///   bare name for all of its instances.
+///   name with one index expression, range (`load(r * 4..r * 4 + 4)`) or `..` (all) per grid
+///   dimension of that tile, or the bare name for all of its instances. A tile naming itself
+///   chains its instances: `after(step(e, s - 1))` runs each `step` after the one before it
+///   along `s`, and `step(e, 0)`, whose neighbour lies outside the grid, has no such
+///   dependency. An instance may not wait for itself, and entries on itself pointing both ways
+///   form a cycle; an `after` on another tile must stay inside its grid.
 /// - **Ops**: the built-ins of [`hpmoe_core::dsl`] (`matmul` on AIC; `put`, `copy`,
 ///   `swiglu`, `scale_rows`, `accumulate`, `weighted_accumulate`,
 ///   `gather_weighted_accumulate`, `quantize`, `dequantize`, `cast`, `zero` on AIV), and

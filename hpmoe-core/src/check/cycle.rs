@@ -48,8 +48,19 @@ pub fn cycle_error(tf: &Taskflow, space: &InstanceSpace, cycle: &[u32]) -> Diagn
         v.dedup();
         v
     };
-    Diagnostic::new(ErrorKind::Cycle, loc, format!("dependency cycle: {}", path_text(tf, space, cycle)))
-        .help(format!("tiles on the cycle: {}; remove or redirect one `after` entry", families.join(" -> ")))
+    let d = Diagnostic::new(ErrorKind::Cycle, loc, format!("dependency cycle: {}", path_text(tf, space, cycle)));
+    match cycle.first().map(|&n| fam(n)) {
+        Some(only) if cycle.iter().all(|&n| fam(n) == only) => {
+            let f = &tf.families[only];
+            d.help(format!(
+                "the instances of `{}` wait for each other: its `after` entries on itself must all point the same \
+                 way along the grid, e.g. only `after({})`",
+                f.name,
+                f.chain_entry(f.grid.len().saturating_sub(1))
+            ))
+        }
+        _ => d.help(format!("tiles on the cycle: {}; remove or redirect one `after` entry", families.join(" -> "))),
+    }
 }
 
 #[cfg(test)]

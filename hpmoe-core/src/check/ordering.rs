@@ -134,16 +134,37 @@ fn report(tf: &Taskflow, exp: &Expanded, hazards: &[Hazard], failed: &[u32], out
                          writes it"
                     ),
                 )
-                .help(format!(
-                    "instances of one tile run in parallel: make their regions disjoint, or chain them with \
-                     `after({fa}(..))`"
-                )),
+                .help(same_family_help(tf, exp, h)),
             };
             capped.push(match more {
                 0 => d,
                 n => Diagnostic { message: format!("{} (and {n} more pairs)", d.message), ..d },
             });
         }
+    }
+}
+
+/// How to order two conflicting instances of one family: a chain along a grid dimension in
+/// which they differ (`after(f(e, s - 1))`), which no `after` can do across ranks.
+fn same_family_help(tf: &Taskflow, exp: &Expanded, h: &Hazard) -> String {
+    let space = &exp.space;
+    let f = &tf.families[space.family_of(h.first)];
+    if space.rank_of(h.first) != space.rank_of(h.second) {
+        return "the two instances run on different ranks, which `after` does not order: make their regions \
+                disjoint"
+            .to_string();
+    }
+    let a = space.coords_of_local(space.local_of(h.first));
+    let b = space.coords_of_local(space.local_of(h.second));
+    match (0..f.grid.len()).find(|&k| a.get(k) != b.get(k)) {
+        Some(k) => format!(
+            "instances of one tile run in parallel: make their regions disjoint, or chain them along `{}` with \
+             `after({})` in `{}`",
+            f.grid[k].name,
+            f.chain_entry(k),
+            f.name
+        ),
+        None => "instances of one tile run in parallel: make their regions disjoint".to_string(),
     }
 }
 

@@ -76,14 +76,17 @@ mod tests {
     use crate::model::{CoreKind, MachineProfile};
     use crate::schedule::{Signal, Wait};
 
-    /// One rank, one AIC: a tile family `f` with `n` instances all on core 0.
+    /// One rank, two AICs: a tile family `f` with `n` instances all on core 0 (an uneven
+    /// placement: the instance count alone passes the check made before scheduling).
     fn setup(n: u32) -> (Taskflow, Expanded, Placement) {
-        let mut tf = Taskflow::new("t", MachineProfile::small(1, 1));
+        let mut tf = Taskflow::new("t", MachineProfile::small(2, 1));
         tf.tile("f", CoreKind::Aic, |t| {
             t.grid("i", u64::from(n));
         });
         let exp = crate::analyse(&tf).unwrap();
-        let queues = Csr::from_rows([(0..n).collect::<Vec<_>>(), vec![], vec![]]);
+        let mut rows = vec![Vec::new(); tf.profile.cores_per_rank() as usize];
+        rows[0] = (0..n).collect::<Vec<_>>();
+        let queues = Csr::from_rows(rows);
         let placement = Placement {
             core_of: vec![0; n as usize],
             position: (0..n).collect(),

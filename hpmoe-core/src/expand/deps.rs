@@ -11,8 +11,9 @@
 //! indexes nested dimension by dimension), then confirmed on every dimension; no instance is
 //! compared with every other.
 
-use super::access::{Extent, RegionFault, eval_region};
+use super::access::{Extent, eval_region};
 use super::boxes::BoxIndex;
+use super::faults::{Faults, Selected};
 use super::space::{InstanceSpace, decode};
 use super::{Expanded, Work};
 use crate::error::{Diagnostic, Diagnostics, ErrorKind as K};
@@ -58,25 +59,25 @@ pub struct Expansion {
 
 /// One region argument of one op call of one family.
 #[derive(Clone, Copy, Debug)]
-struct ArgPlan<'a> {
-    family: usize,
+pub(super) struct ArgPlan<'a> {
+    pub family: usize,
     /// Position of the op call in the tile body.
-    call: usize,
-    access: Access,
-    region: &'a Region,
-    spec: &'a OpSpec,
-    param: usize,
+    pub call: usize,
+    pub access: Access,
+    pub region: &'a Region,
+    pub spec: &'a OpSpec,
+    pub param: usize,
 }
 
 /// One concrete access of one instance.
 #[derive(Clone, Copy, Debug)]
-struct Acc {
-    node: u32,
-    family: u32,
-    call: u32,
-    plan: u32,
-    access: Access,
-    ext: Extent,
+pub(super) struct Acc {
+    pub node: u32,
+    pub family: u32,
+    pub call: u32,
+    pub plan: u32,
+    pub access: Access,
+    pub ext: Extent,
 }
 
 /// Expands every family on every rank and builds the DAG. Expects a taskflow that passed
@@ -268,13 +269,20 @@ impl Builder<'_, '_> {
         }
     }
 
-    /// `after(...)` edges, on the same rank.
+    /// `after(...)` edges, on the same rank. An entry naming the family itself chains its
+    /// instances: what it selects outside the grid is dropped (the ends of the chain), and
+    /// selecting the instance itself is an error. Any other entry must stay inside the grid.
     fn explicit_edges(&mut self) {
         let tf = self.r.tf;
         for (fi, f) in tf.families.iter().enumerate() {
-            for (a, &target) in f.after.iter().zip(&self.r.afters[fi]) {
+            for (ai, (a, &target)) in f.after.iter().zip(&self.r.afters[fi]).enumerate() {
+                let own = target == fi;
                 let span = self.space.families[fi].clone();
                 let tspan = self.space.families[target].clone();
+                // An entry that makes an instance wait for itself is reported once and adds no
+                // edge at all, so its other instances do not also report a cycle.
+                let mut entry_edges = Vec::new();
+                let mut entry_waits_for_itself = false;
                 for rank in 0..tf.profile.ranks {
                     for idx in 0..span.count {
                         let coords = decode(idx, &span.extents);
@@ -283,25 +291,45 @@ impl Builder<'_, '_> {
                         let mut bad = None;
                         for (k, sel) in a.indices.iter().enumerate() {
                             let extent = u64::from(tspan.extents[k]);
-                            match sel {
-                                IndexSel::All => choices.push((0, extent)),
-                                IndexSel::At(e) => match e.eval(&coords, u64::from(rank)) {
-                                    Ok(v) if v >= 0 && (v as u64) < extent => choices.push((v as u64, v as u64 + 1)),
-                                    Ok(v) => bad = Some((k, Some(v))),
-                                    Err(_) => bad = Some((k, None)),
-                                },
+                            let top = i64::from(tspan.extents[k]);
+                            match sel.bounds(&coords, u64::from(rank), extent) {
+                                None => bad = Some((k, Selected::Overflow)),
+                                Some((lo, hi)) if lo > hi => bad = Some((k, Selected::Backwards(lo, hi))),
+                                Some((lo, hi)) if own => {
+                                    choices.push((lo.clamp(0, top) as u64, hi.clamp(0, top) as u64))
+                                }
+                                Some((lo, hi)) if lo >= 0 && hi <= top => choices.push((lo as u64, hi as u64)),
+                                Some((lo, hi)) => {
+                                    let shown = match sel {
+                                        IndexSel::At(_) => Selected::Index(lo),
+                                        _ => Selected::Range(lo, hi),
+                                    };
+                                    bad = Some((k, shown));
+                                }
                             }
                         }
-                        if let Some((k, v)) = bad {
-                            self.faults.after(tf, fi, target, a.loc, &coords, rank, k, v);
+                        if let Some((k, selected)) = bad {
+                            self.faults.after(tf, fi, target, a.loc, &coords, rank, k, selected);
                             continue;
                         }
+                        let mut waits_for_itself = false;
                         for_each_point(&choices, &mut |point| {
+                            if own && point == coords.as_slice() {
+                                waits_for_itself = true;
+                                return;
+                            }
                             let local = self.space.local_id(target, point);
-                            self.edges.push((self.space.node(rank, local), me));
+                            entry_edges.push((self.space.node(rank, local), me));
                             self.pairs += 1;
                         });
+                        if waits_for_itself {
+                            self.faults.after_itself(tf, fi, ai, a.loc, &coords, rank);
+                            entry_waits_for_itself = true;
+                        }
                     }
+                }
+                if !entry_waits_for_itself {
+                    self.edges.append(&mut entry_edges);
                 }
             }
         }
@@ -449,138 +477,55 @@ pub fn gathered(args: &[(&[u64], u64)]) -> Gathered {
     Gathered { elements, bytes: elements.saturating_mul(*elem_bytes) }
 }
 
-/// Per-instance errors, folded so that one wrong expression gives one error with a count
-/// and the first offending instance, not one error per instance.
-#[derive(Default)]
-struct Faults {
-    first: IndexMap<(K, Loc, [usize; 3]), (Diagnostic, u64)>,
-}
-
-impl Faults {
-    /// Counts a fault of `kind` at `loc` from the argument or entry `which`
-    /// (family, call or `after` entry, parameter); only the first of each is kept.
-    fn add(&mut self, kind: K, loc: Loc, which: [usize; 3], make: impl FnOnce() -> Diagnostic) {
-        self.first.entry((kind, loc, which)).and_modify(|e| e.1 += 1).or_insert_with(|| (make(), 1));
-    }
-
-    fn region(
-        &mut self,
-        r: &Resolved<'_>,
-        plan: &ArgPlan<'_>,
-        decl: &TensorDecl,
-        coords: &[u64],
-        rank: u32,
-        fault: RegionFault,
-    ) {
-        let f = &r.tf.families[plan.family];
-        let who = format!(
-            "argument `{}` of `{}` in {} on rank {rank}",
-            plan.spec.params[plan.param].name,
-            plan.spec.name,
-            f.instance_name(coords)
-        );
-        let loc = plan.region.loc;
-        let which = [plan.family, plan.call, plan.param];
-        match fault {
-            RegionFault::Overflow => self.add(K::Overflow, loc, which, || {
-                Diagnostic::new(K::Overflow, loc, format!("{who}: a region expression overflows 64-bit arithmetic"))
-            }),
-            RegionFault::OutOfBounds { dim, start, len, extent } => self.add(K::RegionOutOfBounds, loc, which, || {
-                Diagnostic::new(
-                    K::RegionOutOfBounds,
-                    loc,
-                    format!(
-                        "{who} is out of bounds: dimension {dim} of `{}` is {start}..{} but the tensor has {extent}",
-                        decl.name,
-                        start.saturating_add(len as i64)
-                    ),
-                )
-            }),
-            RegionFault::RankOutOfRange(d) => self.add(K::RankOutOfRange, loc, which, || {
-                Diagnostic::new(
-                    K::RankOutOfRange,
-                    loc,
-                    format!("{who} puts to rank {d}, but ranks are 0..{}", r.tf.profile.ranks),
-                )
-                .help("wrap the destination with `% RANKS`, or bound the grid index by RANKS")
-            }),
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn unwritten(
-        &mut self,
-        r: &Resolved<'_>,
-        plan: &ArgPlan<'_>,
-        decl: &TensorDecl,
-        space: &InstanceSpace,
-        acc: &Acc,
-        rank: u32,
-        covered: u64,
-    ) {
-        let f = &r.tf.families[plan.family];
-        let coords = space.coords_of_local(space.local_of(acc.node));
-        let loc = plan.region.loc;
-        self.add(K::UnwrittenRead, loc, [plan.family, plan.call, plan.param], || {
-            let what = if covered == 0 { "nothing" } else { "only part of it is" };
-            Diagnostic::new(
-                K::UnwrittenRead,
-                loc,
-                format!(
-                    "{} on rank {rank} reads {} `{}`{} but {what} written by a tile declared before `{}`",
-                    f.instance_name(&coords),
-                    decl.kind.name(),
-                    decl.name,
-                    acc.ext,
-                    f.name
-                ),
-            )
-            .help(format!("write `{}` in an earlier tile, or declare it as an input", decl.name))
-        });
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn after(
-        &mut self,
-        tf: &crate::model::Taskflow,
-        fi: usize,
-        target: usize,
-        loc: Loc,
-        coords: &[u64],
-        rank: u32,
-        k: usize,
-        value: Option<i64>,
-    ) {
-        let (f, g) = (&tf.families[fi], &tf.families[target]);
-        self.add(K::AfterOutOfRange, loc, [fi, target, k], || {
-            let shown = value.map_or_else(|| "overflows".to_string(), |v| format!("is {v}"));
-            Diagnostic::new(
-                K::AfterOutOfRange,
-                loc,
-                format!(
-                    "in {} on rank {rank}, index `{}` of `after({}(..))` {shown}, outside 0..{}",
-                    f.instance_name(coords),
-                    g.grid[k].name,
-                    g.name,
-                    g.grid[k].extent
-                ),
-            )
-        });
-    }
-
-    fn report(self, out: &mut Diagnostics) {
-        for (_, (mut d, count)) in self.first {
-            if count > 1 {
-                d.message.push_str(&format!(" (and {} more instances)", count - 1));
-            }
-            out.push(d);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{CoreKind, DType, MachineProfile, Taskflow};
+
+    fn errors(tf: Taskflow) -> Diagnostics {
+        crate::analyse(&tf).expect_err("taskflow was accepted")
+    }
+
+    /// A range in `after` selects a block of the target's instances; outside the target's grid
+    /// it is an error, unless the target is the family itself, where it is cut to the grid.
+    #[test]
+    fn after_ranges_select_blocks_and_are_cut_only_on_the_family_itself() {
+        let build = |width: i64, own: bool| {
+            let mut t = Taskflow::new("t", MachineProfile::small(2, 1));
+            let x = t.output("x", DType::F32, &[16, 4]);
+            let y = t.output("y", DType::F32, &[4, 4]);
+            t.tile("load", CoreKind::Aiv, |b| {
+                let i = b.grid("i", 16);
+                b.op("zero", [x.at(i)]);
+            });
+            t.tile("mark", CoreKind::Aiv, |b| {
+                let r = b.grid("r", 4);
+                b.op("zero", [y.at(r.clone())]);
+                let (target, start, end) = if own {
+                    ("mark", r.clone() - 2, r.clone())
+                } else {
+                    ("load", r.clone() * 4, r.clone() * 4 + width)
+                };
+                b.after(target, [IndexSel::Range { start, end }]);
+            });
+            t
+        };
+        let exp = crate::analyse(&build(4, false)).unwrap();
+        assert_eq!(exp.dag.pred.row(16 + 1), &[4, 5, 6, 7]);
+        let d = errors(build(5, false));
+        assert_eq!(d.kinds(), vec![K::AfterOutOfRange], "{d}");
+        assert_eq!(
+            d.errors[0].message,
+            "in mark(r=3) on rank 0, index `i` of `after(load(..))` is 12..17, outside 0..16"
+        );
+        let d = errors(build(-1, false));
+        assert!(d.errors[0].message.contains("whose start is past its end"), "{d}");
+        // `mark(r - 2 .. r)`: the two instances before, fewer at the start of the grid.
+        let exp = crate::analyse(&build(0, true)).unwrap();
+        assert_eq!(exp.dag.pred.row(16), &[] as &[u32]);
+        assert_eq!(exp.dag.pred.row(16 + 1), &[16]);
+        assert_eq!(exp.dag.pred.row(16 + 3), &[16 + 1, 16 + 2]);
+    }
 
     #[test]
     fn points_of_a_box_in_row_major_order() {

@@ -7,6 +7,7 @@
 mod access;
 mod boxes;
 mod deps;
+mod faults;
 mod interval;
 mod space;
 

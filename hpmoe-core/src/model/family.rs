@@ -26,12 +26,37 @@ pub struct OpCall {
 pub enum IndexSel {
     /// The instance whose coordinate equals the expression (in this family's indices).
     At(Affine),
+    /// The instances whose coordinate lies in `start .. end` (half-open; in this family's
+    /// indices).
+    Range { start: Affine, end: Affine },
     /// Every value of that coordinate.
     All,
 }
 
+impl IndexSel {
+    /// The coordinates it selects, as a half-open range `lo .. hi`, for the instance at
+    /// `coords` on `rank`, along a target dimension of `extent`; `None` when an expression
+    /// overflows. The range may reach outside `0 .. extent`: what that means is the caller's
+    /// (see [`After`]).
+    pub fn bounds(&self, coords: &[u64], rank: u64, extent: u64) -> Option<(i64, i64)> {
+        match self {
+            IndexSel::All => Some((0, i64::try_from(extent).ok()?)),
+            IndexSel::At(e) => {
+                let v = e.eval(coords, rank).ok()?;
+                Some((v, v.checked_add(1)?))
+            }
+            IndexSel::Range { start, end } => Some((start.eval(coords, rank).ok()?, end.eval(coords, rank).ok()?)),
+        }
+    }
+}
+
 /// An explicit dependency: every instance of this family runs after the named instances of
 /// `family`, on the same rank.
+///
+/// An entry naming the family itself (`after(step(s - 1))` in `step`) chains its instances:
+/// where the selected instance lies outside the grid (`s = 0`), that instance simply has no
+/// such dependency, and a range is cut to the grid. An entry naming another family must stay
+/// inside that family's grid (anything else is an error), and no instance may wait for itself.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct After {
     pub family: String,
@@ -106,6 +131,21 @@ impl TileFamily {
 
     pub fn index_names(&self) -> Vec<String> {
         self.grid.iter().map(|d| d.name.clone()).collect()
+    }
+
+    /// `name(i, j - 1)`: an `after` entry on this family that runs each instance after the one
+    /// before it along grid dimension `k` (for helps). `name` alone without a grid.
+    pub fn chain_entry(&self, k: usize) -> String {
+        if self.grid.is_empty() {
+            return self.name.clone();
+        }
+        let parts: Vec<String> = self
+            .grid
+            .iter()
+            .enumerate()
+            .map(|(j, d)| if j == k { format!("{} - 1", d.name) } else { d.name.clone() })
+            .collect();
+        format!("{}({})", self.name, parts.join(", "))
     }
 
     /// `name(i=1, j=2)` for messages.

@@ -5,7 +5,9 @@
 use super::names::suggestion;
 use crate::error::{Diagnostic, Diagnostics, ErrorKind as K};
 use crate::limits;
-use crate::model::{Affine, DType, Guard, IndexSel, Loc, OpSpec, RankSel, Region, Taskflow, TensorKind, TileFamily};
+use crate::model::{
+    Affine, CoreKind, DType, Guard, IndexSel, Loc, OpSpec, RankSel, Region, Taskflow, TensorKind, TileFamily,
+};
 use smallvec::SmallVec;
 use std::collections::HashMap;
 
@@ -371,11 +373,47 @@ fn check_region(
         ),
         (RankSel::Local, false) => {}
     }
-    if param.access.writes() && t.kind == TensorKind::Input {
+    // A put into an input has its one error above: the destination must be symmetric.
+    let put_into_input = matches!((&region.rank, param.remote), (RankSel::Remote(_), true));
+    if param.access.writes() && t.kind == TensorKind::Input && !put_into_input {
         d.push(
             Diagnostic::new(K::WriteToInput, region.loc, format!("{what} writes into input tensor `{}`", t.name))
                 .help("inputs are read-only; write into an output or scratch tensor")
                 .note(t.loc, format!("`{}` declared here", t.name)),
+        );
+    }
+}
+
+/// Tasks per core implied by the instance count alone: a rank's instances of one core kind
+/// share its cores of that kind, so one of them runs at least their share, rounded up. Reported
+/// here, before any scheduling; the table's own check still catches an uneven placement.
+fn check_tasks_per_core(tf: &Taskflow, d: &mut Diagnostics) {
+    for kind in [CoreKind::Aic, CoreKind::Aiv] {
+        let cores = u64::from(tf.profile.count_of(kind));
+        let per_rank =
+            tf.families.iter().filter(|f| f.core == kind).try_fold(0u64, |acc, f| acc.checked_add(f.instances()?));
+        let Some(per_rank) = per_rank else { continue };
+        if cores == 0 || per_rank.div_ceil(cores) <= u64::from(limits::MAX_TASKS_PER_CORE) {
+            continue;
+        }
+        d.push(
+            Diagnostic::new(
+                K::TooManyTasks,
+                tf.loc,
+                format!(
+                    "the {per_rank} {} tile instances of each rank leave at least {} to one of its {}; a core's \
+                     list holds at most {} (MAX_TASKS_PER_CORE)",
+                    kind.name().to_uppercase(),
+                    per_rank.div_ceil(cores),
+                    count(
+                        cores as usize,
+                        &format!("{} core", kind.name().to_uppercase()),
+                        &format!("{} cores", kind.name().to_uppercase())
+                    ),
+                    limits::MAX_TASKS_PER_CORE
+                ),
+            )
+            .help("use larger tiles"),
         );
     }
 }
@@ -439,8 +477,13 @@ fn check_afters(
             continue;
         }
         for sel in &a.indices {
-            if let IndexSel::At(e) = sel {
-                check_indices(f, e, a.loc, d);
+            match sel {
+                IndexSel::At(e) => check_indices(f, e, a.loc, d),
+                IndexSel::Range { start, end } => {
+                    check_indices(f, start, a.loc, d);
+                    check_indices(f, end, a.loc, d);
+                }
+                IndexSel::All => {}
             }
         }
         out.push(target);
@@ -458,21 +501,27 @@ fn check_totals(tf: &Taskflow, d: &mut Diagnostics) {
                 K::TooManyInstances,
                 tf.loc,
                 format!(
-                    "taskflow `{}` expands to {} tile instances over {} ranks; the limit is {} (MAX_INSTANCES)",
+                    "taskflow `{}` expands to {} tile instances over {}; the limit is {} (MAX_INSTANCES)",
                     tf.name,
                     total.map_or_else(|| "more than 2^64".into(), |n| n.to_string()),
-                    tf.profile.ranks,
+                    count(tf.profile.ranks as usize, "rank", "ranks"),
                     limits::MAX_INSTANCES
                 ),
             )
             .help("use larger tiles"),
         );
     }
+    // A grid or a taskflow over its own limit has its error already.
+    let grids_fit = tf.families.iter().all(|f| f.instances().is_some_and(|n| n <= limits::MAX_FAMILY_INSTANCES));
+    if grids_fit && total.is_some_and(|n| n <= limits::MAX_INSTANCES) {
+        check_tasks_per_core(tf, d);
+    }
     for f in &tf.families {
         for a in &f.after {
             let Some(g) = tf.family(&a.family) else { continue };
             let fanin = a.indices.iter().zip(&g.grid).try_fold(1u64, |acc, (sel, dim)| match sel {
-                IndexSel::All => acc.checked_mul(dim.extent),
+                // A range inside the grid (or cut to it) selects at most the whole dimension.
+                IndexSel::All | IndexSel::Range { .. } => acc.checked_mul(dim.extent),
                 IndexSel::At(_) => Some(acc),
             });
             let edges = fanin
@@ -491,5 +540,32 @@ fn check_totals(tf: &Taskflow, d: &mut Diagnostics) {
                 ));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::MachineProfile;
+
+    /// A rank's instances of one core kind share its cores of that kind: when the count alone
+    /// gives some core more than MAX_TASKS_PER_CORE entries, the error comes before scheduling.
+    #[test]
+    fn tasks_per_core_implied_by_the_instance_count_are_reported_before_scheduling() {
+        let build = |aics: u32| {
+            let mut t = Taskflow::new("t", MachineProfile::small(aics, 1));
+            t.tile("many", CoreKind::Aic, |b| {
+                b.grid("i", 70_000);
+            });
+            t
+        };
+        let d = check_structure(&build(1)).unwrap_err();
+        assert_eq!(d.kinds(), vec![K::TooManyTasks], "{d}");
+        assert_eq!(
+            d.errors[0].message,
+            "the 70000 AIC tile instances of each rank leave at least 70000 to one of its 1 AIC core; a core's list \
+             holds at most 65535 (MAX_TASKS_PER_CORE)"
+        );
+        assert!(check_structure(&build(2)).is_ok());
     }
 }

@@ -8,6 +8,7 @@
 //! `+ - * / % << >> & | ^` and `as` casts between integer types (a cast must not change
 //! the value). `usize` and `isize` are taken as 64-bit (the host the macro runs on).
 
+use super::spans::written;
 use proc_macro2::Span;
 use quote::ToTokens;
 use std::collections::HashMap;
@@ -135,6 +136,18 @@ impl Consts {
         self.push(ident, ty, Some(expr), State::Pending);
     }
 
+    /// Declares a name whose definition already failed (a `let` in the body): uses of it
+    /// evaluate to [`Failed`] without another error.
+    pub fn declare_failed(&mut self, ident: Ident) {
+        self.push(ident, IntTy::U64, None, State::Done(Err(Failed)));
+    }
+
+    /// The declared constants whose value could not be evaluated (after [`Self::evaluate_all`]),
+    /// names whose definition failed left out.
+    pub fn failed(&self) -> impl Iterator<Item = &Ident> {
+        self.defs.iter().filter(|d| d.expr.is_some() && matches!(d.state, State::Done(Err(_)))).map(|d| &d.ident)
+    }
+
     /// Whether `name` is a constant of the table.
     pub fn contains(&self, name: &str) -> bool {
         self.by_name.contains_key(name)
@@ -226,7 +239,7 @@ impl Consts {
                 match (segs.len(), IntTy::from_name(segs.first().map_or("", String::as_str))) {
                     (2, Some(t)) if segs[1] == "MAX" => Ok(t.max()),
                     (2, Some(t)) if segs[1] == "MIN" => Ok(t.min()),
-                    _ => Err(self.error(expr, not_constant(&expr.to_token_stream().to_string()))),
+                    _ => Err(self.error(expr, not_constant(&written(expr)))),
                 }
             }
             Expr::Paren(p) => self.eval(&p.expr, ty),
@@ -248,7 +261,7 @@ impl Consts {
                         expr,
                         format!(
                             "`{}` would change the value {v}: it does not fit in `{}`; the macro refuses truncating casts",
-                            expr.to_token_stream(),
+                            written(expr),
                             target.name()
                         ),
                     ))
@@ -260,7 +273,7 @@ impl Consts {
                 format!(
                     "the macro cannot evaluate `{}`: compile-time values are integer literals, integer consts of \
                      the taskflow, `RANKS`, arithmetic (+ - * / % << >> & | ^) and `as` casts",
-                    expr.to_token_stream()
+                    written(expr)
                 ),
             )),
         }
@@ -290,7 +303,7 @@ impl Consts {
             BinOp::Sub(_) => l.checked_sub(r),
             BinOp::Mul(_) => l.checked_mul(r),
             BinOp::Div(_) | BinOp::Rem(_) if r == 0 => {
-                return Err(self.error(expr, format!("`{}` divides by zero", expr.to_token_stream())));
+                return Err(self.error(expr, format!("`{}` divides by zero", written(expr))));
             }
             BinOp::Div(_) => l.checked_div(r),
             BinOp::Rem(_) => l.checked_rem(r),
@@ -302,7 +315,7 @@ impl Consts {
                     expr,
                     format!(
                         "`{}` shifts a `{}` by {r} bits; the shift must be in 0..{}",
-                        expr.to_token_stream(),
+                        written(expr),
                         ty.name(),
                         ty.bits()
                     ),
@@ -328,7 +341,7 @@ impl Consts {
                     expr,
                     format!(
                         "`{}` overflows `{}`: {} is {shown}, outside {}..={}",
-                        expr.to_token_stream(),
+                        written(expr),
                         ty.name(),
                         text(),
                         ty.min(),
@@ -423,7 +436,7 @@ mod tests {
     fn intermediate_overflow_counts_even_if_the_result_would_fit() {
         let mut c = consts("const A: u64 = u64::MAX + 1 - 1;");
         let errs = value(&mut c, "A").unwrap_err();
-        assert!(errs[0].starts_with("`u64 :: MAX + 1` overflows `u64`"), "{errs:?}");
+        assert!(errs[0].starts_with("`u64::MAX + 1` overflows `u64`"), "{errs:?}");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use super::consts::{Consts, Failed};
 use super::spans::{SpanRange, Spans};
 use super::{OpDecl, TileDecl};
 use crate::model::{
-    After, GridDim, Guard, IndexSel, Loc, MachineProfile, OpCall, Region, Taskflow, TensorDecl, TileFamily,
+    Affine, After, GridDim, Guard, IndexSel, Loc, MachineProfile, OpCall, Region, Taskflow, TensorDecl, TileFamily,
 };
 use quote::ToTokens;
 use std::collections::{HashMap, HashSet};
@@ -18,6 +18,8 @@ use syn::{Expr, FnArg, ItemFn, Pat, RangeLimits, ReturnType, Stmt, Type};
 /// Names whose declaration failed: their uses report nothing more.
 #[derive(Clone, Debug, Default)]
 pub struct Poison {
+    /// Integer consts whose value the macro could not evaluate (the error is reported).
+    pub consts: HashSet<String>,
     pub tensors: HashSet<String>,
     pub tiles: HashSet<String>,
     pub ops: HashSet<String>,
@@ -117,6 +119,7 @@ impl Lower {
                 };
                 if let Pat::Ident(p) = pat {
                     l.poison.tensors.insert(p.ident.to_string());
+                    l.consts.declare_failed(p.ident.clone());
                 }
             }
         }
@@ -148,6 +151,7 @@ impl Lower {
             l.tile(stmt, item, args);
         }
         l.consts.evaluate_all();
+        l.poison.consts.extend(l.consts.failed().map(ToString::to_string));
         let const_errors = l.consts.take_errors();
         l.errors.extend(const_errors);
         l
@@ -287,7 +291,7 @@ impl Lower {
                         format!(
                             "parameter `{}` does not match grid index `{grid}`: the parameters name the grid \
                              indices, in order",
-                            pat.to_token_stream()
+                            super::spans::written(pat)
                         ),
                     );
                     ok = false;
@@ -449,10 +453,15 @@ impl Lower {
                 let arity = self.tile_arity.get(&family).copied().unwrap_or(0);
                 indices.extend(std::iter::repeat_n(IndexSel::All, arity));
             }
+            let grid_only = Scope { grid: scope.grid.clone(), lets: HashMap::new() };
             for a in args {
                 match a {
                     Expr::Range(r) if r.start.is_none() && r.end.is_none() => indices.push(IndexSel::All),
-                    _ => match self.index(a, &Scope { grid: scope.grid.clone(), lets: HashMap::new() }) {
+                    Expr::Range(r) => match self.after_range(r, &grid_only) {
+                        Ok(sel) => indices.push(sel),
+                        Err(Failed) => ok = false,
+                    },
+                    _ => match self.index(a, &grid_only) {
                         Ok(e) => indices.push(IndexSel::At(e)),
                         Err(Failed) => ok = false,
                     },
@@ -464,6 +473,33 @@ impl Lower {
             }
         }
         out
+    }
+}
+
+impl Lower {
+    /// `a .. b`, `a ..= b`, `.. b` in an `after` entry: the instances from `a` (0 if left out)
+    /// up to `b`. A range must name its end: the lowering does not know the target's extent.
+    fn after_range(&mut self, r: &syn::ExprRange, scope: &Scope) -> Result<IndexSel, Failed> {
+        let Some(end) = &r.end else {
+            return Err(self.error(
+                r,
+                "an `after` range names its end: `after(load(r * 4 .. r * 4 + 4))`, or `..` for every instance",
+            ));
+        };
+        let start = match &r.start {
+            Some(s) => self.index(s, scope),
+            None => Ok(Affine::constant(0)),
+        };
+        let (start, end) = (start?, self.index(end, scope)?);
+        let end = match r.limits {
+            RangeLimits::HalfOpen(_) => Some(end),
+            RangeLimits::Closed(_) => super::index::add(&end, &Affine::constant(1), 1),
+        };
+        match end {
+            Some(end) if start.modulo.is_none() && end.modulo.is_none() => Ok(IndexSel::Range { start, end }),
+            Some(_) => Err(self.error(r, "the ends of an `after` range cannot use `%`: a range does not wrap around")),
+            None => Err(self.error(r, "index expression overflows 64-bit arithmetic")),
+        }
     }
 }
 

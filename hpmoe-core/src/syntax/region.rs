@@ -5,7 +5,6 @@ use super::consts::Failed;
 use super::lower::{Binding, Lower, Scope};
 use super::spans::SpanRange;
 use crate::model::{Affine, DimSlice, RankSel, Region};
-use quote::ToTokens;
 use syn::{Expr, ExprMethodCall};
 
 const METHODS: [&str; 6] = ["at", "slice", "rows", "all", "whole", "on"];
@@ -61,7 +60,7 @@ impl Lower {
                 format!(
                     "{what} must be a region (a tensor `X`, or `X.at(i)`, `X.slice(start, len)`, ...), but `{}` is an \
                      index expression",
-                    whole.to_token_stream()
+                    super::spans::written(whole)
                 ),
             )
         };

@@ -102,6 +102,104 @@ fn render(d: &Diagnostic, line_of: impl Fn(Loc) -> Option<usize>) -> String {
     msg
 }
 
+/// A node's tokens as a person writes them, for messages: `u64::MAX + 1`, `X.at(e)`,
+/// `output([N, 4])` (a token stream's own `to_string` spaces every token: `u64 :: MAX`).
+pub fn written(node: &impl ToTokens) -> String {
+    let mut out = String::new();
+    write_tokens(node.to_token_stream(), &mut out);
+    out
+}
+
+/// What the last token written was, which decides the space before the next one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Last {
+    /// Nothing yet, or an opening delimiter.
+    Open,
+    /// An identifier, literal or closed group: a value.
+    Value,
+    /// A binary operator, comma or `:`: a space follows.
+    Spaced,
+    /// `.`, `::`, a unary operator or the first character of a longer operator: nothing follows.
+    Tight,
+}
+
+fn write_tokens(tokens: TokenStream, out: &mut String) {
+    let mut last = Last::Open;
+    // Whether the last token was a punctuation joined to the next (`:` of `::`, `+` of `+=`).
+    let mut joined = false;
+    for t in tokens {
+        match t {
+            TokenTree::Ident(_) | TokenTree::Literal(_) => {
+                if matches!(last, Last::Value | Last::Spaced) {
+                    out.push(' ');
+                }
+                out.push_str(&t.to_string());
+                last = Last::Value;
+            }
+            TokenTree::Group(g) => {
+                let (open, close) = match g.delimiter() {
+                    proc_macro2::Delimiter::Parenthesis => ("(", ")"),
+                    proc_macro2::Delimiter::Bracket => ("[", "]"),
+                    proc_macro2::Delimiter::Brace => ("{ ", " }"),
+                    proc_macro2::Delimiter::None => ("", ""),
+                };
+                // A call or an index follows its value directly: `f(x)`, `a[0]`.
+                if last == Last::Spaced || (last == Last::Value && open == "{ ") {
+                    out.push(' ');
+                }
+                out.push_str(open);
+                write_tokens(g.stream(), out);
+                out.push_str(close);
+                last = Last::Value;
+            }
+            TokenTree::Punct(p) => {
+                let c = p.as_char();
+                let joint = p.spacing() == proc_macro2::Spacing::Joint;
+                let continues = last == Last::Tight && joined;
+                joined = false;
+                match c {
+                    ',' | ';' => {
+                        out.push(c);
+                        last = Last::Spaced;
+                    }
+                    '.' => {
+                        out.push(c);
+                        last = Last::Tight;
+                        joined = true;
+                    }
+                    ':' if joint || continues => {
+                        out.push(c);
+                        last = Last::Tight;
+                        joined = joint;
+                    }
+                    ':' => {
+                        out.push(c);
+                        last = Last::Spaced;
+                    }
+                    // A prefix operator: at the start, after an operator or an opening delimiter.
+                    '-' | '!' | '&' | '*' if matches!(last, Last::Open | Last::Spaced) && !continues => {
+                        if last == Last::Spaced {
+                            out.push(' ');
+                        }
+                        out.push(c);
+                        last = Last::Tight;
+                    }
+                    _ => {
+                        if !continues && matches!(last, Last::Value | Last::Spaced) {
+                            out.push(' ');
+                        }
+                        // `..=` is written tight, like `..`.
+                        let range = continues && out.ends_with('.');
+                        out.push(c);
+                        last = if joint || range { Last::Tight } else { Last::Spaced };
+                        joined = joint;
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// `\n\nhelp: did you mean `x`?` when a candidate is close enough to `name` to be a typo
 /// (see [`crate::resolve::closest`]), else nothing: the tail of an error message.
 pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
@@ -126,4 +224,24 @@ fn source_pos(span: Span) -> Option<SourcePos> {
         line: u32::try_from(start.line).unwrap_or(u32::MAX),
         column: u32::try_from(start.column + 1).unwrap_or(u32::MAX),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::written;
+
+    fn shown(src: &str) -> String {
+        written(&syn::parse_str::<syn::Expr>(src).unwrap())
+    }
+
+    #[test]
+    fn tokens_print_as_a_person_writes_them() {
+        assert_eq!(shown("u64::MAX + 1"), "u64::MAX + 1");
+        assert_eq!(shown("X.at(e).slice(b * 16, 16)"), "X.at(e).slice(b * 16, 16)");
+        assert_eq!(shown("output([N, 4])"), "output([N, 4])");
+        assert_eq!(shown("(i + RANK) % 4 * 4 - -1"), "(i + RANK) % 4 * 4 - -1");
+        assert_eq!(shown("1 << 40 >= x as u64"), "1 << 40 >= x as u64");
+        assert_eq!(shown("-a..=b"), "-a..=b");
+        assert_eq!(shown("::core::u64::MAX"), "::core::u64::MAX");
+    }
 }

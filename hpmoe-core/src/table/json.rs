@@ -175,7 +175,12 @@ impl ScheduleTable {
         a.counters(&doc.counters_per_rank);
         let cores_per_rank = m.aic_per_rank.saturating_mul(1 + m.aiv_per_aic) as usize;
         if doc.ranks.len() != m.ranks as usize {
-            return Err(TableError::Json(format!("{} ranks listed, machine has {}", doc.ranks.len(), m.ranks)));
+            return Err(TableError::Json(format!(
+                "{} rank{} listed, machine has {}",
+                doc.ranks.len(),
+                if doc.ranks.len() == 1 { "" } else { "s" },
+                m.ranks
+            )));
         }
         for (r, rank) in doc.ranks.iter().enumerate() {
             if rank.rank as usize != r || rank.cores.len() != cores_per_rank {

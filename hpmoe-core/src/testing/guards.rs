@@ -8,8 +8,9 @@ use crate::model::{Affine, CoreKind, DType, Guard, Loc, Taskflow};
 pub const COUNT_SRC: &str = "count_src";
 
 /// `tf` with an `announce` family first, putting each rank's `count_src[dst]` into `counts[RANK]`
-/// on rank `dst`, and family `i` of `tf` guarded by `guards[i]` reading `counts` (see
-/// [`GuardSpec`]). Families past the end of `guards` stay unguarded.
+/// on rank `dst`, and family `f{i}` of `tf` guarded by `guards[i]` reading `counts` (see
+/// [`GuardSpec`]). Other families (a chain's seed) and families past the end of `guards` stay
+/// unguarded.
 pub fn with_guards(mut tf: Taskflow, guards: &[GuardSpec]) -> Taskflow {
     let ranks = tf.profile.ranks;
     let count_src = tf.input(COUNT_SRC, DType::I32, &[u64::from(ranks)]);
@@ -19,8 +20,9 @@ pub fn with_guards(mut tf: Taskflow, guards: &[GuardSpec]) -> Taskflow {
         t.put(count_src.at(dst.clone()), counts.on(dst).at(Affine::rank()));
     });
     tf.families.rotate_right(1); // before every family that reads `counts`
-    for (f, g) in tf.families[1..].iter_mut().zip(guards) {
-        let Some((a, b, c)) = *g else { continue };
+    for f in &mut tf.families[1..] {
+        let spec = f.name.strip_prefix('f').and_then(|i| i.parse::<usize>().ok()).and_then(|i| guards.get(i));
+        let Some(&Some((a, b, c))) = spec else { continue };
         let i0 = if f.grid.is_empty() { Affine::constant(0) } else { Affine::index(0) };
         let sel = (i0.clone() * a + Affine::rank()).modulo(u64::from(ranks));
         f.guard = Some(Guard { count: counts.at(sel), above: i0 * b + c, loc: Loc::NONE });

@@ -6,7 +6,8 @@
 //! (matmuls) and AIVs (copies, accumulations, weighted sums, puts across ranks into symmetric
 //! tensors, to a shifted rank or to every rank), grids of 0–2 dimensions, reads of earlier
 //! families' rows by random affine maps or of whole tensors (weighted sums, or folds where no
-//! built-in op fits), explicit `after`s, and `run_if_above` guards
+//! built-in op fits), explicit `after`s, chains of a family's instances (`after(f(i - 1))`), and
+//! `run_if_above` guards
 //! whose counts arrive by put. Every taskflow it builds passes hpmoe's checks; a failing check is
 //! a bug in hpmoe or in the generator, never an expected outcome.
 //!
@@ -31,4 +32,4 @@ pub mod spec;
 
 pub use folds::{FOLD_OPS, has_folds, with_folds};
 pub use guards::{COUNT_SRC, with_guards};
-pub use spec::{FamilySpec, GuardSpec, PutPattern, ReadPattern, TaskflowSpec, family_spec, taskflow_spec};
+pub use spec::{ChainSpec, FamilySpec, GuardSpec, PutPattern, ReadPattern, TaskflowSpec, family_spec, taskflow_spec};

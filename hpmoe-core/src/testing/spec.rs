@@ -9,7 +9,8 @@
 //! into a symmetric tensor on another rank ([`PutPattern`]); rows are grouped by source rank, so
 //! puts never collide, and a reader of such a tensor reads a block every row of which arrived. An
 //! AIV family that copies may also accumulate a row of the input into its own. Random `after`
-//! entries point at earlier families. The result is a random DAG with data edges (local and cross-rank) and
+//! entries point at earlier families, and a family may chain its own
+//! instances ([`ChainSpec`]). The result is a random DAG with data edges (local and cross-rank) and
 //! explicit edges; [`TaskflowSpec::taskflow`] then adds the folds ([`super::folds`]) and the
 //! guards ([`super::guards`]).
 
@@ -64,6 +65,20 @@ pub struct FamilySpec {
     pub afters: Vec<(usize, bool)>,
     /// The family's guard.
     pub guard: GuardSpec,
+    /// A chain inside the family (see [`ChainSpec`]); ignored for a family without grid.
+    pub chain: Option<ChainSpec>,
+}
+
+/// A dependency of a family on itself: each instance runs after its neighbour along grid
+/// dimension `dim % dims` (`after(f(.., i - 1, ..))`, or `i + 1` when not `forward`), so the
+/// first instance of each chain has none. A copying AIV family adds its row into the chain's row
+/// of `chain{i}` (zeroed by a family `f{i}_seed` declared just before it), an AIC family
+/// writes the product of an input row into it: either way the result shows the order the chain ran in (bf16
+/// sums round differently in another order; the last product stays).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChainSpec {
+    pub dim: usize,
+    pub forward: bool,
 }
 
 /// A random taskflow's recipe: the machine and the families, in order.
@@ -93,9 +108,15 @@ pub fn family_spec() -> impl Strategy<Value = FamilySpec> {
         (any::<bool>(), prop::collection::vec(extent, 0..3), prop::option::weighted(0.85, (0usize..64, pattern))),
         (0u32..4, prop::option::weighted(0.4, put), prop::bool::weighted(0.3)),
         prop::collection::vec((0usize..64, prop::bool::weighted(0.2)), 0..3),
-        prop::option::weighted(0.35, (0i64..3, 0i64..3, -1i64..4)),
+        (
+            prop::option::weighted(0.35, (0i64..3, 0i64..3, -1i64..4)),
+            prop::option::weighted(
+                0.3,
+                (0usize..2, any::<bool>()).prop_map(|(dim, forward)| ChainSpec { dim, forward }),
+            ),
+        ),
     )
-        .prop_map(|((aic, grid, read_from), (block, put, accumulate), afters, guard)| FamilySpec {
+        .prop_map(|((aic, grid, read_from), (block, put, accumulate), afters, (guard, chain))| FamilySpec {
             aic,
             grid,
             read_from,
@@ -104,6 +125,7 @@ pub fn family_spec() -> impl Strategy<Value = FamilySpec> {
             accumulate,
             afters,
             guard,
+            chain,
         })
 }
 
@@ -136,6 +158,13 @@ impl TaskflowSpec {
             grid.push(u64::from(self.ranks));
         }
         grid
+    }
+
+    /// Family `i`'s chain, its dimension taken into the family's own grid (`None` without grid).
+    pub fn chain(&self, i: usize) -> Option<ChainSpec> {
+        let f = &self.families[i];
+        let c = f.chain?;
+        (!f.grid.is_empty()).then(|| ChainSpec { dim: c.dim % f.grid.len(), forward: c.forward })
     }
 
     /// The guards of the families, in order.
@@ -180,10 +209,24 @@ impl TaskflowSpec {
             let core = if f.aic { CoreKind::Aic } else { CoreKind::Aiv };
             let block = i64::from(f.block);
             let accumulate = f.accumulate && !f.aic && put.is_none();
+            let chain = self.chain(i).map(|c| {
+                let links = rows / f.grid[c.dim];
+                let tensor = tf.output(&format!("chain{i}"), DType::Bf16, &[links, 8]);
+                if !f.aic && put.is_none() {
+                    let seed = tensor.clone();
+                    tf.tile(&format!("f{i}_seed"), CoreKind::Aiv, |t| t.op("zero", [seed.whole()]));
+                }
+                (c, tensor)
+            });
             tf.tile(&format!("f{i}"), core, |t| {
                 let idx: Vec<Affine> = f.grid.iter().enumerate().map(|(k, &e)| t.grid(&format!("i{k}"), e)).collect();
+                let mut full = idx.clone();
                 let dst = match put {
-                    Some(PutPattern::AllToAll) => Some(t.grid("dst", u64::from(ranks))),
+                    Some(PutPattern::AllToAll) => {
+                        let d = t.grid("dst", u64::from(ranks));
+                        full.push(d.clone());
+                        Some(d)
+                    }
                     Some(PutPattern::Shift(k)) => {
                         let k = 1 + i64::from(k - 1) % (r - 1);
                         Some((Affine::rank() + k).modulo(u64::from(ranks)))
@@ -223,9 +266,9 @@ impl TaskflowSpec {
                     }
                 };
                 if f.aic {
-                    t.op("matmul", [read_region, w.whole(), out.slice(lin, 1)]);
-                } else if let Some(dst) = dst {
-                    t.put(read_region, out.on(dst).at(Affine::rank()).slice(lin, 1));
+                    t.op("matmul", [read_region, w.whole(), out.slice(lin.clone(), 1)]);
+                } else if let Some(dst) = &dst {
+                    t.put(read_region, out.on(dst.clone()).at(Affine::rank()).slice(lin.clone(), 1));
                 } else {
                     if let Some(rows) = whole_rows {
                         t.op("zero", [out.slice(lin.clone(), 1)]);
@@ -234,8 +277,29 @@ impl TaskflowSpec {
                         t.op("copy", [read_region, out.slice(lin.clone(), 1)]);
                     }
                     if accumulate {
-                        t.op("accumulate", [src.slice((lin.clone() + 3).modulo(8), 1), out.slice(lin, 1)]);
+                        t.op("accumulate", [src.slice((lin.clone() + 3).modulo(8), 1), out.slice(lin.clone(), 1)]);
                     }
+                }
+                if let Some((c, tensor)) = &chain {
+                    // The chain's row: the instance's linear index over the other dimensions.
+                    let mut link = Affine::constant(0);
+                    for (k, e) in idx.iter().enumerate().filter(|&(k, _)| k != c.dim) {
+                        link = link * f.grid[k] as i64 + e.clone();
+                    }
+                    if f.aic {
+                        // A row of the input, not the tile's own output: the AscendC backend does
+                        // not order one matmul's global-memory write before the next one's read
+                        // within a tile (the strict emulator reports it).
+                        t.op("matmul", [src.slice(lin.clone().modulo(8), 1), w.whole(), tensor.at(link)]);
+                    } else if dst.is_none() {
+                        t.op("accumulate", [out.slice(lin.clone(), 1), tensor.at(link)]);
+                    }
+                    let step = if c.forward { -1 } else { 1 };
+                    let sel = full
+                        .iter()
+                        .enumerate()
+                        .map(|(k, e)| IndexSel::At(if k == c.dim { e.clone() + step } else { e.clone() }));
+                    t.after(&format!("f{i}"), sel.collect::<Vec<_>>());
                 }
                 for (name, grid, all) in &afters {
                     let sel = grid.iter().enumerate().map(|(k, &e)| {

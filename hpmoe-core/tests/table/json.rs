@@ -99,7 +99,7 @@ fn labels_that_disagree_are_rejected() {
     json_error(import_edited(|d| d["families"][1]["first_instance"] = json!(3)), "family 1 (`gmm`) says instances 3+2");
     json_error(import_edited(|d| d["ranks"][0]["cores"][1]["core"] = json!("r0.aiv1")), "expected \"r0.aiv0\"");
     json_error(import_edited(|d| d["ranks"][1]["rank"] = json!(0)), "rank 1 is listed as rank 0");
-    json_error(import_edited(|d| d["ranks"].as_array_mut().unwrap().truncate(1)), "1 ranks listed, machine has 2");
+    json_error(import_edited(|d| d["ranks"].as_array_mut().unwrap().truncate(1)), "1 rank listed, machine has 2");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! constructor runs first.
 
 mod certificate;
+mod chain;
 mod faults;
 mod flags;
 mod guards;

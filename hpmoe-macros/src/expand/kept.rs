@@ -4,6 +4,8 @@
 //! - the `#[tile]` / `#[op]` attributes are removed and every item is `#[allow(dead_code)]`
 //!   (nothing calls the tile functions: the macro read them);
 //! - `const RANKS: u64 = N;` is added;
+//! - when the taskflow has errors, statements the body may not hold are left out and consts
+//!   the macro could not evaluate get a neutral initializer, so each mistake is reported once;
 //! - inside each tile function, a function with each user op's name and parameters taking
 //!   regions shadows the op's reference body, so that `my_op(X.at(e), ..)` type-checks
 //!   (go-to-definition still lands on the user's op, whose name the shadow carries);
@@ -23,9 +25,13 @@ pub fn function(fe: &Frontend, body: Option<TokenStream>) -> TokenStream {
     let ident = &item.sig.ident;
     let ranks = fe.taskflow.profile.ranks as u64;
     let shadows = shadows(fe);
-    let stmts = item.block.stmts.iter().map(|stmt| match stmt {
+    let failed = body.is_none();
+    let stmts = item.block.stmts.iter().filter(|stmt| !(failed && rejected(stmt))).map(|stmt| match stmt {
         Stmt::Item(it) => {
             let mut it = it.clone();
+            if failed && let Item::Const(c) = &mut it {
+                neutralise(fe, c);
+            }
             let is_tile = matches!(&it, Item::Fn(f) if f.attrs.iter().any(|a| helper(a) == Some("tile")));
             if let Some(attrs) = item_attrs(&mut it) {
                 attrs.retain(|a| helper(a).is_none());
@@ -58,6 +64,26 @@ pub fn function(fe: &Frontend, body: Option<TokenStream>) -> TokenStream {
             #(#stmts)*
             #tail
         }
+    }
+}
+
+/// A statement the front-end refused (a taskflow body holds items only): with errors, it is
+/// left out, so rustc does not report it, or a const that uses it, a second time.
+fn rejected(stmt: &Stmt) -> bool {
+    matches!(stmt, Stmt::Local(_) | Stmt::Expr(..) | Stmt::Macro(_))
+}
+
+/// A const whose value or shape the macro could not evaluate has its error already: with
+/// errors, its initializer becomes a neutral value of its type (`0`, or a tensor of no
+/// shape), so rustc does not report the same mistake again (an E0080 overflow, E0435, a
+/// mismatched type) while the const stays declared for the code that names it.
+fn neutralise(fe: &Frontend, c: &mut syn::ItemConst) {
+    let name = c.ident.to_string();
+    let span = syn::spanned::Spanned::span(&*c.expr);
+    if fe.poison.consts.contains(&name) {
+        *c.expr = syn::parse_quote_spanned!(span=> 0);
+    } else if fe.poison.tensors.contains(&name) {
+        *c.expr = syn::parse_quote_spanned!(span=> ::hpmoe_core::dsl::scratch([]));
     }
 }
 

@@ -1,0 +1,13 @@
+use hpmoe_core::dsl::*;
+use hpmoe_macros::taskflow;
+
+#[taskflow(profile = small(1), ranks = 2)]
+fn t() {
+    const X: Tensor<F32> = output([RANK, 4]);
+    #[tile(aiv)]
+    fn fill() {
+        zero(X);
+    }
+}
+
+fn main() {}
