@@ -21,7 +21,6 @@ use crate::graph::Dag;
 use crate::limits;
 use crate::model::{Access, IndexSel, Loc, OpSpec, Region, TensorDecl, WorkModel};
 use crate::resolve::Resolved;
-use indexmap::IndexMap;
 use smallvec::SmallVec;
 
 /// What kind of order a hazard needs.

@@ -6,9 +6,9 @@
 use super::access::RegionFault;
 use super::deps::{Acc, ArgPlan};
 use super::space::InstanceSpace;
-use crate::check::Resolved;
 use crate::error::{Diagnostic, Diagnostics, ErrorKind as K};
 use crate::model::{Loc, TensorDecl};
+use crate::resolve::Resolved;
 use indexmap::IndexMap;
 
 /// What an `after` selector picked when it was not inside the target's grid.

@@ -2,8 +2,8 @@
 //! instances runs on the host executor, certified, and equals the same sum written as a plain
 //! loop, whichever way the chain runs; and an `after` range waits for a block of instances.
 
-use hpmoe_host::exec::{Executor, HostTensor, Inputs, OpImpls, RunOptions, SequentialRunner, Snapshot};
 use hpmoe_core::model::{CoreKind, DType, IndexSel, MachineProfile, Taskflow};
+use hpmoe_host::exec::{Executor, HostTensor, Inputs, OpImpls, RunOptions, SequentialRunner, Snapshot};
 
 const E: u64 = 3;
 const S: u64 = 9;
