@@ -2,6 +2,7 @@
 //! `file:line:column` text.
 
 use super::{Frontend, ast::helper, lower};
+use crate::model::SourcePos;
 use syn::{Item, Meta};
 
 /// Reads every `#[taskflow(..)]` function of a Rust source file, including those in inline
@@ -41,12 +42,22 @@ fn collect(items: &[Item], out: &mut Vec<Frontend>) {
 
 /// Renders an error (each of its messages) as `path:line:column: error: message` lines.
 pub fn render_error(err: &syn::Error, path: &str) -> String {
-    let mut out = String::new();
-    for e in err.clone() {
-        let start = e.span().start();
-        out.push_str(&format!("{path}:{}:{}: error: {e}\n", start.line, start.column + 1));
+    error_positions(err, path).iter().map(|(at, message)| format!("{at}: error: {message}\n")).collect()
+}
+
+/// Each message of an error with where it starts in file `path` (1-based line and column).
+pub fn error_positions(err: &syn::Error, path: &str) -> Vec<(SourcePos, String)> {
+    err.clone().into_iter().map(|e| (position(path, e.span()), e.to_string())).collect()
+}
+
+/// Where `span` starts in file `path` (1-based line and column).
+pub fn position(path: &str, span: proc_macro2::Span) -> SourcePos {
+    let start = span.start();
+    SourcePos {
+        file: path.to_string(),
+        line: u32::try_from(start.line).unwrap_or(u32::MAX),
+        column: u32::try_from(start.column + 1).unwrap_or(u32::MAX),
     }
-    out
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ mod op;
 mod region;
 pub mod spans;
 
-pub use file::{parse_file, render_error};
+pub use file::{error_positions, parse_file, position, render_error};
 pub use lower::Poison;
 pub use op::placeholders;
 
