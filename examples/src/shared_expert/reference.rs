@@ -8,6 +8,7 @@
 //! expert's output, over choices ascending, in FP32.
 
 use super::SharedMoe;
+use crate::ExampleError;
 use hpmoe_core::exec::moe_reference::moe_inputs;
 use hpmoe_core::exec::ops::silu;
 use hpmoe_core::exec::tensor::round_to;
@@ -80,10 +81,13 @@ fn ffn(x: &[f32], w13: &[f32], w2: &[f32], inter: usize, gmm1_cols: usize) -> Ve
 /// `out[t] = bf16(shared(x[t]) + Σ_c topk_weights[t, c] · expert_{e(t, c)}(x[t]))`, where
 /// choice `c` of token `t` goes to global expert `(t·k + c) / S` (the routing layout of
 /// [`hpmoe_core::moe`]), owned by rank `expert / E` as its local expert `expert % E`.
-pub fn reference(shape: &SharedMoe, inputs: &Inputs) -> Result<Vec<HostTensor>, String> {
+pub fn reference(shape: &SharedMoe, inputs: &Inputs) -> Result<Vec<HostTensor>, ExampleError> {
     shape.validate()?;
     let get = |name: &str, rank: u32| {
-        inputs.get(name, rank).map(HostTensor::to_f32).ok_or_else(|| format!("input `{name}` missing for rank {rank}"))
+        inputs
+            .get(name, rank)
+            .map(HostTensor::to_f32)
+            .ok_or_else(|| ExampleError::MissingInput { name: name.into(), rank })
     };
     let r = &shape.routed;
     let (h, i, k, t) = (r.hidden as usize, r.intermediate as usize, r.top_k as usize, r.tokens_per_rank as usize);
