@@ -9,7 +9,8 @@
 //! front-end (`hpmoe_core::syntax`), plus any taskflow built with the builder API
 //! ([`Build::taskflow`]); checks and schedules each; emits its kernel files; and writes them, with
 //! the runtime headers, under `$OUT_DIR/hpmoe/NAME/` (or [`Build::out_dir`]), touching only files
-//! whose content changed. It prints `cargo:rerun-if-changed` for every source file, and
+//! whose content changed. It prints `cargo:rerun-if-changed` for every source file (and every
+//! file a taskflow body `include!`s, [`hpmoe_core::syntax::include`]), and
 //! `cargo:rustc-env=HPMOE_<NAME>_DIR=<folder>` so the crate can find the files
 //! (`include_bytes!(concat!(env!("HPMOE_MOE_DIR"), "/moe_ffn_schedule.bin"))`).
 //!
@@ -325,7 +326,7 @@ impl Build {
                 return;
             }
         };
-        let frontends = match syntax::parse_file(&src) {
+        let frontends = match syntax::parse_file_in(&src, path.parent()) {
             Ok(f) => f,
             Err(e) => {
                 failed.failures.extend(source_failures(syntax::error_positions(&e, &shown)));
@@ -333,6 +334,9 @@ impl Build {
             }
         };
         for fe in frontends {
+            for included in &fe.includes {
+                self.metadata(&format!("rerun-if-changed={}", included.display()));
+            }
             match fe.plan(&self.plan_options()) {
                 Err(e) => failed.failures.extend(source_failures(syntax::error_positions(&e, &shown))),
                 Ok(c) => match certify_planned(&fe.taskflow, &c, Some(path)) {

@@ -5,6 +5,7 @@
 //! code the macro emits is built in [`expand`](self) from what the front-end found.
 
 use proc_macro::TokenStream;
+use std::path::Path;
 
 mod expand;
 
@@ -135,7 +136,9 @@ mod expand;
 /// inside the macro becomes a compile error.
 #[proc_macro_attribute]
 pub fn taskflow(args: TokenStream, item: TokenStream) -> TokenStream {
-    expand::guarded(item.clone().into(), || expand::taskflow(args.into(), item.into())).into()
+    // The folder of the file holding the taskflow, against which its body's `include!`s resolve.
+    let dir = proc_macro::Span::call_site().local_file().and_then(|f| f.parent().map(Path::to_path_buf));
+    expand::guarded(item.clone().into(), || expand::taskflow(dir.as_deref(), args.into(), item.into())).into()
 }
 
 /// Marks a tile function inside a `#[taskflow]` function (see [`macro@taskflow`]). Anywhere

@@ -1,23 +1,30 @@
 //! The build-script side: every `#[taskflow]` function of a source file, and errors as
 //! `file:line:column` text.
 
-use super::{Frontend, ast::helper, lower};
+use super::{Frontend, ast::helper, lower_in};
 use crate::model::SourcePos;
+use std::path::Path;
 use syn::{Item, Meta};
 
 /// Reads every `#[taskflow(..)]` function of a Rust source file, including those in inline
 /// modules, in order. Fails only when the file does not parse as Rust or is beyond the
 /// input bounds of [`super::guard`].
 pub fn parse_file(src: &str) -> syn::Result<Vec<Frontend>> {
+    parse_file_in(src, None)
+}
+
+/// [`parse_file`] for the source of a file in folder `dir`, against which the taskflows'
+/// `include!`s are resolved ([`super::include`]).
+pub fn parse_file_in(src: &str, dir: Option<&Path>) -> syn::Result<Vec<Frontend>> {
     let tokens: proc_macro2::TokenStream = src.parse()?;
     super::input_bounds::check_tokens(&tokens)?;
     let file: syn::File = syn::parse2(tokens)?;
     let mut out = Vec::new();
-    collect(&file.items, &mut out);
+    collect(&file.items, dir, &mut out);
     Ok(out)
 }
 
-fn collect(items: &[Item], out: &mut Vec<Frontend>) {
+fn collect(items: &[Item], dir: Option<&Path>, out: &mut Vec<Frontend>) {
     for item in items {
         match item {
             Item::Fn(f) => {
@@ -28,11 +35,11 @@ fn collect(items: &[Item], out: &mut Vec<Frontend>) {
                     Meta::List(l) => l.tokens,
                     _ => proc_macro2::TokenStream::new(),
                 };
-                out.push(lower(args, f));
+                out.push(lower_in(dir, args, f));
             }
             Item::Mod(m) => {
                 if let Some((_, items)) = &m.content {
-                    collect(items, out);
+                    collect(items, dir, out);
                 }
             }
             _ => {}
