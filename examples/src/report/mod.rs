@@ -35,39 +35,31 @@ pub type TaskflowFn<'a> = dyn Fn(u32, u64) -> Result<Taskflow, ExampleError> + '
 /// Runs one host check under a cost profile (it decides the schedule the executor walks).
 pub type HostCheckFn<'a> = dyn Fn(&CostProfile) -> Result<HostCheck, ExampleError> + 'a;
 
-/// One scaled-down configuration run on the host executor.
-pub struct HostConfig<'a> {
-    /// Its short name, in JSON and failure messages: `tiny(2)`.
-    pub name: String,
-    /// How the progress line and the verdict name it: `MoeShape::tiny(2)`.
-    pub description: String,
-    pub run: Box<HostCheckFn<'a>>,
-}
-
-impl std::fmt::Debug for HostConfig<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostConfig").field("name", &self.name).finish_non_exhaustive()
-    }
-}
-
 /// Runs one emulator check under a cost profile: `Ok(None)` when the emulator cannot run here
 /// (no C++ compiler).
 pub type EmulatorCheckFn<'a> = dyn Fn(&CostProfile) -> Result<Option<HostCheck>, ExampleError> + 'a;
 
-/// One scaled-down configuration whose generated kernel runs on the CPU emulator.
-pub struct EmulatorConfig<'a> {
+/// One scaled-down configuration a check runs, `F` the check ([`HostCheckFn`] or
+/// [`EmulatorCheckFn`]).
+pub struct CheckConfig<F: ?Sized> {
     /// Its short name, in JSON and failure messages: `tiny(2)`.
     pub name: String,
     /// How the progress line and the verdict name it: `MoeShape::tiny(2)`.
     pub description: String,
-    pub run: Box<EmulatorCheckFn<'a>>,
+    pub run: Box<F>,
 }
 
-impl std::fmt::Debug for EmulatorConfig<'_> {
+impl<F: ?Sized> std::fmt::Debug for CheckConfig<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EmulatorConfig").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("CheckConfig").field("name", &self.name).finish_non_exhaustive()
     }
 }
+
+/// One scaled-down configuration run on the host executor.
+pub type HostConfig<'a> = CheckConfig<HostCheckFn<'a>>;
+
+/// One scaled-down configuration whose generated kernel runs on the CPU emulator.
+pub type EmulatorConfig<'a> = CheckConfig<EmulatorCheckFn<'a>>;
 
 /// One row of a job's extra table for one EP's run (a line of text, without newline).
 pub type RowFn<'a> = dyn Fn(&EpRun<'_>) -> Result<String, ExampleError> + 'a;
