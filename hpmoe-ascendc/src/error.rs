@@ -6,7 +6,7 @@
 //! | error | of | location |
 //! |---|---|---|
 //! | [`EmitError`] / [`EmitErrors`] | [`crate::emit()`]: what the backend cannot turn into C++ | taskflow, tile, the op call's or region's [`Loc`] |
-//! | [`ToolkitError`] | [`crate::toolchain`]: finding and running the CANN compiler | toolkit root, source file |
+//! | [`ToolkitError`] | [`crate::toolchain`], [`crate::check`]: finding and running a compiler | toolkit root, source file |
 //! | [`DiagError`] | [`crate::diag::decode`]: reading a diagnostics area | — |
 //! | [`BuildError`] | [`crate::Build`]: everything above, per file and taskflow | `file:line:column` |
 
@@ -152,7 +152,8 @@ impl fmt::Display for EmitErrors {
 
 impl std::error::Error for EmitErrors {}
 
-/// Why the CANN toolkit could not compile a kernel.
+/// Why a compiler could not compile a file: the CANN toolkit's ([`crate::toolchain`]) or the
+/// host compiler of a syntax check ([`crate::check`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ToolkitError {
     /// `root` holds none of the compilers looked for.
