@@ -85,9 +85,9 @@ pub struct BuildOutput {
 }
 
 /// The certificate check of a planned taskflow (of source `file`, if from one), before its
-/// kernel is emitted.
-fn certify_planned(tf: &Taskflow, c: &Compiled, file: Option<&Path>) -> Result<(), BuildFailure> {
-    certify_compiled(tf, c).map(|_| ()).map_err(|error| BuildFailure::Uncertified {
+/// kernel is emitted: the failure, if it fails.
+fn certify_planned(tf: &Taskflow, c: &Compiled, file: Option<&Path>) -> Option<BuildFailure> {
+    certify_compiled(tf, c).err().map(|error| BuildFailure::Uncertified {
         file: file.map(Path::to_path_buf),
         taskflow: tf.name.clone(),
         error,
@@ -250,8 +250,8 @@ impl Build {
             match hpmoe_core::plan_with(tf, &self.plan_options()) {
                 Err(d) => failed.failures.extend(taskflow_failures(tf, d)),
                 Ok(c) => match certify_planned(tf, &c, None) {
-                    Err(f) => failed.failures.push(f),
-                    Ok(()) => match crate::emit::emit_with(tf, &c, &self.options) {
+                    Some(f) => failed.failures.push(f),
+                    None => match crate::emit::emit_with(tf, &c, &self.options) {
                         Ok(k) => kernels.push(k),
                         Err(e) => failed.failures.extend(emit_failures(e, |e| builder_position(&tf.sources, e.loc))),
                     },
@@ -340,8 +340,8 @@ impl Build {
             match fe.plan(&self.plan_options()) {
                 Err(e) => failed.failures.extend(source_failures(syntax::error_positions(&e, &shown))),
                 Ok(c) => match certify_planned(&fe.taskflow, &c, Some(path)) {
-                    Err(f) => failed.failures.push(f),
-                    Ok(()) => match crate::emit::emit_with(&fe.taskflow, &c, &self.options) {
+                    Some(f) => failed.failures.push(f),
+                    None => match crate::emit::emit_with(&fe.taskflow, &c, &self.options) {
                         Ok(k) => kernels.push(k),
                         Err(e) => failed
                             .failures
@@ -363,14 +363,14 @@ mod tests {
     fn a_planned_table_passes_the_guard_and_one_with_a_deleted_wait_fails_it() {
         let tf = hpmoe_core::moe::MoeShape::tiny(2).taskflow().unwrap();
         let mut c = hpmoe_core::plan(&tf).unwrap();
-        assert!(certify_planned(&tf, &c, None).is_ok());
+        assert!(certify_planned(&tf, &c, None).is_none());
         let view = c.table.view();
         let mut entries = view.entries.to_vec();
         let i = entries.iter().position(|e| e.wait().is_some()).unwrap();
         entries[i].wait_counter = NO_WAIT;
         entries[i].wait_target = 0;
         c.table = TableView { entries: &entries, ..view }.to_owned();
-        let failure = certify_planned(&tf, &c, Some(Path::new("src/moe.rs"))).unwrap_err();
+        let failure = certify_planned(&tf, &c, Some(Path::new("src/moe.rs"))).unwrap();
         let message = failure.to_string();
         let BuildFailure::Uncertified { error: e, .. } = failure else { panic!("{message}") };
         assert!(matches!(e.fault, CertFault::Unenforced | CertFault::Target), "{e}");

@@ -75,7 +75,9 @@ impl EmitErrorKind {
 /// emitter places it ([`EmitFault::at`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EmitFault {
+    /// What is wrong.
     pub kind: EmitErrorKind,
+    /// What is wrong, in words, naming the regions as written.
     pub message: String,
 }
 
@@ -100,11 +102,15 @@ impl EmitFault {
 /// A taskflow the backend cannot turn into a kernel, at the offending declaration or op call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EmitError {
+    /// What is wrong.
     pub kind: EmitErrorKind,
+    /// The taskflow's name.
     pub taskflow: String,
     /// The tile family, when the error is in one.
     pub family: Option<String>,
+    /// The offending op call, region or family in the taskflow's source map.
     pub loc: Loc,
+    /// What is wrong, in words.
     pub message: String,
 }
 
@@ -122,6 +128,7 @@ impl std::error::Error for EmitError {}
 /// Every emission error of one taskflow, in the order of its tiles and their op calls.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EmitErrors {
+    /// Every error, in order.
     pub errors: Vec<EmitError>,
 }
 
@@ -322,6 +329,7 @@ impl fmt::Display for BuildFailure {
 /// Why a build failed: every failure found, in the order of the build's files and taskflows.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BuildError {
+    /// Every failure, in order.
     pub failures: Vec<BuildFailure>,
 }
 
