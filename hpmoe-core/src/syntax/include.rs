@@ -142,6 +142,23 @@ mod tests {
     }
 
     #[test]
+    fn a_check_error_inside_an_included_file_is_reported_at_the_include() {
+        let d = dir("check");
+        let body = "const X: Tensor<F32> = input([N, 8]);\n\
+                    #[tile(aiv, grid(b in 0..2))]\nfn t(b: Idx) {\n    copy(X.slice(b * 2, 2), MISSING);\n}\n";
+        std::fs::write(d.join("body.rs"), body).unwrap();
+        let src = "#[taskflow(profile = small(1), ranks = 1)]\nfn t() {\n    const N: u64 = 4;\n    \
+                   include!(\"body.rs\");\n}\n";
+        let found = super::super::parse_file_in(src, Some(&d)).unwrap();
+        assert_eq!(found[0].includes, [d.join("body.rs").canonicalize().unwrap()]);
+        let err = found[0].compile(&crate::schedule::UnitCost).unwrap_err();
+        let text = super::super::render_error(&err, "lib.rs");
+        assert!(text.starts_with("lib.rs:4:5: error: "), "{text}");
+        assert!(text.contains("MISSING"), "{text}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
     fn what_cannot_be_included_is_an_error_at_the_include() {
         let d = dir("bad");
         std::fs::write(d.join("nested.rs"), "include!(\"other.rs\");\n").unwrap();
