@@ -117,6 +117,12 @@ mod expand;
 ///   cost model (flops per element for vector ops; `gather(F)`: the op reads one row of its
 ///   first argument per element of its second, F flops per element of those rows). A tile cannot share its name with an op
 ///   it calls (both are functions of the body).
+/// - **Included items**: `include!("layer.rs");` stands for the items of that file, read
+///   relative to the folder of the file holding the taskflow (as rustc's `include!`), so one
+///   layout serves several shapes: each taskflow declares the shape's integer consts and
+///   includes the tensors and tiles written in terms of them (`examples/dsl/moe_ffn.rs`). The
+///   file holds body items only and includes nothing itself; an error inside it is reported at
+///   the `include!`; the crate is rebuilt when it changes.
 ///
 /// The items stay as written (helper attributes removed) and type-check against
 /// [`hpmoe_core::dsl`], so rust-analyzer follows every name; they are marked
