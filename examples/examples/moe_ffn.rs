@@ -45,7 +45,7 @@
 
 use hpmoe_core::expand::InstanceSpace;
 use hpmoe_examples::report::{self, EmulatorConfig, HostConfig, Job, Routed, RoutedLayer};
-use hpmoe_examples::{moe_emulator_check, moe_host_check};
+use hpmoe_examples::{ExampleError, moe_emulator_check, moe_host_check};
 use hpmoe_host::moe::MoeShape;
 use std::process::ExitCode;
 
@@ -59,19 +59,19 @@ const PLAN_SAMPLES: u64 = 8;
 
 /// DeepSeek-V3 with natural routing: the taskflow, the plan from sampled routings, and the
 /// run under routing [`ROUTING_SEED`].
-fn natural(ep: u32, tokens: u64) -> Result<RoutedLayer, String> {
+fn natural(ep: u32, tokens: u64) -> Result<RoutedLayer, ExampleError> {
     let shape = MoeShape::deepseek_v3_natural(ep, tokens);
-    let taskflow = shape.taskflow()?;
-    let space = InstanceSpace::of(&taskflow)?;
-    let plan = shape.expected_activity(&taskflow, &space, PLAN_SAMPLES)?;
+    let taskflow = shape.taskflow().map_err(ExampleError::Shape)?;
+    let space = InstanceSpace::of(&taskflow).map_err(ExampleError::Shape)?;
+    let plan = shape.expected_activity(&taskflow, &space, PLAN_SAMPLES).map_err(ExampleError::Shape)?;
     let routing = shape.route(ROUTING_SEED);
-    let run = routing.activity(&shape, &taskflow, &space)?;
+    let run = routing.activity(&shape, &taskflow, &space).map_err(ExampleError::Shape)?;
     let dropped_share = routing.dropped() as f64 / (u64::from(ep) * tokens * shape.top_k).max(1) as f64;
     Ok(RoutedLayer { taskflow, plan, run, dropped_share })
 }
 
 fn main() -> ExitCode {
-    let taskflow = |ep, tokens| MoeShape::deepseek_v3(ep, tokens).taskflow();
+    let taskflow = |ep, tokens| MoeShape::deepseek_v3(ep, tokens).taskflow().map_err(ExampleError::Shape);
     let host_checks = HOST_CHECK_RANKS
         .iter()
         .flat_map(|&ranks| {

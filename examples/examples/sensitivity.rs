@@ -14,6 +14,7 @@
 
 use hpmoe_core::cost::{CostProfile, GUESSES, TaskflowCost};
 use hpmoe_core::model::{Affine, CoreKind, DType, MachineProfile, Taskflow};
+use hpmoe_examples::ExampleError;
 use hpmoe_examples::cli::Options;
 use hpmoe_host::moe::MoeShape;
 use hpmoe_host::sim;
@@ -31,12 +32,12 @@ fn main() {
     }
 }
 
-fn run() -> Result<(), String> {
+fn run() -> Result<(), ExampleError> {
     let opts = Options::from_env(&["--profile", "--ep"], "--profile NAME|FILE, --ep N")?;
     let base = opts.profile()?;
-    let ep = u32::try_from(opts.number("--ep", 8)?).map_err(|_| "--ep is too large".to_string())?;
+    let ep = opts.number_u32("--ep", 8)?;
     let shape = MoeShape::deepseek_v3(ep, TOKENS);
-    let tf = shape.taskflow()?;
+    let tf = shape.taskflow().map_err(ExampleError::Shape)?;
     let layer = TaskflowCost::new(&tf, base.clone());
 
     println!("== DeepSeek-V3 MoE-FFN layer, EP {ep}, {TOKENS} tokens/rank, profile {} ==", base.name);
@@ -59,10 +60,10 @@ fn run() -> Result<(), String> {
     let (mut worst, mut best) = (base.clone(), base.clone());
     let (mut lo_speedup, mut hi_speedup) = (f64::MAX, f64::MIN);
     for g in GUESSES {
-        let current = base.field(g.field).ok_or_else(|| format!("no field {}", g.field))?;
+        let current = base.field(g.field).ok_or_else(|| ExampleError::UnknownProfileField { field: g.field.into() })?;
         let mut ends = Vec::new();
         for v in [g.low, current, g.high] {
-            let p = base.with_field(g.field, v).map_err(|e| e.to_string())?;
+            let p = base.with_field(g.field, v)?;
             let o = evaluate(&tf, &layer.with_profile(p))?.outcome;
             let label = if v == current { format!("{v} (def)") } else { format!("{v}") };
             row(g.field, g.marker, label, &o);
@@ -73,8 +74,8 @@ fn run() -> Result<(), String> {
         // The end that favours the baseline goes into `worst`, the other into `best`.
         let (low, high) = (ends[0], ends[2]);
         let (w, b) = if low.1 <= high.1 { (low.0, high.0) } else { (high.0, low.0) };
-        worst = worst.with_field(g.field, w).map_err(|e| e.to_string())?;
-        best = best.with_field(g.field, b).map_err(|e| e.to_string())?;
+        worst = worst.with_field(g.field, w)?;
+        best = best.with_field(g.field, b)?;
         println!();
     }
     let o_worst = evaluate(&tf, &layer.with_profile(worst))?.outcome;
@@ -133,9 +134,10 @@ struct Evaluation {
 
 /// Schedules `tf` under `cost` (the scheduler's priorities follow the swept profile too),
 /// simulates it and its baseline.
-fn evaluate(tf: &Taskflow, cost: &TaskflowCost) -> Result<Evaluation, String> {
-    let c = hpmoe_core::compile(tf, cost).map_err(|d| d.render(&tf.sources))?;
-    let cmp = sim::compare(&c, &tf.profile, cost).map_err(|e| e.to_string())?;
+fn evaluate(tf: &Taskflow, cost: &TaskflowCost) -> Result<Evaluation, ExampleError> {
+    let c = hpmoe_core::compile(tf, cost).map_err(|d| ExampleError::plan(tf, d))?;
+    let cmp = sim::compare(&c, &tf.profile, cost)
+        .map_err(|error| ExampleError::Simulate { taskflow: tf.name.clone(), error })?;
     let outcome = Outcome {
         taskflow_us: cmp.taskflow.makespan_ns as f64 / 1e3,
         baseline_us: cmp.baseline.result.makespan_ns as f64 / 1e3,
@@ -204,7 +206,7 @@ fn breakdown(tf: &Taskflow, e: &Evaluation) {
 /// An all-to-all alone, laid out as the MoE layer's dispatch (`dtype` rows of H 7168 from
 /// each rank to every expert's rank) or, with BF16, as its combine (the same rows back);
 /// both move tokens × top-8 rows per rank. Returns GB/s per rank.
-fn all_to_all_gb_per_s(ep: u32, dtype: DType, profile: &CostProfile) -> Result<f64, String> {
+fn all_to_all_gb_per_s(ep: u32, dtype: DType, profile: &CostProfile) -> Result<f64, ExampleError> {
     let shape = MoeShape::deepseek_v3(ep, TOKENS);
     let (r, e, s, b, h) =
         (u64::from(ep), shape.local_experts(), shape.rows_per_source(), shape.row_block, shape.hidden);
@@ -222,8 +224,9 @@ fn all_to_all_gb_per_s(ep: u32, dtype: DType, profile: &CostProfile) -> Result<f
         t.put(src.slice(src_row, b), dst.on(to).at(ex).slice(dst_row, b));
     });
     let cost = TaskflowCost::new(&tf, profile.clone());
-    let c = hpmoe_core::compile(&tf, &cost).map_err(|d| d.render(&tf.sources))?;
-    let result = sim::simulate(&c, &cost).map_err(|e| e.to_string())?;
+    let c = hpmoe_core::compile(&tf, &cost).map_err(|d| ExampleError::plan(&tf, d))?;
+    let result =
+        sim::simulate(&c, &cost).map_err(|error| ExampleError::Simulate { taskflow: tf.name.clone(), error })?;
     let bytes = (sent * h * dtype.size_bytes()) as f64;
     Ok(bytes / result.makespan_ns.max(1) as f64)
 }

@@ -10,6 +10,7 @@
 //! `--tiny` uses `MoeShape::tiny(ep)` instead: a trace small enough to read tile by tile.
 
 use hpmoe_core::cost::TaskflowCost;
+use hpmoe_examples::ExampleError;
 use hpmoe_examples::cli::Options;
 use hpmoe_host::moe::MoeShape;
 use hpmoe_host::sim;
@@ -23,15 +24,14 @@ fn main() {
     }
 }
 
-fn run() -> Result<(), String> {
+fn run() -> Result<(), ExampleError> {
     let options = ["--ep", "--tokens", "--rank", "--profile", "--out", "--tiny"];
     let opts = Options::from_env(&options, &options.join(", "))?;
-    let number = |flag: &str, default: u64| opts.number(flag, default);
-    let ep = u32::try_from(number("--ep", 8)?).map_err(|_| "--ep is too large".to_string())?;
-    let tokens = number("--tokens", 4096)?;
-    let rank = u32::try_from(number("--rank", 0)?).map_err(|_| "--rank is too large".to_string())?;
+    let ep = opts.number_u32("--ep", 8)?;
+    let tokens = opts.number("--tokens", 4096)?;
+    let rank = opts.number_u32("--rank", 0)?;
     if rank >= ep {
-        return Err(format!("--rank {rank} is not a rank of EP {ep}"));
+        return Err(ExampleError::RankOutOfRange { rank, ranks: ep });
     }
     let profile = opts.profile()?;
     let tiny = opts.flag("--tiny");
@@ -45,18 +45,19 @@ fn run() -> Result<(), String> {
     });
 
     let shape = if tiny { MoeShape::tiny(ep) } else { MoeShape::deepseek_v3(ep, tokens) };
-    let tf = shape.taskflow()?;
+    let tf = shape.taskflow().map_err(ExampleError::Shape)?;
     let cost = TaskflowCost::new(&tf, profile);
-    let compiled = hpmoe_core::compile(&tf, &cost).map_err(|d| d.render(&tf.sources))?;
-    let cmp = sim::compare(&compiled, &tf.profile, &cost).map_err(|e| e.to_string())?;
+    let compiled = hpmoe_core::compile(&tf, &cost).map_err(|d| ExampleError::plan(&tf, d))?;
+    let cmp = sim::compare(&compiled, &tf.profile, &cost)
+        .map_err(|error| ExampleError::Simulate { taskflow: tf.name.clone(), error })?;
     let labels = Labels::new(&tf, &compiled.expanded);
 
-    std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    std::fs::create_dir_all(&out).map_err(|e| ExampleError::io("create", &out, e))?;
     let write = |name: &str, text: &str| {
         let path = out.join(name);
-        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(&path, text).map_err(|e| ExampleError::io("write", &path, e))?;
         println!("wrote {} ({} KiB)", path.display(), text.len() / 1024);
-        Ok::<(), String>(())
+        Ok::<(), ExampleError>(())
     };
     write("taskflow_trace.json", &chrome_trace(&cmp.taskflow, &labels))?;
     write("baseline_trace.json", &chrome_trace(&cmp.baseline.result, &labels))?;

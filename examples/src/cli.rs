@@ -1,5 +1,7 @@
 //! The examples' command-line options: `--flag VALUE` and bare `--flag`, nothing more.
 
+use crate::ExampleError;
+
 /// The arguments of one run, checked against the options an example knows.
 #[derive(Debug)]
 pub struct Options {
@@ -8,13 +10,14 @@ pub struct Options {
 
 impl Options {
     /// The process's arguments; an option not in `known` is an error listing `usage`.
-    pub fn from_env(known: &[&str], usage: &str) -> Result<Options, String> {
+    pub fn from_env(known: &[&str], usage: &str) -> Result<Options, ExampleError> {
         Self::parse(std::env::args().skip(1).collect(), known, usage)
     }
 
-    pub fn parse(args: Vec<String>, known: &[&str], usage: &str) -> Result<Options, String> {
+    /// `args`, checked as [`Options::from_env`] checks the process's.
+    pub fn parse(args: Vec<String>, known: &[&str], usage: &str) -> Result<Options, ExampleError> {
         match args.iter().find(|a| a.starts_with("--") && !known.contains(&a.as_str())) {
-            Some(bad) => Err(format!("unknown option {bad}; options: {usage}")),
+            Some(bad) => Err(ExampleError::UnknownOption { option: bad.clone(), usage: usage.into() }),
             None => Ok(Options { args }),
         }
     }
@@ -30,14 +33,22 @@ impl Options {
     }
 
     /// The number after `flag`, or `default` when `flag` is absent.
-    pub fn number(&self, flag: &str, default: u64) -> Result<u64, String> {
-        self.value(flag).map_or(Ok(default), |v| v.parse().map_err(|_| format!("{flag} takes a number, got {v}")))
+    pub fn number(&self, flag: &str, default: u64) -> Result<u64, ExampleError> {
+        self.value(flag).map_or(Ok(default), |v| {
+            v.parse().map_err(|_| ExampleError::NotANumber { option: flag.into(), value: v.clone() })
+        })
+    }
+
+    /// [`Options::number`] as a `u32`.
+    pub fn number_u32(&self, flag: &str, default: u32) -> Result<u32, ExampleError> {
+        let n = self.number(flag, u64::from(default))?;
+        u32::try_from(n).map_err(|_| ExampleError::NotANumber { option: flag.into(), value: n.to_string() })
     }
 
     /// `--profile NAME|FILE`, the A3 die preset by default.
-    pub fn profile(&self) -> Result<hpmoe_core::cost::CostProfile, String> {
+    pub fn profile(&self) -> Result<hpmoe_core::cost::CostProfile, ExampleError> {
         let spec = self.value("--profile").unwrap_or_else(|| "ascend_a3_die".into());
-        hpmoe_core::cost::CostProfile::from_spec(&spec).map_err(|e| e.to_string())
+        Ok(hpmoe_core::cost::CostProfile::from_spec(&spec)?)
     }
 }
 
@@ -45,20 +56,29 @@ impl Options {
 mod tests {
     use super::*;
 
-    fn opts(args: &[&str]) -> Result<Options, String> {
+    fn opts(args: &[&str]) -> Result<Options, ExampleError> {
         Options::parse(args.iter().map(|s| s.to_string()).collect(), &["--ep", "--json", "--profile"], "--ep N, --json")
     }
 
     #[test]
     fn values_flags_numbers_and_unknown_options() {
         let o = opts(&["--ep", "16", "--json"]).unwrap();
-        assert_eq!((o.value("--ep").as_deref(), o.flag("--json"), o.number("--ep", 8)), (Some("16"), true, Ok(16)));
-        assert_eq!(opts(&[]).unwrap().number("--ep", 8), Ok(8));
-        assert_eq!(opts(&["--ep", "x"]).unwrap().number("--ep", 8), Err("--ep takes a number, got x".into()));
-        assert_eq!(opts(&["--nope"]).unwrap_err(), "unknown option --nope; options: --ep N, --json");
+        assert_eq!(
+            (o.value("--ep").as_deref(), o.flag("--json"), o.number("--ep", 8).ok()),
+            (Some("16"), true, Some(16))
+        );
+        assert_eq!(opts(&[]).unwrap().number("--ep", 8).ok(), Some(8));
+        let x = opts(&["--ep", "x"]).unwrap().number("--ep", 8).unwrap_err();
+        assert!(matches!(&x, ExampleError::NotANumber { option, value } if option == "--ep" && value == "x"), "{x}");
+        let huge = opts(&["--ep", "4294967296"]).unwrap().number_u32("--ep", 8).unwrap_err();
+        assert!(matches!(huge, ExampleError::NotANumber { .. }), "{huge}");
+        let nope = opts(&["--nope"]).unwrap_err();
+        assert!(matches!(&nope, ExampleError::UnknownOption { option, .. } if option == "--nope"), "{nope}");
+        assert_eq!(nope.to_string(), "unknown option --nope; options: --ep N, --json");
         assert_eq!(opts(&[]).unwrap().profile().unwrap().name, "ascend_a3_die");
         assert_eq!(opts(&["--profile", "ascend910b"]).unwrap().profile().unwrap().name, "ascend910b");
         let missing = opts(&["--profile", "no-such-file.toml"]).unwrap().profile().unwrap_err();
-        assert!(missing.contains("cannot read profile no-such-file.toml"), "{missing}");
+        assert!(matches!(missing, ExampleError::Profile(_)), "{missing}");
+        assert!(missing.to_string().contains("cannot read profile no-such-file.toml"), "{missing}");
     }
 }

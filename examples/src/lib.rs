@@ -2,6 +2,7 @@
 //! share with each other and with the tests of this package:
 //!
 //! - [`cli`]: the examples' command-line options;
+//! - [`error`]: why an example could not run ([`ExampleError`]);
 //! - [`report`]: the per-EP measurement loop and the results table (text and JSON) that the
 //!   main job (`moe_ffn`) and the custom variant (`moe_ffn_shared`) both print;
 //! - [`host_check`]: run a taskflow's schedule on the host executor and compare one output
@@ -12,8 +13,11 @@
 //!   dispatch, built on `MoeShape::taskflow()` with a user-defined op and no change to hpmoe.
 
 pub mod cli;
+pub mod error;
 pub mod report;
 pub mod shared_expert;
+
+pub use error::ExampleError;
 
 use hpmoe_core::cost::CostProfile;
 use hpmoe_core::model::Taskflow;
@@ -23,9 +27,19 @@ use hpmoe_host::moe::MoeShape;
 
 /// The taskflow's one plan ([`hpmoe_core::plan_with`]) under the cost profile `profile`: the table
 /// and flag plan the kernel files, the host executor and the emulator all use.
-fn plan(tf: &Taskflow, profile: &CostProfile) -> Result<hpmoe_core::Compiled, String> {
+fn plan(tf: &Taskflow, profile: &CostProfile) -> Result<hpmoe_core::Compiled, ExampleError> {
     let options = hpmoe_core::PlanOptions { cost_profile: Some(profile.clone()), ..Default::default() };
-    hpmoe_core::plan_with(tf, &options).map_err(|d| d.render(&tf.sources))
+    hpmoe_core::plan_with(tf, &options).map_err(|d| ExampleError::plan(tf, d))
+}
+
+/// `expected` holds one tensor per rank of `tf`.
+fn per_rank(tf: &Taskflow, output: &str, expected: &[HostTensor]) -> Result<(), ExampleError> {
+    let ranks = tf.profile.ranks;
+    if expected.len() == ranks as usize {
+        Ok(())
+    } else {
+        Err(ExampleError::ExpectedPerRank { output: output.into(), got: expected.len(), ranks })
+    }
 }
 
 /// What a host check compared.
@@ -66,14 +80,13 @@ pub fn host_check(
     inputs: &Inputs,
     output: &str,
     expected: &[HostTensor],
-) -> Result<HostCheck, String> {
+) -> Result<HostCheck, ExampleError> {
     let ranks = tf.profile.ranks;
-    if expected.len() != ranks as usize {
-        return Err(format!("{} expected `{output}` tensors for {ranks} ranks", expected.len()));
-    }
+    per_rank(tf, output, expected)?;
     let compiled = plan(tf, profile)?;
-    let exec = Executor::for_compiled(tf, &compiled, impls).map_err(|e| e.to_string())?;
-    let out = exec.run(inputs, &RunOptions::default()).map_err(|e| e.to_string())?;
+    let execute = |error| ExampleError::Execute { taskflow: tf.name.clone(), error };
+    let exec = Executor::for_compiled(tf, &compiled, impls).map_err(execute)?;
+    let out = exec.run(inputs, &RunOptions::default()).map_err(execute)?;
     let (tiles, skipped) = (out.stats.tiles, out.stats.skipped);
     let mut check = HostCheck { ranks, elements: 0, max_abs_err: 0.0, first_difference: None, tiles, skipped };
     compare(&mut check, output, expected, |rank| out.snapshot.get(rank, output))?;
@@ -96,18 +109,18 @@ pub fn emulator_check(
     inputs: &Inputs,
     output: &str,
     expected: &[HostTensor],
-) -> Result<Option<HostCheck>, String> {
+) -> Result<Option<HostCheck>, ExampleError> {
     let options = hpmoe_ascendc::EmulateOptions { include_dirs: include_dirs.to_vec(), ..Default::default() };
     if !hpmoe_ascendc::emulator::compiler_available(&options) {
         return Ok(None);
     }
     let ranks = tf.profile.ranks;
-    if expected.len() != ranks as usize {
-        return Err(format!("{} expected `{output}` tensors for {ranks} ranks", expected.len()));
-    }
+    per_rank(tf, output, expected)?;
     let compiled = plan(tf, profile)?;
-    let kernel = hpmoe_ascendc::emit_with(tf, &compiled, emit).map_err(|e| e.to_string())?;
-    let run = hpmoe_ascendc::emulate(tf, &kernel, inputs, &options).map_err(|e| e.to_string())?;
+    let kernel = hpmoe_ascendc::emit_with(tf, &compiled, emit)
+        .map_err(|errors| ExampleError::Emit { taskflow: tf.name.clone(), errors })?;
+    let run = hpmoe_ascendc::emulate(tf, &kernel, inputs, &options)
+        .map_err(|error| ExampleError::Emulate { taskflow: tf.name.clone(), error })?;
     let mut check = HostCheck { ranks, elements: 0, max_abs_err: 0.0, first_difference: None, tiles: 0, skipped: 0 };
     compare(&mut check, output, expected, |rank| run.get(rank, output))?;
     Ok(Some(check))
@@ -119,9 +132,9 @@ fn compare<'a>(
     output: &str,
     expected: &[HostTensor],
     got: impl Fn(u32) -> Option<&'a HostTensor>,
-) -> Result<(), String> {
+) -> Result<(), ExampleError> {
     for (rank, want) in (0..check.ranks).zip(expected) {
-        let got = got(rank).ok_or_else(|| format!("the run has no `{output}` on rank {rank}"))?;
+        let got = got(rank).ok_or_else(|| ExampleError::MissingOutput { output: output.into(), rank })?;
         if let Some(d) = got.first_difference(want) {
             check.first_difference.get_or_insert_with(|| format!("rank {rank} {output}: {d}"));
         }
@@ -142,10 +155,14 @@ fn compare<'a>(
 ///
 /// # Errors
 /// As [`emulator_check`], and when the shape is invalid.
-pub fn moe_emulator_check(shape: &MoeShape, profile: &CostProfile, seed: u64) -> Result<Option<HostCheck>, String> {
-    let tf = shape.taskflow()?;
+pub fn moe_emulator_check(
+    shape: &MoeShape,
+    profile: &CostProfile,
+    seed: u64,
+) -> Result<Option<HostCheck>, ExampleError> {
+    let tf = shape.taskflow().map_err(ExampleError::Shape)?;
     let inputs = moe_inputs(shape, seed);
-    let reference = moe_reference(shape, &inputs)?;
+    let reference = moe_reference(shape, &inputs).map_err(ExampleError::Reference)?;
     emulator_check(&tf, profile, (&Default::default(), &[]), &inputs, "out", &reference)
 }
 
@@ -156,9 +173,9 @@ pub fn moe_emulator_check(shape: &MoeShape, profile: &CostProfile, seed: u64) ->
 ///
 /// # Errors
 /// As [`host_check`], and when the shape is invalid.
-pub fn moe_host_check(shape: &MoeShape, profile: &CostProfile, seed: u64) -> Result<HostCheck, String> {
-    let tf = shape.taskflow()?;
+pub fn moe_host_check(shape: &MoeShape, profile: &CostProfile, seed: u64) -> Result<HostCheck, ExampleError> {
+    let tf = shape.taskflow().map_err(ExampleError::Shape)?;
     let inputs = moe_inputs(shape, seed);
-    let reference = moe_reference(shape, &inputs)?;
+    let reference = moe_reference(shape, &inputs).map_err(ExampleError::Reference)?;
     host_check(&tf, &OpImpls::builtin(), profile, &inputs, "out", &reference)
 }

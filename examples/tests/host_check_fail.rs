@@ -1,8 +1,8 @@
 //! The FAIL path of the MoE jobs: a wrong host result is reported, not hidden, and the job's
 //! exit status is a failure.
 
-use hpmoe_examples::host_check;
 use hpmoe_examples::report::{self, HostConfig, Job};
+use hpmoe_examples::{ExampleError, host_check};
 use hpmoe_host::exec::OpImpls;
 use hpmoe_host::exec::moe_reference::{moe_inputs, moe_reference};
 use hpmoe_host::moe::MoeShape;
@@ -14,23 +14,23 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 fn job(broken: &'static str) -> Job<'static> {
     let run = move |profile: &hpmoe_core::cost::CostProfile| {
         let shape = MoeShape::tiny(2);
-        let tf = shape.taskflow()?;
+        let tf = shape.taskflow().map_err(ExampleError::Shape)?;
         let inputs = moe_inputs(&shape, 7);
-        let mut expected = moe_reference(&shape, &inputs)?;
+        let mut expected = moe_reference(&shape, &inputs).map_err(ExampleError::Reference)?;
         match broken {
             "value" => {
                 let mut values = expected[1].to_f32();
                 values[5] += 1.0;
                 expected[1] = hpmoe_host::exec::HostTensor::from_f32(expected[1].dtype(), expected[1].shape(), &values);
             }
-            _ => return Err("the executor could not run the layer".to_string()),
+            _ => return Err(ExampleError::MissingOutput { output: "out".into(), rank: 0 }),
         }
         host_check(&tf, &OpImpls::builtin(), profile, &inputs, "out", &expected)
     };
     Job {
         title: "tiny layer with a broken reference",
         folder: "host_check_fail",
-        taskflow: &|_, _| MoeShape::tiny(2).taskflow(),
+        taskflow: &|_, _| MoeShape::tiny(2).taskflow().map_err(ExampleError::Shape),
         emit: Default::default(),
         headers: &[],
         notes: &[],
@@ -47,7 +47,7 @@ fn job(broken: &'static str) -> Job<'static> {
 
 /// Runs the job as `main` would, in an output folder of its own: the tests of this file run in
 /// parallel, and one removing a shared folder while another writes into it made them flaky.
-fn run(job: &Job<'_>) -> Result<bool, String> {
+fn run(job: &Job<'_>) -> Result<bool, ExampleError> {
     static RUNS: AtomicUsize = AtomicUsize::new(0);
     let run = RUNS.fetch_add(1, Ordering::Relaxed);
     let out = std::env::temp_dir().join(format!("hpmoe-host-check-fail-{}-{run}", std::process::id()));
@@ -63,7 +63,7 @@ fn a_wrong_value_fails_the_job() {
     let verdict = report::host_checks(&job, &hpmoe_core::cost::CostProfile::ascend_a3_die());
     let failure = verdict.failure.expect("the changed value is found");
     assert!(failure.starts_with("tiny(2): rank 1 out: "), "{failure}");
-    assert_eq!(run(&job), Ok(false));
+    assert!(matches!(run(&job), Ok(false)));
     let code = report::exit_code(run(&job));
     assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::FAILURE));
 }
@@ -72,8 +72,8 @@ fn a_wrong_value_fails_the_job() {
 fn a_check_that_cannot_run_fails_the_job() {
     let job = job("run");
     let verdict = report::host_checks(&job, &hpmoe_core::cost::CostProfile::ascend_a3_die());
-    assert_eq!(verdict.failure.as_deref(), Some("tiny(2): the executor could not run the layer"));
-    assert_eq!(run(&job), Ok(false));
+    assert_eq!(verdict.failure.as_deref(), Some("tiny(2): the run has no `out` on rank 0"));
+    assert!(matches!(run(&job), Ok(false)));
     assert_eq!(format!("{:?}", report::exit_code(Ok(true))), format!("{:?}", ExitCode::SUCCESS));
-    assert_eq!(format!("{:?}", report::exit_code(Err("x".into()))), format!("{:?}", ExitCode::FAILURE));
+    assert_eq!(format!("{:?}", report::exit_code(Err(ExampleError::NoRanks))), format!("{:?}", ExitCode::FAILURE));
 }

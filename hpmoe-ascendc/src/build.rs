@@ -9,30 +9,31 @@
 //! front-end (`hpmoe_core::syntax`), plus any taskflow built with the builder API
 //! ([`Build::taskflow`]); checks and schedules each; emits its kernel files; and writes them, with
 //! the runtime headers, under `$OUT_DIR/hpmoe/NAME/` (or [`Build::out_dir`]), touching only files
-//! whose content changed. It prints `cargo:rerun-if-changed` for every source file, and
+//! whose content changed. It prints `cargo:rerun-if-changed` for every source file (and every
+//! file a taskflow body `include!`s, [`hpmoe_core::syntax::include`]), and
 //! `cargo:rustc-env=HPMOE_<NAME>_DIR=<folder>` so the crate can find the files
 //! (`include_bytes!(concat!(env!("HPMOE_MOE_DIR"), "/moe_ffn_schedule.bin"))`).
 //!
 //! Every planned table is certified ([`hpmoe_core::certify`]) before any file is written; one
 //! that fails is an internal error of hpmoe, reported as a build error
-//! ([`BuildError::uncertified`]), never written. A taskflow error is a build error at its
+//! ([`BuildFailure::Uncertified`]), never written. A taskflow error is a build error at its
 //! `file:line:column`. When `ASCEND_HOME_PATH` names a
 //! CANN toolkit, each kernel is also compiled for `dav-2201` into `NAME.o` beside its source,
 //! and a compiler error fails the build; without a toolkit only sources are written, with no
 //! warning. (The toolkit path is untested against a real toolkit: see [`crate::toolchain`].)
 
-use crate::emit::{EmitError, EmitOptions, KernelFiles};
+use crate::emit::{EmitOptions, KernelFiles};
+use crate::error::{BuildError, BuildFailure, EmitErrors};
 use crate::flags::FlagPolicy;
 use crate::runtime::write_runtime;
 use crate::toolchain::{ASCEND_HOME_ENV, SHMEM_HOME_ENV, Toolkit};
 use crate::write::WriteOutcome;
 use hpmoe_core::Compiled;
-use hpmoe_core::certify::{CertError, certify_compiled};
+use hpmoe_core::certify::certify_compiled;
 use hpmoe_core::cost::CostProfile;
-use hpmoe_core::model::Taskflow;
+use hpmoe_core::model::{SourceMap, SourcePos, Taskflow};
 use hpmoe_core::syntax;
 use hpmoe_core::{CompileOptions, PlanOptions};
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Which toolkit compiles the kernels.
@@ -83,45 +84,43 @@ pub struct BuildOutput {
     pub runtime: Vec<WriteOutcome>,
 }
 
-/// Why a build failed: every error found, each a line like `src/moe.rs:12:5: error: ...`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BuildError {
-    /// Every error, rendered.
-    pub errors: Vec<String>,
-    /// Of them, the taskflows whose planned table failed the certificate check (by taskflow
-    /// name), with the check's error: a bug of hpmoe's planner, never a user's mistake.
-    pub uncertified: Vec<(String, CertError)>,
-}
-
-impl BuildError {
-    /// A build error of rendered `errors` alone.
-    fn new(errors: Vec<String>) -> Self {
-        BuildError { errors, uncertified: Vec::new() }
-    }
-}
-
-/// The certificate check of a planned taskflow, before its kernel is emitted: `Err` holds the
-/// rendered error (at `at`, a `file: ` prefix or empty) and the check's error.
-fn certify_planned(tf: &Taskflow, c: &Compiled, at: &str) -> Result<(), (String, CertError)> {
-    certify_compiled(tf, c).map(|_| ()).map_err(|e| {
-        let message = format!(
-            "{at}error: internal error: the planned schedule table of `{}` is not certified; please report this: {e}",
-            tf.name
-        );
-        (message, e)
+/// The certificate check of a planned taskflow (of source `file`, if from one), before its
+/// kernel is emitted: the failure, if it fails.
+fn certify_planned(tf: &Taskflow, c: &Compiled, file: Option<&Path>) -> Option<BuildFailure> {
+    certify_compiled(tf, c).err().map(|error| BuildFailure::Uncertified {
+        file: file.map(Path::to_path_buf),
+        taskflow: tf.name.clone(),
+        error,
     })
 }
 
-impl fmt::Display for BuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for e in &self.errors {
-            writeln!(f, "{e}")?;
-        }
-        Ok(())
-    }
+/// Each message of a front-end error ([`syntax::error_positions`]) as a failure at its
+/// `file:line:column`.
+fn source_failures(messages: Vec<(SourcePos, String)>) -> impl Iterator<Item = BuildFailure> {
+    messages.into_iter().map(|(at, message)| BuildFailure::Source { at, message })
 }
 
-impl std::error::Error for BuildError {}
+/// Each emission error, at the place `position` gives it.
+fn emit_failures(
+    errors: EmitErrors,
+    position: impl Fn(&crate::error::EmitError) -> Option<SourcePos>,
+) -> impl Iterator<Item = BuildFailure> {
+    errors.errors.into_iter().map(move |error| BuildFailure::Emit { at: position(&error), error })
+}
+
+/// Each diagnostic of a builder taskflow, at the Rust code its source map names.
+fn taskflow_failures(tf: &Taskflow, d: hpmoe_core::Diagnostics) -> impl Iterator<Item = BuildFailure> {
+    d.errors.into_iter().map(|diagnostic| BuildFailure::Taskflow {
+        taskflow: tf.name.clone(),
+        at: tf.sources.get(diagnostic.loc).cloned(),
+        diagnostic,
+    })
+}
+
+/// Where a builder taskflow's source map puts `loc`.
+fn builder_position(sources: &SourceMap, loc: hpmoe_core::model::Loc) -> Option<SourcePos> {
+    sources.get(loc).cloned()
+}
 
 impl Default for Build {
     fn default() -> Self {
@@ -219,7 +218,8 @@ impl Build {
         match self.try_compile(name) {
             Ok(out) => out,
             Err(e) => {
-                for error in &e.errors {
+                for failure in &e.failures {
+                    let error = failure.to_string();
                     if self.cargo_metadata {
                         for line in error.lines().filter(|l| !l.trim().is_empty()) {
                             println!("cargo::error={}", line.replacen(": error: ", ": ", 1));
@@ -228,7 +228,7 @@ impl Build {
                         eprintln!("{error}");
                     }
                 }
-                panic!("hpmoe: {} error(s) building kernels `{name}`", e.errors.len());
+                panic!("hpmoe: {} error(s) building kernels `{name}`", e.failures.len());
             }
         }
     }
@@ -238,13 +238,9 @@ impl Build {
         let dir = match (&self.out_dir, std::env::var_os("OUT_DIR")) {
             (Some(d), _) => d.clone(),
             (None, Some(out)) => PathBuf::from(out).join("hpmoe").join(name),
-            (None, None) => {
-                return Err(BuildError::new(vec![
-                    "error: OUT_DIR is not set: call Build::compile from a build script, or set Build::out_dir".into(),
-                ]));
-            }
+            (None, None) => return Err(BuildError::of(BuildFailure::NoOutDir)),
         };
-        let mut failed = BuildError::new(Vec::new());
+        let mut failed = BuildError::default();
         let mut kernels: Vec<KernelFiles> = Vec::new();
         for path in &self.files {
             self.metadata(&format!("rerun-if-changed={}", path.display()));
@@ -252,15 +248,12 @@ impl Build {
         }
         for tf in &self.taskflows {
             match hpmoe_core::plan_with(tf, &self.plan_options()) {
-                Err(d) => failed.errors.push(d.render(&tf.sources).trim_end().to_string()),
-                Ok(c) => match certify_planned(tf, &c, "") {
-                    Err((message, e)) => {
-                        failed.errors.push(message);
-                        failed.uncertified.push((tf.name.clone(), e));
-                    }
-                    Ok(()) => match crate::emit::emit_with(tf, &c, &self.options) {
+                Err(d) => failed.failures.extend(taskflow_failures(tf, d)),
+                Ok(c) => match certify_planned(tf, &c, None) {
+                    Some(f) => failed.failures.push(f),
+                    None => match crate::emit::emit_with(tf, &c, &self.options) {
                         Ok(k) => kernels.push(k),
-                        Err(e) => failed.errors.push(render_emit_error(&e, &tf.sources)),
+                        Err(e) => failed.failures.extend(emit_failures(e, |e| builder_position(&tf.sources, e.loc))),
                     },
                 },
             }
@@ -268,13 +261,13 @@ impl Build {
         let mut seen = std::collections::BTreeSet::new();
         for k in &kernels {
             if !seen.insert(k.name.clone()) {
-                failed.errors.push(format!("error: two taskflows make a kernel named `{}`; rename one", k.name));
+                failed.failures.push(BuildFailure::DuplicateKernel { name: k.name.clone() });
             }
         }
-        if !failed.errors.is_empty() {
+        if !failed.failures.is_empty() {
             return Err(failed);
         }
-        let io = |e: std::io::Error| BuildError::new(vec![format!("error: writing kernels to {}: {e}", dir.display())]);
+        let io = |e: std::io::Error| BuildError::of(BuildFailure::Write { dir: dir.clone(), reason: e.to_string() });
         let runtime = write_runtime(&dir.join("include")).map_err(io)?;
         let toolkit = self.resolve_toolkit()?;
         let mut built = Vec::new();
@@ -286,8 +279,7 @@ impl Build {
                 // headers of include_dir are inputs whose changes the files here do not show.
                 let obj = dir.join(format!("{}.o", kernel.name));
                 let source = dir.join(format!("{}.cpp", kernel.name));
-                tk.compile(&source, &obj, &self.include_dirs)
-                    .map_err(|e| BuildError::new(vec![format!("error: {e}")]))?;
+                tk.compile(&source, &obj, &self.include_dirs).map_err(|e| BuildError::of(BuildFailure::Toolkit(e)))?;
                 object = Some(obj);
             }
             built.push(BuiltKernel { name: kernel.name.clone(), files, object, kernel });
@@ -308,7 +300,7 @@ impl Build {
     }
 
     fn resolve_toolkit(&self) -> Result<Option<Toolkit>, BuildError> {
-        let err = |e: String| BuildError::new(vec![format!("error: {e}")]);
+        let err = |e| BuildError::of(BuildFailure::Toolkit(e));
         match &self.toolkit {
             ToolkitChoice::None => Ok(None),
             ToolkitChoice::At(root) => Toolkit::at(root).map(Some).map_err(err),
@@ -328,43 +320,36 @@ impl Build {
         let src = match std::fs::read_to_string(path) {
             Ok(s) => s,
             Err(e) => {
-                failed.errors.push(format!("{shown}: error: cannot read the file: {e}"));
+                failed
+                    .failures
+                    .push(BuildFailure::UnreadableSource { file: path.to_path_buf(), reason: e.to_string() });
                 return;
             }
         };
-        let frontends = match syntax::parse_file(&src) {
+        let frontends = match syntax::parse_file_in(&src, path.parent()) {
             Ok(f) => f,
             Err(e) => {
-                failed.errors.push(syntax::render_error(&e, &shown).trim_end().to_string());
+                failed.failures.extend(source_failures(syntax::error_positions(&e, &shown)));
                 return;
             }
         };
         for fe in frontends {
+            for included in &fe.includes {
+                self.metadata(&format!("rerun-if-changed={}", included.display()));
+            }
             match fe.plan(&self.plan_options()) {
-                Err(e) => failed.errors.push(syntax::render_error(&e, &shown).trim_end().to_string()),
-                Ok(c) => match certify_planned(&fe.taskflow, &c, &format!("{shown}: ")) {
-                    Err((message, e)) => {
-                        failed.errors.push(message);
-                        failed.uncertified.push((fe.taskflow.name.clone(), e));
-                    }
-                    Ok(()) => match crate::emit::emit_with(&fe.taskflow, &c, &self.options) {
+                Err(e) => failed.failures.extend(source_failures(syntax::error_positions(&e, &shown))),
+                Ok(c) => match certify_planned(&fe.taskflow, &c, Some(path)) {
+                    Some(f) => failed.failures.push(f),
+                    None => match crate::emit::emit_with(&fe.taskflow, &c, &self.options) {
                         Ok(k) => kernels.push(k),
-                        Err(e) => {
-                            let err = fe.spans.get(e.loc).error(e.to_string());
-                            failed.errors.push(syntax::render_error(&err, &shown).trim_end().to_string());
-                        }
+                        Err(e) => failed
+                            .failures
+                            .extend(emit_failures(e, |e| Some(syntax::position(&shown, fe.spans.get(e.loc).start)))),
                     },
                 },
             }
         }
-    }
-}
-
-/// An emission error of a builder-made taskflow, at the Rust location that declared it.
-fn render_emit_error(e: &EmitError, sources: &hpmoe_core::model::SourceMap) -> String {
-    match sources.get(e.loc) {
-        Some(pos) => format!("{}:{}:{}: error: {e}", pos.file, pos.line, pos.column),
-        None => format!("error: {e}"),
     }
 }
 
@@ -378,14 +363,16 @@ mod tests {
     fn a_planned_table_passes_the_guard_and_one_with_a_deleted_wait_fails_it() {
         let tf = hpmoe_host::moe::MoeShape::tiny(2).taskflow().unwrap();
         let mut c = hpmoe_core::plan(&tf).unwrap();
-        assert!(certify_planned(&tf, &c, "").is_ok());
+        assert!(certify_planned(&tf, &c, None).is_none());
         let view = c.table.view();
         let mut entries = view.entries.to_vec();
         let i = entries.iter().position(|e| e.wait().is_some()).unwrap();
         entries[i].wait_counter = NO_WAIT;
         entries[i].wait_target = 0;
         c.table = TableView { entries: &entries, ..view }.to_owned();
-        let (message, e) = certify_planned(&tf, &c, "src/moe.rs: ").unwrap_err();
+        let failure = certify_planned(&tf, &c, Some(Path::new("src/moe.rs"))).unwrap();
+        let message = failure.to_string();
+        let BuildFailure::Uncertified { error: e, .. } = failure else { panic!("{message}") };
         assert!(matches!(e.fault, CertFault::Unenforced | CertFault::Target), "{e}");
         assert!(
             message.starts_with("src/moe.rs: error: internal error: the planned schedule table of `moe_ffn`"),

@@ -3,6 +3,7 @@
 //! headers. What this can and cannot catch is in `devkit-decl/README.md`; it is how this
 //! crate's tests check every generated kernel on a machine without a CANN toolkit.
 
+use crate::error::ToolkitError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -65,13 +66,21 @@ impl SyntaxCheck {
         cmd
     }
 
-    /// Runs the check; `Err` holds the compiler's output.
-    pub fn run(&self, file: &Path) -> Result<(), String> {
-        let out = self.command(file).output().map_err(|e| format!("cannot run {}: {e}", self.compiler))?;
+    /// Runs the check; a rejection holds the compiler's output.
+    pub fn run(&self, file: &Path) -> Result<(), ToolkitError> {
+        let compiler = PathBuf::from(&self.compiler);
+        let out = self
+            .command(file)
+            .output()
+            .map_err(|e| ToolkitError::CannotRun { compiler: compiler.clone(), reason: e.to_string() })?;
         if out.status.success() {
             Ok(())
         } else {
-            Err(format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+            Err(ToolkitError::CompileFailed {
+                compiler,
+                source: file.to_path_buf(),
+                output: format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+            })
         }
     }
 }

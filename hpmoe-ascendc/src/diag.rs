@@ -12,6 +12,7 @@
 //! assert!(!d.aborted);
 //! ```
 
+use crate::error::DiagError;
 use hpmoe_core::table::ScheduleTable;
 use std::fmt;
 
@@ -77,10 +78,10 @@ pub struct Diagnostics {
 }
 
 /// Decodes the area of a rank with `cores_per_rank` cores.
-pub fn decode(area: &[u8], cores_per_rank: usize) -> Result<Diagnostics, String> {
+pub fn decode(area: &[u8], cores_per_rank: usize) -> Result<Diagnostics, DiagError> {
     let need = HEADER_BYTES + RECORD_BYTES * cores_per_rank;
     if area.len() < need {
-        return Err(format!("the diagnostics area holds {} bytes; {cores_per_rank} cores need {need}", area.len()));
+        return Err(DiagError::AreaTooSmall { bytes: area.len(), cores: cores_per_rank, need });
     }
     let word = |at: usize| u32::from_le_bytes(area[at..at + 4].try_into().expect("4 bytes"));
     let records = (0..cores_per_rank)
@@ -194,6 +195,8 @@ mod tests {
             "r0.aiv1: timed out before entry 7 (swiglu(0, 1, 1)) waiting for counter 12 to reach 2; it held 1"
         );
         assert_eq!(describe(&d.records[0], &c.table), "r0.aic0: done, 9 tiles");
-        assert!(decode(&area[..100], 6).unwrap_err().contains("6 cores need 448"));
+        let short = decode(&area[..100], 6).unwrap_err();
+        assert_eq!(short, DiagError::AreaTooSmall { bytes: 100, cores: 6, need: 448 });
+        assert_eq!(short.to_string(), "the diagnostics area holds 100 bytes; 6 cores need 448");
     }
 }

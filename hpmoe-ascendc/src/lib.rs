@@ -16,7 +16,8 @@
 //! ([`toolchain`]), a reader of the diagnostics a launch leaves behind ([`diag`]), host syntax
 //! checks against declaration-only AscendC, SHMEM and ACL headers ([`check`], `devkit-decl/`),
 //! and a strict CPU emulation of the device API that runs the kernels with their launchers
-//! ([`emulator`], `emulator/`), since no toolkit is needed to develop or test it.
+//! ([`emulator`], `emulator/`), since no toolkit is needed to develop or test it. Its errors
+//! are data, in one module every other imports ([`error`]).
 //!
 //! ```
 //! use hpmoe_host::moe::MoeShape;
@@ -53,13 +54,15 @@ pub mod diag;
 pub mod emit;
 #[cfg(feature = "emulator")]
 pub mod emulator;
+pub mod error;
 pub mod flags;
 pub mod runtime;
 pub mod toolchain;
 pub mod write;
 
-pub use build::{Build, BuildError, BuildOutput};
-pub use emit::{EmitError, EmitOptions, KernelFiles, emit, emit_with, kernel_source};
+pub use build::{Build, BuildOutput};
+pub use emit::{EmitOptions, KernelFiles, emit, emit_with, kernel_source};
 #[cfg(feature = "emulator")]
 pub use emulator::{EmulateError, EmulateOptions, EmulatedRun, Emulation, emulate};
+pub use error::{BuildError, BuildErrorKind, BuildFailure, EmitError, EmitErrorKind, EmitErrors};
 pub use flags::{FlagPlan, FlagPolicy};

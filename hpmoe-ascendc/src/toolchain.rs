@@ -7,6 +7,7 @@
 //! `-x asc --npu-arch=dav-2201`); the tests exercise the command line and the failure path with a
 //! stand-in compiler only.
 
+use crate::error::ToolkitError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -42,7 +43,7 @@ pub struct Toolkit {
 impl Toolkit {
     /// The toolkit `ASCEND_HOME_PATH` names: `None` when the variable is unset or empty, an
     /// error when it is set but holds no compiler.
-    pub fn from_env() -> Option<Result<Toolkit, String>> {
+    pub fn from_env() -> Option<Result<Toolkit, ToolkitError>> {
         let root = std::env::var_os(ASCEND_HOME_ENV).filter(|v| !v.is_empty())?;
         let shmem =
             std::env::var_os(SHMEM_HOME_ENV).filter(|v| !v.is_empty()).map(|p| PathBuf::from(p).join("include"));
@@ -50,18 +51,15 @@ impl Toolkit {
     }
 
     /// The toolkit rooted at `root`.
-    pub fn at(root: &Path) -> Result<Toolkit, String> {
+    pub fn at(root: &Path) -> Result<Toolkit, ToolkitError> {
         COMPILER_CANDIDATES
             .iter()
             .map(|c| root.join(c))
             .find(|p| p.is_file())
             .map(|compiler| Toolkit { root: root.to_path_buf(), compiler, shmem_include: None })
-            .ok_or_else(|| {
-                format!(
-                    "{ASCEND_HOME_ENV}={} holds no Ascend C compiler (looked for {})",
-                    root.display(),
-                    COMPILER_CANDIDATES.join(", ")
-                )
+            .ok_or_else(|| ToolkitError::NoCompiler {
+                root: root.to_path_buf(),
+                looked_for: COMPILER_CANDIDATES.iter().map(|c| c.to_string()).collect(),
             })
     }
 
@@ -90,20 +88,20 @@ impl Toolkit {
         cmd
     }
 
-    /// Compiles `source` to `object`; `Err` holds the compiler's output.
-    pub fn compile(&self, source: &Path, object: &Path, include_dirs: &[PathBuf]) -> Result<(), String> {
+    /// Compiles `source` to `object`; a failure holds the compiler's output.
+    pub fn compile(&self, source: &Path, object: &Path, include_dirs: &[PathBuf]) -> Result<(), ToolkitError> {
         let mut cmd = self.compile_command(source, object, include_dirs);
-        let out = cmd.output().map_err(|e| format!("cannot run {}: {e}", self.compiler.display()))?;
+        let out = cmd
+            .output()
+            .map_err(|e| ToolkitError::CannotRun { compiler: self.compiler.clone(), reason: e.to_string() })?;
         if out.status.success() {
             Ok(())
         } else {
-            Err(format!(
-                "{} failed on {}:\n{}{}",
-                self.compiler.display(),
-                source.display(),
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ))
+            Err(ToolkitError::CompileFailed {
+                compiler: self.compiler.clone(),
+                source: source.to_path_buf(),
+                output: format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+            })
         }
     }
 }
@@ -116,7 +114,9 @@ mod tests {
     fn finds_the_compiler_and_builds_the_command() {
         let root = std::env::temp_dir().join(format!("hpmoe-toolkit-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
-        assert!(Toolkit::at(&root).unwrap_err().contains("holds no Ascend C compiler"));
+        let none = Toolkit::at(&root).unwrap_err();
+        assert!(matches!(&none, ToolkitError::NoCompiler { root: r, .. } if *r == root), "{none}");
+        assert!(none.to_string().contains("holds no Ascend C compiler"), "{none}");
         let bin = root.join("compiler/ccec_compiler/bin");
         std::fs::create_dir_all(&bin).unwrap();
         std::fs::create_dir_all(root.join("compiler/tikcpp/tikcfw")).unwrap();

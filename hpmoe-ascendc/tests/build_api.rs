@@ -7,7 +7,8 @@ mod common;
 
 use common::taskflows::small;
 use common::{gxx, temp_dir};
-use hpmoe_ascendc::Build;
+use hpmoe_ascendc::error::ToolkitError;
+use hpmoe_ascendc::{Build, BuildErrorKind, BuildFailure, EmitErrorKind};
 use std::path::{Path, PathBuf};
 
 fn dsl(name: &str) -> PathBuf {
@@ -59,21 +60,33 @@ fn taskflow_errors_are_build_errors_at_file_line_column() {
     let out = temp_dir("build-err");
     let err = build(&out).file(dsl("errors.rs")).try_compile("bad").unwrap_err();
     let path = dsl("errors.rs").display().to_string();
-    assert_eq!(err.errors.len(), 2, "{err}");
+    // Both regions of the unstrided copy are reported, each at its own column.
+    assert_eq!(err.kinds(), [BuildErrorKind::Source, BuildErrorKind::Emit, BuildErrorKind::Emit], "{err}");
+    let rendered: Vec<String> = err.failures.iter().map(ToString::to_string).collect();
     assert!(
-        err.errors[0].starts_with(&format!("{path}:7:9: error: `copy` runs on aiv cores, but tile `a` is an aic tile")),
+        rendered[0].starts_with(&format!("{path}:7:9: error: `copy` runs on aiv cores, but tile `a` is an aic tile")),
         "{err}"
     );
-    assert!(err.errors[1].starts_with(&format!("{path}:17:14: error: taskflow `unstrided`, tile `c`:")), "{err}");
-    assert!(err.errors[1].contains("not a strided matrix"), "{err}");
+    assert!(rendered[1].starts_with(&format!("{path}:17:14: error: taskflow `unstrided`, tile `c`:")), "{err}");
+    let at: Vec<(u32, u32, EmitErrorKind)> = err.failures[1..]
+        .iter()
+        .map(|f| match f {
+            BuildFailure::Emit { at: Some(at), error } => (at.line, at.column, error.kind),
+            other => panic!("{other}"),
+        })
+        .collect();
+    assert_eq!(at, [(17, 14, EmitErrorKind::UnstridedRegion), (17, 45, EmitErrorKind::UnstridedRegion)], "{err}");
     assert!(!out.join("broken.cpp").exists(), "nothing is written when a taskflow fails");
     // A file that is not Rust, and one that does not exist.
     let bad = out.join("garbage.rs");
     std::fs::write(&bad, "fn (").unwrap();
     let err = build(&out).file(&bad).file(out.join("missing.rs")).try_compile("bad").unwrap_err();
-    assert_eq!(err.errors.len(), 2, "{err}");
-    assert!(err.errors[0].starts_with(&format!("{}:1:", bad.display())), "{err}");
-    assert!(err.errors[1].contains("cannot read the file"), "{err}");
+    assert_eq!(err.kinds(), [BuildErrorKind::Source, BuildErrorKind::UnreadableSource], "{err}");
+    assert!(
+        matches!(&err.failures[0], BuildFailure::Source { at, .. } if at.file == bad.display().to_string() && at.line == 1),
+        "{err}"
+    );
+    assert!(err.failures[1].to_string().contains("cannot read the file"), "{err}");
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -131,10 +144,13 @@ fn a_toolkit_compiles_each_kernel_and_its_errors_fail_the_build() {
     fake_toolkit(&root.join("bad"), true);
     std::fs::remove_file(&obj).unwrap();
     let err = build(&out).toolkit(root.join("bad")).taskflow(small()).try_compile("k").unwrap_err();
-    assert_eq!(err.errors.len(), 1);
-    assert!(err.errors[0].contains("small.cpp:1:1: error: boom"), "{err}");
+    let [BuildFailure::Toolkit(ToolkitError::CompileFailed { output, .. })] = err.failures.as_slice() else {
+        panic!("{err}")
+    };
+    assert!(output.contains("small.cpp:1:1: error: boom"), "{err}");
     let err = build(&out).toolkit(root.join("none")).taskflow(small()).try_compile("k").unwrap_err();
-    assert!(err.errors[0].contains("holds no Ascend C compiler"), "{err}");
+    assert!(matches!(err.failures.as_slice(), [BuildFailure::Toolkit(ToolkitError::NoCompiler { .. })]), "{err}");
+    assert!(err.to_string().contains("holds no Ascend C compiler"), "{err}");
     let _ = std::fs::remove_dir_all(&root);
 }
 
@@ -144,5 +160,6 @@ fn without_out_dir_outside_a_build_script_it_says_so() {
         return;
     }
     let err = Build::new().cargo_metadata(false).no_toolkit().taskflow(small()).try_compile("k").unwrap_err();
-    assert!(err.errors[0].contains("OUT_DIR is not set"), "{err}");
+    assert_eq!(err.failures, [BuildFailure::NoOutDir]);
+    assert!(err.to_string().contains("OUT_DIR is not set"), "{err}");
 }

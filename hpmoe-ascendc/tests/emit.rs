@@ -8,7 +8,7 @@ mod common;
 use common::taskflows::{all_ops, guarded, small};
 use common::{gxx, temp_dir};
 use expect_test::expect_file;
-use hpmoe_ascendc::{EmitOptions, FlagPolicy, KernelFiles, emit, emit_with};
+use hpmoe_ascendc::{EmitErrorKind, EmitOptions, FlagPolicy, KernelFiles, emit, emit_with};
 use hpmoe_core::model::{CoreKind, DType, MachineProfile, Taskflow};
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_core::table::ScheduleTable;
@@ -216,10 +216,13 @@ fn what_the_backend_cannot_emit_is_an_error_at_the_op() {
         let b = t.grid("b", 2);
         t.op("copy", [x.slice(b.clone() * 2, 2).slice(0, 4), y.slice(b * 2, 2).slice(0, 4)]);
     });
-    let e = emit(&tf, &compile(&tf)).unwrap_err();
+    let errors = emit(&tf, &compile(&tf)).unwrap_err();
+    assert_eq!(errors.kinds(), [EmitErrorKind::UnstridedRegion, EmitErrorKind::UnstridedRegion], "{errors}");
+    let e = &errors.errors[0];
     assert_eq!(e.family.as_deref(), Some("copy"));
     assert!(e.message.contains("not a strided matrix"), "{e}");
-    assert!(!e.loc.is_none(), "the error points at the region");
+    assert_eq!(e.loc, tf.families[0].body[0].args[0].loc, "the error points at the region");
+    assert_eq!(errors.errors[1].loc, tf.families[0].body[0].args[1].loc, "both regions are reported");
 
     // An op the registry knows but the backend has no emission for.
     let mut tf = Taskflow::new("no_emit", MachineProfile::small(1, 1));
@@ -235,6 +238,7 @@ fn what_the_backend_cannot_emit_is_an_error_at_the_op() {
     let y = tf.output("y", DType::F32, &[4, 16]);
     tf.tile("t", CoreKind::Aiv, |t| t.op("mystery", [y.whole()]));
     let e = emit(&tf, &compile(&tf)).unwrap_err();
+    assert_eq!(e.kinds(), [EmitErrorKind::NoEmission]);
     assert!(e.to_string().starts_with("taskflow `no_emit`, tile `t`: op `mystery` has no AscendC emission"), "{e}");
 
     // A gather whose table rows are not the output's rows.
@@ -248,6 +252,7 @@ fn what_the_backend_cannot_emit_is_an_error_at_the_op() {
         t.op("gather_weighted_accumulate", [table.whole(), index.whole(), weight.whole(), out.whole()]);
     });
     let e = emit(&tf, &compile(&tf)).unwrap_err();
+    assert_eq!(e.kinds(), [EmitErrorKind::ShapeMismatch]);
     assert_eq!(
         e.to_string(),
         "taskflow `bad_gather`, tile `sum`: gather_weighted_accumulate: the table `table[:, :]` (32 columns) and \

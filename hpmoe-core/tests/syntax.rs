@@ -3,7 +3,7 @@
 
 use hpmoe_core::model::{Access, Affine, CoreKind, DType, IndexSel, RankSel, TensorKind, Var, WorkModel};
 use hpmoe_core::schedule::UnitCost;
-use hpmoe_core::syntax::{Frontend, parse_file, render_error};
+use hpmoe_core::syntax::{Frontend, parse_file, parse_file_in, render_error};
 
 fn one(src: &str) -> Frontend {
     let mut found = parse_file(src).unwrap_or_else(|e| panic!("{}", render_error(&e, "test.rs")));
@@ -11,9 +11,12 @@ fn one(src: &str) -> Frontend {
     found.remove(0)
 }
 
-/// The taskflow called `name` of a file with several.
-fn named(src: &str, name: &str) -> Frontend {
-    let found = parse_file(src).unwrap_or_else(|e| panic!("{}", render_error(&e, "test.rs")));
+/// The taskflow called `name` of the DSL flagship, whose taskflows include their layouts from
+/// `examples/dsl/`.
+fn flagship(name: &str) -> Frontend {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/examples");
+    let src = include_str!("../../examples/examples/moe_ffn_dsl.rs");
+    let found = parse_file_in(src, Some(&dir)).unwrap_or_else(|e| panic!("{}", render_error(&e, "test.rs")));
     found.into_iter().find(|f| f.taskflow.name == name).unwrap_or_else(|| panic!("no taskflow `{name}`"))
 }
 
@@ -26,7 +29,7 @@ fn errors(src: &str) -> Vec<String> {
 
 #[test]
 fn the_deepseek_layer_in_the_dsl_is_the_builders_layer() {
-    let fe = named(include_str!("../../examples/examples/moe_ffn_dsl.rs"), "moe_ffn");
+    let fe = flagship("moe_ffn");
     assert!(fe.errors.is_empty(), "{:?}", fe.errors);
     let built = hpmoe_host::moe::MoeShape::deepseek_v3(8, 4096).taskflow().unwrap();
     assert!(fe.taskflow.same_structure(&built));
@@ -44,7 +47,7 @@ fn the_deepseek_layer_in_the_dsl_is_the_builders_layer() {
 
 #[test]
 fn the_natural_deepseek_layer_in_the_dsl_is_the_builders_layer() {
-    let fe = named(include_str!("../../examples/examples/moe_ffn_dsl.rs"), "moe_ffn_natural");
+    let fe = flagship("moe_ffn_natural");
     assert!(fe.errors.is_empty(), "{:?}", fe.errors);
     let natural = hpmoe_host::moe::MoeShape::deepseek_v3_natural(8, 4096);
     assert!(fe.taskflow.same_structure(&natural.taskflow().unwrap()));

@@ -72,7 +72,8 @@ fn the_macro_exposes_the_ascendc_kernel_source() {
 }
 
 /// `MoeShape::tiny_natural(2)` in the DSL: natural routing with capacity padding, guarded
-/// tiles and a gathering weighted sum (the layout of the DeepSeek `moe_ffn_natural` example).
+/// tiles and a gathering weighted sum — the layout of `examples/dsl/moe_ffn_natural.rs`, which
+/// the DeepSeek `moe_ffn_natural` example includes at its own shape.
 #[taskflow(profile = small(2), ranks = 2)]
 fn tiny_natural() {
     const T: u64 = 16;
@@ -80,71 +81,12 @@ fn tiny_natural() {
     const INTER: u64 = 16;
     const EXPERTS: u64 = 2 * RANKS;
     const TOP_K: u64 = 2;
-    const E: u64 = EXPERTS / RANKS;
     const B: u64 = 4;
     const C: u64 = 12; // 1.5x the average rows per (source, expert), in whole blocks
     const N1: u64 = 16;
     const N2: u64 = 16;
     const SUM: u64 = 8;
-
-    const XS: Tensor<Bf16> = input([EXPERTS * C, HIDDEN]);
-    const W13: Tensor<Bf16> = input([E, HIDDEN, 2 * INTER]);
-    const W2: Tensor<Bf16> = input([E, INTER, HIDDEN]);
-    const TOPK_WEIGHTS: Tensor<F32> = input([T, TOP_K]);
-    const SEND_COUNTS: Tensor<I32> = input([EXPERTS]);
-    const SLOT_OF: Tensor<I32> = input([T, TOP_K]);
-    const RECV_COUNTS: Tensor<I32> = symmetric([RANKS, E]);
-    const RECV: Tensor<Bf16> = symmetric([E, RANKS * C, HIDDEN]);
-    const H: Tensor<Bf16> = scratch([E, RANKS * C, 2 * INTER]);
-    const ACT: Tensor<Bf16> = scratch([E, RANKS * C, INTER]);
-    const Y: Tensor<Bf16> = scratch([E, RANKS * C, HIDDEN]);
-    const BACK: Tensor<Bf16> = symmetric([EXPERTS * C, HIDDEN]);
-    const OUT: Tensor<Bf16> = output([T, HIDDEN]);
-
-    #[tile(aiv, grid(dst in 0..RANKS))]
-    fn announce(dst: Idx) {
-        put(SEND_COUNTS.slice(dst * E, E), RECV_COUNTS.on(dst).at(RANK));
-    }
-
-    #[tile(aiv, grid(dst in 0..RANKS, e in 0..E, b in 0..C / B))]
-    fn dispatch(dst: Idx, e: Idx, b: Idx) {
-        run_if_above(SEND_COUNTS.at(dst * E + e), b * B);
-        put(XS.slice((dst * E + e) * C + b * B, B), RECV.on(dst).at(e).slice(RANK * C + b * B, B));
-    }
-
-    #[tile(aic, grid(e in 0..E, src in 0..RANKS, b in 0..C / B, n in 0..2 * INTER / N1))]
-    fn gmm1(e: Idx, src: Idx, b: Idx, n: Idx) {
-        let rows = src * C + b * B;
-        run_if_above(RECV_COUNTS.at(src).at(e), b * B);
-        matmul(RECV.at(e).slice(rows, B), W13.at(e).all().slice(n * N1, N1), H.at(e).slice(rows, B).slice(n * N1, N1));
-    }
-
-    #[tile(aiv, grid(e in 0..E, src in 0..RANKS, b in 0..C / B, n in 0..2 * INTER / N1))]
-    fn activation(e: Idx, src: Idx, b: Idx, n: Idx) {
-        let rows = src * C + b * B;
-        run_if_above(RECV_COUNTS.at(src).at(e), b * B);
-        swiglu(H.at(e).slice(rows, B).slice(n * N1, N1), ACT.at(e).slice(rows, B).slice(n * (N1 / 2), N1 / 2));
-    }
-
-    #[tile(aic, grid(e in 0..E, src in 0..RANKS, b in 0..C / B, n in 0..HIDDEN / N2))]
-    fn gmm2(e: Idx, src: Idx, b: Idx, n: Idx) {
-        let rows = src * C + b * B;
-        run_if_above(RECV_COUNTS.at(src).at(e), b * B);
-        matmul(ACT.at(e).slice(rows, B), W2.at(e).all().slice(n * N2, N2), Y.at(e).slice(rows, B).slice(n * N2, N2));
-    }
-
-    #[tile(aiv, grid(src in 0..RANKS, e in 0..E, b in 0..C / B))]
-    fn combine(src: Idx, e: Idx, b: Idx) {
-        run_if_above(RECV_COUNTS.at(src).at(e), b * B);
-        put(Y.at(e).slice(src * C + b * B, B), BACK.on(src).slice((RANK * E + e) * C + b * B, B));
-    }
-
-    #[tile(aiv, grid(t in 0..T / SUM))]
-    fn weighted_sum(t: Idx) {
-        let rows = OUT.slice(t * SUM, SUM);
-        zero(rows);
-        gather_weighted_accumulate(BACK.whole(), SLOT_OF.slice(t * SUM, SUM), TOPK_WEIGHTS.slice(t * SUM, SUM), rows);
-    }
+    include!("../../examples/dsl/moe_ffn_natural.rs");
 }
 
 #[test]

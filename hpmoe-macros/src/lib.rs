@@ -7,6 +7,7 @@
 //! executor and the simulator that run the returned `Program` are the user crate's dependency.
 
 use proc_macro::TokenStream;
+use std::path::Path;
 
 mod expand;
 
@@ -122,6 +123,12 @@ mod expand;
 ///   cost model (flops per element for vector ops; `gather(F)`: the op reads one row of its
 ///   first argument per element of its second, F flops per element of those rows). A tile cannot share its name with an op
 ///   it calls (both are functions of the body).
+/// - **Included items**: `include!("layer.rs");` stands for the items of that file, read
+///   relative to the folder of the file holding the taskflow (as rustc's `include!`), so one
+///   layout serves several shapes: each taskflow declares the shape's integer consts and
+///   includes the tensors and tiles written in terms of them (`examples/dsl/moe_ffn.rs`). The
+///   file holds body items only and includes nothing itself; an error inside it is reported at
+///   the `include!`; the crate is rebuilt when it changes.
 ///
 /// The items stay as written (helper attributes removed) and type-check against
 /// [`hpmoe_core::dsl`], so rust-analyzer follows every name; they are marked
@@ -141,7 +148,9 @@ mod expand;
 /// inside the macro becomes a compile error.
 #[proc_macro_attribute]
 pub fn taskflow(args: TokenStream, item: TokenStream) -> TokenStream {
-    expand::guarded(item.clone().into(), || expand::taskflow(args.into(), item.into())).into()
+    // The folder of the file holding the taskflow, against which its body's `include!`s resolve.
+    let dir = proc_macro::Span::call_site().local_file().and_then(|f| f.parent().map(Path::to_path_buf));
+    expand::guarded(item.clone().into(), || expand::taskflow(dir.as_deref(), args.into(), item.into())).into()
 }
 
 /// Marks a tile function inside a `#[taskflow]` function (see [`macro@taskflow`]). Anywhere

@@ -2,6 +2,7 @@
 //! kernel (and the EP 8 trace), and keep the figures the table prints.
 
 use super::{Job, Routed};
+use crate::ExampleError;
 use hpmoe_core::cost::{CostProfile, TaskflowCost};
 use hpmoe_core::model::Taskflow;
 use hpmoe_host::sim;
@@ -106,15 +107,16 @@ struct Measured {
 
 /// Schedules `tf` under `plan` and simulates the table under `run` (the same costs, unless
 /// a run-time routing makes some tiles skip their work).
-fn schedule_and_simulate(tf: &Taskflow, plan: &TaskflowCost, run: &TaskflowCost) -> Result<Measured, String> {
+fn schedule_and_simulate(tf: &Taskflow, plan: &TaskflowCost, run: &TaskflowCost) -> Result<Measured, ExampleError> {
     let t = Instant::now();
     // Planned as `hpmoe_core::plan` plans (hardware flags before the table), under the job's costs.
     let options = hpmoe_core::CompileOptions::default();
-    let compiled = hpmoe_core::compile_with(tf, plan, &options).map_err(|d| d.render(&tf.sources))?;
+    let compiled = hpmoe_core::compile_with(tf, plan, &options).map_err(|d| ExampleError::plan(tf, d))?;
     let sched_ms = t.elapsed().as_secs_f64() * 1e3;
     eprint!(" simulating…");
     let t = Instant::now();
-    let comparison = sim::compare(&compiled, &tf.profile, run).map_err(|e| e.to_string())?;
+    let comparison = sim::compare(&compiled, &tf.profile, run)
+        .map_err(|error| ExampleError::Simulate { taskflow: tf.name.clone(), error })?;
     Ok(Measured { compiled, comparison, sched_ms, sim_ms: t.elapsed().as_secs_f64() * 1e3 })
 }
 
@@ -125,20 +127,20 @@ fn write_kernel(
     compiled: &hpmoe_core::Compiled,
     dir: &Path,
     json_tables: bool,
-) -> Result<hpmoe_ascendc::KernelFiles, String> {
+) -> Result<hpmoe_ascendc::KernelFiles, ExampleError> {
     let kernel = hpmoe_ascendc::emit_with(tf, compiled, &job.emit)
-        .map_err(|e| format!("{}: cannot emit the kernel: {e}", tf.name))?;
-    kernel.write_to(dir).map_err(|e| format!("cannot write the kernel to {}: {e}", dir.display()))?;
+        .map_err(|errors| ExampleError::Emit { taskflow: tf.name.clone(), errors })?;
+    kernel.write_to(dir).map_err(|e| ExampleError::io("write the kernel to", dir, e))?;
     if json_tables {
         let path = dir.join(format!("{}_schedule.json", kernel.name));
-        std::fs::write(&path, kernel.table.to_json()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(&path, kernel.table.to_json()).map_err(|e| ExampleError::io("write", &path, e))?;
     }
     Ok(kernel)
 }
 
 /// Measures `job` at expert parallelism `ep`, writing its files to `out_dir/epN/`; progress
 /// goes to stderr.
-pub fn measure(job: &Job<'_>, ep: u32, setup: &Setup<'_>) -> Result<Row, String> {
+pub fn measure(job: &Job<'_>, ep: u32, setup: &Setup<'_>) -> Result<Row, ExampleError> {
     eprint!("[ep {ep}] scheduling…");
     let tf = (job.taskflow)(ep, setup.tokens)?;
     let cost = TaskflowCost::new(&tf, setup.profile.clone());
@@ -153,14 +155,13 @@ pub fn measure(job: &Job<'_>, ep: u32, setup: &Setup<'_>) -> Result<Row, String>
     };
     eprint!(" writing kernel…");
     let dir = setup.out_dir.join(format!("ep{ep}"));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|e| ExampleError::io("create", &dir, e))?;
     let kernel = write_kernel(job, &tf, &c, &dir, setup.json_tables)?;
     if ep == TRACE_EP {
         eprint!(" writing trace…");
         let labels = Labels::new(&tf, &c.expanded);
         let path = dir.join(format!("{}_trace.json", kernel.name));
-        std::fs::write(&path, chrome_trace(&cmp.taskflow, &labels))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(&path, chrome_trace(&cmp.taskflow, &labels)).map_err(|e| ExampleError::io("write", &path, e))?;
     }
     let routed = match &job.routed {
         Some(r) if setup.routed_all || r.eps.contains(&ep) => Some(measure_routed(job, r, ep, setup, &dir)?),
@@ -192,7 +193,7 @@ fn measure_routed(
     ep: u32,
     setup: &Setup<'_>,
     dir: &Path,
-) -> Result<RoutedRow, String> {
+) -> Result<RoutedRow, ExampleError> {
     eprint!(" | {}: routing…", routed.name);
     let layer = (routed.layer)(ep, setup.tokens)?;
     let cost = TaskflowCost::new(&layer.taskflow, setup.profile.clone());

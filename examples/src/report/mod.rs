@@ -14,8 +14,8 @@ mod print;
 pub use measure::{EpRun, Figures, RoutedRow, Row, Setup, TRACE_EP, measure};
 pub use print::{Results, json, text};
 
-use crate::HostCheck;
 use crate::cli::Options;
+use crate::{ExampleError, HostCheck};
 use hpmoe_ascendc::EmitOptions;
 use hpmoe_core::cost::{Activity, CostProfile};
 use hpmoe_core::model::Taskflow;
@@ -30,47 +30,39 @@ pub const REFERENCE_SPEEDUP: (f64, f64) = (1.49, 1.58);
 pub const EPS: [u32; 4] = [8, 16, 32, 64];
 
 /// The taskflow of a job at expert parallelism `ep` with `tokens` tokens per rank.
-pub type TaskflowFn<'a> = dyn Fn(u32, u64) -> Result<Taskflow, String> + 'a;
+pub type TaskflowFn<'a> = dyn Fn(u32, u64) -> Result<Taskflow, ExampleError> + 'a;
 
 /// Runs one host check under a cost profile (it decides the schedule the executor walks).
-pub type HostCheckFn<'a> = dyn Fn(&CostProfile) -> Result<HostCheck, String> + 'a;
-
-/// One scaled-down configuration run on the host executor.
-pub struct HostConfig<'a> {
-    /// Its short name, in JSON and failure messages: `tiny(2)`.
-    pub name: String,
-    /// How the progress line and the verdict name it: `MoeShape::tiny(2)`.
-    pub description: String,
-    pub run: Box<HostCheckFn<'a>>,
-}
-
-impl std::fmt::Debug for HostConfig<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostConfig").field("name", &self.name).finish_non_exhaustive()
-    }
-}
+pub type HostCheckFn<'a> = dyn Fn(&CostProfile) -> Result<HostCheck, ExampleError> + 'a;
 
 /// Runs one emulator check under a cost profile: `Ok(None)` when the emulator cannot run here
 /// (no C++ compiler).
-pub type EmulatorCheckFn<'a> = dyn Fn(&CostProfile) -> Result<Option<HostCheck>, String> + 'a;
+pub type EmulatorCheckFn<'a> = dyn Fn(&CostProfile) -> Result<Option<HostCheck>, ExampleError> + 'a;
 
-/// One scaled-down configuration whose generated kernel runs on the CPU emulator.
-pub struct EmulatorConfig<'a> {
+/// One scaled-down configuration a check runs, `F` the check ([`HostCheckFn`] or
+/// [`EmulatorCheckFn`]).
+pub struct CheckConfig<F: ?Sized> {
     /// Its short name, in JSON and failure messages: `tiny(2)`.
     pub name: String,
     /// How the progress line and the verdict name it: `MoeShape::tiny(2)`.
     pub description: String,
-    pub run: Box<EmulatorCheckFn<'a>>,
+    pub run: Box<F>,
 }
 
-impl std::fmt::Debug for EmulatorConfig<'_> {
+impl<F: ?Sized> std::fmt::Debug for CheckConfig<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EmulatorConfig").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("CheckConfig").field("name", &self.name).finish_non_exhaustive()
     }
 }
 
+/// One scaled-down configuration run on the host executor.
+pub type HostConfig<'a> = CheckConfig<HostCheckFn<'a>>;
+
+/// One scaled-down configuration whose generated kernel runs on the CPU emulator.
+pub type EmulatorConfig<'a> = CheckConfig<EmulatorCheckFn<'a>>;
+
 /// One row of a job's extra table for one EP's run (a line of text, without newline).
-pub type RowFn<'a> = dyn Fn(&EpRun<'_>) -> Result<String, String> + 'a;
+pub type RowFn<'a> = dyn Fn(&EpRun<'_>) -> Result<String, ExampleError> + 'a;
 
 /// A table a job prints after the two common ones, one row per EP: figures only that job
 /// has (the variant's: what the shared expert adds and when it runs). Text output only; the
@@ -106,7 +98,7 @@ pub struct RoutedLayer {
 }
 
 /// The layer at expert parallelism `ep` with `tokens` tokens per rank, under run-time routing.
-pub type RoutedFn<'a> = dyn Fn(u32, u64) -> Result<RoutedLayer, String> + 'a;
+pub type RoutedFn<'a> = dyn Fn(u32, u64) -> Result<RoutedLayer, ExampleError> + 'a;
 
 /// The same layer again under run-time routing, measured at every EP beside the job's own
 /// and printed as a table of its own.
@@ -170,7 +162,7 @@ pub struct HostOutcome {
 }
 
 /// What one check of a configuration gave: a comparison, or nothing because it cannot run here.
-type CheckResult = Result<Option<HostCheck>, String>;
+type CheckResult = Result<Option<HostCheck>, ExampleError>;
 
 /// Runs `configs` (name, description, check) with progress on stderr, `what` naming where.
 fn run_checks<'c>(
@@ -235,12 +227,12 @@ pub fn emulator_checks(job: &Job<'_>, profile: &CostProfile) -> HostOutcome {
 
 /// Parses the command line's options, runs `job` and prints its results; `Ok(false)` when
 /// a host check or an emulator check failed.
-pub fn run(job: &Job<'_>) -> Result<bool, String> {
+pub fn run(job: &Job<'_>) -> Result<bool, ExampleError> {
     run_with(job, std::env::args().skip(1).collect())
 }
 
 /// [`run`] with the options `args` (without the program name).
-pub fn run_with(job: &Job<'_>, args: Vec<String>) -> Result<bool, String> {
+pub fn run_with(job: &Job<'_>, args: Vec<String>) -> Result<bool, ExampleError> {
     let opts = Options::parse(
         args,
         &["--out", "--tokens", "--json", "--json-tables", "--profile", "--routed-all"],
@@ -263,10 +255,9 @@ pub fn run_with(job: &Job<'_>, args: Vec<String>) -> Result<bool, String> {
     );
     let include = out_dir.join("include");
     hpmoe_ascendc::runtime::write_runtime(&include)
-        .map_err(|e| format!("cannot write the runtime headers under {}: {e}", out_dir.display()))?;
+        .map_err(|e| ExampleError::io("write the runtime headers under", &out_dir, e))?;
     for (name, contents) in job.headers {
-        std::fs::write(include.join(name), contents)
-            .map_err(|e| format!("cannot write {}: {e}", include.join(name).display()))?;
+        std::fs::write(include.join(name), contents).map_err(|e| ExampleError::io("write", include.join(name), e))?;
     }
 
     let routed_all = opts.flag("--routed-all");
@@ -304,7 +295,7 @@ pub fn main(job: &Job<'_>) -> ExitCode {
 }
 
 /// The exit status of a job that ended with `outcome` (an error goes to stderr).
-pub fn exit_code(outcome: Result<bool, String>) -> ExitCode {
+pub fn exit_code(outcome: Result<bool, ExampleError>) -> ExitCode {
     match outcome {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,

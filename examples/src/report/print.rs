@@ -36,7 +36,7 @@ fn share(part: u64, whole: u64) -> f64 {
 }
 
 /// The JSON array: one object per EP, each with the host check's verdict.
-pub fn json(r: &Results<'_>) -> Result<String, String> {
+pub fn json(r: &Results<'_>) -> Result<String, crate::ExampleError> {
     let host = json!({
         "configs": r.host.names,
         "passed": r.host.failure.is_none(),
@@ -87,7 +87,7 @@ pub fn json(r: &Results<'_>) -> Result<String, String> {
             object
         })
         .collect();
-    serde_json::to_string_pretty(&objects).map_err(|e| e.to_string())
+    serde_json::to_string_pretty(&objects).map_err(|e| crate::ExampleError::Json(e.to_string()))
 }
 
 /// The comparison's figures under the keys scripts read (`baseline_us`, `taskflow_us`, …).

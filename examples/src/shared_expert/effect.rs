@@ -2,6 +2,7 @@
 //! table, one row per EP.
 
 use super::overlap::{Overlap, overlap};
+use crate::ExampleError;
 use crate::report::EpRun;
 use hpmoe_core::cost::TaskflowCost;
 use hpmoe_host::moe::MoeShape;
@@ -21,14 +22,15 @@ pub struct Effect {
 
 /// Simulates `routed` (the variant's routed layer) alone under the run's cost profile and
 /// compares it with `run`, the variant's simulated run.
-pub fn effect(routed: &MoeShape, run: &EpRun<'_>) -> Result<Effect, String> {
-    let tf = routed.taskflow()?;
+pub fn effect(routed: &MoeShape, run: &EpRun<'_>) -> Result<Effect, ExampleError> {
+    let tf = routed.taskflow().map_err(ExampleError::Shape)?;
     let cost = TaskflowCost::new(&tf, run.profile.clone());
-    let compiled = hpmoe_core::compile(&tf, &cost).map_err(|d| d.render(&tf.sources))?;
-    let alone = sim::compare(&compiled, &tf.profile, &cost).map_err(|e| e.to_string())?;
+    let compiled = hpmoe_core::compile(&tf, &cost).map_err(|d| ExampleError::plan(&tf, d))?;
+    let alone = sim::compare(&compiled, &tf.profile, &cost)
+        .map_err(|error| ExampleError::Simulate { taskflow: tf.name.clone(), error })?;
     let with = run.comparison;
     let diff = |a: u64, b: u64| a as i64 - b as i64;
-    let rank0 = *overlap(run.taskflow, &with.taskflow)?.first().ok_or("the run has no ranks")?;
+    let rank0 = *overlap(run.taskflow, &with.taskflow)?.first().ok_or(ExampleError::NoRanks)?;
     Ok(Effect {
         added_taskflow_ns: diff(with.taskflow.makespan_ns, alone.taskflow.makespan_ns),
         added_baseline_ns: diff(with.baseline.result.makespan_ns, alone.baseline.result.makespan_ns),
@@ -51,7 +53,7 @@ pub const FOOTER: [&str; 3] = [
 ];
 
 /// The table's row for `run`.
-pub fn row(routed: &MoeShape, run: &EpRun<'_>) -> Result<String, String> {
+pub fn row(routed: &MoeShape, run: &EpRun<'_>) -> Result<String, ExampleError> {
     let e = effect(routed, run)?;
     let us = |ns: i64| ns as f64 / 1e3;
     Ok(format!(

@@ -67,7 +67,7 @@ pub use overlap::{Overlap, overlap};
 pub use reference::{inputs, reference};
 pub use taskflow::{FINAL_SUM, SHARED_FAMILIES};
 
-use crate::HostCheck;
+use crate::{ExampleError, HostCheck};
 use hpmoe_core::cost::CostProfile;
 use hpmoe_host::moe::MoeShape;
 
@@ -119,12 +119,13 @@ impl SharedMoe {
     }
 
     /// Checks the routed shape and that the shared expert's tiling divides its sizes.
-    pub fn validate(&self) -> Result<(), String> {
-        self.routed.validate()?;
+    pub fn validate(&self) -> Result<(), ExampleError> {
+        self.routed.validate().map_err(ExampleError::Shape)?;
         let s = &self.shared;
         let (t, h) = (self.routed.tokens_per_rank, self.routed.hidden);
+        let invalid = |problem| ExampleError::SharedExpert { problem, sizes: format!("{s:?}") };
         if [s.intermediate, s.row_block, s.gmm1_cols, s.gmm2_cols].contains(&0) {
-            return Err(format!("invalid shared expert: every size must be positive: {s:?}"));
+            return Err(invalid("every size must be positive"));
         }
         let checks = [
             (t.is_multiple_of(s.row_block), "row_block must divide tokens_per_rank"),
@@ -133,7 +134,7 @@ impl SharedMoe {
             (h.is_multiple_of(s.gmm2_cols), "gmm2_cols must divide hidden"),
         ];
         match checks.iter().find(|c| !c.0) {
-            Some((_, msg)) => Err(format!("invalid shared expert: {msg}: {s:?}")),
+            Some((_, problem)) => Err(invalid(problem)),
             None => Ok(()),
         }
     }
@@ -145,7 +146,7 @@ impl SharedMoe {
 ///
 /// # Errors
 /// As [`crate::host_check`], and when the shape is invalid.
-pub fn host_check(shape: &SharedMoe, profile: &CostProfile, seed: u64) -> Result<HostCheck, String> {
+pub fn host_check(shape: &SharedMoe, profile: &CostProfile, seed: u64) -> Result<HostCheck, ExampleError> {
     let tf = shape.taskflow()?;
     let inputs = inputs(shape, seed);
     let expected = reference(shape, &inputs)?;
@@ -158,7 +159,7 @@ pub fn host_check(shape: &SharedMoe, profile: &CostProfile, seed: u64) -> Result
 ///
 /// # Errors
 /// As [`crate::emulator_check`], and when the shape is invalid.
-pub fn emulator_check(shape: &SharedMoe, profile: &CostProfile, seed: u64) -> Result<Option<HostCheck>, String> {
+pub fn emulator_check(shape: &SharedMoe, profile: &CostProfile, seed: u64) -> Result<Option<HostCheck>, ExampleError> {
     let tf = shape.taskflow()?;
     let inputs = inputs(shape, seed);
     let expected = reference(shape, &inputs)?;

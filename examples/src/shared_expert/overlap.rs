@@ -1,6 +1,7 @@
 //! How much of the shared expert a simulated run overlapped with dispatch, per rank.
 
 use super::SHARED_FAMILIES;
+use crate::ExampleError;
 use hpmoe_core::model::Taskflow;
 use hpmoe_host::sim::SimResult;
 
@@ -34,9 +35,12 @@ impl Overlap {
 ///
 /// # Errors
 /// If `tf` lacks the dispatch or shared-expert families, or a rank ran none of them.
-pub fn overlap(tf: &Taskflow, result: &SimResult) -> Result<Vec<Overlap>, String> {
+pub fn overlap(tf: &Taskflow, result: &SimResult) -> Result<Vec<Overlap>, ExampleError> {
     let family = |name: &str| {
-        tf.families.iter().position(|f| f.name == name).ok_or_else(|| format!("the taskflow has no family `{name}`"))
+        tf.families
+            .iter()
+            .position(|f| f.name == name)
+            .ok_or_else(|| ExampleError::MissingPart { part: "family", name: name.into() })
     };
     let dispatch = family(DISPATCH)?;
     let shared = SHARED_FAMILIES.iter().map(|f| family(f)).collect::<Result<Vec<_>, _>>()?;
@@ -48,7 +52,7 @@ pub fn overlap(tf: &Taskflow, result: &SimResult) -> Result<Vec<Overlap>, String
                 .filter(|t| t.family as usize == dispatch)
                 .map(|t| t.end_ns)
                 .max()
-                .ok_or_else(|| format!("rank {rank} ran no dispatch tile"))?;
+                .ok_or(ExampleError::NothingRan { rank, what: "dispatch" })?;
             let mut o = Overlap {
                 rank,
                 dispatch_end_ns,
@@ -64,7 +68,7 @@ pub fn overlap(tf: &Taskflow, result: &SimResult) -> Result<Vec<Overlap>, String
                 o.shared_busy_during_dispatch_ns += t.end_ns.min(dispatch_end_ns).saturating_sub(t.start_ns);
             }
             if o.first_shared_start_ns == u64::MAX {
-                return Err(format!("rank {rank} ran no shared-expert tile"));
+                return Err(ExampleError::NothingRan { rank, what: "shared-expert" });
             }
             Ok(o)
         })

@@ -1,23 +1,20 @@
 //! Data for the variant and the naive sequential reference it must equal bitwise.
 //!
 //! The reference is written from the layer's description alone, with plain loops over ranks,
-//! tokens, choices and columns — no tiles, regions, schedule or op registry. Each value is
+//! tokens, choices and columns — no tiles, regions, schedule or op registry; each expert's FFN
+//! (routed and shared alike) is the routed layer's reference one
+//! ([`hpmoe_host::exec::moe_reference::expert_ffn`]). Each value is
 //! rounded to BF16 where the taskflow stores it (after each matmul and after SwiGLU, in both
 //! experts; once at the end of the final sum), and each sum runs in the order the ops fix:
 //! matmuls over the inner dimension ascending from +0 in FP32; the final sum from the shared
 //! expert's output, over choices ascending, in FP32.
 
 use super::SharedMoe;
+use crate::ExampleError;
 use hpmoe_core::model::DType;
-use hpmoe_host::exec::moe_reference::moe_inputs;
-use hpmoe_host::exec::ops::silu;
-use hpmoe_host::exec::tensor::round_to;
+use hpmoe_host::exec::moe_reference::{expert_ffn, moe_inputs};
 use hpmoe_host::exec::{HostTensor, Inputs};
 use hpmoe_host::rng::SplitMix;
-
-fn bf16(v: f32) -> f32 {
-    round_to(DType::Bf16, v)
-}
 
 /// Deterministic data for every input of [`SharedMoe::taskflow`]: the routed layer's
 /// `moe_inputs` (weights different on every rank), then on every rank its tokens `x`,
@@ -43,48 +40,17 @@ pub fn inputs(shape: &SharedMoe, seed: u64) -> Inputs {
     inputs
 }
 
-/// One expert's FFN on one token row `x` (length `hidden`), BF16 after each step:
-/// `bf16(bf16(swiglu(bf16(x · w13))) · w2)`, where `w13` is `[hidden, 2·inter]` with gate and
-/// up columns interleaved per block of `gmm1_cols` (`[gate | up]` halves) and `w2` is
-/// `[inter, hidden]`.
-fn ffn(x: &[f32], w13: &[f32], w2: &[f32], inter: usize, gmm1_cols: usize) -> Vec<f32> {
-    let hidden = x.len();
-    let mut gate_up = vec![0.0f32; 2 * inter];
-    for (col, out) in gate_up.iter_mut().enumerate() {
-        let mut acc = 0.0f32;
-        for p in 0..hidden {
-            acc += x[p] * w13[p * 2 * inter + col];
-        }
-        *out = bf16(acc);
-    }
-    let half = gmm1_cols / 2;
-    let mut act = vec![0.0f32; inter];
-    for block in 0..2 * inter / gmm1_cols {
-        for q in 0..half {
-            let gate = gate_up[block * gmm1_cols + q];
-            let up = gate_up[block * gmm1_cols + half + q];
-            act[block * half + q] = bf16(silu(gate) * up);
-        }
-    }
-    let mut y = vec![0.0f32; hidden];
-    for (col, out) in y.iter_mut().enumerate() {
-        let mut acc = 0.0f32;
-        for q in 0..inter {
-            acc += act[q] * w2[q * hidden + col];
-        }
-        *out = bf16(acc);
-    }
-    y
-}
-
 /// The layer's output `out` on every rank (BF16 `[tokens_per_rank, hidden]`):
 /// `out[t] = bf16(shared(x[t]) + Σ_c topk_weights[t, c] · expert_{e(t, c)}(x[t]))`, where
 /// choice `c` of token `t` goes to global expert `(t·k + c) / S` (the routing layout of
 /// [`hpmoe_host::moe`]), owned by rank `expert / E` as its local expert `expert % E`.
-pub fn reference(shape: &SharedMoe, inputs: &Inputs) -> Result<Vec<HostTensor>, String> {
+pub fn reference(shape: &SharedMoe, inputs: &Inputs) -> Result<Vec<HostTensor>, ExampleError> {
     shape.validate()?;
     let get = |name: &str, rank: u32| {
-        inputs.get(name, rank).map(HostTensor::to_f32).ok_or_else(|| format!("input `{name}` missing for rank {rank}"))
+        inputs
+            .get(name, rank)
+            .map(HostTensor::to_f32)
+            .ok_or_else(|| ExampleError::MissingInput { name: name.into(), rank })
     };
     let r = &shape.routed;
     let (h, i, k, t) = (r.hidden as usize, r.intermediate as usize, r.top_k as usize, r.tokens_per_rank as usize);
@@ -104,13 +70,13 @@ pub fn reference(shape: &SharedMoe, inputs: &Inputs) -> Result<Vec<HostTensor>, 
         let mut out = vec![0.0f32; t * h];
         for token in 0..t {
             let row = &x[token * h..(token + 1) * h];
-            let mut acc = ffn(row, &sw13, &sw2, si, s_cols);
+            let mut acc = expert_ffn(row, &sw13, &sw2, si, s_cols);
             for choice in 0..k {
                 let expert = (token * k + choice) / s;
                 let (owner, local) = (expert / e, expert % e);
                 let w13 = &w13[owner][local * h * 2 * i..(local + 1) * h * 2 * i];
                 let w2 = &w2[owner][local * i * h..(local + 1) * i * h];
-                let y = ffn(row, w13, w2, i, r.gmm1_cols as usize);
+                let y = expert_ffn(row, w13, w2, i, r.gmm1_cols as usize);
                 let w = weights[token * k + choice];
                 for (a, v) in acc.iter_mut().zip(&y) {
                     *a += v * w;

@@ -2,6 +2,7 @@
 //! expert's families and the fused final sum (see the [module docs](super)).
 
 use super::{SharedMoe, op};
+use crate::ExampleError;
 use hpmoe_core::model::{CoreKind, DType, Taskflow, TensorRef};
 
 /// The family of [`hpmoe_host::moe::MoeShape::taskflow`] this variant replaces.
@@ -14,27 +15,27 @@ pub const SHARED_FAMILIES: [&str; 3] = ["shared_gmm1", "shared_swiglu", "shared_
 pub const FINAL_SUM: &str = "weighted_sum_shared";
 
 /// A tensor the routed layer declared.
-fn declared(tf: &Taskflow, name: &str) -> Result<TensorRef, String> {
+fn declared(tf: &Taskflow, name: &str) -> Result<TensorRef, ExampleError> {
     match tf.tensor(name) {
         Some(t) => Ok(TensorRef { name: t.name.clone() }),
-        None => Err(format!("MoeShape's taskflow has no tensor `{name}`")),
+        None => Err(ExampleError::MissingPart { part: "tensor", name: name.into() }),
     }
 }
 
 impl SharedMoe {
     /// The taskflow, named `moe_ffn_shared`.
-    pub fn taskflow(&self) -> Result<Taskflow, String> {
+    pub fn taskflow(&self) -> Result<Taskflow, ExampleError> {
         self.validate()?;
-        let mut tf = self.routed.taskflow()?;
+        let mut tf = self.routed.taskflow().map_err(ExampleError::Shape)?;
         tf.name = "moe_ffn_shared".into();
         match tf.families.pop() {
             Some(f) if f.name == ROUTED_SUM => {}
             other => {
-                let last = other.map(|f| f.name);
-                return Err(format!("expected MoeShape's taskflow to end with `{ROUTED_SUM}`, found {last:?}"));
+                let found = other.map(|f| f.name);
+                return Err(ExampleError::UnexpectedLastFamily { expected: ROUTED_SUM, found });
             }
         }
-        tf.ops.register(op::spec()).map_err(|e| e.to_string())?;
+        tf.ops.register(op::spec()).map_err(ExampleError::DuplicateOp)?;
 
         let (t, h, k) = (self.routed.tokens_per_rank, self.routed.hidden, self.routed.top_k);
         let sum_rows = self.routed.sum_rows;

@@ -12,7 +12,8 @@
 use super::names::{distinct_identifiers, family_constants};
 use super::ops::{self, CallSite, MatmulGroup};
 use super::region::{self, ViewSpec, cpp_type};
-use super::{EmitError, EmitOptions, counted, expr};
+use super::{EmitOptions, counted, expr};
+use crate::error::{EmitError, EmitErrorKind, EmitErrors, EmitFault};
 use crate::flags::FlagPlan;
 use hpmoe_core::model::{CoreKind, DType, Guard, Taskflow, Var};
 use hpmoe_core::table::{CHECKED_CONSTANTS, CORE_WALK};
@@ -38,15 +39,21 @@ pub struct KernelParts<'a> {
     pub options: &'a EmitOptions,
 }
 
-/// Renders the kernel source and returns it with the Matmul groups it uses.
-pub fn render(parts: &KernelParts<'_>) -> Result<(String, Vec<MatmulGroup>), EmitError> {
+/// Renders the kernel source and returns it with the Matmul groups it uses; on failure, the
+/// errors of every family.
+pub fn render(parts: &KernelParts<'_>) -> Result<(String, Vec<MatmulGroup>), EmitErrors> {
     let tf = parts.tf;
     let mut groups = Vec::new();
     let family_consts = family_constants(tf.families.iter().map(|f| f.name.as_str()));
     let mut cases = Vec::new();
+    let mut errors = EmitErrors::default();
     for (fi, constant) in family_consts.iter().enumerate() {
-        cases.push(family_case(parts, fi, constant, &mut groups)?);
+        match family_case(parts, fi, constant, &mut groups) {
+            Ok(case) => cases.push(case),
+            Err(more) => errors.errors.extend(more),
+        }
     }
+    errors.into_result(())?;
     let mut out = String::new();
     preamble(&mut out, parts, &groups);
     let ns = format!("{}_kernel", parts.name);
@@ -249,12 +256,13 @@ fn run_fn(out: &mut String, cases: &[FamilyCode], kind: CoreKind) {
     out.push_str("                ctx.MarkBadTile();\n                return;\n        }\n    }\n");
 }
 
+/// One family's `case`, or the errors of each of its op calls and of its guard.
 fn family_case(
     parts: &KernelParts<'_>,
     fi: usize,
     constant: &str,
     groups: &mut Vec<MatmulGroup>,
-) -> Result<FamilyCode, EmitError> {
+) -> Result<FamilyCode, Vec<EmitError>> {
     let tf = parts.tf;
     let family = &tf.families[fi];
     let names = distinct_identifiers(family.grid.iter().map(|d| d.name.as_str()), &[]);
@@ -264,40 +272,26 @@ fn family_case(
     let last_put = family.body.iter().rposition(is_put);
     let mut used: Vec<Var> = Vec::new();
     let mut statements = Vec::new();
-    for (ci, call) in family.body.iter().enumerate() {
-        let fail = |message: String| EmitError::at(&tf.name, Some(&family.name), call.loc, message);
-        let spec = tf.ops.get(&call.op).ok_or_else(|| fail(format!("unknown op `{}`", call.op)))?;
-        if spec.params.len() != call.args.len() {
-            let takes = counted(spec.params.len() as u64, "argument", "arguments");
-            return Err(fail(format!("`{}` takes {takes}, got {}", call.op, call.args.len())));
+    let mut errors = Vec::new();
+    for ci in 0..family.body.len() {
+        match call_statement(parts, fi, ci, last_put == Some(ci), &names, groups) {
+            Ok((statement, vars)) => {
+                used.extend(vars);
+                statements.push(statement);
+            }
+            Err(e) => errors.extend(e),
         }
-        let mut views: Vec<ViewSpec> = Vec::new();
-        for r in &call.args {
-            let ti = tf
-                .tensors
-                .iter()
-                .position(|t| t.name == r.tensor)
-                .ok_or_else(|| fail(format!("unknown tensor `{}`", r.tensor)))?;
-            let v = region::view(&tf.tensors[ti], &parts.tensor_params[ti], r, &names)
-                .map_err(|m| EmitError::at(&tf.name, Some(&family.name), r.loc, m))?;
-            used.extend(v.vars());
-            views.push(v);
-        }
-        let pe = views.iter().find_map(|v| v.remote.as_ref()).map(|e| super::expr::cpp(e, &names));
-        let site = CallSite {
-            spec,
-            family: &family.name,
-            core: family.core,
-            last_put: last_put == Some(ci),
-            args: views.iter().map(|v| v.cpp(&names)).collect(),
-            pe,
-        };
-        let statement = ops::statement(&site, &views, &names, groups).map_err(fail)?;
-        let params: Vec<String> =
-            spec.params.iter().zip(&views).map(|(p, v)| format!("{} = {}", p.name, v.text)).collect();
-        statements.push(format!("// {}({})\n{statement}", call.op, params.join(", ")));
     }
-    let guard = family.guard.as_ref().map(|g| guard_condition(parts, fi, g, &names, &mut used)).transpose()?;
+    let guard = match family.guard.as_ref().map(|g| guard_condition(parts, fi, g, &names, &mut used)).transpose() {
+        Ok(guard) => guard,
+        Err(e) => {
+            errors.push(e);
+            None
+        }
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
     let mut text = String::new();
     let grid: Vec<&str> = family.grid.iter().map(|d| d.name.as_str()).collect();
     let _ = writeln!(
@@ -335,6 +329,61 @@ fn family_case(
     Ok(FamilyCode { kind: family.core, text })
 }
 
+/// Op call `ci` of family `fi` as a commented statement, with the variables its views use; or
+/// the call's errors (each region's that the backend cannot view, else the op's).
+fn call_statement(
+    parts: &KernelParts<'_>,
+    fi: usize,
+    ci: usize,
+    last_put: bool,
+    names: &[String],
+    groups: &mut Vec<MatmulGroup>,
+) -> Result<(String, Vec<Var>), Vec<EmitError>> {
+    let tf = parts.tf;
+    let family = &tf.families[fi];
+    let call = &family.body[ci];
+    let fail = |kind, message: String| vec![EmitFault::new(kind, message).at(&tf.name, &family.name, call.loc)];
+    let spec =
+        tf.ops.get(&call.op).ok_or_else(|| fail(EmitErrorKind::UnknownOp, format!("unknown op `{}`", call.op)))?;
+    if spec.params.len() != call.args.len() {
+        let takes = counted(spec.params.len() as u64, "argument", "arguments");
+        return Err(fail(
+            EmitErrorKind::ArityMismatch,
+            format!("`{}` takes {takes}, got {}", call.op, call.args.len()),
+        ));
+    }
+    let mut views: Vec<ViewSpec> = Vec::new();
+    let mut errors = Vec::new();
+    for r in &call.args {
+        let Some(ti) = tf.tensors.iter().position(|t| t.name == r.tensor) else {
+            let fault = EmitFault::new(EmitErrorKind::UnknownTensor, format!("unknown tensor `{}`", r.tensor));
+            errors.push(fault.at(&tf.name, &family.name, r.loc));
+            continue;
+        };
+        match region::view(&tf.tensors[ti], &parts.tensor_params[ti], r, names) {
+            Ok(v) => views.push(v),
+            Err(f) => errors.push(f.at(&tf.name, &family.name, r.loc)),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let used = views.iter().flat_map(ViewSpec::vars).collect();
+    let pe = views.iter().find_map(|v| v.remote.as_ref()).map(|e| expr::cpp(e, names));
+    let site = CallSite {
+        spec,
+        family: &family.name,
+        core: family.core,
+        last_put,
+        args: views.iter().map(|v| v.cpp(names)).collect(),
+        pe,
+    };
+    let statement =
+        ops::statement(&site, &views, names, groups).map_err(|f| vec![f.at(&tf.name, &family.name, call.loc)])?;
+    let params: Vec<String> = spec.params.iter().zip(&views).map(|(p, v)| format!("{} = {}", p.name, v.text)).collect();
+    Ok((format!("// {}({})\n{statement}", call.op, params.join(", ")), used))
+}
+
 /// The comment and the C++ condition of a family's `run_if_above` guard: the count, one `int32`
 /// element of a local tensor at an offset computed like a region's, read fresh from global memory
 /// (`hpmoe::ReadCount`), against the bound for the instance.
@@ -347,17 +396,18 @@ fn guard_condition(
 ) -> Result<(String, String), EmitError> {
     let tf = parts.tf;
     let family = &tf.families[fi];
-    let fail = |loc, message: String| EmitError::at(&tf.name, Some(&family.name), loc, message);
+    let fail = |kind, message: String| EmitFault::new(kind, message).at(&tf.name, &family.name, g.count.loc);
     let ti = tf
         .tensors
         .iter()
         .position(|t| t.name == g.count.tensor)
-        .ok_or_else(|| fail(g.count.loc, format!("unknown tensor `{}`", g.count.tensor)))?;
+        .ok_or_else(|| fail(EmitErrorKind::UnknownTensor, format!("unknown tensor `{}`", g.count.tensor)))?;
     let decl = &tf.tensors[ti];
-    let v = region::view(decl, &parts.tensor_params[ti], &g.count, names).map_err(|m| fail(g.count.loc, m))?;
+    let v = region::view(decl, &parts.tensor_params[ti], &g.count, names)
+        .map_err(|f| f.at(&tf.name, &family.name, g.count.loc))?;
     if v.dtype != DType::I32 || v.elements() != 1 || v.remote.is_some() {
         return Err(fail(
-            g.count.loc,
+            EmitErrorKind::BadGuardCount,
             format!("the count `{}` of `{}` is not one local i32 element", v.text, Guard::OP),
         ));
     }

@@ -18,12 +18,12 @@ pub mod names;
 pub mod ops;
 pub mod region;
 
+use crate::error::{EmitError, EmitErrorKind, EmitErrors};
 use crate::flags::FlagPlan;
 use crate::write::{WriteOutcome, write_if_changed};
 use hpmoe_core::Compiled;
-use hpmoe_core::model::{CoreKind, Loc, Taskflow};
+use hpmoe_core::model::{CoreKind, Taskflow};
 use hpmoe_core::table::ScheduleTable;
-use std::fmt;
 use std::path::Path;
 
 pub use ops::MatmulGroup;
@@ -39,39 +39,6 @@ fn counted(count: impl Into<u64>, one: &str, many: &str) -> String {
     let count = count.into();
     format!("{count} {}", if count == 1 { one } else { many })
 }
-
-/// A taskflow the backend cannot turn into a kernel, with the location of the offending
-/// declaration or op call when there is one.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EmitError {
-    pub taskflow: String,
-    pub family: Option<String>,
-    pub loc: Loc,
-    pub message: String,
-}
-
-impl EmitError {
-    pub fn at(taskflow: &str, family: Option<&str>, loc: Loc, message: impl Into<String>) -> Self {
-        EmitError { taskflow: taskflow.into(), family: family.map(Into::into), loc, message: message.into() }
-    }
-
-    /// An error about the options rather than a place in the taskflow.
-    pub fn plain(message: impl Into<String>) -> Self {
-        EmitError { taskflow: String::new(), family: None, loc: Loc::NONE, message: message.into() }
-    }
-}
-
-impl fmt::Display for EmitError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.family, self.taskflow.is_empty()) {
-            (Some(fam), _) => write!(f, "taskflow `{}`, tile `{fam}`: {}", self.taskflow, self.message),
-            (None, false) => write!(f, "taskflow `{}`: {}", self.taskflow, self.message),
-            (None, true) => f.write_str(&self.message),
-        }
-    }
-}
-
-impl std::error::Error for EmitError {}
 
 /// How to emit. (Which dependencies use hardware flags is decided when the taskflow is compiled:
 /// [`hpmoe_core::CompileOptions`].)
@@ -131,21 +98,21 @@ impl KernelFiles {
 }
 
 /// Emits the kernel of a compiled taskflow with the default options.
-pub fn emit(tf: &Taskflow, compiled: &Compiled) -> Result<KernelFiles, EmitError> {
+pub fn emit(tf: &Taskflow, compiled: &Compiled) -> Result<KernelFiles, EmitErrors> {
     emit_with(tf, compiled, &EmitOptions::default())
 }
 
 /// The kernel's C++ source alone, as [`emit`] writes it to `NAME.cpp` (for a macro that embeds
 /// it as a `&'static str`).
-pub fn kernel_source(tf: &Taskflow, compiled: &Compiled) -> Result<String, EmitError> {
+pub fn kernel_source(tf: &Taskflow, compiled: &Compiled) -> Result<String, EmitErrors> {
     emit(tf, compiled).map(|k| k.cpp)
 }
 
-/// Emits the kernel of a compiled taskflow.
-pub fn emit_with(tf: &Taskflow, compiled: &Compiled, options: &EmitOptions) -> Result<KernelFiles, EmitError> {
+/// Emits the kernel of a compiled taskflow; on failure, every error of every tile.
+pub fn emit_with(tf: &Taskflow, compiled: &Compiled, options: &EmitOptions) -> Result<KernelFiles, EmitErrors> {
     let name = names::identifier(&tf.name);
     let prefix = format!("{}_", names::constant_name(&tf.name));
-    check_aic_signals(tf, compiled)?;
+    let mut errors = EmitErrors { errors: aic_remote_signals(tf, compiled) };
     let tensor_params = names::distinct_identifiers(tf.tensors.iter().map(|t| t.name.as_str()), &kernel::FIXED_PARAMS);
 
     // The table and its flag plan come from compilation (hpmoe_core::compile_with): one table per
@@ -156,7 +123,14 @@ pub fn emit_with(tf: &Taskflow, compiled: &Compiled, options: &EmitOptions) -> R
     let flags_bin = compiled.flags_bin.clone();
 
     let parts = kernel::KernelParts { tf, name: &name, prefix: &prefix, tensor_params: &tensor_params, plan, options };
-    let (cpp, matmul_groups) = kernel::render(&parts)?;
+    let (cpp, matmul_groups) = match kernel::render(&parts) {
+        Ok(rendered) if errors.errors.is_empty() => rendered,
+        Ok(_) => return Err(errors),
+        Err(more) => {
+            errors.errors.extend(more.errors);
+            return Err(errors);
+        }
+    };
     let header = header::render(&header::HeaderParts {
         tf,
         name: &name,
@@ -180,20 +154,29 @@ pub fn emit_with(tf: &Taskflow, compiled: &Compiled, options: &EmitOptions) -> R
 }
 
 /// AIC tiles never write another rank's memory, so they never signal another rank: the runtime
-/// sends their signals with a local atomic only. A table that says otherwise is refused.
-fn check_aic_signals(tf: &Taskflow, compiled: &Compiled) -> Result<(), EmitError> {
+/// sends their signals with a local atomic only. A table that says otherwise is refused, once
+/// per offending family.
+fn aic_remote_signals(tf: &Taskflow, compiled: &Compiled) -> Vec<EmitError> {
     let exp = &compiled.expanded;
-    for n in 0..exp.nodes() as u32 {
-        if exp.core_kind(n) == CoreKind::Aic && compiled.sync.signals(n).iter().any(|s| s.rank != exp.space.rank_of(n))
-        {
-            let family = &tf.families[exp.space.family_of(n)];
-            return Err(EmitError::at(
-                &tf.name,
-                Some(&family.name),
-                family.loc,
-                "an AIC tile signals another rank; only puts (AIV) may",
-            ));
-        }
-    }
-    Ok(())
+    let mut families: Vec<usize> = (0..exp.nodes() as u32)
+        .filter(|&n| {
+            exp.core_kind(n) == CoreKind::Aic && compiled.sync.signals(n).iter().any(|s| s.rank != exp.space.rank_of(n))
+        })
+        .map(|n| exp.space.family_of(n))
+        .collect();
+    families.sort_unstable();
+    families.dedup();
+    families
+        .into_iter()
+        .map(|fi| {
+            let family = &tf.families[fi];
+            EmitError {
+                kind: EmitErrorKind::RemoteSignalFromAic,
+                taskflow: tf.name.clone(),
+                family: Some(family.name.clone()),
+                loc: family.loc,
+                message: "an AIC tile signals another rank; only puts (AIV) may".into(),
+            }
+        })
+        .collect()
 }

@@ -8,6 +8,7 @@
 //! and `rank` (`int64_t`, only where the tile's regions mention RANK) are in scope.
 
 use super::region::ViewSpec;
+use crate::error::{EmitErrorKind as Kind, EmitFault};
 use hpmoe_core::model::{BuiltinOp, CoreKind, DType, OpKind, OpSpec};
 
 /// One Matmul object of the AIC: a combination of element types, and the largest tile of the
@@ -52,7 +53,8 @@ pub fn statement(
     views: &[ViewSpec],
     names: &[String],
     groups: &mut Vec<MatmulGroup>,
-) -> Result<String, String> {
+) -> Result<String, EmitFault> {
+    let fault = EmitFault::new;
     let op = match &site.spec.kind {
         OpKind::Builtin(op) => *op,
         OpKind::User { emit: Some(template) } => {
@@ -65,9 +67,12 @@ pub fn statement(
             return Ok(text);
         }
         OpKind::User { emit: None } => {
-            return Err(format!(
-                "op `{}` has no AscendC emission: give it an `emit` template (e.g. `emit = \"MyOp(vec, {{dst}}, {{src}})\"`)",
-                site.spec.name
+            return Err(fault(
+                Kind::NoEmission,
+                format!(
+                    "op `{}` has no AscendC emission: give it an `emit` template (e.g. `emit = \"MyOp(vec, {{dst}}, {{src}})\"`)",
+                    site.spec.name
+                ),
             ));
         }
     };
@@ -77,7 +82,10 @@ pub fn statement(
         if v[i].dtype == v[j].dtype {
             Ok(())
         } else {
-            Err(format!("`{}` is {} but `{}` is {}", v[i].text, v[i].dtype.name(), v[j].text, v[j].dtype.name()))
+            Err(fault(
+                Kind::DTypeMismatch,
+                format!("`{}` is {} but `{}` is {}", v[i].text, v[i].dtype.name(), v[j].text, v[j].dtype.name()),
+            ))
         }
     };
     let name = op.name();
@@ -85,9 +93,12 @@ pub fn statement(
         BuiltinOp::Matmul => {
             let (m, k, n) = (v[2].rows, v[0].cols, v[2].cols);
             if v[0].rows != m || v[1].rows != k || v[1].cols != n {
-                return Err(format!(
-                    "matmul shapes do not multiply: a `{}` is {}x{}, b `{}` is {}x{}, c `{}` is {}x{}",
-                    v[0].text, v[0].rows, v[0].cols, v[1].text, v[1].rows, v[1].cols, v[2].text, m, n
+                return Err(fault(
+                    Kind::ShapeMismatch,
+                    format!(
+                        "matmul shapes do not multiply: a `{}` is {}x{}, b `{}` is {}x{}, c `{}` is {}x{}",
+                        v[0].text, v[0].rows, v[0].cols, v[1].text, v[1].rows, v[1].cols, v[2].text, m, n
+                    ),
                 ));
             }
             same_dtype(0, 1)?;
@@ -95,7 +106,8 @@ pub fn statement(
             let ok = matches!(ta, DType::Bf16 | DType::F16 | DType::F32) && (tc == DType::F32 || tc == ta)
                 || ta == DType::I8 && matches!(tc, DType::I32 | DType::F16 | DType::I8);
             if !ok {
-                return Err(format!("the Matmul API does not compute {} x {} -> {}", ta.name(), ta.name(), tc.name()));
+                let types = format!("{} x {} -> {}", ta.name(), ta.name(), tc.name());
+                return Err(fault(Kind::UnsupportedDType, format!("the Matmul API does not compute {types}")));
             }
             let index = match groups.iter().position(|g| (g.a, g.b, g.c) == (ta, v[1].dtype, tc)) {
                 Some(i) => i,
@@ -116,7 +128,9 @@ pub fn statement(
         BuiltinOp::Put => {
             same_dtype(0, 1)?;
             let (src, dst) = pair_shapes(&v[0], &v[1], names)?;
-            let pe = site.pe.clone().ok_or("a put's destination must be a region `.on(rank)`")?;
+            let pe = site.pe.clone().ok_or_else(|| {
+                fault(Kind::PutWithoutRank, "a put's destination must be a region `.on(rank)`".into())
+            })?;
             let signal = if site.last_put { "hpmoe::kCarriesSignal" } else { "hpmoe::kDataOnly" };
             Ok(format!("hpmoe::Put(ctx,\n    {src},\n    {dst},\n    {pe},\n    {signal});"))
         }
@@ -133,9 +147,12 @@ pub fn statement(
         BuiltinOp::Zero => Ok(format!("hpmoe::Zero(vec,\n    {});", a(0))),
         BuiltinOp::Swiglu => {
             if v[0].rows != v[1].rows || v[0].cols != 2 * v[1].cols {
-                return Err(format!(
-                    "swiglu: `{}` ({}x{}) must have the rows of `{}` ({}x{}) and twice its columns",
-                    v[0].text, v[0].rows, v[0].cols, v[1].text, v[1].rows, v[1].cols
+                return Err(fault(
+                    Kind::ShapeMismatch,
+                    format!(
+                        "swiglu: `{}` ({}x{}) must have the rows of `{}` ({}x{}) and twice its columns",
+                        v[0].text, v[0].rows, v[0].cols, v[1].text, v[1].rows, v[1].cols
+                    ),
                 ));
             }
             float_type(&v[0])?;
@@ -144,7 +161,11 @@ pub fn statement(
         }
         BuiltinOp::ScaleRows | BuiltinOp::Dequantize => {
             if (v[0].rows, v[0].cols) != (v[2].rows, v[2].cols) {
-                return Err(format!("{name}: `{}` and `{}` must have the same rows and columns", v[0].text, v[2].text));
+                let (a, c) = (&v[0].text, &v[2].text);
+                return Err(fault(
+                    Kind::ShapeMismatch,
+                    format!("{name}: `{a}` and `{c}` must have the same rows and columns"),
+                ));
             }
             per_row(&v[1], v[0].rows, name)?;
             float_type(&v[2])?;
@@ -153,15 +174,19 @@ pub fn statement(
         BuiltinOp::WeightedAccumulate => {
             let (src, w, dst) = (&v[0], &v[1], &v[2]);
             if src.cols != dst.cols || dst.rows == 0 || src.rows % dst.rows != 0 {
-                return Err(format!(
-                    "weighted_accumulate: `{}` ({}x{}) must have k times the rows of `{}` ({}x{}) and its columns",
-                    src.text, src.rows, src.cols, dst.text, dst.rows, dst.cols
+                return Err(fault(
+                    Kind::ShapeMismatch,
+                    format!(
+                        "weighted_accumulate: `{}` ({}x{}) must have k times the rows of `{}` ({}x{}) and its columns",
+                        src.text, src.rows, src.cols, dst.text, dst.rows, dst.cols
+                    ),
                 ));
             }
             let k = src.rows / dst.rows;
             if k > u64::from(crate::emit::TILE_ELEMS) {
-                return Err(format!(
-                    "weighted_accumulate: k = {k} rows per output row; the backend handles at most 4096"
+                return Err(fault(
+                    Kind::TooManyRows,
+                    format!("weighted_accumulate: k = {k} rows per output row; the backend handles at most 4096"),
                 ));
             }
             per_row(w, src.rows, name)?;
@@ -170,26 +195,27 @@ pub fn statement(
         BuiltinOp::GatherWeightedAccumulate => {
             let (table, index, w, dst) = (&v[0], &v[1], &v[2], &v[3]);
             if index.dtype != DType::I32 {
-                return Err(format!(
-                    "{name}: the row indices `{}` must be i32, not {}",
-                    index.text,
-                    index.dtype.name()
+                return Err(fault(
+                    Kind::UnsupportedDType,
+                    format!("{name}: the row indices `{}` must be i32, not {}", index.text, index.dtype.name()),
                 ));
             }
             if table.cols != dst.cols {
                 let (t, d) = (&table.text, &dst.text);
-                return Err(format!(
-                    "{name}: the table `{t}` ({} columns) and `{d}` ({}) differ",
-                    table.cols, dst.cols
+                return Err(fault(
+                    Kind::ShapeMismatch,
+                    format!("{name}: the table `{t}` ({} columns) and `{d}` ({}) differ", table.cols, dst.cols),
                 ));
             }
             if index.rows != dst.rows {
                 let (i, d) = (&index.text, &dst.text);
-                return Err(format!("{name}: `{i}` needs one row of indices per row of `{d}` ({})", dst.rows));
+                let message = format!("{name}: `{i}` needs one row of indices per row of `{d}` ({})", dst.rows);
+                return Err(fault(Kind::ShapeMismatch, message));
             }
             let k = index.cols;
             if k > u64::from(crate::emit::TILE_ELEMS) {
-                return Err(format!("{name}: k = {k} choices per output row; the backend handles at most 4096"));
+                let message = format!("{name}: k = {k} choices per output row; the backend handles at most 4096");
+                return Err(fault(Kind::TooManyRows, message));
             }
             per_row(w, index.elements(), name)?;
             Ok(format!(
@@ -202,12 +228,13 @@ pub fn statement(
         }
         BuiltinOp::Quantize => {
             if v[1].dtype != DType::I8 {
-                return Err(format!("quantize: `{}` must be i8", v[1].text));
+                return Err(fault(Kind::UnsupportedDType, format!("quantize: `{}` must be i8", v[1].text)));
             }
             if (v[0].rows, v[0].cols) != (v[1].rows, v[1].cols) {
-                return Err(format!(
-                    "quantize: `{}` and `{}` must have the same rows and columns",
-                    v[0].text, v[1].text
+                let (a, b) = (&v[0].text, &v[1].text);
+                return Err(fault(
+                    Kind::ShapeMismatch,
+                    format!("quantize: `{a}` and `{b}` must have the same rows and columns"),
                 ));
             }
             float_type(&v[0])?;
@@ -220,39 +247,45 @@ pub fn statement(
 
 /// Two regions of equal element count: as they are when their shapes agree, else both flattened
 /// (which needs both contiguous).
-fn pair_shapes(src: &ViewSpec, dst: &ViewSpec, names: &[String]) -> Result<(String, String), String> {
+fn pair_shapes(src: &ViewSpec, dst: &ViewSpec, names: &[String]) -> Result<(String, String), EmitFault> {
     if (src.rows, src.cols) == (dst.rows, dst.cols) {
         return Ok((src.cpp(names), dst.cpp(names)));
     }
     if src.elements() == dst.elements() && src.contiguous() && dst.contiguous() {
         return Ok((src.flattened().cpp(names), dst.flattened().cpp(names)));
     }
-    Err(format!(
-        "`{}` ({}x{}) and `{}` ({}x{}) differ in shape and are not both contiguous",
-        src.text, src.rows, src.cols, dst.text, dst.rows, dst.cols
+    Err(EmitFault::new(
+        Kind::ShapeMismatch,
+        format!(
+            "`{}` ({}x{}) and `{}` ({}x{}) differ in shape and are not both contiguous",
+            src.text, src.rows, src.cols, dst.text, dst.rows, dst.cols
+        ),
     ))
 }
 
 /// One element per row, contiguous.
-fn per_row(v: &ViewSpec, rows: u64, op: &str) -> Result<(), String> {
+fn per_row(v: &ViewSpec, rows: u64, op: &str) -> Result<(), EmitFault> {
     if v.elements() != rows || !v.contiguous() {
-        return Err(format!("{op}: `{}` must be {rows} contiguous elements, one per row", v.text));
+        let message = format!("{op}: `{}` must be {rows} contiguous elements, one per row", v.text);
+        return Err(EmitFault::new(Kind::ShapeMismatch, message));
     }
     Ok(())
 }
 
-fn float_type(v: &ViewSpec) -> Result<(), String> {
+/// A bf16, f16 or f32 view.
+fn float_type(v: &ViewSpec) -> Result<(), EmitFault> {
     if matches!(v.dtype, DType::Bf16 | DType::F16 | DType::F32) {
         Ok(())
     } else {
-        Err(format!("`{}` must be bf16, f16 or f32", v.text))
+        Err(EmitFault::new(Kind::UnsupportedDType, format!("`{}` must be bf16, f16 or f32", v.text)))
     }
 }
 
 /// Replaces each `{name}` of `template` by its argument; `{{` and `}}` are literal braces. An
 /// argument that follows `(` or `,` goes on a new line indented by 4, the way the built-in calls
 /// are wrapped: `F(vec, {dst})` becomes `F(vec,\n    <view>)`.
-pub fn expand_template(template: &str, args: &[(&str, &str)]) -> Result<String, String> {
+pub fn expand_template(template: &str, args: &[(&str, &str)]) -> Result<String, EmitFault> {
+    let bad = |message: String| EmitFault::new(Kind::BadTemplate, message);
     let mut out = String::new();
     let mut chars = template.chars().peekable();
     while let Some(c) = chars.next() {
@@ -277,10 +310,12 @@ pub fn expand_template(template: &str, args: &[(&str, &str)]) -> Result<String, 
                         }
                         out.push_str(value);
                     }
-                    None => return Err(format!("the emission template names `{{{name}}}`, which is no parameter")),
+                    None => {
+                        return Err(bad(format!("the emission template names `{{{name}}}`, which is no parameter")));
+                    }
                 }
             }
-            '}' => return Err("unmatched `}` in the emission template".into()),
+            '}' => return Err(bad("unmatched `}` in the emission template".into())),
             c => out.push(c),
         }
     }
@@ -297,7 +332,9 @@ mod tests {
         assert_eq!(expand_template("F(vec, {dst}, {src}) {{x}}", &args).unwrap(), "F(vec,\n    D,\n    S) {x}");
         assert_eq!(expand_template("F({dst}.Flat())", &args).unwrap(), "F(\n    D.Flat())");
         assert_eq!(expand_template("F(vec, 2 * {src})", &args).unwrap(), "F(vec, 2 * S)");
-        assert!(expand_template("F({other})", &args).unwrap_err().contains("`{other}`"));
-        assert!(expand_template("F(})", &args).is_err());
+        let unknown = expand_template("F({other})", &args).unwrap_err();
+        assert_eq!(unknown.kind, Kind::BadTemplate);
+        assert!(unknown.message.contains("`{other}`"), "{}", unknown.message);
+        assert_eq!(expand_template("F(})", &args).unwrap_err().kind, Kind::BadTemplate);
     }
 }

@@ -9,6 +9,7 @@
 //! fifth), and the backend reports it.
 
 use super::expr;
+use crate::error::{EmitErrorKind, EmitFault};
 use hpmoe_core::model::{Affine, DType, RankSel, Region, TensorDecl, Var};
 use std::fmt::Write;
 
@@ -106,14 +107,14 @@ pub fn cpp_type(d: DType) -> &'static str {
 
 /// The view of `region` of `tensor` (whose kernel field is `param`); `names` are the family's
 /// grid variables. Errors name what does not fit.
-pub fn view(tensor: &TensorDecl, param: &str, region: &Region, names: &[String]) -> Result<ViewSpec, String> {
+pub fn view(tensor: &TensorDecl, param: &str, region: &Region, names: &[String]) -> Result<ViewSpec, EmitFault> {
     let shape = &tensor.shape;
     let n = shape.len();
     let len = |k: usize| region.dims.get(k).map_or(shape[k], |d| d.len);
     let start = |k: usize| region.dims.get(k).map_or_else(|| Affine::constant(0), |d| d.start.clone());
     let text = region_text(tensor, region, names);
     if n == 0 {
-        return Err(format!("`{text}`: a tensor without dimensions"));
+        return Err(EmitFault::new(EmitErrorKind::UnstridedRegion, format!("`{text}`: a tensor without dimensions")));
     }
     let cols = len(n - 1);
     let ld = shape[n - 1];
@@ -121,18 +122,22 @@ pub fn view(tensor: &TensorDecl, param: &str, region: &Region, names: &[String])
     if let Some(first) = (0..n - 1).find(|&k| len(k) > 1)
         && let Some(q) = (first + 1..n - 1).find(|&q| len(q) != shape[q])
     {
-        return Err(format!(
-            "`{text}` is not a strided matrix: dimension {first} spans several indices, so dimension {q} \
+        return Err(EmitFault::new(
+            EmitErrorKind::UnstridedRegion,
+            format!(
+                "`{text}` is not a strided matrix: dimension {first} spans several indices, so dimension {q} \
              (extent {}) must be taken whole, not {} of it; the AscendC backend passes every region as rows \
              of one stride",
-            shape[q],
-            len(q)
+                shape[q],
+                len(q)
+            ),
         ));
     }
     let fits = |v: u64| v <= u64::from(u32::MAX);
     if !fits(rows) || !fits(cols) || !fits(ld) || !fits(rows.saturating_mul(cols)) {
-        return Err(format!(
-            "`{text}` has {rows} x {cols} elements (row stride {ld}); the backend's views hold 2^32 - 1"
+        return Err(EmitFault::new(
+            EmitErrorKind::RegionTooLarge,
+            format!("`{text}` has {rows} x {cols} elements (row stride {ld}); the backend's views hold 2^32 - 1"),
         ));
     }
     let mut offset = Affine::constant(0);
@@ -212,7 +217,7 @@ mod tests {
         assert_eq!((v.rows, v.cols, v.ld), (256, 8, 64));
         assert!(!v.contiguous());
         let r = Region::whole("t").slice(0, 2).slice(0, 4);
-        assert!(view(&t, "t", &r, &names).unwrap_err().contains("not a strided matrix"));
+        assert_eq!(view(&t, "t", &r, &names).unwrap_err().kind, EmitErrorKind::UnstridedRegion);
         let r = Region::whole("t").slice(0, 2);
         let v = view(&t, "t", &r, &names).unwrap();
         assert_eq!((v.rows, v.cols, v.ld, v.contiguous()), (512, 64, 64, true));

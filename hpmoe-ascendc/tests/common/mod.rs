@@ -30,7 +30,10 @@ pub fn gxx() -> Option<SyntaxCheck> {
 pub fn assert_rejected(check: &SyntaxCheck, file: &std::path::Path, expected: &str) {
     match check.run(file) {
         Ok(()) => panic!("{} was accepted, expected an error containing {expected:?}", file.display()),
-        Err(out) => assert!(out.contains(expected), "expected {expected:?} in:\n{out}"),
+        Err(hpmoe_ascendc::error::ToolkitError::CompileFailed { output, .. }) => {
+            assert!(output.contains(expected), "expected {expected:?} in:\n{output}")
+        }
+        Err(other) => panic!("{} was not checked: {other}", file.display()),
     }
 }
 

@@ -24,7 +24,7 @@
 //! assert_eq!(compiled.table.entries().len(), 4 * 2);
 //! ```
 //!
-//! Stages: [`ast`] sorts the body's items; [`attr`] reads the attributes (darling);
+//! Stages: [`include`] reads the files a body includes; [`ast`] sorts the body's items; [`attr`] reads the attributes (darling);
 //! [`consts`] evaluates compile-time integers; the lowering (`lower`, `index`, `region`,
 //! `op`) builds the IR; [`Frontend::compile`] runs the checks and the pipeline and maps
 //! every [`crate::Diagnostic`] back to its tokens through [`spans::Spans`].
@@ -33,6 +33,7 @@ pub mod ast;
 pub mod attr;
 pub mod consts;
 mod file;
+pub mod include;
 mod index;
 pub mod input_bounds;
 mod lower;
@@ -40,7 +41,7 @@ mod op;
 mod region;
 pub mod spans;
 
-pub use file::{parse_file, render_error};
+pub use file::{error_positions, parse_file, parse_file_in, position, render_error};
 pub use lower::Poison;
 pub use op::placeholders;
 
@@ -49,6 +50,7 @@ use crate::schedule::CostModel;
 use crate::{Compiled, resolve};
 use proc_macro2::TokenStream;
 use spans::Spans;
+use std::path::{Path, PathBuf};
 use syn::{Ident, ItemFn};
 
 /// A `#[tile]` function of the body that lowered to a tile family.
@@ -85,22 +87,39 @@ pub struct Frontend {
     pub errors: Vec<syn::Error>,
     /// Declarations that failed: their uses are left out of the IR.
     pub poison: Poison,
+    /// The files the body includes ([`include`]), in order.
+    pub includes: Vec<PathBuf>,
 }
 
-/// Reads a `#[taskflow(args)]` function. Fails only when `item` is not a function, or is
-/// beyond the input bounds of [`guard`].
+/// Reads a `#[taskflow(args)]` function whose file's folder is not known (an `include!` in
+/// its body is an error). Fails only when `item` is not a function, or is beyond the input
+/// bounds of [`input_bounds`].
 pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Frontend> {
+    parse_in(None, args, item)
+}
+
+/// [`parse`] for a function of a file in folder `dir`, against which the body's `include!`s
+/// are resolved.
+pub fn parse_in(dir: Option<&Path>, args: TokenStream, item: TokenStream) -> syn::Result<Frontend> {
     input_bounds::check_tokens(&args)?;
     input_bounds::check_tokens(&item)?;
     let item: ItemFn = syn::parse2(item)
         .map_err(|e| syn::Error::new(e.span(), "`#[taskflow]` applies to a function: `fn name() { .. }`"))?;
-    Ok(lower(args, item))
+    Ok(lower_in(dir, args, item))
 }
 
-/// Lowers a parsed function given its attribute's arguments.
+/// Lowers a parsed function given its attribute's arguments (its file's folder unknown).
 pub fn lower(args: TokenStream, item: ItemFn) -> Frontend {
+    lower_in(None, args, item)
+}
+
+/// [`lower`], resolving the body's `include!`s against `dir`.
+pub fn lower_in(dir: Option<&Path>, args: TokenStream, mut item: ItemFn) -> Frontend {
+    let (includes, include_errors) = include::splice(&mut item, dir);
     let l = lower::Lower::run(args, &item);
-    Frontend { item, taskflow: l.tf, spans: l.spans, tiles: l.tiles, ops: l.ops, errors: l.errors, poison: l.poison }
+    let mut errors = include_errors;
+    errors.extend(l.errors);
+    Frontend { item, taskflow: l.tf, spans: l.spans, tiles: l.tiles, ops: l.ops, errors, poison: l.poison, includes }
 }
 
 impl Frontend {

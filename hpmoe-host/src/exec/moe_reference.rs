@@ -142,10 +142,12 @@ fn slot_position(shape: &MoeShape, slot: i32, counts: &[i32]) -> Result<Option<u
     }
 }
 
-/// One expert's FFN on one row `x` (length H): `y = bf16(bf16(swiglu(bf16(x · w13))) · w2)`
-/// with `w13` laid out `[gate | up]` per GMM1 column block.
-fn expert_ffn(shape: &MoeShape, x: &[f32], w13: &[f32], w2: &[f32]) -> Vec<f32> {
-    let (h, i, n1) = (shape.hidden as usize, shape.intermediate as usize, shape.gmm1_cols as usize);
+/// One expert's FFN on one row `x` (length H): `y = bf16(bf16(swiglu(bf16(x · w13))) · w2)`,
+/// where `w13` is `[H, 2·i]` with gate and up columns laid out `[gate | up]` per block of `n1`
+/// columns (GMM1's tile) and `w2` is `[i, H]`; each sum runs over the inner dimension ascending
+/// from +0 in FP32. Shared by the references of every layer built on this one.
+pub fn expert_ffn(x: &[f32], w13: &[f32], w2: &[f32], i: usize, n1: usize) -> Vec<f32> {
+    let h = x.len();
     let bf = |v: f32| round_to(DType::Bf16, v);
     let gate_up: Vec<f32> = (0..2 * i)
         .map(|col| {
@@ -231,7 +233,7 @@ pub fn moe_reference(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<HostTensor
                 let (owner, local) = (expert / e, expert % e);
                 let w13 = &w13[owner][local * h * 2 * i..(local + 1) * h * 2 * i];
                 let w2 = &w2[owner][local * i * h..(local + 1) * i * h];
-                let y = expert_ffn(shape, &xs[slot * h..(slot + 1) * h], w13, w2);
+                let y = expert_ffn(&xs[slot * h..(slot + 1) * h], w13, w2, i, shape.gmm1_cols as usize);
                 let w = weights[token * k + choice];
                 for (a, v) in acc.iter_mut().zip(&y) {
                     *a += v * w;

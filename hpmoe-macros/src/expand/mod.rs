@@ -16,10 +16,11 @@ use hpmoe_core::certify::certify_compiled;
 use hpmoe_core::syntax::{self, Frontend};
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
+use std::path::Path;
 
-/// Expands `#[taskflow(args)] item`.
-pub fn taskflow(args: TokenStream, item: TokenStream) -> TokenStream {
-    let fe = match syntax::parse(args, item.clone()) {
+/// Expands `#[taskflow(args)] item` of a file in folder `dir` (when the compiler tells it).
+pub fn taskflow(dir: Option<&Path>, args: TokenStream, item: TokenStream) -> TokenStream {
+    let fe = match syntax::parse_in(dir, args, item.clone()) {
         Ok(fe) => fe,
         // Not a function (or beyond the input bounds): nothing to rewrite.
         Err(e) => {
@@ -29,14 +30,25 @@ pub fn taskflow(args: TokenStream, item: TokenStream) -> TokenStream {
     };
     // The one plan of the taskflow: the cost model and flags `hpmoe_ascendc::Build` and the main
     // job use too, so the embedded table, flag plan and kernel agree with theirs.
+    let tracked = included(&fe);
     match fe.plan(&hpmoe_core::PlanOptions::default()).and_then(|compiled| certified(&fe, compiled)) {
-        Ok(compiled) => kept::function(&fe, Some(program::program(&fe, &compiled))),
+        Ok(compiled) => {
+            let kept = kept::function(&fe, Some(program::program(&fe, &compiled)));
+            quote!(#kept #tracked)
+        }
         Err(errors) => {
             let kept = kept::function(&fe, None);
             let errors = errors.to_compile_error();
-            quote!(#kept #errors)
+            quote!(#kept #tracked #errors)
         }
     }
+}
+
+/// One `include_bytes!` per file the body includes: the macro read them, and this makes the
+/// compiler rebuild the crate when one changes (a proc-macro cannot declare inputs otherwise).
+fn included(fe: &Frontend) -> TokenStream {
+    let paths = fe.includes.iter().map(|p| p.display().to_string());
+    quote!(#(const _: &[u8] = ::core::include_bytes!(#paths);)*)
 }
 
 /// `compiled`, once the certificate check passes its table and flag plan; else a compile error
@@ -131,6 +143,7 @@ mod snapshot {
     #[test]
     fn small_taskflow() {
         let out = taskflow(
+            None,
             quote!(profile = small(1), ranks = 2),
             quote! {
                 /// Sends each rank's rows to the next rank, which doubles the blocks holding rows.
@@ -163,6 +176,7 @@ mod snapshot {
     #[test]
     fn on_error_the_function_is_kept_beside_the_errors() {
         let out = taskflow(
+            None,
             quote!(profile = small(1), ranks = 2),
             quote! {
                 fn broken() {
@@ -236,6 +250,7 @@ mod timing {
     #[ignore = "a measurement; run in release"]
     fn expansion_time_of_the_deepseek_layer() {
         let file: syn::File = syn::parse_str(include_str!("../../../examples/examples/moe_ffn_dsl.rs")).unwrap();
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/examples");
         for name in ["moe_ffn", "moe_ffn_natural"] {
             let mut f = file
                 .items
@@ -250,14 +265,14 @@ mod timing {
             let item = quote::ToTokens::to_token_stream(&f);
             for _ in 0..3 {
                 let t = Instant::now();
-                let out = super::taskflow(args.tokens.clone(), item.clone());
+                let out = super::taskflow(Some(&dir), args.tokens.clone(), item.clone());
                 let whole = t.elapsed();
                 let text = out.to_string();
                 assert!(!text.contains("compile_error"));
 
                 // The same stages one by one.
                 let t = Instant::now();
-                let fe = hpmoe_core::syntax::parse(args.tokens.clone(), item.clone()).unwrap();
+                let fe = hpmoe_core::syntax::parse_in(Some(&dir), args.tokens.clone(), item.clone()).unwrap();
                 let parse = t.elapsed();
                 let t = Instant::now();
                 let compiled = fe.plan(&hpmoe_core::PlanOptions::default()).unwrap();
@@ -301,7 +316,7 @@ mod timing {
                 );
             }
             // Of that, the certificate check of the plan.
-            let fe = hpmoe_core::syntax::parse(args.tokens.clone(), item.clone()).unwrap();
+            let fe = hpmoe_core::syntax::parse_in(Some(&dir), args.tokens.clone(), item.clone()).unwrap();
             let compiled = fe.plan(&hpmoe_core::PlanOptions::default()).unwrap();
             for _ in 0..3 {
                 let compiled = compiled.clone();

@@ -1,7 +1,8 @@
 //! The MoE-FFN layer of `hpmoe_host::moe` (dispatch → GMM1 → SwiGLU → GMM2 → combine →
-//! weighted sum) at its tiny size, written in the DSL: the macro's IR must have the same
-//! structure as the builder's, and the host form of every tile must call its ops on the
-//! regions the IR gives for each instance on each rank.
+//! weighted sum) at its tiny size, in the DSL: the layout of `examples/dsl/moe_ffn.rs`, which
+//! the DeepSeek-V3 example includes too. The macro's IR must have the same structure as the
+//! builder's, and the host form of every tile must call its ops on the regions the IR gives
+//! for each instance on each rank.
 
 use hpmoe_core::dsl::*;
 use hpmoe_core::model::{Affine, RankSel, Taskflow};
@@ -14,58 +15,11 @@ fn moe_ffn() {
     const INTER: u64 = 16;
     const EXPERTS: u64 = 2 * RANKS;
     const TOP_K: u64 = 2;
-    const E: u64 = EXPERTS / RANKS;
-    const R: u64 = T * TOP_K * RANKS / EXPERTS;
-    const S: u64 = R / RANKS;
-    const SENT: u64 = RANKS * E * S;
     const B: u64 = 4;
     const N1: u64 = 16;
     const N2: u64 = 16;
     const SUM: u64 = 8;
-
-    const XS: Tensor<Bf16> = input([SENT, HIDDEN]);
-    const W13: Tensor<Bf16> = input([E, HIDDEN, 2 * INTER]);
-    const W2: Tensor<Bf16> = input([E, INTER, HIDDEN]);
-    const TOPK_WEIGHTS: Tensor<F32> = input([T, TOP_K]);
-    const RECV: Tensor<Bf16> = symmetric([E, R, HIDDEN]);
-    const H: Tensor<Bf16> = scratch([E, R, 2 * INTER]);
-    const ACT: Tensor<Bf16> = scratch([E, R, INTER]);
-    const Y: Tensor<Bf16> = scratch([E, R, HIDDEN]);
-    const BACK: Tensor<Bf16> = symmetric([SENT, HIDDEN]);
-    const OUT: Tensor<Bf16> = output([T, HIDDEN]);
-
-    #[tile(aiv, grid(dst in 0..RANKS, e in 0..E, b in 0..S / B))]
-    fn dispatch(dst: Idx, e: Idx, b: Idx) {
-        put(XS.slice((dst * E + e) * S + b * B, B), RECV.on(dst).at(e).slice(RANK * S + b * B, B));
-    }
-
-    #[tile(aic, grid(e in 0..E, m in 0..R / B, n in 0..2 * INTER / N1))]
-    fn gmm1(e: Idx, m: Idx, n: Idx) {
-        matmul(RECV.at(e).rows(m * B, B), W13.at(e).all().slice(n * N1, N1), H.at(e).rows(m * B, B).slice(n * N1, N1));
-    }
-
-    #[tile(aiv, grid(e in 0..E, m in 0..R / B, n in 0..2 * INTER / N1))]
-    fn activation(e: Idx, m: Idx, n: Idx) {
-        let rows = m * B;
-        swiglu(H.at(e).slice(rows, B).slice(n * N1, N1), ACT.at(e).slice(rows, B).slice(n * (N1 / 2), N1 / 2));
-    }
-
-    #[tile(aic, grid(e in 0..E, m in 0..R / B, n in 0..HIDDEN / N2))]
-    fn gmm2(e: Idx, m: Idx, n: Idx) {
-        matmul(ACT.at(e).rows(m * B, B), W2.at(e).all().slice(n * N2, N2), Y.at(e).rows(m * B, B).slice(n * N2, N2));
-    }
-
-    #[tile(aiv, grid(src in 0..RANKS, e in 0..E, b in 0..S / B))]
-    fn combine(src: Idx, e: Idx, b: Idx) {
-        put(Y.at(e).slice(src * S + b * B, B), BACK.on(src).slice((RANK * E + e) * S + b * B, B));
-    }
-
-    #[tile(aiv, grid(t in 0..T / SUM))]
-    fn weighted_sum(t: Idx) {
-        let rows = OUT.slice(t * SUM, SUM);
-        zero(rows);
-        weighted_accumulate(BACK.slice(t * (SUM * TOP_K), SUM * TOP_K), TOPK_WEIGHTS.slice(t * SUM, SUM), rows);
-    }
+    include!("../../../examples/dsl/moe_ffn.rs");
 }
 
 /// Records every op call of a tile.

@@ -1,0 +1,68 @@
+// The MoE-FFN layer of `hpmoe_host::moe` under balanced routing, as the body of a `#[taskflow]`:
+// dispatch (AIV puts) → GMM1 (AIC) → SwiGLU (AIV) → GMM2 (AIC) → combine (AIV puts) → weighted
+// sum (AIV), tile by tile, in one kernel. It is the one copy of this layout, included at its
+// own size by each taskflow that needs it (`include!` in a taskflow body, see
+// `hpmoe_core::syntax::include`):
+//
+//   examples/examples/moe_ffn_dsl.rs     DeepSeek-V3 at EP 8 (`MoeShape::deepseek_v3(8, 4096)`)
+//   ui-tests/ui/pass/moe_ffn.rs          `MoeShape::tiny(2)`
+//
+// The includer declares the shape: T (tokens per rank), HIDDEN, INTER (expert intermediate
+// size, gate and up each), EXPERTS, TOP_K, B (row block), N1 (GMM1 output columns per tile: a
+// [gate | up] pair), N2 (GMM2 output columns per tile) and SUM (token rows per weighted-sum
+// tile).
+
+const E: u64 = EXPERTS / RANKS; // local experts
+const R: u64 = T * TOP_K * RANKS / EXPERTS; // rows per local expert, balanced routing
+const S: u64 = R / RANKS; // rows one source rank sends to one expert
+const SENT: u64 = RANKS * E * S; // rows each rank sends (T * TOP_K)
+
+const XS: Tensor<Bf16> = input([SENT, HIDDEN]); // routed rows in send order (dst, e, slot)
+const W13: Tensor<Bf16> = input([E, HIDDEN, 2 * INTER]);
+const W2: Tensor<Bf16> = input([E, INTER, HIDDEN]);
+const TOPK_WEIGHTS: Tensor<F32> = input([T, TOP_K]);
+const RECV: Tensor<Bf16> = symmetric([E, R, HIDDEN]); // rows land grouped by source rank
+const H: Tensor<Bf16> = scratch([E, R, 2 * INTER]);
+const ACT: Tensor<Bf16> = scratch([E, R, INTER]);
+const Y: Tensor<Bf16> = scratch([E, R, HIDDEN]);
+const BACK: Tensor<Bf16> = symmetric([SENT, HIDDEN]);
+const OUT: Tensor<Bf16> = output([T, HIDDEN]);
+
+#[tile(aiv, grid(dst in 0..RANKS, e in 0..E, b in 0..S / B))]
+fn dispatch(dst: Idx, e: Idx, b: Idx) {
+    put(XS.slice((dst * E + e) * S + b * B, B), RECV.on(dst).at(e).slice(RANK * S + b * B, B));
+}
+
+/// Waits only for the puts carrying its rows.
+#[tile(aic, grid(e in 0..E, m in 0..R / B, n in 0..2 * INTER / N1))]
+fn gmm1(e: Idx, m: Idx, n: Idx) {
+    matmul(
+        RECV.at(e).slice(m * B, B),
+        W13.at(e).all().slice(n * N1, N1),
+        H.at(e).slice(m * B, B).slice(n * N1, N1),
+    );
+}
+
+#[tile(aiv, grid(e in 0..E, m in 0..R / B, n in 0..2 * INTER / N1))]
+fn activation(e: Idx, m: Idx, n: Idx) {
+    let rows = m * B;
+    swiglu(H.at(e).slice(rows, B).slice(n * N1, N1), ACT.at(e).slice(rows, B).slice(n * (N1 / 2), N1 / 2));
+}
+
+#[tile(aic, grid(e in 0..E, m in 0..R / B, n in 0..HIDDEN / N2))]
+fn gmm2(e: Idx, m: Idx, n: Idx) {
+    matmul(ACT.at(e).slice(m * B, B), W2.at(e).all().slice(n * N2, N2), Y.at(e).slice(m * B, B).slice(n * N2, N2));
+}
+
+#[tile(aiv, grid(src in 0..RANKS, e in 0..E, b in 0..S / B))]
+fn combine(src: Idx, e: Idx, b: Idx) {
+    put(Y.at(e).slice(src * S + b * B, B), BACK.on(src).slice((RANK * E + e) * S + b * B, B));
+}
+
+/// Token t's top-k rows are slots t·TOP_K .. t·TOP_K + TOP_K of `BACK`, in choice order.
+#[tile(aiv, grid(t in 0..T / SUM))]
+fn weighted_sum(t: Idx) {
+    let rows = OUT.slice(t * SUM, SUM);
+    zero(rows);
+    weighted_accumulate(BACK.slice(t * (SUM * TOP_K), SUM * TOP_K), TOPK_WEIGHTS.slice(t * SUM, SUM), rows);
+}

@@ -1,0 +1,134 @@
+//! Why an example could not run, as data: one variant per kind of failure, carrying the
+//! typed error of the hpmoe step that failed and what it failed on (the taskflow, the file,
+//! the option). A wrong result is not an error: it is a check that did not pass
+//! ([`crate::HostCheck`]).
+
+use hpmoe_ascendc::{EmitErrors, EmulateError};
+use hpmoe_core::Diagnostics;
+use hpmoe_core::cost::ProfileError;
+use hpmoe_core::model::{DuplicateOp, SourceMap};
+use hpmoe_host::exec::ExecError;
+use hpmoe_host::sim::SimError;
+use std::fmt;
+use std::path::PathBuf;
+
+/// Why an example could not run.
+#[derive(Clone, Debug)]
+pub enum ExampleError {
+    /// An option the example does not know; `usage` lists those it does.
+    UnknownOption { option: String, usage: String },
+    /// An option that takes a number (within its type's range) got `value`.
+    NotANumber { option: String, value: String },
+    /// `--profile` names no preset and no readable profile file, or a profile field cannot take
+    /// a value.
+    Profile(ProfileError),
+    /// A cost profile has no field called `field`.
+    UnknownProfileField { field: String },
+    /// `--rank` names a rank the run does not have.
+    RankOutOfRange { rank: u32, ranks: u32 },
+    /// A layer shape or routing that hpmoe's MoE builder refuses (its message).
+    Shape(String),
+    /// A shared expert whose sizes do not tile: what is wrong, and the sizes.
+    SharedExpert { problem: &'static str, sizes: String },
+    /// The taskflow lacks a part a step needs: a `family` or `tensor` called `name`.
+    MissingPart { part: &'static str, name: String },
+    /// The routed layer's taskflow does not end with the family the variant replaces.
+    UnexpectedLastFamily { expected: &'static str, found: Option<String> },
+    /// The variant's user op is already registered.
+    DuplicateOp(DuplicateOp),
+    /// A taskflow failed the checks; `sources` places its diagnostics in Rust code.
+    Plan { taskflow: String, diagnostics: Diagnostics, sources: SourceMap },
+    /// The simulator could not run a taskflow's table.
+    Simulate { taskflow: String, error: SimError },
+    /// The backend cannot emit a taskflow's kernel.
+    Emit { taskflow: String, errors: EmitErrors },
+    /// The host executor could not run a taskflow.
+    Execute { taskflow: String, error: ExecError },
+    /// The CPU emulator could not run a taskflow's kernel.
+    Emulate { taskflow: String, error: EmulateError },
+    /// The reference implementation refused its inputs (its message).
+    Reference(String),
+    /// A reference input is missing on a rank.
+    MissingInput { name: String, rank: u32 },
+    /// `got` expected tensors were given for `ranks` ranks.
+    ExpectedPerRank { output: String, got: usize, ranks: u32 },
+    /// A run left no `output` tensor on `rank`.
+    MissingOutput { output: String, rank: u32 },
+    /// A simulated rank ran no tile of a family the step measures (`dispatch`, `shared-expert`).
+    NothingRan { rank: u32, what: &'static str },
+    /// A simulated run has no ranks.
+    NoRanks,
+    /// A file or folder could not be written: what was being done (`write`, `create`, `write
+    /// the kernel to`), to which path, and the system's reason.
+    Io { doing: &'static str, path: PathBuf, reason: String },
+    /// The results could not be serialised as JSON.
+    Json(String),
+}
+
+impl ExampleError {
+    /// `doing` (`write`, `create`, ...) `path` failed with `error`.
+    pub fn io(doing: &'static str, path: impl Into<PathBuf>, error: std::io::Error) -> Self {
+        ExampleError::Io { doing, path: path.into(), reason: error.to_string() }
+    }
+
+    /// Diagnostics of `tf`'s checks, placed by its source map.
+    pub fn plan(tf: &hpmoe_core::model::Taskflow, diagnostics: Diagnostics) -> Self {
+        ExampleError::Plan { taskflow: tf.name.clone(), diagnostics, sources: tf.sources.clone() }
+    }
+}
+
+impl fmt::Display for ExampleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExampleError::UnknownOption { option, usage } => write!(f, "unknown option {option}; options: {usage}"),
+            ExampleError::NotANumber { option, value } => write!(f, "{option} takes a number, got {value}"),
+            ExampleError::Profile(e) => write!(f, "{e}"),
+            ExampleError::UnknownProfileField { field } => write!(f, "no field {field}"),
+            ExampleError::RankOutOfRange { rank, ranks } => write!(f, "--rank {rank} is not a rank of EP {ranks}"),
+            ExampleError::Shape(message) | ExampleError::Reference(message) => f.write_str(message),
+            ExampleError::SharedExpert { problem, sizes } => write!(f, "invalid shared expert: {problem}: {sizes}"),
+            ExampleError::MissingPart { part, name } => write!(f, "the taskflow has no {part} `{name}`"),
+            ExampleError::UnexpectedLastFamily { expected, found } => {
+                write!(f, "expected MoeShape's taskflow to end with `{expected}`, found {found:?}")
+            }
+            ExampleError::DuplicateOp(e) => write!(f, "{e}"),
+            ExampleError::Plan { diagnostics, sources, .. } => f.write_str(&diagnostics.render(sources)),
+            ExampleError::Simulate { error, .. } => write!(f, "{error}"),
+            ExampleError::Emit { taskflow, errors } => write!(f, "{taskflow}: cannot emit the kernel: {errors}"),
+            ExampleError::Execute { error, .. } => write!(f, "{error}"),
+            ExampleError::Emulate { error, .. } => write!(f, "{error}"),
+            ExampleError::MissingInput { name, rank } => write!(f, "input `{name}` missing for rank {rank}"),
+            ExampleError::ExpectedPerRank { output, got, ranks } => {
+                write!(f, "{got} expected `{output}` tensors for {ranks} ranks")
+            }
+            ExampleError::MissingOutput { output, rank } => write!(f, "the run has no `{output}` on rank {rank}"),
+            ExampleError::NothingRan { rank, what } => write!(f, "rank {rank} ran no {what} tile"),
+            ExampleError::NoRanks => f.write_str("the run has no ranks"),
+            ExampleError::Io { doing, path, reason } => write!(f, "cannot {doing} {}: {reason}", path.display()),
+            ExampleError::Json(reason) => write!(f, "cannot write the results as JSON: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for ExampleError {}
+
+impl From<ProfileError> for ExampleError {
+    fn from(e: ProfileError) -> Self {
+        ExampleError::Profile(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_what_failed() {
+        let e = ExampleError::NotANumber { option: "--ep".into(), value: "x".into() };
+        assert_eq!(e.to_string(), "--ep takes a number, got x");
+        let e = ExampleError::io("write", "/tmp/x/out.json", std::io::Error::other("disk full"));
+        assert_eq!(e.to_string(), "cannot write /tmp/x/out.json: disk full");
+        let e = ExampleError::NothingRan { rank: 3, what: "dispatch" };
+        assert_eq!(e.to_string(), "rank 3 ran no dispatch tile");
+    }
+}
