@@ -1,6 +1,9 @@
 //! The block a taskflow function returns: a `::hpmoe_core::dsl::Program` of `'static`
 //! data computed now. Its items live in their own block, named `__hpmoe_*`, so they cannot
-//! collide with the user's items; every path is absolute.
+//! collide with the user's items; every path is absolute. The table and the flag plan are
+//! embedded by [`blob`]: from a content-named file when they are large, else as literals.
+
+mod blob;
 
 use super::tile::tile_fn;
 use hpmoe_core::Compiled;
@@ -13,8 +16,8 @@ pub fn program(fe: &Frontend, compiled: &Compiled) -> TokenStream {
     let tf = &fe.taskflow;
     let site = Span::mixed_site();
     let name = &tf.name;
-    let table = Literal::byte_string(&compiled.table.to_bytes());
-    let flags = Literal::byte_string(&compiled.flags_bin);
+    let table = blob::embed(&compiled.table.to_bytes());
+    let flags = blob::embed(&compiled.flags_bin);
     let ir = Literal::string(&tf.to_json());
     let grids = tf.families.iter().map(|f| {
         let extents = f.grid.iter().map(|g| g.extent);
