@@ -61,7 +61,9 @@
 //! next forward pass uses those as priorities. The backward pass interleaves what the link
 //! or a core class paces (a GMM2 of each block soon after its combine), and the forward pass
 //! keeps that order. Rounds stop at the first that does not shorten the estimated makespan
-//! (at most [`IMPROVEMENT_ROUNDS`]); the shortest forward pass is the result, so the first
+//! (at most [`IMPROVEMENT_ROUNDS`]), and none starts once the best pass is within
+//! [`IMPROVEMENT_TOLERANCE`] of the lower bound (the critical path and each kind's work per
+//! core, [`super::lower_bound_of`]), which no round can beat; the shortest forward pass is the result, so the first
 //! pass is only ever replaced by a better estimate. Every pass is greedy, so the list
 //! scheduling guarantee holds whichever wins.
 //!
@@ -84,6 +86,7 @@ mod sim;
 mod tests;
 
 use super::CostModel;
+use super::bound::lower_bound_of;
 use super::priority::{bottom_levels_with, node_costs};
 use super::types::Placement;
 use crate::expand::Expanded;
@@ -150,6 +153,10 @@ struct Setup<'a> {
 /// first pass; they stop at the first round that does not shorten the estimated makespan.
 const IMPROVEMENT_ROUNDS: usize = 3;
 
+/// Improvement stops once the best makespan is within 1/`IMPROVEMENT_TOLERANCE` (about 1.6%)
+/// of the lower bound: no round could then shorten it by more than that.
+const IMPROVEMENT_TOLERANCE: u64 = 64;
+
 /// Which way a pass walks the DAG.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Direction {
@@ -213,9 +220,17 @@ impl<'a> Setup<'a> {
     /// backward pass (the most urgent node being the one that finished last) and a forward
     /// pass by the backward finish times (the time from a node's start to the end, resources
     /// included); the shortest forward pass wins, the earlier one on a tie.
+    ///
+    /// A round can at best bring the makespan down to [`lower_bound_of`] the pass costs, so
+    /// none runs once the best is within [`IMPROVEMENT_TOLERANCE`] of that bound.
     fn improve(&self, first: Pass, rounds: usize) -> Pass {
         let mut best = first;
+        let mut bound = None;
         for _ in 0..rounds {
+            let bound = *bound.get_or_insert_with(|| lower_bound_of(self.exp, self.profile, &self.costs).ns());
+            if best.makespan_ns().saturating_sub(bound) < best.makespan_ns() / IMPROVEMENT_TOLERANCE {
+                break;
+            }
             let back = self.pass(Direction::Backward, best.finish_ns.clone());
             let next = self.pass(Direction::Forward, back.finish_ns);
             if next.makespan_ns() >= best.makespan_ns() {

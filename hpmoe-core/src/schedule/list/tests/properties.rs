@@ -76,6 +76,46 @@ fn random_schedules_respect_every_dependency_and_core() {
     }
 }
 
+/// Forward-backward improvement without the tolerance: every round runs until one does not
+/// shorten the makespan. Counts the rounds it runs that the tolerance would have skipped.
+fn improve_without_tolerance(setup: &Setup, first: Pass, skipped: &mut usize) -> Pass {
+    let bound = crate::schedule::lower_bound_of(setup.exp, setup.profile, &setup.costs).ns();
+    let mut best = first;
+    let mut stopped = false;
+    for _ in 0..IMPROVEMENT_ROUNDS {
+        stopped |= best.makespan_ns() - bound < best.makespan_ns() / IMPROVEMENT_TOLERANCE;
+        *skipped += usize::from(stopped);
+        let back = setup.pass(Direction::Backward, best.finish_ns.clone());
+        let next = setup.pass(Direction::Forward, back.finish_ns);
+        if next.makespan_ns() >= best.makespan_ns() {
+            break;
+        }
+        best = next;
+    }
+    best
+}
+
+#[test]
+fn the_tolerance_costs_at_most_its_share_of_the_makespan() {
+    let mut skipped = 0;
+    for seed in 0..200 {
+        let ranks = 1 + (seed % 3) as u32;
+        let exp = random_expanded(seed, ranks, 6, 16);
+        let prof = profile(1 + (seed % 2) as u32, 2, ranks);
+        let link = LinkCost { link: 3, stream: 1, edge: 2 };
+        for cost in [&UnitCost as &dyn CostModel, &SimpleCost::default(), &TenAndEdges, &link] {
+            let setup = Setup::new(&exp, &prof, cost);
+            let first = || setup.pass(Direction::Forward, bottom_levels_with(&exp, &setup.costs, cost));
+            let with = setup.improve(first(), IMPROVEMENT_ROUNDS).makespan_ns();
+            let without = improve_without_tolerance(&setup, first(), &mut skipped).makespan_ns();
+            // More rounds only ever shorten it, and never by the tolerance's share or more.
+            assert!(without <= with, "seed {seed}");
+            assert!(with - without < with.div_ceil(IMPROVEMENT_TOLERANCE).max(1), "seed {seed}: {with} vs {without}");
+        }
+    }
+    assert!(skipped > 0, "the tolerance skips some round, so this test exercises it");
+}
+
 #[test]
 fn scheduling_is_deterministic() {
     let exp = random_expanded(7, 3, 6, 20);
