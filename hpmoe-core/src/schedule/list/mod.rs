@@ -1,0 +1,275 @@
+//! Critical-path list scheduling: which core runs each tile instance, and in which order.
+//!
+//! An event-driven simulation under the cost model. Simulated time jumps from event to event
+//! (a node finishes and frees its core; a node becomes ready), and whenever a core is idle
+//! while a node it could run is ready, the core starts the ready node with the highest
+//! priority — largest bottom level (in the first pass; see forward-backward improvement below
+//! for the others), then smallest rotation, then smallest node id. No core is
+//! ever left idle while a node it could run is ready (the schedule is *greedy*, or
+//! work-conserving, which is what the (types + 1) × lower-bound guarantee of list scheduling
+//! needs), so an urgent node whose inputs arrive late never holds up ready work behind it.
+//! (With a shared link, puts to other ranks run only on a rank's link lanes; see below.)
+//! The rotation tie-break makes equally urgent puts of rank `r` go to `r+1, r+2, …` in turn,
+//! so the ranks do not all write to the same peer at once.
+//!
+//! # Ready times
+//! A node is ready on a core once every predecessor has finished, plus
+//! `cost.edge_ns(cross_rank)` for each predecessor on *another* core. So it is ready on every
+//! core of its (rank, kind) at `max(finish(u) + edge(u))` over its predecessors `u`; and if
+//! all the predecessors reaching that maximum run on one core of the node's own (rank, kind),
+//! the node is ready earlier on that core, where it may follow its producer without waiting
+//! for a signal. Only the core of the latest predecessors can gain, so a node has at most one
+//! such *affine* core.
+//!
+//! When several cores of a (rank, kind) are idle at once, the most urgent candidate goes
+//! first: a node ready only on its affine core goes there; a node ready everywhere goes to an
+//! idle core with no affine node waiting or, failing that, to the idle core whose best affine
+//! node is the least urgent.
+//!
+//! # Link lanes
+//! A put to another rank (a *link put*: an instance of a vector family with remote bytes and
+//! a destination other than its own rank, `rotation != 0`) streams through its rank's link,
+//! which all the rank's link puts share. When the cost model has such a link
+//! ([`CostModel::link_bytes_per_s`]), each rank gets a few *lanes*: its last vector cores,
+//! which run its link puts and nothing else, as many as it takes to fill the link with the
+//! puts of the slowest-streaming family (`⌈link / stream⌉`, from [`CostModel::family_put`]),
+//! but always leaving one vector core for other work. On a lane a put is charged its exec
+//! part plus its bytes at `min(stream, link / lanes)`, its share when every lane streams.
+//!
+//! The lanes are what makes the table stream: a core runs its entries in order, so a rank
+//! never has more link puts in flight than it has lanes, and blocks go out a few at a time in
+//! priority order, each at a good fraction of the link, instead of every vector core starting
+//! a put at once and all of them crawling to the end together. Consumers are then scheduled
+//! for the times their blocks really land. Without a link in the model (the default), or
+//! with fewer than two vector cores, there are no lanes and puts run on any vector core,
+//! charged as if alone.
+//!
+//! The schedule stays greedy within each class of cores — AIC, lanes, other vector cores —
+//! but a lane may idle while other vector work is ready, and a vector core while a link put
+//! is.
+//!
+//! # Forward-backward improvement
+//! Bottom levels see paths, not resources: when the cores of one class or a rank's link are
+//! the bottleneck, the most urgent node by bottom level is often not the one to run first.
+//! In a MoE layer every GMM1 outranks every GMM2, so the AICs run all the GMM1s first and the
+//! combine puts, which need the GMM2s, are left for the end, where they queue on the link.
+//! So the first pass is followed by rounds of *forward-backward improvement*, a standard
+//! repair for resource-constrained schedules: a *backward* pass schedules the DAG reversed,
+//! from the end, under the same cores, lanes and costs, taking first the nodes that finished
+//! last in the previous forward pass; a node's finish time in it is then how long the work
+//! from that node's start to the end takes, with resources counted, not only the path. The
+//! next forward pass uses those as priorities. The backward pass interleaves what the link
+//! or a core class paces (a GMM2 of each block soon after its combine), and the forward pass
+//! keeps that order. Rounds stop at the first that does not shorten the estimated makespan
+//! (at most [`IMPROVEMENT_ROUNDS`]), and none starts once the best pass is within
+//! [`IMPROVEMENT_TOLERANCE`] of the lower bound (the critical path and each kind's work per
+//! core, [`super::lower_bound_of`]), which no round can beat; the shortest forward pass is the result, so the first
+//! pass is only ever replaced by a better estimate. Every pass is greedy, so the list
+//! scheduling guarantee holds whichever wins.
+//!
+//! # Deadlock freedom
+//! A node starts only after every predecessor has finished, so each core's order is
+//! consistent with the order of start times, a topological order of the DAG; the union of
+//! DAG edges and per-core order edges is acyclic and the orders cannot deadlock (checked
+//! independently by [`super::prove_deadlock_free`]).
+//!
+//! # Cost
+//! At most `1 + 2 · IMPROVEMENT_ROUNDS` passes, each O((V + E) log V): a heap of running nodes by finish time and one of nodes about to become
+//! ready; per (rank, class of core) a heap of ready nodes and a stack of idle cores; per core a heap of
+//! the nodes affine to it. A node enters each heap at
+//! most once and is skipped, when it reaches the top of a heap, if it has started elsewhere.
+//! Ready times take one or two passes over each node's predecessors.
+
+mod lanes;
+mod sim;
+#[cfg(test)]
+mod tests;
+
+use super::CostModel;
+use super::bound::lower_bound_of;
+use super::priority::{bottom_levels_with, node_costs};
+use super::types::Placement;
+use crate::expand::Expanded;
+use crate::graph::Csr;
+use crate::model::{CoreKind, MachineProfile};
+use lanes::Lanes;
+
+/// Cores are grouped per rank into classes: AIC, vector cores for anything but link puts,
+/// and link lanes (vector cores for link puts only).
+const CLASSES: u32 = 3;
+const LANE: u32 = 2;
+
+fn kind_index(kind: CoreKind) -> u32 {
+    match kind {
+        CoreKind::Aic => 0,
+        CoreKind::Aiv => 1,
+    }
+}
+
+/// Places every node of `exp` on a core of `profile` and orders each core's nodes, by
+/// critical-path list scheduling under `cost`, improved by forward-backward passes (see the
+/// module documentation). Deterministic.
+///
+/// Start times model the cost function: a node starts when a core of its kind is free and
+/// every predecessor has finished, plus `cost.edge_ns(cross_rank)` for a predecessor on
+/// another core; and it does start then, unless that core runs a more urgent node. With a
+/// shared link in `cost`, puts to other ranks run on each rank's link lanes and nowhere else,
+/// charged their share of the link.
+///
+/// # Panics
+/// If the DAG has a cycle, if `profile.ranks` differs from the taskflow's ranks, or if the
+/// taskflow has a node of a kind the profile has no core of (all refused by earlier checks).
+pub fn list_schedule(exp: &Expanded, profile: &MachineProfile, cost: &dyn CostModel) -> Placement {
+    assert_eq!(profile.ranks, exp.space.ranks, "profile and taskflow disagree on the number of ranks");
+    let setup = Setup::new(exp, profile, cost);
+    let levels = bottom_levels_with(exp, &setup.costs, cost);
+    let pass = setup.improve(setup.pass(Direction::Forward, levels), IMPROVEMENT_ROUNDS);
+    let makespan_ns = pass.makespan_ns();
+    let queues = queues_from_positions(&pass.core_of, &pass.position, &pass.queue_len);
+    Placement {
+        core_of: pass.core_of,
+        position: pass.position,
+        queues,
+        start_ns: pass.start_ns,
+        finish_ns: pass.finish_ns,
+        makespan_ns,
+    }
+}
+
+/// What every pass of the scheduler shares. Cores are grouped by (rank, class): group
+/// `rank * CLASSES + class`.
+struct Setup<'a> {
+    exp: &'a Expanded,
+    profile: &'a MachineProfile,
+    /// Per node: its time on a core (a link put's on a lane).
+    costs: Vec<u64>,
+    edge_local: u64,
+    edge_remote: u64,
+    group_of_node: Vec<u32>,
+    group_of_core: Vec<u32>,
+}
+
+/// At most this many rounds of forward-backward improvement (two passes each) follow the
+/// first pass; they stop at the first round that does not shorten the estimated makespan.
+const IMPROVEMENT_ROUNDS: usize = 3;
+
+/// Improvement stops once the best makespan is within 1/`IMPROVEMENT_TOLERANCE` (about 1.6%)
+/// of the lower bound: no round could then shorten it by more than that.
+const IMPROVEMENT_TOLERANCE: u64 = 64;
+
+/// Which way a pass walks the DAG.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Direction {
+    /// The instance DAG: a node waits for its predecessors.
+    Forward,
+    /// The DAG reversed: a node waits for its successors, so a pass schedules from the end.
+    Backward,
+}
+
+/// The outcome of one pass: where and when every node ran.
+struct Pass {
+    core_of: Vec<u32>,
+    position: Vec<u32>,
+    queue_len: Vec<u32>,
+    start_ns: Vec<u64>,
+    finish_ns: Vec<u64>,
+}
+
+impl Pass {
+    fn makespan_ns(&self) -> u64 {
+        self.finish_ns.iter().copied().max().unwrap_or(0)
+    }
+}
+
+impl<'a> Setup<'a> {
+    fn new(exp: &'a Expanded, profile: &'a MachineProfile, cost: &dyn CostModel) -> Self {
+        let nodes = exp.nodes();
+        let lanes = Lanes::new(exp, profile, cost);
+        let mut costs = node_costs(exp, cost);
+        for v in 0..nodes as u32 {
+            if lanes.carries(exp, v) {
+                costs[v as usize] = lanes.put_ns[exp.space.family_of(v)].expect("a lane carries puts only");
+            }
+        }
+        let group_of_node = (0..nodes as u32)
+            .map(|v| {
+                let class = if lanes.carries(exp, v) { LANE } else { kind_index(exp.core_kind(v)) };
+                exp.space.rank_of(v) * CLASSES + class
+            })
+            .collect();
+        let first_lane = profile.cores_per_rank() - lanes.count;
+        let group_of_core = (0..profile.total_cores())
+            .map(|c| {
+                let (rank, local) = profile.split_core(c);
+                let class = if local >= first_lane { LANE } else { kind_index(profile.kind_of_local(local)) };
+                rank * CLASSES + class
+            })
+            .collect();
+        Setup {
+            exp,
+            profile,
+            costs,
+            edge_local: cost.edge_ns(false),
+            edge_remote: cost.edge_ns(true),
+            group_of_node,
+            group_of_core,
+        }
+    }
+
+    /// Forward-backward improvement of the forward pass `first`: up to `rounds` times, a
+    /// backward pass (the most urgent node being the one that finished last) and a forward
+    /// pass by the backward finish times (the time from a node's start to the end, resources
+    /// included); the shortest forward pass wins, the earlier one on a tie.
+    ///
+    /// A round can at best bring the makespan down to [`lower_bound_of`] the pass costs, so
+    /// none runs once the best is within [`IMPROVEMENT_TOLERANCE`] of that bound.
+    fn improve(&self, first: Pass, rounds: usize) -> Pass {
+        let mut best = first;
+        let mut bound = None;
+        for _ in 0..rounds {
+            let bound = *bound.get_or_insert_with(|| lower_bound_of(self.exp, self.profile, &self.costs).ns());
+            if best.makespan_ns().saturating_sub(bound) < best.makespan_ns() / IMPROVEMENT_TOLERANCE {
+                break;
+            }
+            let back = self.pass(Direction::Backward, best.finish_ns.clone());
+            let next = self.pass(Direction::Forward, back.finish_ns);
+            if next.makespan_ns() >= best.makespan_ns() {
+                break;
+            }
+            best = next;
+        }
+        best
+    }
+
+    /// One list-scheduling pass over the instance DAG or the DAG reversed, most urgent first
+    /// by `levels`.
+    fn pass(&self, direction: Direction, levels: Vec<u64>) -> Pass {
+        let dag = &self.exp.dag;
+        let (pred, succ) = match direction {
+            Direction::Forward => (&dag.pred, &dag.succ),
+            Direction::Backward => (&dag.succ, &dag.pred),
+        };
+        let pass = sim::run(self, pred, succ, levels);
+        assert!(
+            pass.queue_len.iter().map(|&n| n as usize).sum::<usize>() == self.exp.nodes(),
+            "the instance DAG is acyclic (checked before scheduling), so every node gets placed"
+        );
+        pass
+    }
+}
+
+/// Builds the per-core queues (one row per core) from each node's core and position. O(V).
+fn queues_from_positions(core_of: &[u32], position: &[u32], queue_len: &[u32]) -> Csr {
+    let mut offsets = Vec::with_capacity(queue_len.len() + 1);
+    let mut total = 0usize;
+    offsets.push(0usize);
+    for &len in queue_len {
+        total += len as usize;
+        offsets.push(total);
+    }
+    let mut flat = vec![0u32; total];
+    for (v, (&core, &pos)) in core_of.iter().zip(position).enumerate() {
+        flat[offsets[core as usize] + pos as usize] = v as u32;
+    }
+    Csr::from_rows((0..queue_len.len()).map(|c| flat[offsets[c]..offsets[c + 1]].iter().copied()))
+}

@@ -1,0 +1,350 @@
+//! One list-scheduling pass: an event-driven simulation of the cores under the cost model
+//! (see the module documentation of [`super`] for the rules it follows).
+
+use super::{CLASSES, Pass, Setup};
+use crate::graph::Csr;
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
+
+/// Priority of a ready node in a max-heap: bottom level descending, then rotation ascending,
+/// then node id ascending.
+type ReadyKey = (u64, Reverse<u32>, Reverse<u32>);
+
+fn node_of(key: ReadyKey) -> u32 {
+    key.2.0
+}
+
+/// No core.
+const NO_CORE: u32 = u32::MAX;
+
+/// Runs one pass over the DAG whose predecessor and successor rows are `pred` and `succ` (the
+/// instance DAG, or it reversed), most urgent first by `levels`: where and when every node ran.
+/// A node never placed (only on a cyclic DAG) has no queue position: the caller checks.
+pub(super) fn run<'a>(s: &'a Setup<'a>, pred: &'a Csr, succ: &'a Csr, levels: Vec<u64>) -> Pass {
+    let mut sim = Sim::new(s, pred, succ, levels);
+    sim.run();
+    Pass {
+        core_of: sim.core_of,
+        position: sim.position,
+        queue_len: sim.queue_len,
+        start_ns: sim.start_ns,
+        finish_ns: sim.finish_ns,
+    }
+}
+
+/// The state of one pass: an event-driven simulation.
+struct Sim<'a> {
+    s: &'a Setup<'a>,
+    pred: &'a Csr,
+    succ: &'a Csr,
+    levels: Vec<u64>,
+
+    // Per node.
+    waiting_preds: Vec<u32>,
+    started: Vec<bool>,
+    core_of: Vec<u32>,
+    position: Vec<u32>,
+    start_ns: Vec<u64>,
+    finish_ns: Vec<u64>,
+
+    // Per core.
+    queue_len: Vec<u32>,
+    busy: Vec<bool>,
+    /// The core has an entry in its group's idle stack (possibly outdated).
+    in_stack: Vec<bool>,
+    /// Idle, with affine nodes waiting: in `pending` while its group is dispatched.
+    has_affine: Vec<bool>,
+    /// Nodes ready on this core only (their affine core).
+    affine: Vec<BinaryHeap<ReadyKey>>,
+    dirty_core: Vec<bool>,
+
+    // Per group.
+    ready: Vec<BinaryHeap<ReadyKey>>,
+    /// Idle cores without affine nodes, most recently freed on top; entries of cores that
+    /// have since become busy or gained affine nodes are skipped.
+    idle: Vec<Vec<u32>>,
+    /// Idle cores, with or without affine nodes.
+    idle_count: Vec<u32>,
+    cores_in_group: Vec<u32>,
+    /// Cores freed, or given an affine node, at the current time.
+    dirty_cores: Vec<Vec<u32>>,
+    dirty_group: Vec<bool>,
+    dirty_groups: Vec<u32>,
+
+    /// Running nodes by finish time: `(finish, node)`, at most one per core.
+    running: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Nodes about to become ready: `(time, node, core)`, ready on `core` only, or on every
+    /// core of their (rank, kind) when `core` is [`NO_CORE`].
+    arrivals: BinaryHeap<Reverse<(u64, u32, u32)>>,
+    /// While a group is dispatched: its idle cores with affine nodes, keyed by their most
+    /// urgent one.
+    pending: BTreeSet<(ReadyKey, u32)>,
+}
+
+impl<'a> Sim<'a> {
+    fn new(s: &'a Setup<'a>, pred: &'a Csr, succ: &'a Csr, levels: Vec<u64>) -> Self {
+        let nodes = s.exp.nodes();
+        let groups = (CLASSES * s.profile.ranks) as usize;
+        let total_cores = s.profile.total_cores() as usize;
+        // Every core starts idle; the lowest id is on top of its group's stack.
+        let mut idle = vec![Vec::new(); groups];
+        for c in (0..total_cores as u32).rev() {
+            idle[s.group_of_core[c as usize] as usize].push(c);
+        }
+        let cores_in_group: Vec<u32> = idle.iter().map(|s| s.len() as u32).collect();
+
+        let waiting_preds: Vec<u32> = (0..nodes as u32).map(|v| pred.degree(v) as u32).collect();
+        let sources: Vec<_> =
+            (0..nodes as u32).filter(|&v| waiting_preds[v as usize] == 0).map(|v| Reverse((0, v, NO_CORE))).collect();
+
+        Sim {
+            s,
+            pred,
+            succ,
+            levels,
+            waiting_preds,
+            started: vec![false; nodes],
+            core_of: vec![NO_CORE; nodes],
+            position: vec![0; nodes],
+            start_ns: vec![0; nodes],
+            finish_ns: vec![0; nodes],
+            queue_len: vec![0; total_cores],
+            busy: vec![false; total_cores],
+            in_stack: vec![true; total_cores],
+            has_affine: vec![false; total_cores],
+            affine: vec![BinaryHeap::new(); total_cores],
+            dirty_core: vec![false; total_cores],
+            ready: vec![BinaryHeap::new(); groups],
+            idle,
+            idle_count: cores_in_group.clone(),
+            cores_in_group,
+            dirty_cores: vec![Vec::new(); groups],
+            dirty_group: vec![false; groups],
+            dirty_groups: Vec::new(),
+            running: BinaryHeap::new(),
+            arrivals: BinaryHeap::from(sources),
+            pending: BTreeSet::new(),
+        }
+    }
+
+    fn key(&self, v: u32) -> ReadyKey {
+        (self.levels[v as usize], Reverse(self.s.exp.rotation[v as usize]), Reverse(v))
+    }
+
+    /// Advances time from event to event (a node finishes, a node becomes ready); after all
+    /// events of one time, starts work on every (rank, kind) where something changed.
+    /// Starting a zero-cost node adds an event at the same time, which the next round handles.
+    fn run(&mut self) {
+        loop {
+            let next_finish = self.running.peek().map(|e| e.0.0);
+            let next_arrival = self.arrivals.peek().map(|e| e.0.0);
+            let Some(now) = next_finish.into_iter().chain(next_arrival).min() else { break };
+            while let Some(&Reverse((t, v))) = self.running.peek()
+                && t == now
+            {
+                self.running.pop();
+                self.finish(v, now);
+            }
+            while let Some(&Reverse((t, v, core))) = self.arrivals.peek()
+                && t == now
+            {
+                self.arrivals.pop();
+                if !self.started[v as usize] {
+                    self.arrive(v, core);
+                }
+            }
+            while let Some(g) = self.dirty_groups.pop() {
+                self.dirty_group[g as usize] = false;
+                self.dispatch(g, now);
+            }
+        }
+    }
+
+    /// `v` becomes ready on `core` only or, for [`NO_CORE`], on every core of its group.
+    fn arrive(&mut self, v: u32, core: u32) {
+        let key = self.key(v);
+        if core != NO_CORE {
+            self.affine[core as usize].push(key);
+            self.mark_core(core);
+            return;
+        }
+        let g = self.s.group_of_node[v as usize];
+        if self.cores_in_group[g as usize] == 0 {
+            panic!("profile {} has no {} core for node {v}", self.s.profile.name, self.s.exp.core_kind(v));
+        }
+        self.ready[g as usize].push(key);
+        self.mark_group(g);
+    }
+
+    fn mark_group(&mut self, g: u32) {
+        if !std::mem::replace(&mut self.dirty_group[g as usize], true) {
+            self.dirty_groups.push(g);
+        }
+    }
+
+    fn mark_core(&mut self, core: u32) {
+        if !std::mem::replace(&mut self.dirty_core[core as usize], true) {
+            let g = self.s.group_of_core[core as usize];
+            self.dirty_cores[g as usize].push(core);
+            self.mark_group(g);
+        }
+    }
+
+    /// `v` finished at `now`: its core is free, and successors whose last predecessor it was
+    /// get their ready times.
+    fn finish(&mut self, v: u32, now: u64) {
+        let core = self.core_of[v as usize];
+        let g = self.s.group_of_core[core as usize];
+        self.busy[core as usize] = false;
+        self.idle_count[g as usize] += 1;
+        self.push_idle(core);
+        self.mark_core(core);
+        let succ = self.succ;
+        for &s in succ.row(v) {
+            let w = &mut self.waiting_preds[s as usize];
+            *w -= 1;
+            if *w == 0 {
+                self.schedule_ready(s, now);
+            }
+        }
+    }
+
+    /// Adds the events at which `v`, whose predecessors have all finished by `now`, becomes
+    /// ready on its affine core (if any) and on every core.
+    fn schedule_ready(&mut self, v: u32, now: u64) {
+        let (space, pred) = (&self.s.exp.space, self.pred);
+        let rank = space.rank_of(v);
+        let arrival = |u: u32| {
+            let edge = if space.rank_of(u) == rank { self.s.edge_local } else { self.s.edge_remote };
+            self.finish_ns[u as usize].saturating_add(edge)
+        };
+        let (mut everywhere, mut late_core, mut one_core) = (0u64, NO_CORE, true);
+        for &u in pred.row(v) {
+            let (t, core) = (arrival(u), self.core_of[u as usize]);
+            if late_core == NO_CORE || t > everywhere {
+                (everywhere, late_core, one_core) = (t, core, true);
+            } else if t == everywhere && core != late_core {
+                one_core = false;
+            }
+        }
+        debug_assert!(everywhere >= now);
+        let g = self.s.group_of_node[v as usize];
+        if late_core != NO_CORE && one_core && self.s.group_of_core[late_core as usize] == g {
+            let on_core = pred
+                .row(v)
+                .iter()
+                .map(|&u| if self.core_of[u as usize] == late_core { self.finish_ns[u as usize] } else { arrival(u) });
+            let on_core = on_core.max().unwrap_or(now);
+            if on_core < everywhere {
+                self.arrivals.push(Reverse((on_core, v, late_core)));
+            }
+        }
+        self.arrivals.push(Reverse((everywhere, v, NO_CORE)));
+    }
+
+    /// Puts an idle core without affine nodes on its group's idle stack (once).
+    fn push_idle(&mut self, core: u32) {
+        if !std::mem::replace(&mut self.in_stack[core as usize], true) {
+            self.idle[self.s.group_of_core[core as usize] as usize].push(core);
+        }
+    }
+
+    /// Pops an idle core without affine nodes from group `g`'s stack.
+    fn pop_plain_idle(&mut self, g: u32) -> Option<u32> {
+        while let Some(core) = self.idle[g as usize].pop() {
+            let c = core as usize;
+            self.in_stack[c] = false;
+            if !self.busy[c] && !self.has_affine[c] {
+                return Some(core);
+            }
+        }
+        None
+    }
+
+    /// The most urgent node of `heap` that has not started, dropping started ones on top.
+    fn top_unstarted(heap: &mut BinaryHeap<ReadyKey>, started: &[bool]) -> Option<ReadyKey> {
+        while let Some(&key) = heap.peek() {
+            if !started[node_of(key) as usize] {
+                return Some(key);
+            }
+            heap.pop();
+        }
+        None
+    }
+
+    /// Files idle `core` under its most urgent affine node in `pending`, or back on the idle
+    /// stack if it has none left.
+    fn file_idle_core(&mut self, core: u32) {
+        let c = core as usize;
+        match Self::top_unstarted(&mut self.affine[c], &self.started) {
+            Some(key) => {
+                self.has_affine[c] = true;
+                self.pending.insert((key, core));
+            }
+            None => {
+                self.has_affine[c] = false;
+                self.push_idle(core);
+            }
+        }
+    }
+
+    /// Starts ready nodes of group `g` on its idle cores at `now`, most urgent first, until
+    /// no core is idle or no node is ready.
+    fn dispatch(&mut self, g: u32, now: u64) {
+        debug_assert!(self.pending.is_empty());
+        for core in std::mem::take(&mut self.dirty_cores[g as usize]) {
+            self.dirty_core[core as usize] = false;
+            if !self.busy[core as usize] {
+                self.file_idle_core(core);
+            }
+        }
+        while self.idle_count[g as usize] > 0 {
+            let best_affine = loop {
+                match self.pending.last() {
+                    Some(&(key, core)) if self.started[node_of(key) as usize] => {
+                        self.pending.pop_last();
+                        self.file_idle_core(core);
+                    }
+                    other => break other.copied(),
+                }
+            };
+            let best_ready = Self::top_unstarted(&mut self.ready[g as usize], &self.started);
+            match (best_affine, best_ready) {
+                (None, None) => break,
+                (Some((key, core)), _) if best_ready.is_none_or(|r| key >= r) => {
+                    self.pending.pop_last();
+                    self.affine[core as usize].pop();
+                    self.has_affine[core as usize] = false;
+                    self.start(node_of(key), core, now);
+                }
+                (_, Some(key)) => {
+                    self.ready[g as usize].pop();
+                    let core = self.pop_plain_idle(g).unwrap_or_else(|| {
+                        let (_, core) = self.pending.pop_first().expect("an idle core without affine nodes is stacked");
+                        self.has_affine[core as usize] = false;
+                        core
+                    });
+                    self.start(node_of(key), core, now);
+                }
+                (Some(_), None) => unreachable!("an affine node with no ready node is taken above"),
+            }
+        }
+        debug_assert!(self.pending.is_empty(), "every idle core of the group has run out of affine nodes");
+        self.pending.clear();
+    }
+
+    fn start(&mut self, v: u32, core: u32, now: u64) {
+        let (vi, c) = (v as usize, core as usize);
+        debug_assert!(!self.busy[c] && !self.started[vi]);
+        self.busy[c] = true;
+        self.idle_count[self.s.group_of_core[c] as usize] -= 1;
+        self.started[vi] = true;
+        self.core_of[vi] = core;
+        self.position[vi] = self.queue_len[c];
+        self.queue_len[c] += 1;
+        self.start_ns[vi] = now;
+        let finish = now.saturating_add(self.s.costs[vi]);
+        self.finish_ns[vi] = finish;
+        self.running.push(Reverse((finish, v)));
+    }
+}
