@@ -23,6 +23,6 @@ pub mod tile;
 pub mod traffic;
 
 pub use activity::Activity;
-pub use profile::{CostProfile, GUESSES, Guess, PRESETS, ProfileError};
+pub use profile::{CostProfile, FITTED, Fitted, GUESSES, Guess, PRESETS, ProfileError};
 pub use tile::{FamilyCost, PutCost, TaskflowCost, family_cost, ns_at_rate};
 pub use traffic::{FamilyTraffic, Reads, family_traffic, reuse_factor};
