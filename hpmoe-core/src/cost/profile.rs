@@ -57,7 +57,7 @@ pub struct CostProfile {
     /// One-way bandwidth a die injects into the network, GB/s: every put to another die
     /// shares it (a put to the die itself is a local copy). \[F\] fitted, with
     /// [`cross_server_gb_per_s`](Self::cross_server_gb_per_s), to the measured A3 dispatch and
-    /// combine bandwidth at EP 8–128 (hardware.md; see [`FITTED`]). The stated peak is higher:
+    /// combine bandwidth at EP 8–128 (hardware.md; see [`FITTED`](crate::cost::FITTED)). The stated peak is higher:
     /// ">392 GB/s one way per NPU" \[S\] over its two dies is 196 \[D\]. Swept 50–196.
     pub link_gb_per_s: f64,
     /// One-way bandwidth a die takes in from the network, GB/s: every put landing on the die
@@ -67,7 +67,7 @@ pub struct CostProfile {
     pub ejection_gb_per_s: f64,
     /// One-way bandwidth a die's puts to *other servers* share, GB/s: the unified bus's second
     /// tier (the switches between servers of the super-node). \[F\] fitted with
-    /// [`link_gb_per_s`](Self::link_gb_per_s) to the measured table (see [`FITTED`]): the drop
+    /// [`link_gb_per_s`](Self::link_gb_per_s) to the measured table (see [`FITTED`](crate::cost::FITTED)): the drop
     /// of the measured bandwidth from EP 16 (one server) to EP 128 (eight servers). Swept 25–196.
     pub cross_server_gb_per_s: f64,
     /// Latency from a put's last byte (or a remote signal's issue) to its arrival on another
@@ -131,30 +131,6 @@ pub const GUESSES: &[Guess] = &[
     Guess { field: "host_collective_sync_ns", marker: "U", low: 20000.0, high: 50000.0 },
 ];
 
-/// A profile field fitted to measurements rather than taken from a source, and what it was
-/// fitted to.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Fitted {
-    /// Field name, as in TOML/JSON.
-    pub field: &'static str,
-    /// The measurements it was fitted to, and how.
-    pub fitted_to: &'static str,
-}
-
-/// Every fitted field of the A3 preset. One parameter set for every EP: the fit chose the
-/// pair (`link_gb_per_s`, `cross_server_gb_per_s`) on a grid of 1 GB/s that minimises the
-/// largest relative error of the simulated effective dispatch and combine bandwidth
-/// ([`crate::sim::all_to_all_bandwidth`]) against the ten measured points; every other field
-/// kept its sourced or guessed value. The residuals are in the README.
-pub const FITTED: &[Fitted] = &[
-    Fitted { field: "link_gb_per_s", fitted_to: A3_TABLE },
-    Fitted { field: "ejection_gb_per_s", fitted_to: "tied to link_gb_per_s (the measured table cannot identify it)" },
-    Fitted { field: "cross_server_gb_per_s", fitted_to: A3_TABLE },
-];
-
-const A3_TABLE: &str =
-    "measured A3 dispatch (INT8) and combine (BF16) bandwidth at EP 8-128, 4096 tokens/rank (hardware.md)";
-
 /// A profile that could not be read, parsed or validated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProfileError(pub String);
@@ -167,9 +143,9 @@ impl std::fmt::Display for ProfileError {
 
 impl std::error::Error for ProfileError {}
 
-/// \[F\] The A3 die's injection (and ejection) bandwidth, GB/s: see [`FITTED`].
+/// \[F\] The A3 die's injection (and ejection) bandwidth, GB/s: see [`FITTED`](crate::cost::FITTED).
 const A3_LINK_GB_PER_S: f64 = 112.0;
-/// \[F\] The A3 die's bandwidth to other servers, GB/s: see [`FITTED`].
+/// \[F\] The A3 die's bandwidth to other servers, GB/s: see [`FITTED`](crate::cost::FITTED).
 const A3_CROSS_SERVER_GB_PER_S: f64 = 61.0;
 
 /// Names accepted by [`CostProfile::preset`] and by the `base` key of a profile file.
@@ -208,7 +184,7 @@ impl CostProfile {
 
     /// One die of an Ascend A3 (910C) package. Clock, topology, HBM and latency from the
     /// CloudMatrix384 paper (hardware.md's A3 section); the network's bandwidths fitted to
-    /// the measured all-to-all table ([`FITTED`]); per-core rates and latencies \[U\] taken
+    /// the measured all-to-all table ([`FITTED`](crate::cost::FITTED)); per-core rates and latencies \[U\] taken
     /// from the 910B, whose core design the A3 die shares (24 AIC + 48 AIV).
     pub fn ascend_a3_die() -> Self {
         CostProfile {
@@ -510,7 +486,7 @@ mod tests {
         assert_eq!((a3.dies_per_server(), a3.hbm_bytes_per_s()), (16, 1_600_000_000_000));
         assert!(!a3.crosses_server(0, 15) && a3.crosses_server(15, 16));
         assert_eq!((a3.latency_between(0, 15), a3.latency_between(0, 16)), (1000, 2000));
-        for f in FITTED {
+        for f in crate::cost::FITTED {
             assert!(a3.field(f.field).is_some(), "{}", f.field);
         }
     }

@@ -32,9 +32,8 @@
 //! which all the rank's link puts share. When the cost model has such a link
 //! ([`CostModel::link_bytes_per_s`]), each rank gets a few *lanes*: its last vector cores,
 //! which run its link puts and nothing else, as many as it takes to fill the link with the
-//! puts of the slowest family, one after another on each lane (`⌈link · (exec + bytes /
-//! stream) / bytes⌉`, from [`CostModel::family_put`]: a lane also spends each put's fixed
-//! core time), but always leaving one vector core for other work. On a lane a put is charged its exec
+//! puts of the slowest-streaming family (`⌈link / stream⌉`, from [`CostModel::family_put`]),
+//! but always leaving one vector core for other work. On a lane a put is charged its exec
 //! part plus its bytes at `min(stream, link / lanes)`, its share when every lane streams.
 //!
 //! The lanes are what makes the table stream: a core runs its entries in order, so a rank
@@ -79,7 +78,7 @@
 //! most once and is skipped, when it reaches the top of a heap, if it has started elsewhere.
 //! Ready times take one or two passes over each node's predecessors.
 
-use super::cost::{CostModel, PutShape, ns_at_rate};
+use super::cost::{CostModel, ns_at_rate};
 use super::priority::{bottom_levels_with, node_costs};
 use super::types::Placement;
 use crate::expand::Expanded;
@@ -124,8 +123,8 @@ struct Lanes {
 }
 
 impl Lanes {
-    /// Enough lanes that puts of the slowest family (its stream rate and its fixed core time
-    /// per put, [`lanes_to_fill`]) fill the link, leaving at least one vector core for other work; each put charged its exec part plus its bytes at its
+    /// Enough lanes that puts of the slowest-streaming family fill the link, leaving at least
+    /// one vector core for other work; each put charged its exec part plus its bytes at its
     /// share of the link when every lane streams (`link / count`), or its stream rate if lower.
     fn new(exp: &Expanded, profile: &MachineProfile, cost: &dyn CostModel) -> Lanes {
         let families = exp.family_core.len();
@@ -140,7 +139,7 @@ impl Lanes {
         }
         let shapes: Vec<_> =
             (0..families).map(|f| is_put(f).then(|| cost.family_put(f, CoreKind::Aiv, &exp.family_work[f]))).collect();
-        let need = shapes.iter().flatten().map(|s| lanes_to_fill(link, s)).max();
+        let need = shapes.iter().flatten().map(|s| link.div_ceil(s.stream_bytes_per_s.clamp(1, link))).max();
         let count = need.unwrap_or(1).clamp(1, u64::from(aiv - 1));
         let share = link / count;
         let put_ns = shapes
@@ -154,18 +153,6 @@ impl Lanes {
     fn carries(&self, exp: &Expanded, v: u32) -> bool {
         self.count > 0 && exp.rotation[v as usize] != 0 && self.put_ns[exp.space.family_of(v)].is_some()
     }
-}
-
-/// How many lanes putting `put` one after another fill a link of `link` bytes/s: a lane
-/// moves `bytes` per `exec_ns + bytes / stream` (its fixed core time per put, then the
-/// stream), so `⌈link · (exec_ns + bytes / stream) / bytes⌉`, at least 1.
-fn lanes_to_fill(link: u64, put: &PutShape) -> u64 {
-    if put.bytes == 0 {
-        return 1;
-    }
-    let per_put_ns = put.exec_ns.saturating_add(ns_at_rate(put.bytes, put.stream_bytes_per_s.clamp(1, link)));
-    let need = (u128::from(link) * u128::from(per_put_ns)).div_ceil(u128::from(put.bytes) * 1_000_000_000);
-    u64::try_from(need).unwrap_or(u64::MAX).max(1)
 }
 
 /// Places every node of `exp` on a core of `profile` and orders each core's nodes, by
@@ -998,7 +985,7 @@ mod tests {
     }
 
     /// Lanes per rank by the rule the module documents: with a shared link and link puts, enough
-    /// to fill the link with the slowest put family, at most one fewer than the
+    /// to fill the link with the slowest-streaming put family, at most one fewer than the
     /// vector cores; otherwise none.
     fn expected_lanes(exp: &Expanded, prof: &MachineProfile, cost: &dyn CostModel) -> u32 {
         let Some(link) = cost.link_bytes_per_s().filter(|&l| l > 0) else { return 0 };
@@ -1010,14 +997,8 @@ mod tests {
         if prof.aiv_per_rank() < 2 || !used {
             return 0;
         }
-        // The fewest lanes that, each putting one put after another (its exec part, then its
-        // bytes at its stream rate), move at least the link's bandwidth.
-        let lanes_for = |f: usize| {
-            let put = cost.family_put(f, AIV, &exp.family_work[f]);
-            let per_put = u128::from(put.exec_ns + ns_at_rate(put.bytes, put.stream_bytes_per_s.clamp(1, link)));
-            (1u64..).find(|&n| u128::from(n) * u128::from(put.bytes) * 1_000_000_000 >= u128::from(link) * per_put)
-        };
-        let need = puts.iter().filter_map(|&f| lanes_for(f)).max().expect("some put family is used");
+        let stream = |f: usize| cost.family_put(f, AIV, &exp.family_work[f]).stream_bytes_per_s.clamp(1, link);
+        let need = puts.iter().map(|&f| link.div_ceil(stream(f))).max().expect("some put family is used");
         need.min(u64::from(prof.aiv_per_rank() - 1)) as u32
     }
 
