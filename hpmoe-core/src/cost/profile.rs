@@ -68,7 +68,8 @@ pub struct CostProfile {
     /// One-way bandwidth a die's puts to *other servers* share, GB/s: the unified bus's second
     /// tier (the switches between servers of the super-node). \[F\] fitted with
     /// [`link_gb_per_s`](Self::link_gb_per_s) to the measured table (see [`FITTED`](crate::cost::FITTED)): the drop
-    /// of the measured bandwidth from EP 16 (one server) to EP 128 (eight servers). Swept 25–196.
+    /// of the measured bandwidth from EP 16 (one server) to EP 128 (eight servers). 910B:
+    /// \[U\] 25, one 200 Gb/s RoCE port per die. Swept 25–196.
     pub cross_server_gb_per_s: f64,
     /// Latency from a put's last byte (or a remote signal's issue) to its arrival on another
     /// die of the same server, ns. \[S\] "<1 µs" on the unified bus; 1000 is the stated bound.
@@ -86,8 +87,8 @@ pub struct CostProfile {
     /// package by package.
     pub dies_per_package: u32,
     /// Packages per server: dies `dies_per_package × packages_per_server` apart are on
-    /// different servers. \[S\] 8 NPUs per server on A3 (CloudMatrix384 paper) and on 910B
-    /// servers. All servers of an EP group are taken to be in one unified-bus super-node
+    /// different servers. \[S\] 8 NPUs per server on A3 (CloudMatrix384 paper); \[U\] 8 on 910B
+    /// servers too. All servers of an EP group are taken to be in one unified-bus super-node
     /// (48 servers, 768 dies, on A3), so no put crosses RoCE.
     pub packages_per_server: u32,
     /// HBM bandwidth of one die, GB/s, shared by all its cores' reads from HBM (cold reads and
