@@ -1,5 +1,5 @@
 //! The main job: schedule the DeepSeek-V3 routed-expert MoE-FFN layer (H 7168, I 2048,
-//! 256 experts, top-8, 4096 tokens per rank) at EP 8, 16, 32 and 64, simulate each schedule
+//! 256 experts, top-8, 4096 tokens per rank) at EP 8, 16, 32, 64 and 128, simulate each schedule
 //! against the kernel-by-kernel baseline, write each EP's AscendC kernel and schedule
 //! tables (and a Chrome trace at EP 8), run the scaled-down layer on the host executor
 //! against a naive reference, and print the results.
@@ -22,7 +22,9 @@
 //! profile (default `ascend_a3_die`; its figures are sourced in hardware.md and several are
 //! guesses, see `hpmoe_core::cost::GUESSES` and the `sensitivity` example). `bound_us` is
 //! a true lower bound under the same costs (longest path, each core kind's work spread
-//! over its cores, the busiest link's bytes at link bandwidth). The baseline runs the same
+//! over its cores, the busiest rank's bytes at its injection, ejection, cross-server and HBM
+//! bandwidths). The network's bandwidths are fitted to the measured A3 all-to-all table,
+//! which the job prints beside the simulated bandwidth. The baseline runs the same
 //! tiles as one whole-device kernel per step (dispatch, GMM1, SwiGLU, GMM2, combine,
 //! weighted sum). Exposed communication is measured the same way for both runs: time on the
 //! busiest rank with a put in flight and no tile computing.

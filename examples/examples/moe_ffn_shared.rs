@@ -9,7 +9,7 @@
 //! ```
 //!
 //! It prints the same table as `moe_ffn` (same options, same `--json` keys), measured the
-//! same way: for EP 8, 16, 32 and 64 at 4096 tokens per rank, the taskflow simulated against
+//! same way: for EP 8, 16, 32, 64 and 128 at 4096 tokens per rank, the taskflow simulated against
 //! hpmoe's kernel-by-kernel baseline of the *same* work (which runs the shared expert as three
 //! more whole-device kernels), with the lower bound beside it. Each EP's kernel goes to
 //! `target/hpmoe/moe_ffn_shared/epN/` (`moe_ffn_shared.cpp`, `moe_ffn_shared_schedule.h`,

@@ -6,14 +6,19 @@
 //!    the baseline and at the ends that favour the taskflow;
 //! 3. the simulated effective dispatch and combine bandwidth of isolated all-to-alls
 //!    (4096 tokens/rank, H 7168, top-8, INT8 dispatch, BF16 combine) at EP 8–128, beside
-//!    the measured A3 figures from hardware.md. The model is not fitted to them.
+//!    the measured A3 figures from hardware.md, which the A3 profile's injection and
+//!    cross-server bandwidths are fitted to (`hpmoe_core::cost::FITTED`); then how that
+//!    bandwidth moves as each network parameter sweeps its range.
+//!
+//! The network parameters (injection, ejection, cross-server bandwidth and latency, put
+//! setup) and the HBM bandwidth are among the swept constants of part 2.
 //!
 //! ```sh
 //! cargo run --release -p hpmoe-examples --example sensitivity [-- --profile NAME|FILE] [--ep N]
 //! ```
 
-use hpmoe_core::cost::{CostProfile, GUESSES, TaskflowCost};
-use hpmoe_core::model::{Affine, CoreKind, DType, MachineProfile, Taskflow};
+use hpmoe_core::cost::{CostProfile, GUESSES, MEASURED_A3_ALL_TO_ALL, TaskflowCost};
+use hpmoe_core::model::{DType, Taskflow};
 use hpmoe_examples::ExampleError;
 use hpmoe_examples::cli::Options;
 use hpmoe_host::moe::MoeShape;
@@ -21,9 +26,9 @@ use hpmoe_host::sim;
 
 const TOKENS: u64 = 4096;
 
-/// Measured A3 expert-parallel bandwidth (DeepEP for Ascend), hardware.md: (EP, dispatch, combine) GB/s.
-const MEASURED: [(u32, f64, f64); 5] =
-    [(8, 146.0, 125.0), (16, 107.0, 103.0), (32, 102.0, 95.0), (64, 81.0, 91.0), (128, 57.0, 81.0)];
+/// The network parameters whose effect on the all-to-all bandwidth part 3 sweeps.
+const NETWORK: [&str; 5] =
+    ["link_gb_per_s", "ejection_gb_per_s", "cross_server_gb_per_s", "cross_server_latency_ns", "put_setup_ns"];
 
 fn main() {
     if let Err(e) = run() {
@@ -62,7 +67,7 @@ fn run() -> Result<(), ExampleError> {
     for g in GUESSES {
         let current = base.field(g.field).ok_or_else(|| ExampleError::UnknownProfileField { field: g.field.into() })?;
         let mut ends = Vec::new();
-        for v in [g.low, current, g.high] {
+        for v in sweep(g.low, current, g.high) {
             let p = base.with_field(g.field, v)?;
             let o = evaluate(&tf, &layer.with_profile(p))?.outcome;
             let label = if v == current { format!("{v} (def)") } else { format!("{v}") };
@@ -72,7 +77,7 @@ fn run() -> Result<(), ExampleError> {
             ends.push((v, o.speedup));
         }
         // The end that favours the baseline goes into `worst`, the other into `best`.
-        let (low, high) = (ends[0], ends[2]);
+        let (low, high) = (ends[0], ends[ends.len() - 1]);
         let (w, b) = if low.1 <= high.1 { (low.0, high.0) } else { (high.0, low.0) };
         worst = worst.with_field(g.field, w)?;
         best = best.with_field(g.field, b)?;
@@ -90,14 +95,14 @@ fn run() -> Result<(), ExampleError> {
     println!();
     println!("== Effective all-to-all bandwidth, {TOKENS} tokens/rank, H 7168, top-8 (INT8 dispatch, BF16 combine) ==");
     println!(
-        "bytes a rank sends (tokens x top-8 rows, its own share included) / time until the last has landed; profile {}",
+        "bytes a rank sends (tokens x top-8 rows, its own share included) / time until the last has landed, as the baseline's all-to-all kernels run; profile {}",
         base.name
     );
     println!(
         "{:>4} | {:>9} {:>9} {:>9} | {:>9} {:>9} {:>9}",
         "EP", "disp_sim", "disp_meas", "sim/meas", "comb_sim", "comb_meas", "sim/meas"
     );
-    for (ep, measured_dispatch, measured_combine) in MEASURED {
+    for (ep, measured_dispatch, measured_combine) in MEASURED_A3_ALL_TO_ALL {
         let dispatch = all_to_all_gb_per_s(ep, DType::I8, &base)?;
         let combine = all_to_all_gb_per_s(ep, DType::Bf16, &base)?;
         println!(
@@ -112,10 +117,35 @@ fn run() -> Result<(), ExampleError> {
         );
     }
     println!(
-        "link {} GB/s per die, {} ns latency; the model has no network topology, so it cannot follow the measured drop with EP",
-        base.link_gb_per_s, base.link_latency_ns
+        "injection {} GB/s and cross-server {} GB/s per die (fitted), {} dies per server; the model moves INT8 and BF16",
+        base.link_gb_per_s,
+        base.cross_server_gb_per_s,
+        base.dies_per_server()
     );
+    println!("rows at the same rate, so it cannot follow the measured gap between dispatch and combine at EP 64-128");
+    println!();
+    println!("== Effective all-to-all bandwidth (BF16) as each network parameter sweeps its range, EP 16 and 64 ==");
+    println!("{:<24} {:>10} | {:>9} {:>9}", "parameter", "value", "EP16_GBps", "EP64_GBps");
+    for field in NETWORK {
+        let unknown = || ExampleError::UnknownProfileField { field: field.into() };
+        let g = GUESSES.iter().find(|g| g.field == field).ok_or_else(unknown)?;
+        let current = base.field(field).ok_or_else(unknown)?;
+        for v in sweep(g.low, current, g.high) {
+            let p = base.with_field(field, v)?;
+            let label = if v == current { format!("{v} (def)") } else { format!("{v}") };
+            let at = |ep| all_to_all_gb_per_s(ep, DType::Bf16, &p);
+            println!("{:<24} {:>10} | {:>9.1} {:>9.1}", field, label, at(16)?, at(64)?);
+        }
+    }
     Ok(())
+}
+
+/// The values a constant is swept over: its range's ends and its default, each once (a
+/// default may sit at an end, as a sourced figure swept only downwards does).
+fn sweep(low: f64, current: f64, high: f64) -> Vec<f64> {
+    let mut values = vec![low, current, high];
+    values.dedup();
+    values
 }
 
 /// Headline figures of one evaluation.
@@ -172,12 +202,16 @@ fn breakdown(tf: &Taskflow, e: &Evaluation) {
     let (t, b) = (cmp.taskflow.summary(), cmp.baseline.result.summary());
     let bound = &cmp.bound;
     println!(
-        "bound {:.1} us = max(critical path {:.1}, AIC work {:.1}, AIV work {:.1}, link {:.1}) -> {}",
+        "bound {:.1} us = max(critical path {:.1}, AIC work {:.1}, AIV work {:.1}, injection {:.1}, ejection {:.1}, \
+         cross-server {:.1}, HBM {:.1}) -> {}",
         us(bound.ns()),
         us(bound.critical_path_ns),
         us(bound.aic_work_per_core_ns),
         us(bound.aiv_work_per_core_ns),
         us(bound.link_ns),
+        us(bound.ejection_ns),
+        us(bound.cross_server_ns),
+        us(bound.hbm_ns),
         bound.binding()
     );
     for (name, s) in [("taskflow", t), ("baseline", b)] {
@@ -204,29 +238,11 @@ fn breakdown(tf: &Taskflow, e: &Evaluation) {
 }
 
 /// An all-to-all alone, laid out as the MoE layer's dispatch (`dtype` rows of H 7168 from
-/// each rank to every expert's rank) or, with BF16, as its combine (the same rows back);
-/// both move tokens × top-8 rows per rank. Returns GB/s per rank.
+/// each rank to every expert's rank) or, with BF16, as its combine (the same rows back),
+/// run as the baseline runs its all-to-all kernels (`hpmoe_host::sim::all_to_all_bandwidth`).
+/// Returns GB/s per rank.
 fn all_to_all_gb_per_s(ep: u32, dtype: DType, profile: &CostProfile) -> Result<f64, ExampleError> {
-    let shape = MoeShape::deepseek_v3(ep, TOKENS);
-    let (r, e, s, b, h) =
-        (u64::from(ep), shape.local_experts(), shape.rows_per_source(), shape.row_block, shape.hidden);
-    let rows = shape.rows_per_expert();
-    let sent = r * e * s;
-    let mut tf = Taskflow::new("all_to_all", MachineProfile::ascend_a3_die(ep));
-    let src = tf.input("src", dtype, &[sent, h]);
-    let dst = tf.symmetric("dst", dtype, &[e, rows, h]);
-    tf.tile("put_rows", CoreKind::Aiv, |t| {
-        let to = t.grid("dst", r);
-        let ex = t.grid("e", e);
-        let blk = t.grid("b", s / b);
-        let src_row = (to.clone() * e as i64 + ex.clone()) * s as i64 + blk.clone() * b as i64;
-        let dst_row = Affine::rank() * s as i64 + blk * b as i64;
-        t.put(src.slice(src_row, b), dst.on(to).at(ex).slice(dst_row, b));
-    });
-    let cost = TaskflowCost::new(&tf, profile.clone());
-    let c = hpmoe_core::compile(&tf, &cost).map_err(|d| ExampleError::plan(&tf, d))?;
-    let result =
-        sim::simulate(&c, &cost).map_err(|error| ExampleError::Simulate { taskflow: tf.name.clone(), error })?;
-    let bytes = (sent * h * dtype.size_bytes()) as f64;
-    Ok(bytes / result.makespan_ns.max(1) as f64)
+    let a2a = sim::all_to_all_bandwidth(&MoeShape::deepseek_v3(ep, TOKENS), dtype, profile)
+        .map_err(|error| ExampleError::Simulate { taskflow: "all_to_all".into(), error })?;
+    Ok(a2a.gb_per_s())
 }

@@ -26,7 +26,14 @@ fn round_profile() -> CostProfile {
         gm_write_latency_cycles: 20.0,
         tile_overhead_ns: 100.0,
         link_gb_per_s: 4.0,
+        ejection_gb_per_s: 4.0,
+        cross_server_gb_per_s: 4.0,
         link_latency_ns: 1000.0,
+        cross_server_latency_ns: 1000.0,
+        put_setup_ns: 0.0,
+        dies_per_package: 1,
+        packages_per_server: 8,
+        hbm_gb_per_s: 1e6,
         kernel_launch_ns: 0.0,
         host_collective_sync_ns: 0.0,
     }
@@ -73,12 +80,14 @@ fn the_scheduler_sees_family_costs() {
     let nodes = node_costs(&exp, &cost);
     for (f, span) in exp.space.families.iter().enumerate() {
         let c = cost.family(f);
-        let expected = c.exec_ns + c.put.map_or(0, |p| p.uncontended_ns(4_000_000_000));
+        // A put's core also waits a round trip (2 × 1000 ns) for its completion.
+        let expected = c.exec_ns + c.put.map_or(0, |p| p.uncontended_ns(4_000_000_000) + 2000);
         assert_eq!(nodes[span.first as usize], expected, "family {f}");
         // Puts: the link and each put's parts, as the simulator charges them.
         if let Some(put) = c.put {
             let shape = cost.family_put(f, c.core, &exp.family_work[f]);
-            let parts = PutShape { exec_ns: c.exec_ns, bytes: put.bytes, stream_bytes_per_s: put.stream_bytes_per_s };
+            let parts =
+                PutShape { exec_ns: c.exec_ns + 2000, bytes: put.bytes, stream_bytes_per_s: put.stream_bytes_per_s };
             assert_eq!(shape, parts, "family {f}");
         }
     }

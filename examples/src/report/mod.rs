@@ -1,7 +1,8 @@
-//! The job both MoE examples run, parameterised by the layer: for EP 8, 16, 32 and 64,
+//! The job both MoE examples run, parameterised by the layer: for EP 8, 16, 32, 64 and 128,
 //! schedule the layer's taskflow, simulate it against the kernel-by-kernel baseline, write its
-//! AscendC kernel and schedule blobs to `OUT/epN/` (and a Chrome trace at EP 8), then run the
-//! scaled-down host checks and print one results table (or `--json`).
+//! AscendC kernel and schedule blobs to `OUT/epN/` (and a Chrome trace at EP 8), simulate the
+//! all-to-all alone at each EP to print its effective bandwidth beside the measured A3 table,
+//! then run the scaled-down host checks and print the results tables (or `--json`).
 //!
 //! `moe_ffn` (the main job) and `moe_ffn_shared` (the custom variant) differ only in their
 //! [`Job`]: the taskflow, the emission options (a user op's header), and the host checks.
@@ -9,9 +10,11 @@
 //! host check fails or the job cannot run.
 
 mod measure;
+mod network;
 mod print;
 
 pub use measure::{EpRun, Figures, RoutedRow, Row, Setup, TRACE_EP, measure};
+pub use network::AllToAllRow;
 pub use print::{Results, json, text};
 
 use crate::cli::Options;
@@ -27,7 +30,7 @@ use std::time::Instant;
 pub const REFERENCE_SPEEDUP: (f64, f64) = (1.49, 1.58);
 
 /// The expert-parallel sizes of the table.
-pub const EPS: [u32; 4] = [8, 16, 32, 64];
+pub const EPS: [u32; 5] = [8, 16, 32, 64, 128];
 
 /// The taskflow of a job at expert parallelism `ep` with `tokens` tokens per rank.
 pub type TaskflowFn<'a> = dyn Fn(u32, u64) -> Result<Taskflow, ExampleError> + 'a;
@@ -263,6 +266,15 @@ pub fn run_with(job: &Job<'_>, args: Vec<String>) -> Result<bool, ExampleError> 
     let routed_all = opts.flag("--routed-all");
     let setup = Setup { tokens, profile: &profile, out_dir: &out_dir, json_tables, routed_all, started };
     let rows = EPS.iter().map(|&ep| measure(job, ep, &setup)).collect::<Result<Vec<_>, _>>()?;
+    eprint!("[network] simulating the all-to-all alone at EP");
+    let network = EPS
+        .iter()
+        .map(|&ep| {
+            eprint!(" {ep}…");
+            AllToAllRow::measure(ep, tokens, &profile)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    eprintln!(" done ({:.1} s)", started.elapsed().as_secs_f64());
     let host = host_checks(job, &profile);
     let emulator = emulator_checks(job, &profile);
     eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
@@ -275,6 +287,8 @@ pub fn run_with(job: &Job<'_>, args: Vec<String>) -> Result<bool, ExampleError> 
         json_tables,
         notes: job.notes,
         rows: &rows,
+        network: &network,
+        profile_figures: &profile,
         extra: job.extra.as_ref().map(|x| (x.header, x.footer)),
         routed: job.routed.as_ref().map(|r| (r.name, r.header)),
         host: &host,

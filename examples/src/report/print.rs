@@ -2,7 +2,9 @@
 //! the same figures as one JSON array (one object per EP).
 
 use super::measure::{Figures, Row, TRACE_EP};
+use super::network::{self, AllToAllRow};
 use super::{HostOutcome, REFERENCE_SPEEDUP};
+use hpmoe_core::cost::CostProfile;
 use serde_json::json;
 use std::path::Path;
 
@@ -18,6 +20,10 @@ pub struct Results<'a> {
     /// Lines printed after the list of files written (none for the main job).
     pub notes: &'a [&'a str],
     pub rows: &'a [Row],
+    /// The all-to-all alone at each EP of `rows`.
+    pub network: &'a [AllToAllRow],
+    /// The cost profile itself (`profile` is its name).
+    pub profile_figures: &'a CostProfile,
     /// The job's extra table's header and footer (its rows are in `rows`), if it has one.
     pub extra: Option<(&'a [&'a str], &'a [&'a str])>,
     /// The run-time routing's name and header lines (its rows are in `rows`), if any.
@@ -69,6 +75,9 @@ pub fn json(r: &Results<'_>) -> Result<String, crate::ExampleError> {
                 "emulator_check": emulator,
             });
             merge(&mut object, fields);
+            if let Some(a2a) = r.network.iter().find(|a| a.ep == row.ep) {
+                merge(&mut object, json!({ "all_to_all": a2a.to_json() }));
+            }
             if let (Some(routed), Some((name, _))) = (&row.routed, r.routed) {
                 let mut inner = figures_json(&routed.figures);
                 merge(
@@ -126,6 +135,8 @@ pub fn text(r: &Results<'_>) -> String {
         out.push('\n');
     };
     results_table(r, &mut line);
+    line(String::new());
+    network::table(r.network, r.profile_figures, &mut line);
     line(String::new());
     if let Some((_, header)) = r.routed {
         routed_table(r, header, &mut line);

@@ -18,11 +18,13 @@
 //! ```
 
 pub mod activity;
+pub mod calibration;
 pub mod profile;
 pub mod tile;
 pub mod traffic;
 
 pub use activity::Activity;
+pub use calibration::{FITTED, Fitted, MEASURED_A3_ALL_TO_ALL, MEASURED_TOKENS_PER_RANK};
 pub use profile::{CostProfile, GUESSES, Guess, PRESETS, ProfileError};
 pub use tile::{FamilyCost, PutCost, TaskflowCost, family_cost, ns_at_rate};
 pub use traffic::{FamilyTraffic, Reads, family_traffic, reuse_factor};

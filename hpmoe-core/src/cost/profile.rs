@@ -54,14 +54,47 @@ pub struct CostProfile {
     /// their first DMA. \[U\] 500 ns (one global-memory read alone is ≈170 ns \[S\]); swept
     /// 100–2000.
     pub tile_overhead_ns: f64,
-    /// One-way bandwidth of the die's link to the other ranks, GB/s, shared by the puts the
-    /// rank has in flight. A3: \[D\] 196 = ">392 GB/s one way per NPU" \[S\] over its two
-    /// dies. 910B: \[U\] the same figure (hardware.md gives none). Swept 100–392.
+    /// One-way bandwidth a die injects into the network, GB/s: every put to another die
+    /// shares it (a put to the die itself is a local copy). \[F\] fitted, with
+    /// [`cross_server_gb_per_s`](Self::cross_server_gb_per_s), to the measured A3 dispatch and
+    /// combine bandwidth at EP 8–128 (hardware.md; see [`FITTED`](crate::cost::FITTED)). The stated peak is higher:
+    /// ">392 GB/s one way per NPU" \[S\] over its two dies is 196 \[D\]. Swept 50–196.
     pub link_gb_per_s: f64,
-    /// Latency from a put's last byte (or a remote signal's issue) to its arrival on the
-    /// destination rank, ns. \[S\] "<1 µs" on the unified bus; 1000 is the stated bound.
-    /// Swept 250–2000 (the top end stands for a cross-node hop).
+    /// One-way bandwidth a die takes in from the network, GB/s: every put landing on the die
+    /// shares it. \[F\] tied to [`link_gb_per_s`](Self::link_gb_per_s) (a full-duplex port, the
+    /// same rate each way): a balanced all-to-all whose ranks send to different destinations at
+    /// any moment never fills it, so the measured table cannot tell it apart. Swept 50–196.
+    pub ejection_gb_per_s: f64,
+    /// One-way bandwidth a die's puts to *other servers* share, GB/s: the unified bus's second
+    /// tier (the switches between servers of the super-node). \[F\] fitted with
+    /// [`link_gb_per_s`](Self::link_gb_per_s) to the measured table (see [`FITTED`](crate::cost::FITTED)): the drop
+    /// of the measured bandwidth from EP 16 (one server) to EP 128 (eight servers). 910B:
+    /// \[U\] 25, one 200 Gb/s RoCE port per die. Swept 25–196.
+    pub cross_server_gb_per_s: f64,
+    /// Latency from a put's last byte (or a remote signal's issue) to its arrival on another
+    /// die of the same server, ns. \[S\] "<1 µs" on the unified bus; 1000 is the stated bound.
+    /// Swept 250–2000.
     pub link_latency_ns: f64,
+    /// The same latency to a die of another server (one more switch tier), ns. \[U\] 2000;
+    /// swept 1000–5000.
+    pub cross_server_latency_ns: f64,
+    /// Core time to set up one put (descriptor, address translation) before its first byte
+    /// leaves, ns. \[U\] 1000; swept 0–5000. After its last byte the putting core also waits
+    /// for the put's completion (the quiet before its signals): a round trip of the path's
+    /// latency, charged from the latencies above, no constant of its own.
+    pub put_setup_ns: f64,
+    /// Dies per package. A3: \[S\] 2 (CloudMatrix384 paper). 910B: 1. Ranks are dies, numbered
+    /// package by package.
+    pub dies_per_package: u32,
+    /// Packages per server: dies `dies_per_package × packages_per_server` apart are on
+    /// different servers. \[S\] 8 NPUs per server on A3 (CloudMatrix384 paper); \[U\] 8 on 910B
+    /// servers too. All servers of an EP group are taken to be in one unified-bus super-node
+    /// (48 servers, 768 dies, on A3), so no put crosses RoCE.
+    pub packages_per_server: u32,
+    /// HBM bandwidth of one die, GB/s, shared by all its cores' reads from HBM (cold reads and
+    /// L2 misses) and writes. A3: \[S/D\] 3.2 TB/s per package over two dies. 910B: \[U\] the
+    /// same 1600. Swept 800–1600.
+    pub hbm_gb_per_s: f64,
     /// Baseline only: launch and inter-kernel synchronisation of one whole-device kernel, ns.
     /// \[S, weak\] ≈10 µs (range 5–20 µs).
     pub kernel_launch_ns: f64,
@@ -88,8 +121,13 @@ pub const GUESSES: &[Guess] = &[
     Guess { field: "vector_flops_per_cycle", marker: "U", low: 64.0, high: 256.0 },
     Guess { field: "l2_hit_rate", marker: "U", low: 0.5, high: 1.0 },
     Guess { field: "tile_overhead_ns", marker: "U", low: 100.0, high: 2000.0 },
-    Guess { field: "link_gb_per_s", marker: "D/U", low: 100.0, high: 392.0 },
+    Guess { field: "link_gb_per_s", marker: "F", low: 50.0, high: 196.0 },
+    Guess { field: "ejection_gb_per_s", marker: "F tied", low: 50.0, high: 196.0 },
+    Guess { field: "cross_server_gb_per_s", marker: "F", low: 25.0, high: 196.0 },
     Guess { field: "link_latency_ns", marker: "S <1us", low: 250.0, high: 2000.0 },
+    Guess { field: "cross_server_latency_ns", marker: "U", low: 1000.0, high: 5000.0 },
+    Guess { field: "put_setup_ns", marker: "U", low: 0.0, high: 5000.0 },
+    Guess { field: "hbm_gb_per_s", marker: "S/D", low: 800.0, high: 1600.0 },
     Guess { field: "kernel_launch_ns", marker: "S, weak", low: 5000.0, high: 20000.0 },
     Guess { field: "host_collective_sync_ns", marker: "U", low: 20000.0, high: 50000.0 },
 ];
@@ -105,6 +143,11 @@ impl std::fmt::Display for ProfileError {
 }
 
 impl std::error::Error for ProfileError {}
+
+/// \[F\] The A3 die's injection (and ejection) bandwidth, GB/s: see [`FITTED`](crate::cost::FITTED).
+const A3_LINK_GB_PER_S: f64 = 112.0;
+/// \[F\] The A3 die's bandwidth to other servers, GB/s: see [`FITTED`](crate::cost::FITTED).
+const A3_CROSS_SERVER_GB_PER_S: f64 = 61.0;
 
 /// Names accepted by [`CostProfile::preset`] and by the `base` key of a profile file.
 pub const PRESETS: &[&str] = &["ascend910b", "ascend_a3_die"];
@@ -127,17 +170,35 @@ impl CostProfile {
             gm_write_latency_cycles: 150.0,
             tile_overhead_ns: 500.0,
             link_gb_per_s: 196.0,
+            ejection_gb_per_s: 196.0,
+            cross_server_gb_per_s: 25.0,
             link_latency_ns: 1000.0,
+            cross_server_latency_ns: 2000.0,
+            put_setup_ns: 1000.0,
+            dies_per_package: 1,
+            packages_per_server: 8,
+            hbm_gb_per_s: 1600.0,
             kernel_launch_ns: 10_000.0,
             host_collective_sync_ns: 35_000.0,
         }
     }
 
-    /// One die of an Ascend A3 (910C) package. Clock, link and latency from the CloudMatrix384
-    /// paper (hardware.md's A3 section); per-core rates and latencies \[U\] taken from the
-    /// 910B, whose core design the A3 die shares (24 AIC + 48 AIV).
+    /// One die of an Ascend A3 (910C) package. Clock, topology, HBM and latency from the
+    /// CloudMatrix384 paper (hardware.md's A3 section); the network's bandwidths fitted to
+    /// the measured all-to-all table ([`FITTED`](crate::cost::FITTED)); per-core rates and latencies \[U\] taken
+    /// from the 910B, whose core design the A3 die shares (24 AIC + 48 AIV).
     pub fn ascend_a3_die() -> Self {
-        CostProfile { name: "ascend_a3_die".into(), clock_ghz: 1.85, ..Self::ascend910b() }
+        CostProfile {
+            name: "ascend_a3_die".into(),
+            clock_ghz: 1.85,
+            link_gb_per_s: A3_LINK_GB_PER_S,
+            ejection_gb_per_s: A3_LINK_GB_PER_S,
+            cross_server_gb_per_s: A3_CROSS_SERVER_GB_PER_S,
+            dies_per_package: 2,
+            packages_per_server: 8,
+            hbm_gb_per_s: 1600.0,
+            ..Self::ascend910b()
+        }
     }
 
     /// A preset by name (see [`PRESETS`]).
@@ -248,6 +309,9 @@ impl CostProfile {
             ("aic_write_bytes_per_cycle", self.aic_write_bytes_per_cycle),
             ("aiv_write_bytes_per_cycle", self.aiv_write_bytes_per_cycle),
             ("link_gb_per_s", self.link_gb_per_s),
+            ("ejection_gb_per_s", self.ejection_gb_per_s),
+            ("cross_server_gb_per_s", self.cross_server_gb_per_s),
+            ("hbm_gb_per_s", self.hbm_gb_per_s),
         ];
         for (name, v) in positive {
             if !(v.is_finite() && v > 0.0) {
@@ -265,6 +329,8 @@ impl CostProfile {
             ("gm_write_latency_cycles", self.gm_write_latency_cycles),
             ("tile_overhead_ns", self.tile_overhead_ns),
             ("link_latency_ns", self.link_latency_ns),
+            ("cross_server_latency_ns", self.cross_server_latency_ns),
+            ("put_setup_ns", self.put_setup_ns),
             ("kernel_launch_ns", self.kernel_launch_ns),
             ("host_collective_sync_ns", self.host_collective_sync_ns),
         ];
@@ -273,6 +339,9 @@ impl CostProfile {
             if !(v.is_finite() && (0.0..1e15).contains(&v)) {
                 return Err(ProfileError(format!("`{name}` must be a non-negative time below 1e15, got {v}")));
             }
+        }
+        if self.dies_per_package == 0 || self.packages_per_server == 0 {
+            return Err(ProfileError("`dies_per_package` and `packages_per_server` must be positive".into()));
         }
         Ok(())
     }
@@ -320,6 +389,47 @@ impl CostProfile {
     /// The link's one-way bandwidth, bytes/s.
     pub fn link_bytes_per_s(&self) -> u64 {
         ((self.link_gb_per_s * 1e9).round() as u64).max(1)
+    }
+
+    /// A die's ejection bandwidth, bytes/s.
+    pub fn ejection_bytes_per_s(&self) -> u64 {
+        ((self.ejection_gb_per_s * 1e9).round() as u64).max(1)
+    }
+
+    /// A die's bandwidth to other servers, bytes/s.
+    pub fn cross_server_bytes_per_s(&self) -> u64 {
+        ((self.cross_server_gb_per_s * 1e9).round() as u64).max(1)
+    }
+
+    /// A die's HBM bandwidth, bytes/s.
+    pub fn hbm_bytes_per_s(&self) -> u64 {
+        ((self.hbm_gb_per_s * 1e9).round() as u64).max(1)
+    }
+
+    /// Dies per server.
+    pub fn dies_per_server(&self) -> u32 {
+        self.dies_per_package.saturating_mul(self.packages_per_server).max(1)
+    }
+
+    /// Whether ranks (dies) `a` and `b` are on different servers.
+    pub fn crosses_server(&self, a: u32, b: u32) -> bool {
+        a / self.dies_per_server() != b / self.dies_per_server()
+    }
+
+    /// Latency from rank `a` to rank `b` (another rank), ns, rounded up.
+    pub fn latency_between(&self, a: u32, b: u32) -> u64 {
+        if self.crosses_server(a, b) { self.cross_server_latency_ns.ceil() as u64 } else { self.link_latency() }
+    }
+
+    /// The quiet after a put within a server: the core waits a round trip for the put's
+    /// completion, ns.
+    pub fn put_quiet_ns(&self) -> u64 {
+        self.link_latency().saturating_mul(2)
+    }
+
+    /// The put setup time, ns, rounded up.
+    pub fn put_setup(&self) -> u64 {
+        self.put_setup_ns.ceil() as u64
     }
 
     /// Core time of one counter poll (a global-memory read), ns, rounded up.
@@ -372,7 +482,14 @@ mod tests {
         // ≈15.2 TFLOP/s per AIC at 1.85 GHz, as the CloudMatrix384 paper measures.
         let peak = CostProfile { cube_efficiency: 1.0, ..a3.clone() }.aic_flops_per_s() as f64;
         assert!((peak / 15.2e12 - 1.0).abs() < 0.01, "{peak}");
-        assert_eq!(a3.link_bytes_per_s(), 196_000_000_000);
+        // Fitted figures lie below the stated peaks they stand for.
+        assert!(a3.link_bytes_per_s() <= 196_000_000_000 && a3.cross_server_bytes_per_s() <= a3.link_bytes_per_s());
+        assert_eq!((a3.dies_per_server(), a3.hbm_bytes_per_s()), (16, 1_600_000_000_000));
+        assert!(!a3.crosses_server(0, 15) && a3.crosses_server(15, 16));
+        assert_eq!((a3.latency_between(0, 15), a3.latency_between(0, 16)), (1000, 2000));
+        for f in crate::cost::FITTED {
+            assert!(a3.field(f.field).is_some(), "{}", f.field);
+        }
     }
 
     #[test]

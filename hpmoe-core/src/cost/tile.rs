@@ -6,7 +6,8 @@
 //! A tile instance runs on one core:
 //!
 //! 1. **exec** — `tile_overhead + max(compute, reads, writes)` (a roofline: the core's
-//!    compute unit, its read DMA and its write DMA overlap), where
+//!    compute unit, its read DMA and its write DMA overlap), plus `put_setup` for a tile that
+//!    puts to another rank, where
 //!    - compute = flops / (cube peak × `cube_efficiency`) on an AIC, flops / vector rate on
 //!      an AIV;
 //!    - reads = cold bytes / HBM read rate + L2-eligible bytes × hit rate / L2 read rate
@@ -72,6 +73,10 @@ pub struct FamilyCost {
     pub exec_ns: u64,
     /// The put phase, if the family writes to another rank.
     pub put: Option<PutCost>,
+    /// Bytes the exec phase moves through the die's HBM: cold reads, the L2 misses of
+    /// L2-eligible reads, and writes. A put's source reads and the bytes it lands are not
+    /// counted: they move at network rates, far below the HBM's.
+    pub hbm_bytes: u64,
 }
 
 impl FamilyCost {
@@ -206,7 +211,8 @@ pub fn family_cost(p: &CostProfile, core: CoreKind, t: &FamilyTraffic) -> Family
     let compute = ns_at_rate(t.flops, compute_rate);
     let reads = read_ns(p, &t.reads);
     let writes = ns_at_rate(t.write_bytes, write_rate);
-    let exec_ns = p.tile_overhead().saturating_add(compute.max(reads).max(writes));
+    let setup = if t.remote_bytes > 0 { p.put_setup() } else { 0 };
+    let exec_ns = p.tile_overhead().saturating_add(setup).saturating_add(compute.max(reads).max(writes));
     let put = (t.remote_bytes > 0).then(|| {
         let read = read_ns(p, &t.put_reads);
         let read_rate = if read == 0 {
@@ -216,7 +222,13 @@ pub fn family_cost(p: &CostProfile, core: CoreKind, t: &FamilyTraffic) -> Family
         };
         PutCost { bytes: t.remote_bytes, stream_bytes_per_s: read_rate.min(p.aiv_write_bytes_per_s()).max(1) }
     });
-    FamilyCost { core, exec_ns, put }
+    FamilyCost { core, exec_ns, put, hbm_bytes: hbm_bytes(p, t) }
+}
+
+/// HBM bytes of a family's exec phase (see [`FamilyCost::hbm_bytes`]), rounded up.
+fn hbm_bytes(p: &CostProfile, t: &FamilyTraffic) -> u64 {
+    let missed = (t.reads.warm_bytes as f64 * (1.0 - p.l2_hit_rate)).ceil() as u64;
+    t.reads.cold_bytes.saturating_add(missed).saturating_add(t.write_bytes)
 }
 
 /// Time one core spends reading, ns (rounded up).
@@ -234,11 +246,14 @@ impl CostModel for TaskflowCost {
         self.profile.tile_ns(core, work)
     }
 
-    /// Exec plus the uncontended put (as if every put crossed the link).
+    /// Exec plus the uncontended put and its quiet (as if every put crossed the link within
+    /// a server).
     fn family_tile_ns(&self, family: usize, core: CoreKind, work: &Work) -> u64 {
         match self.costs.get(family) {
             Some(c) if c.core == core => {
-                let put = c.put.map_or(0, |p| p.uncontended_ns(self.profile.link_bytes_per_s()));
+                let put = c.put.map_or(0, |p| {
+                    p.uncontended_ns(self.profile.link_bytes_per_s()).saturating_add(self.profile.put_quiet_ns())
+                });
                 c.exec_ns.saturating_add(put)
             }
             _ => self.tile_ns(core, work),
@@ -265,12 +280,15 @@ impl CostModel for TaskflowCost {
         Some(self.profile.link_bytes_per_s())
     }
 
-    /// The exec part and the put, as the simulator charges them.
+    /// The exec part (with the put's quiet, a round trip within a server, which the
+    /// simulator charges after the bytes) and the put, as the simulator charges them.
     fn family_put(&self, family: usize, core: CoreKind, work: &Work) -> PutShape {
         match self.costs.get(family) {
-            Some(&FamilyCost { core: k, exec_ns, put: Some(put) }) if k == core => {
-                PutShape { exec_ns, bytes: put.bytes, stream_bytes_per_s: put.stream_bytes_per_s }
-            }
+            Some(&FamilyCost { core: k, exec_ns, put: Some(put), .. }) if k == core => PutShape {
+                exec_ns: exec_ns.saturating_add(self.profile.put_quiet_ns()),
+                bytes: put.bytes,
+                stream_bytes_per_s: put.stream_bytes_per_s,
+            },
             _ => {
                 let local = Work { remote_bytes: 0, ..*work };
                 PutShape {
@@ -326,7 +344,14 @@ mod tests {
             gm_write_latency_cycles: 20.0,
             tile_overhead_ns: 100.0,
             link_gb_per_s: 4.0,
+            ejection_gb_per_s: 4.0,
+            cross_server_gb_per_s: 4.0,
             link_latency_ns: 1000.0,
+            cross_server_latency_ns: 1000.0,
+            put_setup_ns: 0.0,
+            dies_per_package: 1,
+            packages_per_server: 8,
+            hbm_gb_per_s: 1e6,
             kernel_launch_ns: 0.0,
             host_collective_sync_ns: 0.0,
         }

@@ -11,15 +11,24 @@
 //! - **Inside a kernel.** Every rank runs the family's instances on all cores of the
 //!   family's kind, dealt round-robin in a topological order of the instances (instance
 //!   order when they do not depend on each other), so a kernel of `n` equal tiles on `c`
-//!   cores takes `ceil(n / c)` *waves* — wave quantisation. Puts share the link as in the
-//!   taskflow simulation. Dependencies inside a kernel wait on counters as in the taskflow.
+//!   cores takes `ceil(n / c)` *waves* — wave quantisation. A put kernel (an all-to-all)
+//!   deals its puts in *rounds*, each round one block to every rank in *rotation* order,
+//!   rank `r` to `r, r+1, r+2, …`, as all-to-all libraries spread their traffic over the
+//!   destinations: dealt in instance order, every rank would put into rank 0 first, then
+//!   rank 1, …, and the puts would queue at one rank's ejection; dealt by destination alone,
+//!   a rank would send to its own server first and to the others only later, one tier of the
+//!   network idle at a time. Puts share the network as in the taskflow simulation.
+//!   Dependencies inside a kernel wait on counters as in the taskflow.
+//!
+//! An all-to-all kernel of this baseline is exactly what [`super::all_to_all_bandwidth`]
+//! measures: one model of the network serves both.
 //! - **Between kernels.** Each kernel starts `kernel_launch_ns` after the previous one ended
 //!   on every rank (launch and inter-kernel synchronisation); a kernel that puts to other
 //!   ranks (an all-to-all) also waits `host_collective_sync_ns` for the host-driven
 //!   collective's synchronisation. Both are guesses the sensitivity study sweeps.
 
 use super::engine::{Timing, run};
-use super::program::{Program, Task, check_families, lower_node};
+use super::program::{Program, Task, check_families, lower_node, node_hbm_bytes};
 use super::{SimError, SimResult};
 use hpmoe_core::cost::TaskflowCost;
 use hpmoe_core::expand::Expanded;
@@ -76,12 +85,7 @@ pub fn kernel_by_kernel(exp: &Expanded, profile: &MachineProfile, cost: &Taskflo
         )));
     }
     let p = cost.profile();
-    let timing = Timing {
-        poll_ns: p.poll_ns(),
-        issue_ns: p.signal_issue_ns(),
-        link_latency_ns: p.link_latency(),
-        link_bytes_per_s: p.link_bytes_per_s(),
-    };
+    let timing = Timing::of(p);
     let order = family_order(exp)?;
     let mut result = SimResult::empty(profile.ranks, profile.cores_per_rank(), profile.aic_per_rank, exp.nodes());
     let mut kernels = Vec::with_capacity(order.len());
@@ -150,6 +154,20 @@ fn family_order(exp: &Expanded) -> Result<Vec<usize>, SimError> {
     Ok(order)
 }
 
+/// Per task (a position in `nodes`): how many earlier tasks of its rank put to the same
+/// destination, its *round* (0 for tasks that do not put).
+fn put_rounds(exp: &Expanded, nodes: &[u32]) -> Vec<u32> {
+    let mut seen: std::collections::BTreeMap<(u32, u32), u32> = std::collections::BTreeMap::new();
+    nodes
+        .iter()
+        .map(|&v| {
+            let k = seen.entry((exp.space.rank_of(v), exp.rotation[v as usize])).or_insert(0);
+            *k += 1;
+            *k - 1
+        })
+        .collect()
+}
+
 /// The program of one kernel: family `family`'s instances on every rank, dealt
 /// round-robin over the cores of its kind in a topological order of the kernel's own edges.
 fn kernel_program(exp: &Expanded, profile: &MachineProfile, cost: &TaskflowCost, family: usize) -> Program {
@@ -171,16 +189,20 @@ fn kernel_program(exp: &Expanded, profile: &MachineProfile, cost: &TaskflowCost,
             }
         }
     }
-    // Kahn, smallest task id first: instance order when there are no inner edges.
-    let mut ready: BinaryHeap<Reverse<u32>> =
-        (0..tasks_n as u32).filter(|&t| indegree[t as usize] == 0).map(Reverse).collect();
+    // Kahn, smallest (round, rotation, task id) first: instance order when there are no
+    // inner edges; puts in rounds, each round one put to every destination in rotation order
+    // (the rotation and the round are 0 for anything but a put).
+    let round = put_rounds(exp, &nodes);
+    let key = |t: u32| Reverse((round[t as usize], exp.rotation[nodes[t as usize] as usize], t));
+    let mut ready: BinaryHeap<Reverse<(u32, u32, u32)>> =
+        (0..tasks_n as u32).filter(|&t| indegree[t as usize] == 0).map(key).collect();
     let kind = exp.family_core[family];
     let local_cores = profile.cores_of(kind);
     let count = local_cores.len() as u32;
     let mut dealt = vec![0u32; ranks as usize];
     let mut core_of = vec![0u32; tasks_n];
     let mut queue_rows: Vec<Vec<u32>> = vec![Vec::new(); profile.total_cores() as usize];
-    while let Some(Reverse(t)) = ready.pop() {
+    while let Some(Reverse((_, _, t))) = ready.pop() {
         let v = nodes[t as usize];
         let rank = exp.space.rank_of(v);
         let k = &mut dealt[rank as usize];
@@ -192,7 +214,7 @@ fn kernel_program(exp: &Expanded, profile: &MachineProfile, cost: &TaskflowCost,
             if let Some(u) = task_of(s) {
                 indegree[u as usize] -= 1;
                 if indegree[u as usize] == 0 {
-                    ready.push(Reverse(u));
+                    ready.push(key(u));
                 }
             }
         }
@@ -220,7 +242,8 @@ fn kernel_program(exp: &Expanded, profile: &MachineProfile, cost: &TaskflowCost,
             (counter, preds.len() as u32)
         });
         let (exec_ns, link, computes) = lower_node(exp, cost, v);
-        tasks.push(Task { node: v, family: family as u32, rank: exp.space.rank_of(v), wait, exec_ns, link, computes });
+        let (rank, hbm_bytes) = (exp.space.rank_of(v), node_hbm_bytes(exp, cost, v));
+        tasks.push(Task { node: v, family: family as u32, rank, wait, exec_ns, link, computes, hbm_bytes });
     }
     Program {
         ranks,

@@ -2,13 +2,20 @@
 //! the cost model — simulated taskflow, kernel-by-kernel baseline or any other schedule —
 //! can be shorter than
 //!
-//! `max(critical path, AIC work / #AIC, AIV work / #AIV, busiest link bytes / link bandwidth)`
+//! `max(critical path, AIC work / #AIC, AIV work / #AIV, busiest injection, busiest
+//! ejection, busiest cross-server traffic, busiest HBM)`
 //!
-//! with every tile at its *uncontended* time (exec plus its put alone on an idle link; no
-//! polls, signals or latencies) and work and link bytes taken per rank (the busiest rank).
+//! with every tile at its *uncontended* time (exec plus its put alone on an idle network; no
+//! polls, signals or latencies) and work and bytes taken per rank (the busiest rank): the
+//! bytes a rank puts over its injection bandwidth, the bytes landing on a rank over its
+//! ejection bandwidth, the bytes a rank puts to other servers over the cross-server
+//! bandwidth, and the HBM bytes of a rank's exec phases over its HBM bandwidth. The
+//! simulator never lets a resource move more than its bandwidth ([`super::fabric`],
+//! [`super::hbm`]), so each term holds for every run it prices.
 
 use super::SimError;
-use super::program::{check_families, lower_node};
+use super::fabric::NetParams;
+use super::program::{check_families, lower_node, node_hbm_bytes};
 use hpmoe_core::cost::{TaskflowCost, ns_at_rate};
 use hpmoe_core::expand::Expanded;
 use hpmoe_core::model::MachineProfile;
@@ -26,20 +33,36 @@ pub struct Bound {
     pub link_ns: u64,
     /// Bytes through the busiest link.
     pub busiest_link_bytes: u64,
+    /// The bytes landing on the busiest receiving rank over the ejection bandwidth.
+    pub ejection_ns: u64,
+    /// The busiest rank's bytes to other servers over the cross-server bandwidth.
+    pub cross_server_ns: u64,
+    /// The busiest rank's HBM bytes over the HBM bandwidth.
+    pub hbm_ns: u64,
 }
 
 impl Bound {
     pub fn ns(&self) -> u64 {
-        self.critical_path_ns.max(self.aic_work_per_core_ns).max(self.aiv_work_per_core_ns).max(self.link_ns)
+        self.critical_path_ns
+            .max(self.aic_work_per_core_ns)
+            .max(self.aiv_work_per_core_ns)
+            .max(self.link_ns)
+            .max(self.ejection_ns)
+            .max(self.cross_server_ns)
+            .max(self.hbm_ns)
     }
 
-    /// Which term is the maximum: "critical path", "AIC work", "AIV work" or "link".
+    /// Which term is the maximum: "critical path", "AIC work", "AIV work", "link",
+    /// "ejection", "cross-server" or "HBM".
     pub fn binding(&self) -> &'static str {
         let terms = [
             (self.critical_path_ns, "critical path"),
             (self.aic_work_per_core_ns, "AIC work"),
             (self.aiv_work_per_core_ns, "AIV work"),
             (self.link_ns, "link"),
+            (self.ejection_ns, "ejection"),
+            (self.cross_server_ns, "cross-server"),
+            (self.hbm_ns, "HBM"),
         ];
         terms.iter().max_by_key(|t| t.0).map_or("critical path", |t| t.1)
     }
@@ -47,11 +70,17 @@ impl Bound {
 
 /// Uncontended time of every node, ns.
 pub(crate) fn node_min_ns(exp: &Expanded, cost: &TaskflowCost) -> Vec<u64> {
-    let link = cost.profile().link_bytes_per_s();
+    let net = NetParams::of(cost.profile());
     (0..exp.nodes() as u32)
         .map(|v| {
             let (exec, put, _) = lower_node(exp, cost, v);
-            exec.saturating_add(put.map_or(0, |p| ns_at_rate(p.bytes, p.cap.min(link))))
+            exec.saturating_add(put.map_or(0, |p| {
+                let mut rate = p.cap.min(net.inject).min(net.eject);
+                if net.crosses(exp.space.rank_of(v), p.to) {
+                    rate = rate.min(net.cross_server);
+                }
+                ns_at_rate(p.bytes, rate)
+            }))
         })
         .collect()
 }
@@ -67,19 +96,31 @@ pub fn lower_bound(exp: &Expanded, profile: &MachineProfile, cost: &TaskflowCost
     check_families(exp, cost)?;
     let costs = node_min_ns(exp, cost);
     let compute = hpmoe_core::schedule::lower_bound_of(exp, profile, &costs);
-    let mut link_bytes = vec![0u64; exp.space.ranks as usize];
+    let ranks = exp.space.ranks as usize;
+    let net = NetParams::of(cost.profile());
+    let (mut link_bytes, mut landing, mut cross, mut hbm) =
+        (vec![0u64; ranks], vec![0u64; ranks], vec![0u64; ranks], vec![0u64; ranks]);
     for v in 0..exp.nodes() as u32 {
+        let rank = exp.space.rank_of(v);
+        let r = rank as usize;
+        hbm[r] = hbm[r].saturating_add(node_hbm_bytes(exp, cost, v));
         if let (_, Some(put), _) = lower_node(exp, cost, v) {
-            let rank = exp.space.rank_of(v) as usize;
-            link_bytes[rank] = link_bytes[rank].saturating_add(put.bytes);
+            link_bytes[r] = link_bytes[r].saturating_add(put.bytes);
+            landing[put.to as usize] = landing[put.to as usize].saturating_add(put.bytes);
+            if net.crosses(rank, put.to) {
+                cross[r] = cross[r].saturating_add(put.bytes);
+            }
         }
     }
-    let busiest = link_bytes.iter().copied().max().unwrap_or(0);
+    let busiest = |v: &[u64]| v.iter().copied().max().unwrap_or(0);
     Ok(Bound {
         critical_path_ns: compute.critical_path_ns,
         aic_work_per_core_ns: compute.aic_work_per_core_ns,
         aiv_work_per_core_ns: compute.aiv_work_per_core_ns,
-        link_ns: ns_at_rate(busiest, cost.profile().link_bytes_per_s()),
-        busiest_link_bytes: busiest,
+        link_ns: ns_at_rate(busiest(&link_bytes), net.inject),
+        busiest_link_bytes: busiest(&link_bytes),
+        ejection_ns: ns_at_rate(busiest(&landing), net.eject),
+        cross_server_ns: ns_at_rate(busiest(&cross), net.cross_server),
+        hbm_ns: ns_at_rate(busiest(&hbm), cost.profile().hbm_bytes_per_s()),
     })
 }

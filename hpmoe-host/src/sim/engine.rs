@@ -5,30 +5,46 @@
 //!    (`poll_ns`) after the counter reaches its target, or after the core arrived,
 //!    whichever is later;
 //! 2. runs the exec part (`exec_ns`);
-//! 3. for a put to another rank, streams its bytes through the rank's [`Link`], sharing
-//!    it with the rank's other puts in flight, and stays busy until the last byte is out;
-//! 4. issues its signals, `issue_ns` each, one after the other; once all are issued they
-//!    are visible on their own rank at once and on another rank `link_latency_ns` later
-//!    (a put's data lands `link_latency_ns` after its last byte, before its signal);
+//!    (stretched, if the die's HBM is busy, until its HBM bytes have moved: [`Hbm`]);
+//! 3. for a put to another rank, streams its bytes through the network ([`Fabric`]: the
+//!    rank's injection, the destination's ejection, the server tier), sharing them with the
+//!    other puts in flight, until the last byte is out. The data lands one path latency
+//!    later, with the put's signal to its destination (a put-with-signal); the core waits for
+//!    the put's completion to come back (the quiet: a second path latency);
+//! 4. issues its (other) signals, `issue_ns` each, one after the other; once all are issued
+//!    they are visible on their own rank at once and on another rank one path latency later;
 //! 5. moves to its next task.
 //!
 //! Events are processed in order of (time, sequence number), the sequence number counting
 //! events as they are created, so equal-time events run in a fixed order and a run is
 //! deterministic. O(events · log events).
 
-use super::link::Link;
+use super::fabric::{Due, Fabric, NetParams};
+use super::hbm::Hbm;
 use super::program::Program;
 use super::{SimError, Stuck};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// Latencies and the link rate the engine charges.
+/// Latencies, the network and the HBM the engine charges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Timing {
     pub poll_ns: u64,
     pub issue_ns: u64,
-    pub link_latency_ns: u64,
-    pub link_bytes_per_s: u64,
+    pub net: NetParams,
+    pub hbm_bytes_per_s: u64,
+}
+
+impl Timing {
+    /// What `p` charges.
+    pub fn of(p: &hpmoe_core::cost::CostProfile) -> Self {
+        Timing {
+            poll_ns: p.poll_ns(),
+            issue_ns: p.signal_issue_ns(),
+            net: NetParams::of(p),
+            hbm_bytes_per_s: p.hbm_bytes_per_s(),
+        }
+    }
 }
 
 /// No task (a wait released by nothing recorded).
@@ -68,8 +84,8 @@ pub(crate) struct Run {
 enum Event {
     /// A signal for a counter lands.
     Arrive { counter: u32, from: u32 },
-    /// A rank's link may have puts finishing (ignored if its version moved on).
-    LinkDue { rank: u32, version: u64 },
+    /// A task's put may be done (ignored if its version moved on).
+    FlowDue { task: u32, version: u64 },
     /// A core's current task finished exec.
     ExecEnd { core: u32 },
     /// A core's current task may start exec.
@@ -92,7 +108,8 @@ struct Engine<'a> {
     /// Per counter: the first core blocked on it; per core: the next core blocked on the same.
     waiter_head: Vec<u32>,
     waiter_next: Vec<u32>,
-    links: Vec<Link>,
+    net: Fabric,
+    hbm: Hbm,
     run: Run,
 }
 
@@ -129,7 +146,8 @@ pub(crate) fn run(p: &Program, t: Timing) -> Result<Run, SimError> {
         reached_by: vec![NONE; counters],
         waiter_head: vec![NONE; counters],
         waiter_next: vec![NONE; cores],
-        links: (0..p.ranks).map(|_| Link::new(t.link_bytes_per_s)).collect(),
+        net: Fabric::new(t.net, p.ranks, p.tasks.len()),
+        hbm: Hbm::new(t.hbm_bytes_per_s, p.ranks),
         run: Run { times: vec![TaskTimes::default(); p.tasks.len()], core_of, core_end: vec![0; cores] },
     };
     for c in 0..cores as u32 {
@@ -166,8 +184,9 @@ impl Engine<'_> {
             Event::Begin { core } => {
                 let task = self.current(core);
                 self.run.times[task as usize].start = now;
-                let exec = self.p.tasks[task as usize].exec_ns;
-                self.push(now.saturating_add(exec), Event::ExecEnd { core });
+                let spec = self.p.tasks[task as usize];
+                let hbm_done = self.hbm.reserve(spec.rank, now, spec.hbm_bytes);
+                self.push(now.saturating_add(spec.exec_ns).max(hbm_done), Event::ExecEnd { core });
             }
             Event::ExecEnd { core } => {
                 let task = self.current(core);
@@ -175,23 +194,17 @@ impl Engine<'_> {
                 match spec.link {
                     Some(l) => {
                         self.run.times[task as usize].link_start = now;
-                        let rank = spec.rank as usize;
-                        self.links[rank].start(now, task, l.bytes, l.cap);
-                        self.wake_link(rank);
+                        let due = self.net.start(now, task, l.bytes, l.cap, spec.rank, l.to);
+                        self.wake(due);
                     }
-                    None => self.finish(now, task),
+                    None => self.finish(now, now, task, None),
                 }
             }
-            Event::LinkDue { rank, version } => {
-                let r = rank as usize;
-                if self.links[r].version != version {
-                    return;
+            Event::FlowDue { task, version } => {
+                if let Some(due) = self.net.finish_if_due(now, task, version) {
+                    self.wake(due);
+                    self.put_done(now, task);
                 }
-                for task in self.links[r].finish_due(now) {
-                    self.run.times[task as usize].delivered = now.saturating_add(self.t.link_latency_ns);
-                    self.finish(now, task);
-                }
-                self.wake_link(r);
             }
             Event::Arrive { counter, from } => {
                 let c = counter as usize;
@@ -248,18 +261,36 @@ impl Engine<'_> {
         }
     }
 
-    /// Task `task` finished its exec and put at `now`: issue its signals and move on.
-    fn finish(&mut self, now: u64, task: u32) {
+    /// Task `task`'s put sent its last byte at `now`: the data lands one path latency later
+    /// with the signal it carries (its first signal to the destination's rank); the core
+    /// waits a round trip for the put's completion (the quiet), then issues the rest.
+    fn put_done(&mut self, now: u64, task: u32) {
+        let spec = self.p.tasks[task as usize];
+        let to = spec.link.expect("a flow belongs to a put").to;
+        let latency = self.t.net.latency(spec.rank, to);
+        let delivered = now.saturating_add(latency);
+        self.run.times[task as usize].delivered = delivered;
+        let carried = self.p.signals.row(task).iter().position(|&c| self.p.counter_rank[c as usize] == to);
+        if let Some(i) = carried {
+            let counter = self.p.signals.row(task)[i];
+            self.push(delivered, Event::Arrive { counter, from: task });
+        }
+        self.finish(now, delivered.saturating_add(latency), task, carried);
+    }
+
+    /// Task `task` finished its exec and put at `end`; from `resume` on its core issues its
+    /// signals (all but the one at index `carried`, which its put delivered) and moves on.
+    fn finish(&mut self, end: u64, resume: u64, task: u32, carried: Option<usize>) {
         let spec = self.p.tasks[task as usize];
         let signals = self.p.signals.row(task);
-        let done = now.saturating_add(self.t.issue_ns.saturating_mul(signals.len() as u64));
+        let issued = signals.len() - usize::from(carried.is_some());
+        let done = resume.saturating_add(self.t.issue_ns.saturating_mul(issued as u64));
         let times = &mut self.run.times[task as usize];
-        times.end = now;
+        times.end = end;
         times.done = done;
-        for i in 0..signals.len() {
+        for i in (0..signals.len()).filter(|&i| Some(i) != carried) {
             let counter = self.p.signals.row(task)[i];
-            let remote = self.p.counter_rank[counter as usize] != spec.rank;
-            let at = if remote { done.saturating_add(self.t.link_latency_ns) } else { done };
+            let at = done.saturating_add(self.t.net.latency(spec.rank, self.p.counter_rank[counter as usize]));
             self.push(at, Event::Arrive { counter, from: task });
         }
         let core = self.run.core_of[task as usize];
@@ -267,11 +298,10 @@ impl Engine<'_> {
         self.push(done, Event::Next { core });
     }
 
-    /// Schedules the next completion check of rank `r`'s link.
-    fn wake_link(&mut self, r: usize) {
-        if let Some(at) = self.links[r].next_completion() {
-            let version = self.links[r].version;
-            self.push(at, Event::LinkDue { rank: r as u32, version });
+    /// Schedules the completion checks of flows whose rates changed.
+    fn wake(&mut self, due: Vec<Due>) {
+        for (at, task, version) in due {
+            self.push(at, Event::FlowDue { task, version });
         }
     }
 }

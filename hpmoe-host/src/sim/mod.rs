@@ -2,12 +2,14 @@
 //! baseline of the same work, and the lower bound both are measured against.
 //!
 //! - [`simulate`] runs a [`Compiled`] taskflow's schedule table: every core walks its
-//!   entries, waits on counters, runs tiles at their [`hpmoe_core::cost`] costs, streams puts
-//!   through its rank's shared link and signals (the rules are below, under "The engine").
+//!   entries, waits on counters, runs tiles at their [`hpmoe_core::cost`] costs (sharing its
+//!   die's HBM), streams puts through the network and signals (the rules are below, under
+//!   "The engine").
 //! - [`kernel_by_kernel`] runs the same tile instances as a sequence of whole-device
 //!   kernels with launch overhead, wave quantisation and host-collective synchronisation.
-//! - [`lower_bound`] — `max(critical path, AIC work / #AIC, AIV work / #AIV, busiest link
-//!   bytes / bandwidth)` — holds for both.
+//! - [`lower_bound`] — `max(critical path, AIC work / #AIC, AIV work / #AIV, busiest
+//!   injection, ejection, cross-server and HBM bytes / bandwidth)` — holds for both.
+//! - [`all_to_all_bandwidth`] measures the network as the baseline's all-to-alls see it.
 //! - [`compare`] does all three and returns a [`Comparison`]; every report prints
 //!   makespan / bound.
 //!
@@ -16,18 +18,25 @@
 //! # The engine
 //!
 //! A core, reaching a table entry: polls its counter if it has a wait (one global-memory
-//! read, charged after the counter reaches its target); runs the tile's exec part; for a
-//! put to another rank, streams the bytes through the rank's link, max-min fairly shared
-//! with the rank's other puts in flight and each put capped by its core's stream rate, and
-//! stays busy until the last byte is out; then issues its signals (one global-memory write
-//! each). Signals are visible on their own rank once issued and on another rank one link
-//! latency later; a put's data lands one link latency after its last byte. The makespan is
-//! when the last core is done and the last put has landed.
+//! read, charged after the counter reaches its target); runs the tile's exec part, whose
+//! HBM bytes queue for the die's HBM (`hbm`: the exec stretches when the cores together ask
+//! more than the HBM delivers); for a put to another rank, streams the bytes through the
+//! network (`fabric`: the rank's injection, the destination's ejection and, between
+//! servers, the rank's cross-server bandwidth, each shared max-min fairly by the puts using
+//! it, each put capped by its core's stream rate) until the last byte is out. The data
+//! lands one path latency later (longer between servers), carrying the put's signal to its
+//! destination; the core waits one more path latency for the put's completion (the quiet),
+//! then issues its other signals (one global-memory write each), visible on their own rank
+//! once issued and on another rank one path latency later. The makespan is when the last
+//! core is done and the last put has landed.
 //!
-//! Not modelled: contention for HBM between cores (per-core rates only; 24 AIC at the
-//! stated per-core rate stay below the die's HBM bandwidth, AIV streams alongside could
-//! exceed it), contention at the receiving end of a link, L2 capacity (a hit rate stands
-//! for it), and the network's topology (every pair of ranks is one link latency apart).
+//! Ranks are dies, numbered package by package and server by server
+//! ([`hpmoe_core::cost::CostProfile::dies_per_package`], `packages_per_server`).
+//!
+//! Not modelled: L2 capacity (a hit rate stands for it), the HBM traffic of puts (their
+//! source reads and landing writes move at network rates), links between servers other
+//! than a per-die cross-server bandwidth (no switch ports or routes), and RoCE (an EP group
+//! is taken to fit in one unified-bus super-node).
 //!
 //! ```
 //! use hpmoe_core::cost::{CostProfile, TaskflowCost};
@@ -43,13 +52,16 @@
 //! println!("taskflow {} ns, baseline {} ns, {:.2}x", cmp.taskflow.makespan_ns, cmp.baseline.result.makespan_ns, cmp.speedup());
 //! ```
 
+mod all_to_all;
 pub mod baseline;
 mod bound;
 mod engine;
-mod link;
+mod fabric;
+mod hbm;
 mod program;
 mod result;
 
+pub use all_to_all::{AllToAll, all_to_all_bandwidth};
 pub use baseline::{Baseline, BaselineKernel, kernel_by_kernel};
 pub use bound::{Bound, lower_bound};
 pub use result::{CoreStats, FamilySpan, FlowRecord, RankStats, SimResult, Summary, TileRecord};
@@ -114,12 +126,7 @@ impl std::error::Error for SimError {}
 pub fn simulate(compiled: &Compiled, cost: &TaskflowCost) -> Result<SimResult, SimError> {
     let program = program::Program::from_compiled(compiled, cost)?;
     let p = cost.profile();
-    let timing = engine::Timing {
-        poll_ns: p.poll_ns(),
-        issue_ns: p.signal_issue_ns(),
-        link_latency_ns: p.link_latency(),
-        link_bytes_per_s: p.link_bytes_per_s(),
-    };
+    let timing = engine::Timing::of(p);
     let run = engine::run(&program, timing)?;
     let mut result =
         SimResult::empty(program.ranks, program.cores_per_rank, program.aic_per_rank, compiled.expanded.nodes());

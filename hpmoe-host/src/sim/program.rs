@@ -9,11 +9,13 @@ use hpmoe_core::cost::TaskflowCost;
 use hpmoe_core::expand::Expanded;
 use hpmoe_core::graph::Csr;
 
-/// The link part of a task: bytes through its rank's link, at most `cap` bytes/s.
+/// The link part of a task: bytes from its rank to rank `to` through the network, at most
+/// `cap` bytes/s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct LinkUse {
     pub bytes: u64,
     pub cap: u64,
+    pub to: u32,
 }
 
 /// One tile instance as the engine sees it.
@@ -30,6 +32,8 @@ pub(crate) struct Task {
     pub link: Option<LinkUse>,
     /// Whether the exec part is computation (not only a put's overhead).
     pub computes: bool,
+    /// Bytes the exec part moves through the die's HBM.
+    pub hbm_bytes: u64,
 }
 
 /// Per-core task lists with their synchronisation.
@@ -61,13 +65,25 @@ pub(crate) fn lower_node(exp: &Expanded, cost: &TaskflowCost, node: u32) -> (u64
         // A guarded instance past its run-time count: reads its count, skips the body.
         return (overhead, None, false);
     }
+    // A put's setup is core time before its bytes, not computation.
+    let bare = overhead.saturating_add(cost.profile().put_setup());
     match c.put {
         None => (c.exec_ns, None, true),
         Some(put) if exp.rotation[node as usize] == 0 => {
-            (c.exec_ns.saturating_add(put.local_ns()), None, c.computes(overhead))
+            (c.exec_ns.saturating_add(put.local_ns()), None, c.computes(bare))
         }
-        Some(put) => (c.exec_ns, Some(LinkUse { bytes: put.bytes, cap: put.stream_bytes_per_s }), c.computes(overhead)),
+        Some(put) => {
+            let rank = exp.space.rank_of(node);
+            let to = (rank + exp.rotation[node as usize]) % exp.space.ranks.max(1);
+            (c.exec_ns, Some(LinkUse { bytes: put.bytes, cap: put.stream_bytes_per_s, to }), c.computes(bare))
+        }
     }
+}
+
+/// HBM bytes of node `node`'s exec part ([`hpmoe_core::cost::FamilyCost::hbm_bytes`]; none for an
+/// instance the cost's activity skips).
+pub(crate) fn node_hbm_bytes(exp: &Expanded, cost: &TaskflowCost, node: u32) -> u64 {
+    if cost.skips(node) { 0 } else { cost.family(exp.space.family_of(node)).hbm_bytes }
 }
 
 /// Checks that `cost` was built for a taskflow with the families of `exp`.
@@ -120,8 +136,9 @@ impl Program {
             for &node in compiled.placement.queues.row(core) {
                 let (exec_ns, link, computes) = lower_node(exp, cost, node);
                 let wait = sync.waits[node as usize].map(|w| (counter_base[rank as usize] + w.counter, w.target));
-                tasks[node as usize] =
-                    Some(Task { node, family: exp.space.family_of(node) as u32, rank, wait, exec_ns, link, computes });
+                let family = exp.space.family_of(node) as u32;
+                let hbm_bytes = node_hbm_bytes(exp, cost, node);
+                tasks[node as usize] = Some(Task { node, family, rank, wait, exec_ns, link, computes, hbm_bytes });
                 signal_rows[node as usize] =
                     sync.signals(node).iter().map(|s| counter_base[s.rank as usize] + s.counter).collect();
                 row.push(node);

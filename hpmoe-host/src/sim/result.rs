@@ -34,7 +34,9 @@ pub struct TileRecord {
 pub struct FlowRecord {
     /// Node id of the putting tile.
     pub node: u32,
+    /// The rank that puts, and the rank its bytes land on.
     pub rank: u32,
+    pub to: u32,
     pub bytes: u64,
     pub start_ns: u64,
     /// Last byte out.
@@ -150,6 +152,7 @@ impl SimResult {
                 self.flows.push(FlowRecord {
                     node,
                     rank: spec.rank,
+                    to: l.to,
                     bytes: l.bytes,
                     start_ns: t.link_start + offset,
                     end_ns: t.end + offset,

@@ -2,14 +2,28 @@
 //! `compile`, the simulator, the baseline and the bound.
 
 use super::engine::{NONE, Timing, run};
+use super::fabric::NetParams;
 use super::program::{LinkUse, Program, Task};
 use super::*;
 use hpmoe_core::cost::CostProfile;
 use hpmoe_core::graph::Csr;
 use hpmoe_core::model::{Affine, CoreKind, DType, Taskflow};
 
-/// poll 7, issue 3, link latency 1000 ns, link 2 bytes/ns.
-const T: Timing = Timing { poll_ns: 7, issue_ns: 3, link_latency_ns: 1000, link_bytes_per_s: 2_000_000_000 };
+/// poll 7, issue 3, latency 1000 ns, injection and ejection 2 bytes/ns, all ranks on one
+/// server, HBM unlimited.
+const T: Timing = Timing {
+    poll_ns: 7,
+    issue_ns: 3,
+    net: NetParams {
+        inject: 2_000_000_000,
+        eject: 2_000_000_000,
+        cross_server: 2_000_000_000,
+        dies_per_server: 16,
+        latency: 1000,
+        cross_server_latency: 1000,
+    },
+    hbm_bytes_per_s: u64::MAX,
+};
 
 fn task(node: u32, rank: u32, wait: Option<(u32, u32)>, exec_ns: u64, link: Option<u64>) -> Task {
     Task {
@@ -18,8 +32,9 @@ fn task(node: u32, rank: u32, wait: Option<(u32, u32)>, exec_ns: u64, link: Opti
         rank,
         wait,
         exec_ns,
-        link: link.map(|bytes| LinkUse { bytes, cap: u64::MAX }),
+        link: link.map(|bytes| LinkUse { bytes, cap: u64::MAX, to: rank ^ 1 }),
         computes: link.is_none(),
+        hbm_bytes: 0,
     }
 }
 
@@ -82,14 +97,15 @@ fn a_put_streams_then_its_signal_crosses_the_link() {
         vec![1],
     );
     let r = result_of(&p);
-    // 1000 B at 2 B/ns: 10 → 510; signal issued by 513, lands at 1513, seen at 1520.
-    assert_eq!((r.tiles[0].start_ns, r.tiles[0].end_ns, r.tiles[0].done_ns), (0, 510, 513));
+    // 1000 B at 2 B/ns: 10 → 510; the data lands at 1510 with the signal it carries, seen at
+    // 1517. The putting core waits for the put's completion until 2510 (the quiet).
+    assert_eq!((r.tiles[0].start_ns, r.tiles[0].end_ns, r.tiles[0].done_ns), (0, 510, 2510));
     assert_eq!(
         r.flows,
-        vec![FlowRecord { node: 0, rank: 0, bytes: 1000, start_ns: 10, end_ns: 510, delivered_ns: 1510 }]
+        vec![FlowRecord { node: 0, rank: 0, to: 1, bytes: 1000, start_ns: 10, end_ns: 510, delivered_ns: 1510 }]
     );
-    assert_eq!((r.tiles[1].start_ns, r.tiles[1].end_ns), (1520, 1570));
-    assert_eq!(r.makespan_ns, 1570);
+    assert_eq!((r.tiles[1].start_ns, r.tiles[1].end_ns), (1517, 1567));
+    assert_eq!(r.makespan_ns, 2510);
     // Rank 0's communication (10..1510) overlaps no computation of rank 0.
     assert_eq!(
         r.rank_stats[0],
@@ -100,10 +116,11 @@ fn a_put_streams_then_its_signal_crosses_the_link() {
 
 #[test]
 fn puts_in_flight_share_their_rank_link() {
-    // Two AIVs put 1000 B each at time 0 (1 B/ns each, both out at 1000); then the first
-    // AIV puts 500 B alone (2 B/ns, out at 1250, landed at 2250).
+    // Two AIVs of rank 0 put 1000 B each into rank 1 at time 0 (1 B/ns each, both out at
+    // 1000); after its quiet (until 3000) the first AIV puts 500 B alone (2 B/ns, out at
+    // 3250, landed at 4250, its quiet done at 5250).
     let p = program(
-        1,
+        2,
         &[&[], &[0, 2], &[1]],
         vec![task(0, 0, None, 0, Some(1000)), task(1, 0, None, 0, Some(1000)), task(2, 0, None, 0, Some(500))],
         &[],
@@ -111,10 +128,10 @@ fn puts_in_flight_share_their_rank_link() {
     );
     let r = result_of(&p);
     let ends: Vec<(u64, u64)> = r.flows.iter().map(|f| (f.start_ns, f.end_ns)).collect();
-    assert_eq!(ends, vec![(0, 1000), (0, 1000), (1000, 1250)]);
-    assert_eq!(r.makespan_ns, 2250);
+    assert_eq!(ends, vec![(0, 1000), (0, 1000), (3000, 3250)]);
+    assert_eq!(r.makespan_ns, 5250);
     assert_eq!(r.rank_stats[0].link_busy_ns, 1250);
-    assert_eq!(r.summary().exposed_comm_ns, 2250);
+    assert_eq!(r.summary().exposed_comm_ns, 2000 + 1250);
 }
 
 #[test]
@@ -173,7 +190,14 @@ fn round_profile() -> CostProfile {
         gm_write_latency_cycles: 20.0,
         tile_overhead_ns: 100.0,
         link_gb_per_s: 4.0,
+        ejection_gb_per_s: 4.0,
+        cross_server_gb_per_s: 4.0,
         link_latency_ns: 1000.0,
+        cross_server_latency_ns: 1000.0,
+        put_setup_ns: 0.0,
+        dies_per_package: 1,
+        packages_per_server: 8,
+        hbm_gb_per_s: 1e6,
         kernel_launch_ns: 5000.0,
         host_collective_sync_ns: 20000.0,
     }
@@ -214,7 +238,13 @@ fn matmul_then_cast_simulates_and_runs_kernel_by_kernel_as_computed_by_hand() {
     assert_eq!((k[0].start_ns, k[0].end_ns, k[1].start_ns, k[1].end_ns), (5000, 5305, 10305, 10533));
     assert_eq!(
         cmp.bound,
-        Bound { critical_path_ns: 533, aic_work_per_core_ns: 305, aiv_work_per_core_ns: 114, ..Bound::default() }
+        Bound {
+            critical_path_ns: 533,
+            aic_work_per_core_ns: 305,
+            aiv_work_per_core_ns: 114,
+            hbm_ns: 1,
+            ..Bound::default()
+        }
     );
     assert_eq!(cmp.bound.binding(), "critical path");
     assert!((cmp.speedup() - 10533.0 / 583.0).abs() < 1e-12);
@@ -251,23 +281,28 @@ fn exchange_simulates_and_runs_kernel_by_kernel_as_computed_by_hand() {
     assert_eq!(cost.family(1).exec_ns, 164);
     let compiled = hpmoe_core::compile(&tf, &cost).unwrap();
     let cmp = compare(&compiled, &tf.profile, &cost).unwrap();
-    // The remote put: out at 132, signal issued by 152, lands at 1152, seen at 1182; use
-    // runs 164 ns. (The local put is done by 136 whichever core runs it.)
-    assert_eq!(cmp.taskflow.makespan_ns, 1182 + 164);
+    // The remote put: out at 132, lands at 1132 with its signal, seen at 1162; use runs
+    // 164 ns. (The local put is done by 136 whichever core runs it.) The putting core waits
+    // for the put's completion until 2132 (the quiet), the end of the run.
+    assert_eq!(cmp.taskflow.makespan_ns, 2132);
+    assert_eq!(cmp.taskflow.tiles.iter().map(|t| t.end_ns).max(), Some(1162 + 164));
     for r in 0..2 {
         let f = cmp.taskflow.flows[r];
         assert_eq!((f.rank, f.bytes, f.start_ns, f.end_ns, f.delivered_ns), (r as u32, 128, 100, 132, 1132));
         // Communication 100..1132 overlaps no computation (the puts' exec is overhead only).
         assert_eq!(cmp.taskflow.rank_stats[r].exposed_comm_ns, 1032);
     }
-    // Baseline: launch + host sync, the send kernel (remote put landed at 1132), launch, use.
+    // Baseline: launch + host sync, the send kernel (remote put landed at 1132, its quiet
+    // done at 2132), launch, use.
     let k = &cmp.baseline.kernels;
     assert!(k[0].collective && !k[1].collective);
-    assert_eq!((k[0].start_ns, k[0].end_ns), (25_000, 26_132));
-    assert_eq!((k[1].start_ns, k[1].end_ns), (31_132, 31_296));
-    assert_eq!(cmp.baseline.result.makespan_ns, 31_296);
+    assert_eq!((k[0].start_ns, k[0].end_ns), (25_000, 27_132));
+    assert_eq!((k[1].start_ns, k[1].end_ns), (32_132, 32_296));
+    assert_eq!(cmp.baseline.result.makespan_ns, 32_296);
     assert_eq!(cmp.baseline.overhead_ns(), 30_000);
-    // Bound: send over the link (132) then use (164); per rank AIV work 116 + 132 + 164 over 2.
+    // Bound: send over the link (132) then use (164); per rank AIV work 116 + 132 + 164 over 2;
+    // 128 B in and out of each rank at 4 B/ns; use's 256 B read and 512 B written through
+    // the (practically unlimited) HBM.
     assert_eq!(
         cmp.bound,
         Bound {
@@ -275,7 +310,10 @@ fn exchange_simulates_and_runs_kernel_by_kernel_as_computed_by_hand() {
             aic_work_per_core_ns: 0,
             aiv_work_per_core_ns: 206,
             link_ns: 32,
-            busiest_link_bytes: 128
+            busiest_link_bytes: 128,
+            ejection_ns: 32,
+            cross_server_ns: 0,
+            hbm_ns: 1,
         }
     );
 }

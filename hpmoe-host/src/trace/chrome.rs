@@ -142,6 +142,7 @@ mod tests {
         let flow = |node, start, end| FlowRecord {
             node,
             rank: 0,
+            to: 1,
             bytes: 8,
             start_ns: start,
             end_ns: end,

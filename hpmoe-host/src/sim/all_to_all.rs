@@ -1,0 +1,80 @@
+//! The simulator's own effective all-to-all bandwidth: bytes moved over the simulated time
+//! of a taskflow that does nothing but one MoE layer's dispatch (or, the same layout with
+//! BF16 rows, its combine).
+//!
+//! The all-to-all runs as the kernel-by-kernel baseline runs the layer's dispatch and
+//! combine kernels ([`super::kernel_by_kernel`]: every vector core of every rank putting
+//! blocks, staggered by destination), so the figure is the one the baseline's all-to-alls
+//! pay, not a formula beside the simulator. It is what the A3 profile's network was fitted
+//! to ([`hpmoe_core::cost::FITTED`]).
+//!
+//! ```
+//! use hpmoe_core::cost::CostProfile;
+//! use hpmoe_core::model::DType;
+//! use hpmoe_host::moe::MoeShape;
+//!
+//! let a2a = hpmoe_host::sim::all_to_all_bandwidth(&MoeShape::tiny(4), DType::I8, &CostProfile::ascend_a3_die()).unwrap();
+//! assert_eq!(a2a.bytes_per_rank, 4 * 2 * 4 * 32); // ranks × local experts × rows per source × hidden
+//! assert!(a2a.gb_per_s() > 0.0);
+//! ```
+
+use super::{SimError, kernel_by_kernel};
+use crate::moe::MoeShape;
+use hpmoe_core::cost::{CostProfile, TaskflowCost};
+use hpmoe_core::model::{Affine, CoreKind, DType, MachineProfile, Taskflow};
+
+/// One simulated all-to-all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllToAll {
+    pub ranks: u32,
+    /// Bytes each rank sends: its routed rows (tokens × top-k), its own share included.
+    pub bytes_per_rank: u64,
+    /// From the kernel's start until the last put has landed, ns (no launch overhead or host
+    /// synchronisation).
+    pub ns: u64,
+}
+
+impl AllToAll {
+    /// Effective bandwidth per rank, GB/s: bytes sent over time.
+    pub fn gb_per_s(&self) -> f64 {
+        self.bytes_per_rank as f64 / self.ns.max(1) as f64
+    }
+}
+
+/// Simulates `shape`'s dispatch layout alone with rows of `dtype` under `profile`: every
+/// rank puts its blocks of `row_block` rows to every expert's rank (`ranks × local experts ×
+/// slot rows / row_block` puts per rank), as the layer's dispatch family does.
+///
+/// # Errors
+/// [`SimError::Mismatch`] if the shape is invalid (the message says why).
+pub fn all_to_all_bandwidth(shape: &MoeShape, dtype: DType, profile: &CostProfile) -> Result<AllToAll, SimError> {
+    shape.validate().map_err(SimError::Mismatch)?;
+    let (r, e, c, b, h) =
+        (u64::from(shape.ranks), shape.local_experts(), shape.slot_rows(), shape.row_block, shape.hidden);
+    let machine = MachineProfile {
+        name: "all_to_all".into(),
+        aic_per_rank: shape.aic_per_rank,
+        aiv_per_aic: 2,
+        ranks: shape.ranks,
+    };
+    let mut tf = Taskflow::new("all_to_all", machine);
+    let xs = tf.input("xs", dtype, &[r * e * c, h]);
+    let recv = tf.symmetric("recv", dtype, &[e, r * c, h]);
+    tf.tile("dispatch", CoreKind::Aiv, |tb| {
+        let dst = tb.grid("dst", r);
+        let ex = tb.grid("e", e);
+        let blk = tb.grid("b", c / b);
+        let src_row = (dst.clone() * e as i64 + ex.clone()) * c as i64 + blk.clone() * b as i64;
+        let dst_row = Affine::rank() * c as i64 + blk * b as i64;
+        tb.put(xs.slice(src_row, b), recv.on(dst).at(ex).slice(dst_row, b));
+    });
+    let exp = hpmoe_core::analyse(&tf).map_err(|d| SimError::Mismatch(d.render(&tf.sources)))?;
+    let cost = TaskflowCost::new(&tf, profile.clone());
+    let base = kernel_by_kernel(&exp, &tf.profile, &cost)?;
+    let kernel = base.kernels.first().ok_or_else(|| SimError::Mismatch("the all-to-all has no kernel".into()))?;
+    Ok(AllToAll {
+        ranks: shape.ranks,
+        bytes_per_rank: r * e * c * h * dtype.size_bytes(),
+        ns: kernel.end_ns - kernel.start_ns,
+    })
+}
