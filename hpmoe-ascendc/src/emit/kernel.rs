@@ -264,6 +264,7 @@ fn family_case(
     let last_put = family.body.iter().rposition(is_put);
     let mut used: Vec<Var> = Vec::new();
     let mut statements = Vec::new();
+    let mut cube_writes = super::order::CubeWrites::default();
     for (ci, call) in family.body.iter().enumerate() {
         let fail = |message: String| EmitError::at(&tf.name, Some(&family.name), call.loc, message);
         let spec = tf.ops.get(&call.op).ok_or_else(|| fail(format!("unknown op `{}`", call.op)))?;
@@ -293,6 +294,11 @@ fn family_case(
             pe,
         };
         let statement = ops::statement(&site, &views, &names, groups).map_err(fail)?;
+        if family.core == CoreKind::Aic
+            && let Some(barrier) = cube_writes.before(spec, call)
+        {
+            statements.push(barrier);
+        }
         let params: Vec<String> =
             spec.params.iter().zip(&views).map(|(p, v)| format!("{} = {}", p.name, v.text)).collect();
         statements.push(format!("// {}({})\n{statement}", call.op, params.join(", ")));

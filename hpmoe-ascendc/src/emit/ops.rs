@@ -82,7 +82,7 @@ pub fn statement(
     };
     let name = op.name();
     match op {
-        BuiltinOp::Matmul => {
+        BuiltinOp::Matmul | BuiltinOp::MatmulAccumulate => {
             let (m, k, n) = (v[2].rows, v[0].cols, v[2].cols);
             if v[0].rows != m || v[1].rows != k || v[1].cols != n {
                 return Err(format!(
@@ -96,6 +96,15 @@ pub fn statement(
                 || ta == DType::I8 && matches!(tc, DType::I32 | DType::F16 | DType::I8);
             if !ok {
                 return Err(format!("the Matmul API does not compute {} x {} -> {}", ta.name(), ta.name(), tc.name()));
+            }
+            if op == BuiltinOp::MatmulAccumulate && tc != DType::F32 {
+                return Err(format!(
+                    "matmul_accumulate adds into `{}`, which is {}: the Matmul API's atomic add would round the \
+                     product into {} before adding it; accumulate into an f32 region",
+                    v[2].text,
+                    tc.name(),
+                    tc.name()
+                ));
             }
             let index = match groups.iter().position(|g| (g.a, g.b, g.c) == (ta, v[1].dtype, tc)) {
                 Some(i) => i,
@@ -111,7 +120,8 @@ pub fn statement(
             if !g.families.iter().any(|f| f == site.family) {
                 g.families.push(site.family.to_string());
             }
-            Ok(format!("hpmoe::MatmulTile(mm{index},\n    {},\n    {},\n    {});", a(0), a(1), a(2)))
+            let f = if op == BuiltinOp::Matmul { "MatmulTile" } else { "MatmulAccumulateTile" };
+            Ok(format!("hpmoe::{f}(mm{index},\n    {},\n    {},\n    {});", a(0), a(1), a(2)))
         }
         BuiltinOp::Put => {
             same_dtype(0, 1)?;

@@ -35,7 +35,7 @@ mod tensor;
 pub use guard::run_if_above;
 pub use index::{Idx, RANK};
 pub use ops::{
-    accumulate, builtin_params, cast, copy, dequantize, gather_weighted_accumulate, matmul, put, quantize, scale_rows,
+    accumulate, builtin_params, cast, copy, dequantize, gather_weighted_accumulate, matmul, matmul_accumulate, put, quantize, scale_rows,
     swiglu, weighted_accumulate, zero,
 };
 #[doc(hidden)]
