@@ -21,15 +21,16 @@ pub fn is_accumulation(tf: &Taskflow, exp: &Expanded, h: &Hazard) -> bool {
         return false;
     }
     let family = &tf.families[exp.space.family_of(h.first)];
-    access_at(tf, family, h.first_loc) == Some(Access::ReadWrite)
-        && access_at(tf, family, h.second_loc) == Some(Access::ReadWrite)
+    let tensor = &tf.tensors[h.tensor as usize].name;
+    access_at(tf, family, tensor, h.first_loc) == Some(Access::ReadWrite)
+        && access_at(tf, family, tensor, h.second_loc) == Some(Access::ReadWrite)
 }
 
-/// The access of the argument of `family`'s body written at `loc`.
-fn access_at(tf: &Taskflow, family: &TileFamily, loc: Loc) -> Option<Access> {
+/// The access of the argument of `family`'s body written at `loc` that names `tensor`.
+fn access_at(tf: &Taskflow, family: &TileFamily, tensor: &str, loc: Loc) -> Option<Access> {
     family.body.iter().find_map(|call| {
         let spec = tf.ops.get(&call.op)?;
-        let position = call.args.iter().position(|r| r.loc == loc)?;
+        let position = call.args.iter().position(|r| r.loc == loc && r.tensor == tensor)?;
         Some(spec.params.get(position)?.access)
     })
 }
@@ -39,7 +40,12 @@ fn access_at(tf: &Taskflow, family: &TileFamily, loc: Loc) -> Option<Access> {
 pub fn report(tf: &Taskflow, exp: &Expanded, hazards: &[Hazard], failed: &[u32], out: &mut Diagnostics) {
     let mut capped = Capped::new(out, K::UnorderedAccumulation);
     let mut groups: Vec<(&Hazard, usize)> = Vec::new();
+    // A pair of instances is one hazard per direction it was found in; count it once.
+    let mut seen = std::collections::HashSet::new();
     for h in failed.iter().map(|&i| &hazards[i as usize]) {
+        if !seen.insert((h.first.min(h.second), h.first.max(h.second))) {
+            continue;
+        }
         match groups.iter_mut().find(|(g, _)| (g.first_loc, g.second_loc) == (h.first_loc, h.second_loc)) {
             Some(group) => group.1 += 1,
             None => groups.push((h, 0)),
