@@ -140,7 +140,8 @@ fn the_barrier_before_each_tiles_signals_is_what_orders_consecutive_tiles() {
     let Some(mut options) = common::emulator_options() else { return };
     let tf = consecutive_tiles();
     let (_, kernel) = kernel_of(&tf);
-    let context = std::fs::read_to_string(hpmoe_ascendc::runtime::source_include_dir().join("hpmoe/context.h")).unwrap();
+    let context =
+        std::fs::read_to_string(hpmoe_ascendc::runtime::source_include_dir().join("hpmoe/context.h")).unwrap();
     let patched = context.replace("AscendC::PipeBarrier<PIPE_ALL>();", "");
     assert_ne!(patched, context);
     options.runtime_overrides.push(("hpmoe/context.h".into(), patched));

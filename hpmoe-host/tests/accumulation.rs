@@ -38,7 +38,8 @@ fn chain(profile: MachineProfile, c_type: DType) -> Taskflow {
 fn inputs(tf: &Taskflow) -> Inputs {
     let mut inputs = Inputs::random(tf, 11);
     let x = inputs.get("x", 0).unwrap().to_f32();
-    let scaled: Vec<f32> = x.iter().enumerate().map(|(i, v)| v * [1.0, 3e3, -7e-3, 1e2, -5.0, 2e-2][i / (M * K)]).collect();
+    let scaled: Vec<f32> =
+        x.iter().enumerate().map(|(i, v)| v * [1.0, 3e3, -7e-3, 1e2, -5.0, 2e-2][i / (M * K)]).collect();
     inputs.set_rank("x", 0, HostTensor::from_f32(DType::Bf16, &[S as u64, M as u64, K as u64], &scaled));
     let v = inputs.get("v", 0).unwrap().to_f32();
     let scaled: Vec<f32> = v.iter().enumerate().map(|(i, v)| v * [1.0, 1e4, -1e-3, 3e2, -7.0, 1e-2][i / 64]).collect();
@@ -146,10 +147,8 @@ fn the_simulator_and_the_bound_price_the_chain_in_order() {
     let sim = simulate(&compiled, &cost).unwrap();
     let bound = lower_bound(&compiled.expanded, &tf.profile, &cost).unwrap();
     // The accumulating matmuls run one after the other, each at least its uncontended time.
-    let aic_chain: u64 = (0..tf.families.len())
-        .filter(|&f| tf.families[f].core == Aic)
-        .map(|f| cost.family(f).exec_ns)
-        .sum();
+    let aic_chain: u64 =
+        (0..tf.families.len()).filter(|&f| tf.families[f].core == Aic).map(|f| cost.family(f).exec_ns).sum();
     assert!(bound.critical_path_ns >= aic_chain, "{bound:?} < {aic_chain}");
     assert!(sim.makespan_ns >= bound.ns());
 }
