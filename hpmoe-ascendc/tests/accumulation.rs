@@ -98,7 +98,7 @@ fn consecutive_tiles_of_one_aic_see_each_others_writes() {
 /// `c = Σ_s x[s] · w` over `s` in declaration order: a plain matmul, then `S - 1` accumulating
 /// families, spread over `aic` AICs.
 fn accumulation_chain(aic: u32) -> Taskflow {
-    let mut tf = Taskflow::new(&format!("chain_{aic}"), MachineProfile::small(aic, 1));
+    let mut tf = Taskflow::new(format!("chain_{aic}"), MachineProfile::small(aic, 1));
     let x = tf.input("x", DType::Bf16, &[6, 16, 32]);
     let w = tf.input("w", DType::Bf16, &[32, 16]);
     let c = tf.output("c", DType::F32, &[16, 16]);
