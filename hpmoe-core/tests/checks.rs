@@ -432,7 +432,7 @@ fn accumulation_chain_needs_after() {
         t
     };
     let d = errors(&build(false));
-    assert!(d.kinds().iter().all(|&k| k == ErrorKind::UnorderedWriteAfterWrite), "{d}");
+    assert_eq!(d.kinds(), vec![ErrorKind::UnorderedAccumulation], "{d}");
     // With `after(acc(k - 1))` the k = 0 instance points outside the grid: the explicit
     // chain must start somewhere, so the error names the first instance.
     let d = errors(&build(true));
