@@ -49,6 +49,9 @@ pub enum ErrorKind {
     UnorderedWriteAfterRead,
     /// Two writes of the same data with no order between them.
     UnorderedWriteAfterWrite,
+    /// Two instances of one tile family add into the same data (read-modify-write) with no
+    /// order between them: the sum's order would depend on the schedule.
+    UnorderedAccumulation,
     /// Dependencies form a cycle.
     Cycle,
     /// Per-core orders plus dependencies form a cycle (the cores would deadlock).
@@ -94,6 +97,7 @@ impl ErrorKind {
             ErrorKind::UnwrittenRead => "unwritten_read",
             ErrorKind::UnorderedWriteAfterRead => "unordered_write_after_read",
             ErrorKind::UnorderedWriteAfterWrite => "unordered_write_after_write",
+            ErrorKind::UnorderedAccumulation => "unordered_accumulation",
             ErrorKind::Cycle => "cycle",
             ErrorKind::Deadlock => "deadlock",
             ErrorKind::FootprintTooLarge => "footprint_too_large",

@@ -96,7 +96,7 @@ void MatmulCheckShape(MatmulDesc& mm, const char* call) {
     }
 }
 
-void MatmulIterateAll(MatmulDesc& mm, uint8_t* cptr, uint64_t c_bytes, const char* call) {
+void MatmulIterateAll(MatmulDesc& mm, uint8_t* cptr, uint64_t c_bytes, uint8_t atomic, const char* call) {
     Core& c = Cur(call);
     if (!mm.inited) {
         Fail(c, "matmul_misuse", call, "the Matmul object was not registered/initialised (REGIST_MATMUL_OBJ)");
@@ -112,6 +112,11 @@ void MatmulIterateAll(MatmulDesc& mm, uint8_t* cptr, uint64_t c_bytes, const cha
     }
     if (mm.trans_a || mm.trans_b) {
         Fail(c, "matmul_mode", call, "transposed A or B is not emulated");
+    }
+    if (atomic > 1 || (atomic == 1 && mm.ckind != K_F32)) {
+        Fail(c, "not_emulated", call,
+             atomic > 1 ? "IterateAll with AtomicMax/AtomicMin (enAtomic " + std::to_string(atomic) + ")"
+                        : std::string("IterateAll with AtomicAdd into a C that is not float"));
     }
     const AscendC::tiling::TCubeTiling& t = Tiling(mm);
     const int M = mm.tail_m > 0 ? mm.tail_m : (mm.single_m > 0 ? mm.single_m : t.singleCoreM);
@@ -148,6 +153,12 @@ void MatmulIterateAll(MatmulDesc& mm, uint8_t* cptr, uint64_t c_bytes, const cha
             Fail(c, "gm_out_of_bounds", call, "C row " + std::to_string(i) + " runs past the GlobalTensor");
         }
         GmRange(c, cptr + uint64_t(i) * ldc * sc, uint64_t(N) * sc, call, "C row");
+        if (atomic == 1) {
+            /* The FIX pipe reads C to add into it: this core's writes of C on other pipes must be
+             * complete to FIX, and nothing may still be landing in it. */
+            CheckGmReadAfterOwnWrite(c, EP_FIX, cptr + uint64_t(i) * ldc * sc, uint64_t(N) * sc, call);
+            CheckNotInFlight(c, cptr + uint64_t(i) * ldc * sc, uint64_t(N) * sc, call);
+        }
     }
     Issue(c, EP_M);
     const uint32_t wr = Issue(c, EP_FIX);
@@ -174,6 +185,11 @@ void MatmulIterateAll(MatmulDesc& mm, uint8_t* cptr, uint64_t c_bytes, const cha
                 const float y = static_cast<float>(LoadElem(mm.bkind, mm.b + (uint64_t(p) * orgN + j) * sb));
                 const float prod = x * y;
                 acc = acc + prod;
+            }
+            if (atomic == 1) {
+                float old;
+                std::memcpy(&old, cptr + (uint64_t(i) * ldc + j) * sc, 4);
+                acc = old + acc;
             }
             uint16_t h;
             switch (mm.ckind) {

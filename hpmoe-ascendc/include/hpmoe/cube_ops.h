@@ -24,10 +24,10 @@ HPMOE_FN void LoadTiling(TilingT& dst, GM_ADDR tiling, uint32_t index) {
     }
 }
 
-/* c[M, N] = a[M, K] * b[K, N], FP32 accumulation, rounded once into c's type. The regions are
- * strided matrices: the original shapes tell the API each one's row stride. */
-template <class MM, typename A, typename B, typename C>
-HPMOE_FN void MatmulTile(MM& mm, const View<A>& a, const View<B>& b, const View<C>& c) {
+/* a[M, K] * b[K, N] into c[M, N] with IterateAll's enAtomic = kAtomic (0: overwrite, 1: add). The
+ * regions are strided matrices: the original shapes tell the API each one's row stride. */
+template <uint8_t kAtomic, class MM, typename A, typename B, typename C>
+HPMOE_FN void MatmulInto(MM& mm, const View<A>& a, const View<B>& b, const View<C>& c) {
     /* orgM, orgN (B's row stride), orgKa (A's row stride), orgKb (B's rows), orgKc (C's row stride). */
     mm.SetOrgShape(static_cast<int>(a.rows), static_cast<int>(b.ld), static_cast<int>(a.ld), static_cast<int>(b.rows),
                    static_cast<int>(c.ld));
@@ -40,8 +40,34 @@ HPMOE_FN void MatmulTile(MM& mm, const View<A>& a, const View<B>& b, const View<
     gc.SetGlobalBuffer(c.At(0, 0));
     mm.SetTensorA(ga);
     mm.SetTensorB(gb);
-    mm.IterateAll(gc);
+    mm.IterateAll(gc, kAtomic);
 }
+
+/* c[M, N] = a[M, K] * b[K, N], FP32 accumulation, rounded once into c's type. The regions are
+ * strided matrices: the original shapes tell the API each one's row stride. */
+template <class MM, typename A, typename B, typename C>
+HPMOE_FN void MatmulTile(MM& mm, const View<A>& a, const View<B>& b, const View<C>& c) {
+    MatmulInto<0>(mm, a, b, c);
+}
+
+/* c[M, N] += a[M, K] * b[K, N]: the product in FP32, added into c by the Matmul API's atomic add
+ * (IterateAll's enAtomic = 1), which for an FP32 c is one FP32 addition per element. The backend
+ * emits it for FP32 c only (for bf16/f16 the product would be rounded before the add). Several
+ * tiles adding into one region run in the order their dependencies give them, so the sum's order
+ * is fixed; the atomic add is what makes a tile add rather than overwrite, not a license to race. */
+template <class MM, typename A, typename B>
+HPMOE_FN void MatmulAccumulateTile(MM& mm, const View<A>& a, const View<B>& b, const View<float>& c) {
+    MatmulInto<1>(mm, a, b, c);
+}
+
+/* Between an AIC op that writes global memory and a later op of the same tile that reads it: the
+ * Matmul API writes C on the FIX pipe, and nothing orders that write with the next matmul's reads
+ * on MTE2 (IterateAll returns before the write completes, as the emulator assumes). The FIX_MTE2
+ * event would be narrower, but SetFlag/WaitFlag documents FIX events as unsupported on some
+ * releases, so this is the barrier of all pipes that the vector side's OpDone also uses. Emitted
+ * only where a tile reads a tensor an earlier op of the same tile wrote; consecutive tiles of one
+ * core are already ordered by the barrier before each tile's signals (TileContext::SendSignals). */
+HPMOE_FN void CubeWritesDone() { AscendC::PipeBarrier<PIPE_ALL>(); }
 
 }  // namespace hpmoe
 

@@ -273,10 +273,17 @@ fn family_case(
     let mut used: Vec<Var> = Vec::new();
     let mut statements = Vec::new();
     let mut errors = Vec::new();
-    for ci in 0..family.body.len() {
+    let mut cube_writes = super::order::CubeWrites::default();
+    for (ci, call) in family.body.iter().enumerate() {
         match call_statement(parts, fi, ci, last_put == Some(ci), &names, groups) {
             Ok((statement, vars)) => {
                 used.extend(vars);
+                if family.core == CoreKind::Aic
+                    && let Some(spec) = tf.ops.get(&call.op)
+                    && let Some(barrier) = cube_writes.before(spec, call)
+                {
+                    statements.push(barrier);
+                }
                 statements.push(statement);
             }
             Err(e) => errors.extend(e),

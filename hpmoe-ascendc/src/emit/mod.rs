@@ -16,6 +16,7 @@ pub mod kernel;
 pub mod launcher;
 pub mod names;
 pub mod ops;
+mod order;
 pub mod region;
 
 use crate::error::{EmitError, EmitErrorKind, EmitErrors};

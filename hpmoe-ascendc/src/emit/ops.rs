@@ -90,7 +90,7 @@ pub fn statement(
     };
     let name = op.name();
     match op {
-        BuiltinOp::Matmul => {
+        BuiltinOp::Matmul | BuiltinOp::MatmulAccumulate => {
             let (m, k, n) = (v[2].rows, v[0].cols, v[2].cols);
             if v[0].rows != m || v[1].rows != k || v[1].cols != n {
                 return Err(fault(
@@ -109,6 +109,18 @@ pub fn statement(
                 let types = format!("{} x {} -> {}", ta.name(), ta.name(), tc.name());
                 return Err(fault(Kind::UnsupportedDType, format!("the Matmul API does not compute {types}")));
             }
+            if op == BuiltinOp::MatmulAccumulate && tc != DType::F32 {
+                return Err(fault(
+                    Kind::UnsupportedDType,
+                    format!(
+                        "matmul_accumulate adds into `{}`, which is {}: the Matmul API's atomic add would round \
+                         the product into {} before adding it; accumulate into an f32 region",
+                        v[2].text,
+                        tc.name(),
+                        tc.name()
+                    ),
+                ));
+            }
             let index = match groups.iter().position(|g| (g.a, g.b, g.c) == (ta, v[1].dtype, tc)) {
                 Some(i) => i,
                 None => {
@@ -123,7 +135,8 @@ pub fn statement(
             if !g.families.iter().any(|f| f == site.family) {
                 g.families.push(site.family.to_string());
             }
-            Ok(format!("hpmoe::MatmulTile(mm{index},\n    {},\n    {},\n    {});", a(0), a(1), a(2)))
+            let f = if op == BuiltinOp::Matmul { "MatmulTile" } else { "MatmulAccumulateTile" };
+            Ok(format!("hpmoe::{f}(mm{index},\n    {},\n    {},\n    {});", a(0), a(1), a(2)))
         }
         BuiltinOp::Put => {
             same_dtype(0, 1)?;

@@ -3,6 +3,7 @@
 //! Each collects all its errors; none stops at the first. The checks on the taskflow as written,
 //! which run before expansion, are [`crate::resolve`]'s.
 
+mod accumulation;
 mod cycle;
 mod ordering;
 mod table_limits;

@@ -80,7 +80,10 @@ fn check_ordering_within(
         group_start = group_end;
     }
     failed.sort_unstable();
-    report(tf, exp, hazards, &failed, &mut out);
+    let (accumulations, others): (Vec<u32>, Vec<u32>) =
+        failed.iter().partition(|&&i| super::accumulation::is_accumulation(tf, exp, &hazards[i as usize]));
+    super::accumulation::report(tf, exp, hazards, &accumulations, &mut out);
+    report(tf, exp, hazards, &others, &mut out);
     out
 }
 

@@ -35,8 +35,8 @@ mod tensor;
 pub use guard::run_if_above;
 pub use index::{Idx, RANK};
 pub use ops::{
-    accumulate, builtin_params, cast, copy, dequantize, gather_weighted_accumulate, matmul, put, quantize, scale_rows,
-    swiglu, weighted_accumulate, zero,
+    accumulate, builtin_params, cast, copy, dequantize, gather_weighted_accumulate, matmul, matmul_accumulate, put,
+    quantize, scale_rows, swiglu, weighted_accumulate, zero,
 };
 #[doc(hidden)]
 pub use program::__private;

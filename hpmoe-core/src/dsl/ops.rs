@@ -15,6 +15,14 @@ pub fn matmul(a: impl Into<Region>, b: impl Into<Region>, c: impl Into<Region>) 
     let _ = (a.into(), b.into(), c.into());
 }
 
+/// AIC: `c += a · b`. `a · b` is summed in FP32 over K ascending from `+0.0`, then added to
+/// `c` (read as FP32) in FP32 and rounded once into `c`'s type. Tiles that add into one region
+/// must be totally ordered (a chain of `after`s, or separate families in declaration order);
+/// unordered accumulation is an error, so the sum has one order on every run and schedule.
+pub fn matmul_accumulate(a: impl Into<Region>, b: impl Into<Region>, c: impl Into<Region>) {
+    let _ = (a.into(), b.into(), c.into());
+}
+
 /// AIV: one-sided write of `src` into `dst`, a region of a symmetric tensor on another
 /// rank (`T.on(rank)...`), with a signal the destination's readers wait for.
 pub fn put(src: impl Into<Region>, dst: impl Into<Region>) {
@@ -85,6 +93,7 @@ pub fn zero(dst: impl Into<Region>) {
 pub const fn builtin_params(op: BuiltinOp) -> &'static [&'static str] {
     match op {
         BuiltinOp::Matmul => &["a", "b", "c"],
+        BuiltinOp::MatmulAccumulate => &["a", "b", "c"],
         BuiltinOp::Put => &["src", "dst"],
         BuiltinOp::Copy => &["src", "dst"],
         BuiltinOp::Swiglu => &["gate_up", "out"],

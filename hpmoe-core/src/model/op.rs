@@ -81,6 +81,10 @@ pub enum WorkModel {
 pub enum BuiltinOp {
     /// AIC: `c = a · b` with FP32 accumulation.
     Matmul,
+    /// AIC: `c += a · b`: the product summed in FP32 over K ascending from `+0.0`, added to
+    /// `c` (read as FP32) in FP32 and rounded once into `c`'s type. Several tiles adding into
+    /// one region must be totally ordered (ordered accumulation).
+    MatmulAccumulate,
     /// AIV: one-sided write of `src` into `dst` on another rank, with a signal.
     Put,
     /// AIV: `dst = src`.
@@ -107,8 +111,9 @@ pub enum BuiltinOp {
 
 impl BuiltinOp {
     /// Every built-in, in registry order.
-    pub const ALL: [BuiltinOp; 12] = [
+    pub const ALL: [BuiltinOp; 13] = [
         BuiltinOp::Matmul,
+        BuiltinOp::MatmulAccumulate,
         BuiltinOp::Put,
         BuiltinOp::Copy,
         BuiltinOp::Swiglu,
@@ -126,6 +131,7 @@ impl BuiltinOp {
     pub const fn name(self) -> &'static str {
         match self {
             BuiltinOp::Matmul => "matmul",
+            BuiltinOp::MatmulAccumulate => "matmul_accumulate",
             BuiltinOp::Put => "put",
             BuiltinOp::Copy => "copy",
             BuiltinOp::Swiglu => "swiglu",
@@ -156,6 +162,12 @@ impl BuiltinOp {
                 vec![P::read("a"), P::read("b"), P::write("c")],
                 WorkModel::Matmul,
                 "c = a · b (FP32 accumulation)",
+            ),
+            BuiltinOp::MatmulAccumulate => (
+                Aic,
+                vec![P::read("a"), P::read("b"), P::read_write("c")],
+                WorkModel::Matmul,
+                "c += a · b (a · b in FP32 over K ascending, added to c in FP32, rounded once into c's type)",
             ),
             BuiltinOp::Put => (
                 Aiv,

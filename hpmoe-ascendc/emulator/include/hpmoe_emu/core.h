@@ -151,7 +151,8 @@ struct MatmulDesc {
 };
 void MatmulInit(MatmulDesc& mm, const void* tiling, bool cube_only, const char* call);
 void MatmulCheckShape(MatmulDesc& mm, const char* call);
-void MatmulIterateAll(MatmulDesc& mm, uint8_t* c, uint64_t c_bytes, const char* call);
+/* enAtomic: 0 overwrites C, 1 adds into an FP32 C (IterateAll's AtomicAdd). */
+void MatmulIterateAll(MatmulDesc& mm, uint8_t* c, uint64_t c_bytes, uint8_t atomic, const char* call);
 void MatmulEnd(MatmulDesc& mm);
 /* Reports a use of an API feature the emulator does not model (an error, never a silent skip). */
 void Unsupported(const char* call, const char* what);

@@ -5,6 +5,8 @@
  * reported as an error. IterateAll computes C[i, j] = sum over p = 0..K-1, ascending, of
  * float(A[i, p]) * float(B[p, j]) in fp32 from +0.0 without FMA, rounded once to C's type
  * (round to nearest, ties to even): the emulator's fixed order (the device's is not documented).
+ * enAtomic = 1 (AtomicAdd) adds the FP32 sum into an FP32 C (C = C + sum, one FP32 addition); other
+ * atomic modes and atomic adds into other C types are reported as not emulated.
  * C's writes are FIX-pipe writes, pending until ordered with the scalar pipe. Rules kept from
  * devkit-decl as static_asserts: A and B of one type, C float or A's type; object/tiling pairs. */
 #ifndef HPMOE_EMU_MATMUL_INTF_H
@@ -141,10 +143,7 @@ public:
     __aicore__ void IterateAll(const GlobalTensor<DstT>& c, uint8_t enAtomic = 0, bool = false, bool = false,
                                bool = false) {
         static_assert(sync, "hpmoe emulator: only the synchronous IterateAll is emulated");
-        if (enAtomic != 0) {
-            hpmoe_emu::Unsupported("Matmul::IterateAll", "IterateAll with enAtomic");
-        }
-        hpmoe_emu::MatmulIterateAll(d_, c.EmuRef().addr, c.EmuRef().bytes, "Matmul::IterateAll");
+        hpmoe_emu::MatmulIterateAll(d_, c.EmuRef().addr, c.EmuRef().bytes, enAtomic, "Matmul::IterateAll");
     }
     __aicore__ void End() { hpmoe_emu::MatmulEnd(d_); }
 

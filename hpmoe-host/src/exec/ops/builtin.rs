@@ -25,6 +25,7 @@ pub(super) fn register_all(r: &mut OpImpls) {
 fn reference(op: BuiltinOp) -> Arc<dyn RefOp> {
     match op {
         BuiltinOp::Matmul => Arc::new(Matmul),
+        BuiltinOp::MatmulAccumulate => Arc::new(MatmulAccumulate),
         // On the host a put is a copy into the destination rank's tensor.
         BuiltinOp::Put | BuiltinOp::Copy => Arc::new(Copy),
         BuiltinOp::Swiglu => Arc::new(SwiGlu),
@@ -97,16 +98,44 @@ impl RefOp for Matmul {
     }
 
     fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
-        let (m, k, n) = (args[2].desc().rows(), args[0].desc().cols(), args[2].desc().cols());
-        let (a, b) = (args[0].load(), args[1].load());
-        let mut c = vec![0.0f32; m * n];
-        for (i, row) in c.chunks_exact_mut(n.max(1)).enumerate().take(m) {
-            for p in 0..k {
-                let x = a[i * k + p];
-                for (acc, &y) in row.iter_mut().zip(&b[p * n..(p + 1) * n]) {
-                    *acc += x * y;
-                }
+        args[2].store(&product(args))
+    }
+}
+
+/// `a · b` of a matmul's arguments `(a, b, c)` in `f32`: `Σ_p a[i, p] · b[p, j]` for
+/// `p = 0, 1, …, K-1`, starting from `+0.0`.
+fn product(args: &[Arg<'_>]) -> Vec<f32> {
+    let (m, k, n) = (args[2].desc().rows(), args[0].desc().cols(), args[2].desc().cols());
+    let (a, b) = (args[0].load(), args[1].load());
+    let mut c = vec![0.0f32; m * n];
+    for (i, row) in c.chunks_exact_mut(n.max(1)).enumerate().take(m) {
+        for p in 0..k {
+            let x = a[i * k + p];
+            for (acc, &y) in row.iter_mut().zip(&b[p * n..(p + 1) * n]) {
+                *acc += x * y;
             }
+        }
+    }
+    c
+}
+
+/// `c += a · b`: the product `s = Σ_p a[i, p] · b[p, j]` is summed in `f32` for
+/// `p = 0, 1, …, K-1` from `+0.0` (as [`Matmul`]), then `c[i, j] = c[i, j] + s` in `f32` with
+/// `c` read as `f32`, rounded once into `c`'s type. (On the device the Matmul API adds `s`
+/// into `c` with a global-memory atomic add, which for an `f32` `c` is this sum exactly.)
+#[derive(Debug)]
+struct MatmulAccumulate;
+
+impl RefOp for MatmulAccumulate {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+        Matmul.check(args)
+    }
+
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+        let sum = product(args);
+        let mut c = args[2].load();
+        for (c, s) in c.iter_mut().zip(sum) {
+            *c += s;
         }
         args[2].store(&c)
     }

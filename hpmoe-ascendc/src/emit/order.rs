@@ -1,0 +1,81 @@
+//! Ordering inside one AIC tile: an op that reads global memory an earlier op of the same tile
+//! wrote.
+//!
+//! The Matmul API writes its result on the FIX pipe and reads its operands on MTE2, and nothing
+//! orders the two on one core (the vector side's ops end with a barrier of their own, and
+//! consecutive tiles of a core are ordered by the barrier before each tile's signals). So where
+//! an AIC op reads a tensor an earlier op of its tile wrote, the kernel puts
+//! `hpmoe::CubeWritesDone()` (`hpmoe/cube_ops.h`) between them. Overlap is judged by tensor, not
+//! by region: a barrier too many costs a pipe drain, one too few a wrong answer.
+
+use hpmoe_core::model::{Access, BuiltinOp, OpCall, OpSpec};
+
+/// Tracks the tensors the ops of one AIC tile have written so far.
+#[derive(Debug, Default)]
+pub struct CubeWrites {
+    written: Vec<String>,
+}
+
+impl CubeWrites {
+    /// The barrier statement to put before `call`, if it reads a tensor an earlier op of the
+    /// tile wrote; then records what `call` writes.
+    pub fn before(&mut self, spec: &OpSpec, call: &OpCall) -> Option<String> {
+        let dma_read = |access: Access| match access {
+            Access::Read => true,
+            // matmul_accumulate's `c` is read by the FIX pipe's atomic add, in order with the
+            // FIX pipe's earlier writes; any other op's in-place argument may be read by DMA.
+            Access::ReadWrite => spec.builtin() != Some(BuiltinOp::MatmulAccumulate),
+            Access::Write => false,
+        };
+        let stale = spec
+            .params
+            .iter()
+            .zip(&call.args)
+            .find(|(p, r)| dma_read(p.access) && self.written.contains(&r.tensor))
+            .map(|(_, r)| r.tensor.clone());
+        if stale.is_some() {
+            // The barrier completes every write issued so far.
+            self.written.clear();
+        }
+        for (p, r) in spec.params.iter().zip(&call.args) {
+            if p.access.writes() && !self.written.contains(&r.tensor) {
+                self.written.push(r.tensor.clone());
+            }
+        }
+        stale.map(|t| {
+            format!(
+                "// `{t}` was written by an earlier op of this tile: its write must complete before this read\n\
+                 hpmoe::CubeWritesDone();"
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hpmoe_core::model::{CoreKind, DType, MachineProfile, Taskflow};
+
+    #[test]
+    fn a_barrier_only_where_a_tile_reads_what_it_wrote() {
+        let mut tf = Taskflow::new("t", MachineProfile::small(1, 1));
+        let x = tf.input("x", DType::F32, &[16, 16]);
+        let h = tf.scratch("h", DType::F32, &[16, 16]);
+        let y = tf.output("y", DType::F32, &[16, 16]);
+        tf.tile("mm", CoreKind::Aic, |t| {
+            t.op("matmul", [x.whole(), x.whole(), h.whole()]);
+            t.op("matmul_accumulate", [x.whole(), x.whole(), h.whole()]);
+            t.op("matmul", [h.whole(), x.whole(), y.whole()]);
+            t.op("matmul", [x.whole(), h.whole(), y.whole()]);
+        });
+        let mut writes = CubeWrites::default();
+        let barriers: Vec<bool> = tf.families[0]
+            .body
+            .iter()
+            .map(|call| writes.before(tf.ops.get(&call.op).unwrap(), call).is_some())
+            .collect();
+        // The atomic add into `h` needs none (FIX after FIX); the first read of `h` does; the
+        // second read of `h` does not: the barrier completed `h`'s writes and nothing wrote it since.
+        assert_eq!(barriers, [false, false, true, false]);
+    }
+}
