@@ -1,0 +1,221 @@
+//! Where a simulated taskflow run's time goes on the network: per rank (die), how busy its
+//! injection, ejection and cross-server bandwidth were, how many puts shared them, how much
+//! longer puts took than alone on an idle network, the fixed cost of each put on its core,
+//! and how long the AIC cores sat waiting — beside the bound's terms. It answers "is the
+//! bound loose, or the schedule poor?" for the DeepSeek-V3 layer.
+//!
+//! ```sh
+//! cargo run --release -p hpmoe-examples --example network_breakdown [-- --ep N] [--tokens N]
+//!                                                                  [--profile NAME|FILE]
+//! ```
+//!
+//! Busy % is the share of the makespan with at least one put on the resource; utilisation %
+//! is bytes moved over bandwidth × makespan (the share of the bound's term the run reaches).
+//! "In flight" is the time-weighted number of puts on a resource while it is busy. The
+//! stretch of a put is its transfer time over its time alone (bytes over the least of its
+//! stream cap, injection, ejection and, across servers, the cross-server bandwidth).
+
+use hpmoe_core::cost::{CostProfile, TaskflowCost, ns_at_rate};
+use hpmoe_core::model::CoreKind;
+use hpmoe_examples::ExampleError;
+use hpmoe_examples::cli::Options;
+use hpmoe_host::moe::MoeShape;
+use hpmoe_host::sim::{self, FlowRecord, SimResult};
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), ExampleError> {
+    let options = ["--ep", "--tokens", "--profile"];
+    let opts = Options::from_env(&options, &options.join(", "))?;
+    let ep = opts.number_u32("--ep", 8)?;
+    let tokens = opts.number("--tokens", 4096)?;
+    let profile = opts.profile()?;
+    let tf = MoeShape::deepseek_v3(ep, tokens).taskflow().map_err(ExampleError::Shape)?;
+    let cost = TaskflowCost::new(&tf, profile);
+    let compiled = hpmoe_core::compile(&tf, &cost).map_err(|d| ExampleError::plan(&tf, d))?;
+    let cmp = sim::compare(&compiled, &tf.profile, &cost)
+        .map_err(|error| ExampleError::Simulate { taskflow: tf.name.clone(), error })?;
+    let run = &cmp.taskflow;
+    let b = &cmp.bound;
+    let us = |ns: u64| ns as f64 / 1e3;
+    println!(
+        "EP {ep}: taskflow {:.1} us, bound {:.1} us ({}), {:.3}x",
+        us(run.makespan_ns),
+        us(b.ns()),
+        b.binding(),
+        cmp.taskflow_over_bound()
+    );
+    println!(
+        "bound terms (us): critical path {:.1}, AIC work {:.1}, AIV work {:.1}, injection {:.1}, ejection {:.1}, cross-server {:.1}, HBM {:.1}",
+        us(b.critical_path_ns),
+        us(b.aic_work_per_core_ns),
+        us(b.aiv_work_per_core_ns),
+        us(b.link_ns),
+        us(b.ejection_ns),
+        us(b.cross_server_ns),
+        us(b.hbm_ns)
+    );
+    let p = cost.profile();
+    let stretch = |f: &FlowRecord| {
+        let cap =
+            cost.family(compiled.expanded.space.family_of(f.node)).put.map_or(u64::MAX, |put| put.stream_bytes_per_s);
+        let mut rate = cap.min(p.link_bytes_per_s()).min(p.ejection_bytes_per_s());
+        if p.crosses_server(f.rank, f.to) {
+            rate = rate.min(p.cross_server_bytes_per_s());
+        }
+        (f.end_ns - f.start_ns, ns_at_rate(f.bytes, rate))
+    };
+    let (mut taken, mut alone) = (0u64, 0u64);
+    for f in &run.flows {
+        let (t, a) = stretch(f);
+        taken += t;
+        alone += a;
+    }
+    println!(
+        "{} puts, {:.1} KiB each on average; transfer time over time alone: {:.2}x",
+        run.flows.len(),
+        run.flows.iter().map(|f| f.bytes).sum::<u64>() as f64 / run.flows.len().max(1) as f64 / 1024.0,
+        taken as f64 / alone.max(1) as f64
+    );
+    print_ranks(run, p);
+    print_cores(run);
+    print_timeline(run, p, 0, 20);
+    Ok(())
+}
+
+/// Rank `rank`'s run in `buckets` equal time slices: the share of its AIC time computing,
+/// of its injection bandwidth used and of its ejection bandwidth used, per slice.
+fn print_timeline(run: &SimResult, p: &CostProfile, rank: u32, buckets: u64) {
+    let width = run.makespan_ns.div_ceil(buckets).max(1);
+    let overlap = |a: u64, b: u64, k: u64| b.min((k + 1) * width).saturating_sub(a.max(k * width));
+    let first = rank * run.cores_per_rank;
+    let aic: Vec<_> = run
+        .tiles
+        .iter()
+        .filter(|t| t.core >= first && t.core < first + run.cores_per_rank && run.core_kind(t.core) == CoreKind::Aic)
+        .collect();
+    println!(
+        "rank {rank} over time ({} us slices): AIC computing % | injection used % | ejection used %",
+        width / 1000
+    );
+    for k in 0..buckets {
+        let busy: u64 = aic.iter().map(|t| overlap(t.start_ns, t.end_ns, k)).sum();
+        // A flow's bytes spread evenly over its transfer.
+        let moved = |f: &&FlowRecord| {
+            let d = (f.end_ns - f.start_ns).max(1);
+            f.bytes as f64 * overlap(f.start_ns, f.end_ns, k) as f64 / d as f64
+        };
+        let sent: f64 = run.flows.iter().filter(|f| f.rank == rank).map(|f| moved(&f)).sum();
+        let got: f64 = run.flows.iter().filter(|f| f.to == rank).map(|f| moved(&f)).sum();
+        let cap = |bw: u64| bw as f64 * width as f64 / 1e9;
+        println!(
+            "  {:>8.0} us | {:>5.1} | {:>5.1} | {:>5.1}",
+            (k * width) as f64 / 1e3,
+            100.0 * busy as f64 / (u64::from(run.aic_per_rank) * width) as f64,
+            100.0 * sent / cap(p.link_bytes_per_s()),
+            100.0 * got / cap(p.ejection_bytes_per_s())
+        );
+    }
+}
+
+/// Per-rank injection, ejection and cross-server figures, and the fixed cost of the puts.
+fn print_ranks(run: &SimResult, p: &CostProfile) {
+    let span = run.makespan_ns.max(1) as f64;
+    let fixed_per_put = p.put_setup() + p.put_quiet_ns();
+    println!(
+        "{:>4} | {:>6} {:>6} {:>6} {:>5} {:>5} | {:>6} {:>6} {:>5} {:>5} | {:>6} {:>6} | {:>5} {:>9} {:>7}",
+        "rank",
+        "inj%",
+        "util%",
+        "rate%",
+        "fly",
+        "max",
+        "ej%",
+        "util%",
+        "fly",
+        "max",
+        "xs%",
+        "util%",
+        "puts",
+        "fixed us",
+        "last us"
+    );
+    for rank in 0..run.ranks {
+        let out: Vec<&FlowRecord> = run.flows.iter().filter(|f| f.rank == rank).collect();
+        let into: Vec<&FlowRecord> = run.flows.iter().filter(|f| f.to == rank).collect();
+        let cross: Vec<&FlowRecord> = out.iter().copied().filter(|f| p.crosses_server(f.rank, f.to)).collect();
+        let (inj_busy, inj_fly, inj_max) = occupancy(&out);
+        let (ej_busy, ej_fly, ej_max) = occupancy(&into);
+        let (xs_busy, _, _) = occupancy(&cross);
+        let bytes = |fs: &[&FlowRecord]| fs.iter().map(|f| f.bytes).sum::<u64>();
+        let util = |bytes: u64, bw: u64| 100.0 * ns_at_rate(bytes, bw) as f64 / span;
+        // While the injection is busy, the share of its bandwidth the puts used.
+        let rate = 100.0 * ns_at_rate(bytes(&out), p.link_bytes_per_s()) as f64 / inj_busy.max(1) as f64;
+        let last = out.iter().map(|f| f.end_ns).max().unwrap_or(0);
+        println!(
+            "{rank:>4} | {:>6.1} {:>6.1} {:>6.1} {:>5.1} {:>5} | {:>6.1} {:>6.1} {:>5.1} {:>5} | {:>6.1} {:>6.1} | {:>5} {:>9.1} {:>7.1}",
+            100.0 * inj_busy as f64 / span,
+            util(bytes(&out), p.link_bytes_per_s()),
+            rate,
+            inj_fly,
+            inj_max,
+            100.0 * ej_busy as f64 / span,
+            util(bytes(&into), p.ejection_bytes_per_s()),
+            ej_fly,
+            ej_max,
+            100.0 * xs_busy as f64 / span,
+            util(bytes(&cross), p.cross_server_bytes_per_s()),
+            out.len(),
+            (out.len() as u64 * fixed_per_put) as f64 / 1e3,
+            last as f64 / 1e3
+        );
+    }
+    println!(
+        "inj%/ej%/xs%: share of the makespan with a put on the resource; util%: bytes over bandwidth x makespan; \
+         rate%: bytes over bandwidth x busy time; fly/max: puts on it while busy (mean/max); \
+         fixed: puts x (setup {} ns + quiet {} ns) of core time; last: the rank's last put out",
+        p.put_setup(),
+        p.put_quiet_ns()
+    );
+}
+
+/// Busy time (at least one flow), the time-weighted mean number of flows while busy, and
+/// the most at once.
+fn occupancy(flows: &[&FlowRecord]) -> (u64, f64, usize) {
+    let mut events: Vec<(u64, i32)> = flows.iter().flat_map(|f| [(f.start_ns, 1), (f.end_ns, -1)]).collect();
+    events.sort_unstable();
+    let (mut busy, mut weighted, mut level, mut most, mut since) = (0u64, 0u128, 0i32, 0i32, 0u64);
+    for (t, d) in events {
+        if level > 0 {
+            busy += t - since;
+            weighted += u128::from(t - since) * level as u128;
+        }
+        level += d;
+        most = most.max(level);
+        since = t;
+    }
+    (busy, weighted as f64 / busy.max(1) as f64, most as usize)
+}
+
+/// AIC and AIV time, averaged over each rank's cores of that kind, as % of the makespan.
+fn print_cores(run: &SimResult) {
+    let span = run.makespan_ns.max(1) as f64;
+    for kind in [CoreKind::Aic, CoreKind::Aiv] {
+        let cores: Vec<_> = (0..run.cores.len() as u32).filter(|&c| run.core_kind(c) == kind).collect();
+        let n = cores.len().max(1) as f64;
+        let mean =
+            |f: fn(&sim::CoreStats) -> u64| cores.iter().map(|&c| f(&run.cores[c as usize])).sum::<u64>() as f64 / n;
+        println!(
+            "{kind:?}: busy {:.1}%, waiting on counters {:.1}%, sync {:.1}%, idle (before first / after last tile) {:.1}%",
+            100.0 * mean(|s| s.busy_ns) / span,
+            100.0 * mean(|s| s.wait_ns) / span,
+            100.0 * mean(|s| s.sync_ns) / span,
+            100.0 * mean(|s| s.idle_ns) / span
+        );
+    }
+}
