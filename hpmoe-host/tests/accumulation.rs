@@ -3,7 +3,7 @@
 //! core count and run (with perturbed thread timing), priced by the simulator and the bound.
 
 use hpmoe_core::cost::{CostProfile, TaskflowCost};
-use hpmoe_core::model::{CoreKind::*, DType, MachineProfile, Taskflow};
+use hpmoe_core::model::{CoreKind::*, DType, IndexSel, MachineProfile, Taskflow};
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_host::exec::{Executor, HostTensor, Inputs, OpImpls, RunOptions, Snapshot, TileHook};
 use hpmoe_host::sim::{lower_bound, simulate};
@@ -151,4 +151,44 @@ fn the_simulator_and_the_bound_price_the_chain_in_order() {
         (0..tf.families.len()).filter(|&f| tf.families[f].core == Aic).map(|f| cost.family(f).exec_ns).sum();
     assert!(bound.critical_path_ns >= aic_chain, "{bound:?} < {aic_chain}");
     assert!(sim.makespan_ns >= bound.ns());
+}
+
+/// The same weight gradient as one family chained on itself, `after(acc(s - 1))` (or `s + 1`):
+/// `c` is zeroed, then the instances add their products in the chain's order, whatever the
+/// core count; reversing the chain reverses the sum, and the bits show it.
+#[test]
+fn a_family_chained_on_itself_accumulates_in_the_chains_order() {
+    let build = |profile: MachineProfile, step: i64| {
+        let mut tf = Taskflow::new("family_chain", profile);
+        let x = tf.input("x", DType::Bf16, &[S as u64, M as u64, K as u64]);
+        let w = tf.input("w", DType::Bf16, &[K as u64, N as u64]);
+        let c = tf.output("c", DType::F32, &[M as u64, N as u64]);
+        tf.tile("init", Aiv, |t| t.op("zero", [c.whole()]));
+        tf.tile("acc", Aic, |t| {
+            let s = t.grid("s", S as u64);
+            t.op("matmul_accumulate", [x.at(s.clone()), w.whole(), c.whole()]);
+            t.after("acc", [IndexSel::At(s + step)]);
+        });
+        tf
+    };
+    let forward: Vec<usize> = (0..S).collect();
+    let backward: Vec<usize> = (0..S).rev().collect();
+    let mut seen = Vec::new();
+    for (step, order) in [(-1, &forward), (1, &backward)] {
+        for cores in [1, 3] {
+            let tf = build(MachineProfile::small(cores, 1), step);
+            // Scaled like `chain`'s x, so that the order shows in the bits.
+            let mut inputs = Inputs::random(&tf, 11);
+            let x = inputs.get("x", 0).unwrap().to_f32();
+            let scaled: Vec<f32> =
+                x.iter().enumerate().map(|(i, v)| v * [1.0, 3e3, -7e-3, 1e2, -5.0, 2e-2][i / (M * K)]).collect();
+            inputs.set_rank("x", 0, HostTensor::from_f32(DType::Bf16, &[S as u64, M as u64, K as u64], &scaled));
+            let expected = reference_c(&inputs, DType::F32, order);
+            for out in run(&tf, &SimpleCost::default(), &inputs, 2) {
+                assert_eq!(out.get(0, "c").unwrap().bits(), expected, "step {step}, {cores} cores");
+            }
+            seen.push(expected);
+        }
+    }
+    assert_ne!(seen[0], seen[2], "the two chain directions sum in different orders");
 }
