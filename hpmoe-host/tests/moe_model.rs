@@ -6,38 +6,8 @@ use hpmoe_core::cost::{Activity, CostProfile, FamilyTraffic, Reads, TaskflowCost
 use hpmoe_core::expand::InstanceSpace;
 use hpmoe_core::resolve::{check_footprint, check_structure};
 use hpmoe_core::schedule::{CostModel, PutShape, node_costs};
+use hpmoe_core::testing::round_profile;
 use hpmoe_host::moe::MoeShape;
-
-/// Round numbers: 1 GHz, so per-cycle figures are per-ns (the unit tests of `cost::tile` use
-/// the same profile).
-fn round_profile() -> CostProfile {
-    CostProfile {
-        name: "round".into(),
-        clock_ghz: 1.0,
-        cube_flops_per_cycle: 1000.0,
-        cube_efficiency: 0.5,
-        vector_flops_per_cycle: 10.0,
-        gm_read_bytes_per_cycle: 10.0,
-        l2_read_bytes_per_cycle: 40.0,
-        aic_write_bytes_per_cycle: 20.0,
-        aiv_write_bytes_per_cycle: 8.0,
-        l2_hit_rate: 0.75,
-        gm_read_latency_cycles: 30.0,
-        gm_write_latency_cycles: 20.0,
-        tile_overhead_ns: 100.0,
-        link_gb_per_s: 4.0,
-        ejection_gb_per_s: 4.0,
-        cross_server_gb_per_s: 4.0,
-        link_latency_ns: 1000.0,
-        cross_server_latency_ns: 1000.0,
-        put_setup_ns: 0.0,
-        dies_per_package: 1,
-        packages_per_server: 8,
-        hbm_gb_per_s: 1e6,
-        kernel_launch_ns: 0.0,
-        host_collective_sync_ns: 0.0,
-    }
-}
 
 fn footprint_errors(tf: &hpmoe_core::model::Taskflow) -> hpmoe_core::Diagnostics {
     check_footprint(&check_structure(tf).unwrap())

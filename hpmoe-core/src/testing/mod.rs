@@ -28,8 +28,10 @@
 
 pub mod folds;
 pub mod guards;
+pub mod profile;
 pub mod spec;
 
 pub use folds::{FOLD_OPS, has_folds, with_folds};
 pub use guards::{COUNT_SRC, with_guards};
+pub use profile::round_profile;
 pub use spec::{ChainSpec, FamilySpec, GuardSpec, PutPattern, ReadPattern, TaskflowSpec, family_spec, taskflow_spec};

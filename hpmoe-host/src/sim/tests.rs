@@ -176,30 +176,11 @@ fn a_wait_that_cannot_be_met_is_a_deadlock_naming_the_core() {
 /// 1 GHz: every per-cycle figure is per ns. Hit rate 1, so L2-eligible bytes read at 40 B/ns.
 fn round_profile() -> CostProfile {
     CostProfile {
-        name: "round".into(),
-        clock_ghz: 1.0,
-        cube_flops_per_cycle: 1000.0,
         cube_efficiency: 1.0,
-        vector_flops_per_cycle: 10.0,
-        gm_read_bytes_per_cycle: 10.0,
-        l2_read_bytes_per_cycle: 40.0,
-        aic_write_bytes_per_cycle: 20.0,
-        aiv_write_bytes_per_cycle: 8.0,
         l2_hit_rate: 1.0,
-        gm_read_latency_cycles: 30.0,
-        gm_write_latency_cycles: 20.0,
-        tile_overhead_ns: 100.0,
-        link_gb_per_s: 4.0,
-        ejection_gb_per_s: 4.0,
-        cross_server_gb_per_s: 4.0,
-        link_latency_ns: 1000.0,
-        cross_server_latency_ns: 1000.0,
-        put_setup_ns: 0.0,
-        dies_per_package: 1,
-        packages_per_server: 8,
-        hbm_gb_per_s: 1e6,
         kernel_launch_ns: 5000.0,
         host_collective_sync_ns: 20000.0,
+        ..hpmoe_core::testing::round_profile()
     }
 }
 
