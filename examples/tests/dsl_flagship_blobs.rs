@@ -1,5 +1,5 @@
-//! The DSL flagship (`examples/moe_ffn_dsl.rs`) embeds schedule tables of megabytes as
-//! byte-string literals. The embedded blobs must be, byte for byte, what `hpmoe_ascendc::Build`
+//! The DSL flagship (`examples/moe_ffn_dsl.rs`) embeds schedule tables of megabytes, packed
+//! (`hpmoe_core::dsl::pack`), as byte-string literals. The embedded blobs must be, byte for byte, what `hpmoe_ascendc::Build`
 //! wrote for the same file in this crate's build script: one plan per taskflow, whichever of
 //! the two compiled it.
 
@@ -13,8 +13,16 @@ use std::path::Path;
 fn assert_one_plan(program: &Program) {
     let dir = Path::new(env!("HPMOE_EXAMPLES_DIR"));
     let file = |suffix: &str| std::fs::read(dir.join(format!("{}{suffix}", program.name))).unwrap();
-    assert!(program.table_bytes.len() > 1 << 20, "the flagship's table is megabytes");
-    assert_eq!(program.table_bytes, file("_schedule.bin"), "{}: one table", program.name);
+    let table = program.table_bytes().unwrap();
+    assert!(table.len() > 1 << 20, "the flagship's table is megabytes");
+    assert!(
+        program.table_packed.len() * 6 < table.len(),
+        "{}: packed {} of {} bytes",
+        program.name,
+        program.table_packed.len(),
+        table.len()
+    );
+    assert_eq!(table, file("_schedule.bin"), "{}: one table", program.name);
     assert_eq!(program.flags_bytes, file("_flags.bin"), "{}: one flag plan", program.name);
     assert!(program.table().is_ok(), "{}: the embedded table decodes", program.name);
 }

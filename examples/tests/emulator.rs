@@ -56,7 +56,7 @@ fn the_macro_and_the_build_script_make_one_plan() {
     let program = mini_moe();
     let dir = Path::new(env!("HPMOE_EXAMPLES_DIR"));
     let file = |suffix: &str| std::fs::read(dir.join(format!("mini_moe{suffix}"))).unwrap();
-    assert_eq!(program.table_bytes, file("_schedule.bin"), "one table");
+    assert_eq!(program.table_bytes().unwrap(), file("_schedule.bin"), "one table");
     assert_eq!(program.flags_bytes, file("_flags.bin"), "one flag plan");
     assert_eq!(program.kernel_source.unwrap().as_bytes(), file(".cpp"));
     assert_eq!(program.kernel_header.as_bytes(), file("_schedule.h"));

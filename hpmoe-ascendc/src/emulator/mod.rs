@@ -155,18 +155,19 @@ impl KernelSources {
     }
 
     /// The kernel a `#[taskflow]` function embedded: `kernel_source`, `kernel_header`,
-    /// `kernel_launcher`, `table_bytes` and `flags_bytes` of its [`Program`](hpmoe_core::dsl::Program).
+    /// `kernel_launcher`, `table_bytes()` and `flags_bytes` of its [`Program`](hpmoe_core::dsl::Program).
     pub fn of_program(program: &hpmoe_core::dsl::Program) -> Result<Self, EmulateError> {
         let cpp = program
             .kernel_source
             .map_err(|why| EmulateError::Input(format!("`{}` has no kernel: {why}", program.name)))?;
         let table = program.table().map_err(|e| EmulateError::Input(e.to_string()))?;
+        let table_bin = program.table_bytes().map_err(|e| EmulateError::Input(e.to_string()))?;
         Ok(KernelSources {
             name: crate::emit::names::identifier(program.name),
             cpp: cpp.to_string(),
             header: program.kernel_header.to_string(),
             launcher: program.kernel_launcher.to_string(),
-            table_bin: program.table_bytes.to_vec(),
+            table_bin,
             flags_bin: program.flags_bytes.to_vec(),
             table,
         })

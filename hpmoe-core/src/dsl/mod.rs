@@ -20,8 +20,8 @@
 //! the op functions do nothing when called. The macro evaluates everything from the tokens.
 //! (`RANKS`, the number of ranks, is a `u64` const the macro adds to the function body.)
 //!
-//! The [`Program`] a taskflow function returns holds the schedule table (binary, decoded by
-//! [`Program::table`]), the IR ([`Program::taskflow`]), one [`TileFn`] per tile family — a
+//! The [`Program`] a taskflow function returns holds the schedule table (binary, packed by
+//! [`pack`] so that rustc compiles a tenth of the bytes; decoded by [`Program::table`]), the IR ([`Program::taskflow`]), one [`TileFn`] per tile family — a
 //! host form that evaluates the family's regions for one instance and calls
 //! [`TileContext::call`] per op — and the reference bodies of user-defined ops
 //! ([`UserOp`]). See the `hpmoe_macros::taskflow` documentation for the whole language.
@@ -29,6 +29,7 @@
 mod guard;
 mod index;
 mod ops;
+pub mod pack;
 mod program;
 mod tensor;
 

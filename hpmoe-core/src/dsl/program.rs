@@ -117,8 +117,9 @@ pub struct Program {
     /// The taskflow IR as JSON (see [`Program::taskflow`]).
     pub ir_json: &'static str,
     /// The schedule table's binary form (`ScheduleTable::to_bytes`: CRC-checked, versioned), as
-    /// [`crate::plan`] makes it: the table the kernel, the host executor and `Build` all use.
-    pub table_bytes: &'static [u8],
+    /// [`crate::plan`] makes it — the table the kernel, the host executor and `Build` all use —
+    /// packed by [`super::pack::pack`]; [`Program::table_bytes`] unpacks it.
+    pub table_packed: &'static [u8],
     /// The table's hardware-flag plan (`NAME_flags.bin`, naming the table's checksum): which
     /// dependencies the AIC → own-AIV flag carries instead of a counter ([`Program::flag_plan`]).
     pub flags_bytes: &'static [u8],
@@ -129,13 +130,14 @@ pub struct Program {
     /// The user-defined ops of the taskflow, in declaration order.
     pub user_ops: &'static [UserOp],
     /// The AscendC source of the taskflow's one mixed kernel, as `hpmoe_ascendc::emit`
-    /// writes it to `NAME.cpp` (the table it reads is [`Program::table_bytes`]); or why the
+    /// writes it to `NAME.cpp` (the table it reads is [`Program::table_bytes`]'s); or why the
     /// backend cannot emit it (for instance a user op without an `emit` template).
     pub kernel_source: Result<&'static str, &'static str>,
     /// `NAME_schedule.h`, the constants `kernel_source` includes (empty when it is `Err`).
     pub kernel_header: &'static str,
     /// `NAME_launch.cpp`, the kernel's host launcher for an NPU or the CPU emulator (empty when
-    /// `kernel_source` is `Err`). With `table_bytes` and `flags_bytes`, the five files of the kernel.
+    /// `kernel_source` is `Err`). With [`Program::table_bytes`] and `flags_bytes`, the five files of
+    /// the kernel.
     pub kernel_launcher: &'static str,
 }
 
@@ -145,9 +147,15 @@ impl Program {
         Taskflow::from_json(self.ir_json).map_err(ProgramError::Ir)
     }
 
+    /// The schedule table's binary form (`NAME_schedule.bin`, what the kernel reads), unpacked
+    /// from [`Program::table_packed`].
+    pub fn table_bytes(&self) -> Result<Vec<u8>, ProgramError> {
+        super::pack::unpack(self.table_packed).map_err(ProgramError::Packed)
+    }
+
     /// The schedule table, decoded and validated.
     pub fn table(&self) -> Result<ScheduleTable, ProgramError> {
-        ScheduleTable::from_bytes(self.table_bytes).map_err(ProgramError::Table)
+        ScheduleTable::from_bytes(&self.table_bytes()?).map_err(ProgramError::Table)
     }
 
     /// The table's flag plan, decoded for the host executor
@@ -180,6 +188,8 @@ impl Program {
 pub enum ProgramError {
     /// The IR does not decode (hpmoe-core and hpmoe-macros of different versions?).
     Ir(String),
+    /// The packed table does not unpack (the program's bytes were altered).
+    Packed(super::pack::UnpackError),
     /// The schedule table does not decode or validate.
     Table(TableError),
     /// The flag plan does not decode or does not belong to the table.
@@ -200,6 +210,7 @@ impl fmt::Display for ProgramError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ProgramError::Ir(e) => write!(f, "the taskflow IR does not decode: {e}"),
+            ProgramError::Packed(e) => write!(f, "the packed schedule table does not unpack: {e}"),
             ProgramError::Table(e) => write!(f, "the schedule table does not decode: {e}"),
             ProgramError::Flags(e) => write!(f, "the flag plan does not decode: {e}"),
             ProgramError::NoSuchFamily(i) => write!(f, "the taskflow has no tile family #{i}"),

@@ -4,6 +4,7 @@
 
 use hpmoe_core::certify::CertFault;
 use hpmoe_core::dsl::Program;
+use hpmoe_core::dsl::pack::pack;
 use hpmoe_core::table::{NO_WAIT, ScheduleTable, TableView};
 use hpmoe_host::exec::{ExecError, Executor, OpImpls};
 use hpmoe_host::moe::MoeShape;
@@ -50,12 +51,12 @@ fn a_program_with_a_deleted_wait_is_refused() {
     let tf = MoeShape::tiny(2).taskflow().unwrap();
     let planned = hpmoe_core::plan(&tf).unwrap();
     let ir_json: &'static str = Box::leak(tf.to_json().into_boxed_str());
-    let table_bytes: &'static [u8] = Box::leak(planned.table.to_bytes().into_boxed_slice());
+    let table_packed: &'static [u8] = Box::leak(pack(&planned.table.to_bytes()).into_boxed_slice());
     let flags_bytes: &'static [u8] = Box::leak(planned.flags_bin.clone().into_boxed_slice());
     let program = Program {
         name: "tiny",
         ir_json,
-        table_bytes,
+        table_packed,
         flags_bytes,
         grids: &[],
         tiles: &[],
@@ -73,7 +74,7 @@ fn a_program_with_a_deleted_wait_is_refused() {
     let crc = crc32fast::hash(&flags[16..]);
     flags[12..16].copy_from_slice(&crc.to_le_bytes());
     let tampered = Program {
-        table_bytes: Box::leak(tampered.to_bytes().into_boxed_slice()),
+        table_packed: Box::leak(pack(&tampered.to_bytes()).into_boxed_slice()),
         flags_bytes: Box::leak(flags.into_boxed_slice()),
         ..program
     };

@@ -13,7 +13,7 @@ pub fn program(fe: &Frontend, compiled: &Compiled) -> TokenStream {
     let tf = &fe.taskflow;
     let site = Span::mixed_site();
     let name = &tf.name;
-    let table = Literal::byte_string(&compiled.table.to_bytes());
+    let table = Literal::byte_string(&hpmoe_core::dsl::pack::pack(&compiled.table.to_bytes()));
     let flags = Literal::byte_string(&compiled.flags_bin);
     let ir = Literal::string(&tf.to_json());
     let grids = tf.families.iter().map(|f| {
@@ -67,7 +67,7 @@ pub fn program(fe: &Frontend, compiled: &Compiled) -> TokenStream {
     let flags_ident = format_ident!("__HPMOE_FLAGS", span = site);
     let ir_ident = format_ident!("__HPMOE_IR", span = site);
     quote! {{
-        #[doc = " The schedule table (`ScheduleTable::to_bytes`)."]
+        #[doc = " The schedule table (`ScheduleTable::to_bytes`), packed (`hpmoe_core::dsl::pack`)."]
         const #table_ident: &[u8] = #table;
         #[doc = " The flag plan (`NAME_flags.bin`) of the table."]
         const #flags_ident: &[u8] = #flags;
@@ -78,7 +78,7 @@ pub fn program(fe: &Frontend, compiled: &Compiled) -> TokenStream {
         ::hpmoe_core::dsl::Program {
             name: #name,
             ir_json: #ir_ident,
-            table_bytes: #table_ident,
+            table_packed: #table_ident,
             flags_bytes: #flags_ident,
             grids: &[#(#grids),*],
             tiles: &[#(#tile_names as ::hpmoe_core::dsl::TileFn),*],

@@ -37,8 +37,8 @@ pub const fn ring() -> ::hpmoe_core::dsl::Program {
         twice(Y.slice(b * N, N), Y.slice(b * N, N));
     }
     {
-        /// The schedule table (`ScheduleTable::to_bytes`).
-        const __HPMOE_TABLE: &[u8] = b"HPMOETBL\x01\0\0\0\x93@\xA7\xA4\x88\x01\0\0\x02\0\0\0\x03\0\0\0\x01\0\0\0\x02\0\0\0\x02\0\0\0\x04\0\0\0\x02\0\0\0\x08\0\0\0\x04\0\0\0h\0\0\08\0\0\0\xA0\0\0\x000\0\0\0\xD0\0\0\0\x08\0\0\0\xD8\0\0\0\x80\0\0\0X\x01\0\0 \0\0\0x\x01\0\0\x10\0\0\0\0\0\0\0\x02\0\0\0\x01\x01\0\0\x02\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x02\0\0\0\x02\0\0\0\x01\x01\0\0\x02\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x02\0\0\0\x02\0\0\0\x02\0\0\0\x04\0\0\0\0\0\0\0\x04\0\0\0\x02\0\0\0\x06\0\0\0\x02\0\0\0\x02\0\0\0\x02\0\0\0\x02\0\0\0\0\0\0\0\x01\0\0\0\0\0\0\0\x03\0\0\0\x01\0\0\0\x01\0\0\0\0\0\0\0\0\0\0\0\xFF\xFF\xFF\xFF\0\0\x01\0\0\0\0\0\x01\0\0\0\xFF\xFF\xFF\xFF\0\0\x01\0\x01\0\0\0\x02\0\0\0\0\0\0\0\x01\0\0\0\x02\0\0\0\x03\0\0\0\x01\0\0\0\x01\0\0\0\x02\0\0\0\0\0\0\0\xFF\xFF\xFF\xFF\0\0\x01\0\x02\0\0\0\x01\0\0\0\xFF\xFF\xFF\xFF\0\0\x01\0\x03\0\0\0\0\0\0\0\x01\0\0\0\x01\0\0\0\x01\0\0\0\0\0\0\0\0\0\0\0\x01\0\0\0\0\0\0\0ring\0send\0scale\0";
+        /// The schedule table (`ScheduleTable::to_bytes`), packed (`hpmoe_core::dsl::pack`).
+        const __HPMOE_TABLE: &[u8] = b"hpz1\x88\x03\x08#H\x01\x88\x03\x02\x04\x08h\xA0\xD0\xD8Xx\0\x01\0\0\x02\x02\0\0\0\x02\x04\x04\x06\x02\x02\x01\x03\x01\0\0\x01\0\x08\x04\x07\0\x01\0\x01rdP\n\0\x01\0\x01\x01\x02\x01\x01\x0C\x06\0\x01\x14\x03i\0M\n\x03\0\x02\x14\0E\x04\0\x08\x03\x03nsO\x19\x03\0\x02#\x13gcE\x93\x02\x01\x02\x02\x0480\x08\x80 \x10\x02\x02\0\x02\x96\x01\0\0\x08\0\0\xCC\x01\0\x05\x01\0\xFF\0\xFF\xC5\x01\0\x06\x02\xFF\x02\xFF\x03\x01\x1B\0\x03aT@;\x02\0\x01\x05\0\x16\0\0\x03\x06\x03\xFF\0\xFF\x08\t\x04slB\xA7\x08\0\0\x03\x15\0)\x04\0\x08\x04\x04eeL\xA4\x18\0\0\x03\x15\0)\x04\0\x08\x04\x02n\0";
         /// The flag plan (`NAME_flags.bin`) of the table.
         const __HPMOE_FLAGS: &[u8] = b"HPMOEFLG\x01\0\0\0u\xBA\xC4\x0EH\0\0\0\x06\0\0\0\x08\0\0\0\xFF\xFF\xFF\xFF\x93@\xA7\xA4\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
         /// The taskflow IR, as JSON.
@@ -101,7 +101,7 @@ pub const fn ring() -> ::hpmoe_core::dsl::Program {
         ::hpmoe_core::dsl::Program {
             name: "ring",
             ir_json: __HPMOE_IR,
-            table_bytes: __HPMOE_TABLE,
+            table_packed: __HPMOE_TABLE,
             flags_bytes: __HPMOE_FLAGS,
             grids: &[&[2u64], &[2u64]],
             tiles: &[
