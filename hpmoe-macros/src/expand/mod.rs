@@ -285,6 +285,9 @@ mod timing {
                 let bytes = compiled.table.to_bytes();
                 let to_bytes = t.elapsed();
                 let t = Instant::now();
+                let packed = hpmoe_core::dsl::pack::pack(&bytes);
+                let pack = t.elapsed();
+                let t = Instant::now();
                 let ir = fe.taskflow.to_json();
                 let to_json = t.elapsed();
                 let t = Instant::now();
@@ -294,7 +297,7 @@ mod timing {
                 println!(
                     "{name}: whole {:.1} ms ({} bytes of tokens, table {} bytes) | parse {:.1} | plan {:.1} = checks {:.1} + expand {:.1} \
                      + list {:.1} + proof {:.1} + sync {:.1} + flags/table {:.1} + cost model/other {:.1} | to_bytes {:.1} | \
-                     ir json {:.1} ({} bytes) | emit {:.1} ({} bytes) | program tokens {:.1} (emit, to_bytes and json included)",
+                     pack {:.1} ({} bytes) | ir json {:.1} ({} bytes) | emit {:.1} ({} bytes) | program tokens {:.1} (emit, to_bytes, pack and json included)",
                     ms(whole),
                     text.len(),
                     bytes.len(),
@@ -308,6 +311,8 @@ mod timing {
                     ms(s.table),
                     ms(plan.saturating_sub(s.total())),
                     ms(to_bytes),
+                    ms(pack),
+                    packed.len(),
                     ms(to_json),
                     ir.len(),
                     ms(emit),
