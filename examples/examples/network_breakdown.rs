@@ -6,8 +6,11 @@
 //!
 //! ```sh
 //! cargo run --release -p hpmoe-examples --example network_breakdown [-- --ep N] [--tokens N]
-//!                                                                  [--profile NAME|FILE]
+//!                                                                  [--profile NAME|FILE] [--natural]
 //! ```
+//!
+//! `--natural` takes the naturally routed layer instead, planned and priced as the main job
+//! does (planned on 8 sampled routings, run under routing seed 42).
 //!
 //! Busy % is the share of the makespan with at least one put on the resource; utilisation %
 //! is bytes moved over bandwidth × makespan (the share of the bound's term the run reaches).
@@ -19,6 +22,7 @@ use hpmoe_core::cost::{CostProfile, TaskflowCost, ns_at_rate};
 use hpmoe_core::model::CoreKind;
 use hpmoe_examples::ExampleError;
 use hpmoe_examples::cli::Options;
+use hpmoe_examples::report::{PLAN_SAMPLES, ROUTING_SEED, RoutedLayer};
 use hpmoe_host::moe::MoeShape;
 use hpmoe_host::sim::{self, FlowRecord, SimResult};
 
@@ -30,14 +34,22 @@ fn main() {
 }
 
 fn run() -> Result<(), ExampleError> {
-    let options = ["--ep", "--tokens", "--profile"];
+    let options = ["--ep", "--tokens", "--profile", "--natural"];
     let opts = Options::from_env(&options, &options.join(", "))?;
     let ep = opts.number_u32("--ep", 8)?;
     let tokens = opts.number("--tokens", 4096)?;
     let profile = opts.profile()?;
-    let tf = MoeShape::deepseek_v3(ep, tokens).taskflow().map_err(ExampleError::Shape)?;
-    let cost = TaskflowCost::new(&tf, profile);
-    let compiled = hpmoe_core::compile(&tf, &cost).map_err(|d| ExampleError::plan(&tf, d))?;
+    let (tf, plan, cost) = if opts.flag("--natural") {
+        let layer = RoutedLayer::natural(&MoeShape::deepseek_v3_natural(ep, tokens), ROUTING_SEED, PLAN_SAMPLES)?;
+        let cost = TaskflowCost::new(&layer.taskflow, profile);
+        let plan = cost.clone().with_expected_activity(layer.plan);
+        (layer.taskflow, plan, cost.with_activity(layer.run))
+    } else {
+        let tf = MoeShape::deepseek_v3(ep, tokens).taskflow().map_err(ExampleError::Shape)?;
+        let cost = TaskflowCost::new(&tf, profile);
+        (tf, cost.clone(), cost)
+    };
+    let compiled = hpmoe_core::compile(&tf, &plan).map_err(|d| ExampleError::plan(&tf, d))?;
     let cmp = sim::compare(&compiled, &tf.profile, &cost)
         .map_err(|error| ExampleError::Simulate { taskflow: tf.name.clone(), error })?;
     let run = &cmp.taskflow;
