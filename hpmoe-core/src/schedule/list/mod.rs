@@ -37,14 +37,19 @@
 //! which run its link puts and nothing else, as many as it takes to fill the link with the
 //! puts of the slowest-streaming family (`⌈link / stream⌉`, from [`CostModel::family_put`]),
 //! but always leaving one vector core for other work. On a lane a put is charged its exec
-//! part plus its bytes at `min(stream, link / lanes)`, its share when every lane streams.
+//! part plus its bytes at `min(stream, link / lanes)`, its share when every lane streams, and
+//! planned at the time the cost model expects of it ([`CostModel::node_tile_ns`]), as every
+//! other node is: a put likely to skip its bytes at run time is planned shorter.
 //!
-//! A lane takes its ready puts by send round ([`order::send_order`]), not by priority: when
-//! every rank sends round by round, each receiver takes one put per round from each sender's
-//! lanes, as many puts as a sender has lanes, and no receiver is crowded while another idles.
-//! Ordered by priority instead, the puts in flight spread unevenly over the receivers (on the
-//! calibrated A3 network a die's ejection sat idle 27–29% of the DeepSeek-V3 run at EP 8 while
-//! others took up to 8 puts at once; the `network_breakdown` example measures it).
+//! When every rank's puts to each destination take the same planned time
+//! ([`order::rounds_stay_in_step`]), a lane takes its ready puts by send round
+//! ([`order::send_order`]), not by priority: every rank then sends round by round in step, each
+//! receiver takes the puts of one sender at a time, as many as a sender has lanes, and no
+//! receiver is crowded while another idles. Ordered by priority instead, the puts in flight
+//! spread unevenly over the receivers (on the calibrated A3 network a die's ejection sat idle
+//! 27–29% of the balanced DeepSeek-V3 run at EP 8 while others took up to 8 puts at once; the
+//! `network_breakdown` example measures it). With uneven loads (natural routing) the rounds
+//! drift apart, and lanes keep to priority order with the send round as tie-break.
 //!
 //! The lanes are what makes the table stream: a core runs its entries in order, so a rank
 //! never has more link puts in flight than it has lanes, and blocks go out a few at a time in
@@ -154,9 +159,12 @@ struct Setup<'a> {
     profile: &'a MachineProfile,
     /// Per node: its time on a core (a link put's on a lane).
     costs: Vec<u64>,
-    /// Per node: its send round ([`order::send_order`]), the order of a lane's puts and the
-    /// tie-break among equally urgent nodes elsewhere.
+    /// Per node: its send round ([`order::send_order`]), the order of a lane's puts when
+    /// `lanes_by_round`, and the tie-break among equally urgent nodes.
     send_order: Vec<u32>,
+    /// Lanes take their puts by send round, not by priority
+    /// ([`order::rounds_stay_in_step`]).
+    lanes_by_round: bool,
     edge_local: u64,
     edge_remote: u64,
     group_of_node: Vec<u32>,
@@ -202,7 +210,10 @@ impl<'a> Setup<'a> {
         let mut costs = node_costs(exp, cost);
         for v in 0..nodes as u32 {
             if lanes.carries(exp, v) {
-                costs[v as usize] = lanes.put_ns[exp.space.family_of(v)].expect("a lane carries puts only");
+                // Planned as every other node is, at the time the cost model expects (a put
+                // likely to skip its bytes at run time expects less; see `node_costs`).
+                let put_ns = lanes.put_ns[exp.space.family_of(v)].expect("a lane carries puts only");
+                costs[v as usize] = cost.node_tile_ns(v, put_ns);
             }
         }
         let group_of_node = (0..nodes as u32)
@@ -219,11 +230,13 @@ impl<'a> Setup<'a> {
                 rank * CLASSES + class
             })
             .collect();
+        let lanes_by_round = order::rounds_stay_in_step(exp, |v| lanes.carries(exp, v), |v| costs[v as usize]);
         Setup {
             exp,
             profile,
             costs,
             send_order: (0..nodes as u32).map(|v| order::send_order(exp, v, cost.ranks_per_server())).collect(),
+            lanes_by_round,
             edge_local: cost.edge_ns(false),
             edge_remote: cost.edge_ns(true),
             group_of_node,

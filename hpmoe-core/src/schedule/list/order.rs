@@ -1,7 +1,8 @@
-//! The order in which a rank's link puts go out: round by round by destination (see "Link
-//! lanes" in the module documentation of [`super`]).
+//! The order in which a rank's link puts go out: round by round by destination, when the
+//! rounds stay in step (see "Link lanes" in the module documentation of [`super`]).
 
 use crate::expand::Expanded;
+use std::collections::BTreeMap;
 
 /// The round in which node `v` of `exp` goes out among its rank's puts, by its destination
 /// (`rank + rotation`): shifted so that in every round each rank is written by exactly one
@@ -20,6 +21,36 @@ pub(super) fn send_order(exp: &Expanded, v: u32, ranks_per_server: Option<u32>) 
     let within = (to % size + size - rank % size) % size;
     let across = (to / size + servers - rank / size) % servers;
     within * servers + across
+}
+
+/// Loads within 1/`EVEN_WITHIN` of the largest are even (about 1.6%).
+const EVEN_WITHIN: u64 = 64;
+
+/// Whether ranks sending round by round stay in step: every rank sends its link puts
+/// (`link_put(v)`) to the same number of destinations, and the planned time of a rank's puts
+/// to one destination (`planned(v)`, ns) is the same for every (rank, destination) pair,
+/// within 1/[`EVEN_WITHIN`] of the largest. Then a round takes every sender the same time and each
+/// receiver has one sender at a time. With uneven loads (natural MoE routing: popular experts
+/// draw more blocks) a sender done with a light destination moves on while another still
+/// writes there, the rounds drift apart, and the lanes keep to priority order instead.
+pub(super) fn rounds_stay_in_step(
+    exp: &Expanded,
+    link_put: impl Fn(u32) -> bool,
+    planned: impl Fn(u32) -> u64,
+) -> bool {
+    let ranks = exp.space.ranks.max(1);
+    let mut load: BTreeMap<(u32, u32), u64> = BTreeMap::new();
+    for v in (0..exp.nodes() as u32).filter(|&v| link_put(v)) {
+        let rank = exp.space.rank_of(v);
+        let to = (rank + exp.rotation[v as usize]) % ranks;
+        *load.entry((rank, to)).or_default() += planned(v);
+    }
+    let mut destinations = vec![0u32; ranks as usize];
+    for &(rank, _) in load.keys() {
+        destinations[rank as usize] += 1;
+    }
+    let (least, most) = load.values().fold((u64::MAX, 0), |(lo, hi), &l| (lo.min(l), hi.max(l)));
+    destinations.windows(2).all(|w| w[0] == w[1]) && most - least.min(most) <= most / EVEN_WITHIN
 }
 
 #[cfg(test)]
@@ -78,6 +109,20 @@ mod tests {
                 assert_eq!(dsts, (0..ranks).collect::<Vec<_>>(), "size {size}, round {round}");
             }
         }
+    }
+
+    #[test]
+    fn rounds_stay_in_step_only_when_every_pair_carries_the_same_load() {
+        let exp = all_to_all(4);
+        let link_put = |v: u32| exp.rotation[v as usize] != 0;
+        assert!(rounds_stay_in_step(&exp, link_put, |_| 640));
+        // One put of rank 0 to rank 1 (node 1) 1/64 longer still counts as even; more does not.
+        assert!(rounds_stay_in_step(&exp, link_put, |v| if v == 1 { 650 } else { 640 }));
+        assert!(!rounds_stay_in_step(&exp, link_put, |v| if v == 1 { 651 } else { 640 }));
+        // Rank 3 sends nothing to rank 0 (node 12): ranks differ in their destinations.
+        assert!(!rounds_stay_in_step(&exp, |v| link_put(v) && v != 12, |_| 640));
+        // No link puts at all: nothing to keep in step.
+        assert!(rounds_stay_in_step(&exp, |_| false, |_| 640));
     }
 
     #[test]
