@@ -271,7 +271,7 @@ fn print_aic_waits(run: &SimResult, tf: &hpmoe_core::model::Taskflow) {
     let mut waits: BTreeMap<(&str, bool), u64> = BTreeMap::new();
     let mut why: BTreeMap<(&str, &str, &str), u64> = BTreeMap::new();
     let (mut tail, mut unreleased) = (0u64, 0u64);
-    for t in on_rank.iter().filter(is_aic) {
+    for t in on_rank.iter().copied().filter(is_aic) {
         let free = prev_on_core.get(&t.node).map_or(0, |p| p.done_ns);
         let idle = t.start_ns.saturating_sub(free);
         match t.released_by.and_then(|u| by_node.get(&u)) {
@@ -291,7 +291,7 @@ fn print_aic_waits(run: &SimResult, tf: &hpmoe_core::model::Taskflow) {
             None => unreleased += idle,
         }
     }
-    let last: BTreeMap<u32, u64> = on_rank.iter().filter(is_aic).map(|t| (t.core, t.done_ns)).collect();
+    let last: BTreeMap<u32, u64> = on_rank.iter().copied().filter(is_aic).map(|t| (t.core, t.done_ns)).collect();
     for done in last.values() {
         tail += run.makespan_ns - done;
     }
