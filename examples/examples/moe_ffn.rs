@@ -45,8 +45,7 @@
 //! The loop over EPs and the printing live in `hpmoe_examples::report`, shared with the custom
 //! variant `moe_ffn_shared`; this file says which layer and which host checks.
 
-use hpmoe_core::expand::InstanceSpace;
-use hpmoe_examples::report::{self, EmulatorConfig, HostConfig, Job, Routed, RoutedLayer};
+use hpmoe_examples::report::{self, EmulatorConfig, HostConfig, Job, PLAN_SAMPLES, ROUTING_SEED, Routed, RoutedLayer};
 use hpmoe_examples::{ExampleError, moe_emulator_check, moe_host_check};
 use hpmoe_host::moe::MoeShape;
 use std::process::ExitCode;
@@ -54,22 +53,10 @@ use std::process::ExitCode;
 /// The scaled-down layers the host executor runs.
 const HOST_CHECK_RANKS: [u32; 2] = [2, 4];
 
-/// The natural routing priced (its seed), and how many other routings of the same
-/// distribution the schedule is planned on.
-const ROUTING_SEED: u64 = 42;
-const PLAN_SAMPLES: u64 = 8;
-
 /// DeepSeek-V3 with natural routing: the taskflow, the plan from sampled routings, and the
 /// run under routing [`ROUTING_SEED`].
 fn natural(ep: u32, tokens: u64) -> Result<RoutedLayer, ExampleError> {
-    let shape = MoeShape::deepseek_v3_natural(ep, tokens);
-    let taskflow = shape.taskflow().map_err(ExampleError::Shape)?;
-    let space = InstanceSpace::of(&taskflow).map_err(ExampleError::Shape)?;
-    let plan = shape.expected_activity(&taskflow, &space, PLAN_SAMPLES).map_err(ExampleError::Shape)?;
-    let routing = shape.route(ROUTING_SEED);
-    let run = routing.activity(&shape, &taskflow, &space).map_err(ExampleError::Shape)?;
-    let dropped_share = routing.dropped() as f64 / (u64::from(ep) * tokens * shape.top_k).max(1) as f64;
-    Ok(RoutedLayer { taskflow, plan, run, dropped_share })
+    RoutedLayer::natural(&MoeShape::deepseek_v3_natural(ep, tokens), ROUTING_SEED, PLAN_SAMPLES)
 }
 
 fn main() -> ExitCode {

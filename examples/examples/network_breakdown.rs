@@ -7,7 +7,17 @@
 //! ```sh
 //! cargo run --release -p hpmoe-examples --example network_breakdown [-- --ep N] [--tokens N]
 //!                                                                  [--profile NAME|FILE]
+//!                                                                  [--natural [--seed N] [--plan-on-run]]
 //! ```
+//!
+//! `--natural` takes the naturally routed layer instead, planned and priced as the main job
+//! does (planned on 8 sampled routings, run under routing seed 42, or `--seed N`); with
+//! `--plan-on-run` its schedule is planned on the priced run's own activity instead, which no
+//! static schedule can know before the run: the difference is what not knowing the routing
+//! costs.
+//!
+//! Last, on the rank with the most AIC work, where its AIC cores idle: before which tiles,
+//! released by which family, and why a releasing tile of the rank itself was late.
 //!
 //! Busy % is the share of the makespan with at least one put on the resource; utilisation %
 //! is bytes moved over bandwidth × makespan (the share of the bound's term the run reaches).
@@ -19,8 +29,11 @@ use hpmoe_core::cost::{CostProfile, TaskflowCost, ns_at_rate};
 use hpmoe_core::model::CoreKind;
 use hpmoe_examples::ExampleError;
 use hpmoe_examples::cli::Options;
+use hpmoe_examples::report::{PLAN_SAMPLES, ROUTING_SEED, RoutedLayer};
 use hpmoe_host::moe::MoeShape;
-use hpmoe_host::sim::{self, FlowRecord, SimResult};
+use hpmoe_host::sim::{self, FlowRecord, SimResult, TileRecord};
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
 
 fn main() {
     if let Err(e) = run() {
@@ -30,14 +43,28 @@ fn main() {
 }
 
 fn run() -> Result<(), ExampleError> {
-    let options = ["--ep", "--tokens", "--profile"];
+    let options = ["--ep", "--tokens", "--profile", "--natural", "--plan-on-run", "--seed"];
     let opts = Options::from_env(&options, &options.join(", "))?;
     let ep = opts.number_u32("--ep", 8)?;
     let tokens = opts.number("--tokens", 4096)?;
     let profile = opts.profile()?;
-    let tf = MoeShape::deepseek_v3(ep, tokens).taskflow().map_err(ExampleError::Shape)?;
-    let cost = TaskflowCost::new(&tf, profile);
-    let compiled = hpmoe_core::compile(&tf, &cost).map_err(|d| ExampleError::plan(&tf, d))?;
+    let (tf, plan, cost) = if opts.flag("--natural") {
+        let seed = opts.number("--seed", ROUTING_SEED)?;
+        let layer = RoutedLayer::natural(&MoeShape::deepseek_v3_natural(ep, tokens), seed, PLAN_SAMPLES)?;
+        let cost = TaskflowCost::new(&layer.taskflow, profile);
+        let expected = if opts.flag("--plan-on-run") {
+            (0..layer.plan.len() as u32).map(|v| if layer.run.skips(v) { 0.0 } else { 1.0 }).collect()
+        } else {
+            layer.plan
+        };
+        let plan = cost.clone().with_expected_activity(expected);
+        (layer.taskflow, plan, cost.with_activity(layer.run))
+    } else {
+        let tf = MoeShape::deepseek_v3(ep, tokens).taskflow().map_err(ExampleError::Shape)?;
+        let cost = TaskflowCost::new(&tf, profile);
+        (tf, cost.clone(), cost)
+    };
+    let compiled = hpmoe_core::compile(&tf, &plan).map_err(|d| ExampleError::plan(&tf, d))?;
     let cmp = sim::compare(&compiled, &tf.profile, &cost)
         .map_err(|error| ExampleError::Simulate { taskflow: tf.name.clone(), error })?;
     let run = &cmp.taskflow;
@@ -84,6 +111,7 @@ fn run() -> Result<(), ExampleError> {
     );
     print_ranks(run, p);
     print_cores(run);
+    print_aic_waits(run, &tf);
     print_timeline(run, p, 0, 20);
     Ok(())
 }
@@ -217,5 +245,67 @@ fn print_cores(run: &SimResult) {
             100.0 * mean(|s| s.sync_ns) / span,
             100.0 * mean(|s| s.idle_ns) / span
         );
+    }
+}
+
+/// On the rank with the most AIC work (the one the bound's AIC term is about), where its AIC
+/// cores' idle time goes, per AIC core: waiting before a tile, by the family of the tile
+/// whose signal released it (on this rank or another), and after their last tile; and, for
+/// a releasing tile of this rank, why it was late: its core reached it late (by the family
+/// the core ran just before) or it waited for its own input (by the family that released it).
+fn print_aic_waits(run: &SimResult, tf: &hpmoe_core::model::Taskflow) {
+    let rank_of_core = |core: u32| core / run.cores_per_rank.max(1);
+    let is_aic = |t: &&TileRecord| run.core_kind(t.core) == CoreKind::Aic;
+    let mut work = vec![0u64; run.ranks as usize];
+    for t in run.tiles.iter().filter(is_aic).filter(|t| t.computes) {
+        work[rank_of_core(t.core) as usize] += t.end_ns - t.start_ns;
+    }
+    let Some(rank) = (0..run.ranks).max_by_key(|&r| (work[r as usize], Reverse(r))) else { return };
+    let name = |family: u32| tf.families[family as usize].name.as_str();
+    let by_node: BTreeMap<u32, &TileRecord> = run.tiles.iter().map(|t| (t.node, t)).collect();
+    let mut on_rank: Vec<&TileRecord> = run.tiles.iter().filter(|t| rank_of_core(t.core) == rank).collect();
+    on_rank.sort_by_key(|t| (t.core, t.arrive_ns));
+    let prev_on_core: BTreeMap<u32, &TileRecord> =
+        on_rank.windows(2).filter(|w| w[0].core == w[1].core).map(|w| (w[1].node, w[0])).collect();
+    // (family, released from another rank) -> idle ns before the tiles it released.
+    let mut waits: BTreeMap<(&str, bool), u64> = BTreeMap::new();
+    let mut why: BTreeMap<(&str, &str, &str), u64> = BTreeMap::new();
+    let (mut tail, mut unreleased) = (0u64, 0u64);
+    for t in on_rank.iter().copied().filter(is_aic) {
+        let free = prev_on_core.get(&t.node).map_or(0, |p| p.done_ns);
+        let idle = t.start_ns.saturating_sub(free);
+        match t.released_by.and_then(|u| by_node.get(&u)) {
+            Some(u) => {
+                *waits.entry((name(u.family), rank_of_core(u.core) != rank)).or_default() += idle;
+                if rank_of_core(u.core) == rank && idle > 0 {
+                    let input = u.released_by.and_then(|x| by_node.get(&x));
+                    let behind = prev_on_core.get(&u.node).filter(|p| input.is_none_or(|i| p.done_ns > i.done_ns));
+                    let reason = match (behind, input) {
+                        (Some(p), _) => ("core busy before", name(p.family)),
+                        (None, Some(i)) => ("input from", name(i.family)),
+                        (None, None) => ("not released", ""),
+                    };
+                    *why.entry((name(u.family), reason.0, reason.1)).or_default() += idle;
+                }
+            }
+            None => unreleased += idle,
+        }
+    }
+    let last: BTreeMap<u32, u64> = on_rank.iter().copied().filter(is_aic).map(|t| (t.core, t.done_ns)).collect();
+    for done in last.values() {
+        tail += run.makespan_ns - done;
+    }
+    let per_core = |ns: u64| ns as f64 / 1e3 / f64::from(run.aic_per_rank.max(1));
+    println!(
+        "rank {rank} (most AIC work: {:.1} us per AIC core): AIC idle per core, us, before tiles released by",
+        per_core(work[rank as usize])
+    );
+    for ((family, other), ns) in waits.iter().filter(|(_, ns)| **ns > 0) {
+        println!("  {family:<20} {:<11} {:>8.1}", if *other { "other rank" } else { "this rank" }, per_core(*ns));
+    }
+    println!("  not released by a signal {:>8.1}; after the last tile {:>8.1}", per_core(unreleased), per_core(tail));
+    println!("  of the idle behind a tile of this rank, why that tile was late:");
+    for ((family, reason, by), ns) in &why {
+        println!("    {family:<16} {reason} {by:<16} {:>8.1}", per_core(*ns));
     }
 }

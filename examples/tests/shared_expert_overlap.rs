@@ -1,6 +1,11 @@
 //! The custom variant overlaps: at DeepSeek-V3 EP 8 in the simulator, its shared-expert tiles
-//! start while dispatch puts are still in flight on every rank, and the fused taskflow absorbs
-//! the shared expert for less added latency than the kernel-by-kernel baseline pays for it.
+//! start while dispatch puts are still in flight on every rank, and the fused taskflow beats
+//! the kernel-by-kernel baseline within 1.2x its bound. (It used to absorb the shared expert
+//! for less added latency than the baseline pays, 1.16 ms against 1.30: the routed layer alone
+//! then idled 1.5 ms in a combine tail that the shared expert's AIC work filled. With
+//! send-round lanes the routed layer alone runs within 1.04x its AIC-work bound and leaves no
+//! such gaps: the shared expert's 1.25 ms of AIC work per core now adds 1.95 ms; see the
+//! README's custom variant.)
 
 use hpmoe_core::cost::{CostProfile, TaskflowCost};
 use hpmoe_core::model::Taskflow;
@@ -22,15 +27,13 @@ fn shared_expert_overlaps_dispatch_at_ep8() {
     let shape = SharedMoe::deepseek_v3(8, 4096);
     let tf = shape.taskflow().unwrap();
     let with = simulate(&tf);
-    let alone = simulate(&shape.routed.taskflow().unwrap());
 
     // Beats the kernel-by-kernel run of the same work (routed layer + shared expert).
     let (taskflow, baseline) = (with.taskflow.makespan_ns, with.baseline.result.makespan_ns);
     assert!(taskflow < baseline, "taskflow {taskflow} ns, baseline {baseline} ns");
-    // Keeps the cores full: within 5% of the lower bound once receivers do not limit it. (The
-    // scheduler does not plan for the receivers' ejection limit, so on the calibrated network
-    // the static order of the puts makes them collide at receivers: 1.13x the bound; see the
-    // README's network model.)
+    // Keeps the cores full: within 5% of the lower bound once receivers do not limit it, and
+    // within 1.2x on the calibrated network (1.09x: the scheduler does not price the
+    // receivers' ejection limit; see the README's network model).
     let unlimited_ejection = CostProfile { ejection_gb_per_s: 1e5, ..CostProfile::ascend_a3_die() };
     let free = simulate_on(&tf, unlimited_ejection);
     assert!(free.taskflow_over_bound() < 1.05, "taskflow / bound = {:.3}", free.taskflow_over_bound());
@@ -43,9 +46,4 @@ fn shared_expert_overlaps_dispatch_at_ep8() {
         assert!(o.first_shared_start_ns < o.dispatch_end_ns, "{o:?}");
         assert!(o.shared_busy_during_dispatch_ns > 0, "{o:?}");
     }
-
-    // Adding the shared expert costs the fused taskflow less than it costs the baseline.
-    let added_taskflow = taskflow - alone.taskflow.makespan_ns;
-    let added_baseline = baseline - alone.baseline.result.makespan_ns;
-    assert!(added_taskflow < added_baseline, "added: taskflow {added_taskflow} ns, baseline {added_baseline} ns");
 }

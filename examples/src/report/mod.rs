@@ -21,13 +21,21 @@ use crate::cli::Options;
 use crate::{ExampleError, HostCheck};
 use hpmoe_ascendc::EmitOptions;
 use hpmoe_core::cost::{Activity, CostProfile};
+use hpmoe_core::expand::InstanceSpace;
 use hpmoe_core::model::Taskflow;
+use hpmoe_host::moe::MoeShape;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 /// The reference system's reported speedup over kernel-by-kernel execution.
 pub const REFERENCE_SPEEDUP: (f64, f64) = (1.49, 1.58);
+
+/// The natural routing the main job prices (its seed), with the host and emulator checks.
+pub const ROUTING_SEED: u64 = 42;
+
+/// How many other routings of the same distribution the main job plans natural routing on.
+pub const PLAN_SAMPLES: u64 = 8;
 
 /// The expert-parallel sizes of the table.
 pub const EPS: [u32; 5] = [8, 16, 32, 64, 128];
@@ -98,6 +106,25 @@ pub struct RoutedLayer {
     pub run: Activity,
     /// Share of token choices that routing dropped for lack of capacity.
     pub dropped_share: f64,
+}
+
+impl RoutedLayer {
+    /// `shape` (a naturally routed layer) with its schedule planned on the expected activity
+    /// of `plan_samples` routings drawn from its distribution (seeds other than
+    /// `routing_seed`, see `MoeShape::expected_activity`) and run under routing `routing_seed`.
+    ///
+    /// # Errors
+    /// When the shape's taskflow cannot be built or expanded.
+    pub fn natural(shape: &MoeShape, routing_seed: u64, plan_samples: u64) -> Result<Self, ExampleError> {
+        let taskflow = shape.taskflow().map_err(ExampleError::Shape)?;
+        let space = InstanceSpace::of(&taskflow).map_err(ExampleError::Shape)?;
+        let plan = shape.expected_activity(&taskflow, &space, plan_samples).map_err(ExampleError::Shape)?;
+        let routing = shape.route(routing_seed);
+        let run = routing.activity(shape, &taskflow, &space).map_err(ExampleError::Shape)?;
+        let choices = u64::from(shape.ranks) * shape.tokens_per_rank * shape.top_k;
+        let dropped_share = routing.dropped() as f64 / choices.max(1) as f64;
+        Ok(RoutedLayer { taskflow, plan, run, dropped_share })
+    }
 }
 
 /// The layer at expert parallelism `ep` with `tokens` tokens per rank, under run-time routing.

@@ -280,6 +280,11 @@ impl CostModel for TaskflowCost {
         Some(self.profile.link_bytes_per_s())
     }
 
+    /// Dies per server: puts to another server share its cross-server bandwidth.
+    fn ranks_per_server(&self) -> Option<u32> {
+        Some(self.profile.dies_per_server())
+    }
+
     /// The exec part (with the put's quiet, a round trip within a server, which the
     /// simulator charges after the bytes) and the put, as the simulator charges them.
     fn family_put(&self, family: usize, core: CoreKind, work: &Work) -> PutShape {

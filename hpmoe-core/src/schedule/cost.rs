@@ -53,6 +53,14 @@ pub trait CostModel {
         None
     }
 
+    /// Ranks per server, if the model's network has a server tier (puts to another server
+    /// share a slower bandwidth). [`list_schedule`](super::list_schedule) then orders a rank's
+    /// link puts so that they alternate between its own and other servers. The default,
+    /// `None`, has no servers.
+    fn ranks_per_server(&self) -> Option<u32> {
+        None
+    }
+
     /// For a tile family `family` whose instances write into another rank
     /// (`work.remote_bytes > 0`): the core time before the put and the put itself. Asked only
     /// when [`link_bytes_per_s`](Self::link_bytes_per_s) is `Some`, once per such family.

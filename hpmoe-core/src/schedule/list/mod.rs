@@ -4,13 +4,16 @@
 //! (a node finishes and frees its core; a node becomes ready), and whenever a core is idle
 //! while a node it could run is ready, the core starts the ready node with the highest
 //! priority — largest bottom level (in the first pass; see forward-backward improvement below
-//! for the others), then smallest rotation, then smallest node id. No core is
+//! for the others), then earliest send round, then smallest node id. No core is
 //! ever left idle while a node it could run is ready (the schedule is *greedy*, or
 //! work-conserving, which is what the (types + 1) × lower-bound guarantee of list scheduling
 //! needs), so an urgent node whose inputs arrive late never holds up ready work behind it.
 //! (With a shared link, puts to other ranks run only on a rank's link lanes; see below.)
-//! The rotation tie-break makes equally urgent puts of rank `r` go to `r+1, r+2, …` in turn,
-//! so the ranks do not all write to the same peer at once.
+//! The send round tie-break ([`order::send_order`]) makes equally urgent puts of rank `r` go
+//! to `r+1, r+2, …` in turn, so the ranks do not all write to the same peer at once; when the
+//! cost model puts ranks on servers ([`CostModel::ranks_per_server`]), the turns alternate
+//! between peers on other servers and on the rank's own, so a rank's puts do not all cross
+//! servers at once.
 //!
 //! # Ready times
 //! A node is ready on a core once every predecessor has finished, plus
@@ -34,7 +37,19 @@
 //! which run its link puts and nothing else, as many as it takes to fill the link with the
 //! puts of the slowest-streaming family (`⌈link / stream⌉`, from [`CostModel::family_put`]),
 //! but always leaving one vector core for other work. On a lane a put is charged its exec
-//! part plus its bytes at `min(stream, link / lanes)`, its share when every lane streams.
+//! part plus its bytes at `min(stream, link / lanes)`, its share when every lane streams, and
+//! planned at the time the cost model expects of it ([`CostModel::node_tile_ns`]), as every
+//! other node is: a put likely to skip its bytes at run time is planned shorter.
+//!
+//! When every rank's puts to each destination take the same planned time
+//! ([`order::rounds_stay_in_step`]), a lane takes its ready puts by send round
+//! ([`order::send_order`]), not by priority: every rank then sends round by round in step, each
+//! receiver takes the puts of one sender at a time, as many as a sender has lanes, and no
+//! receiver is crowded while another idles. Ordered by priority instead, the puts in flight
+//! spread unevenly over the receivers (on the calibrated A3 network a die's ejection sat idle
+//! 27–29% of the balanced DeepSeek-V3 run at EP 8 while others took up to 8 puts at once; the
+//! `network_breakdown` example measures it). With uneven loads (natural routing) the rounds
+//! drift apart, and lanes keep to priority order with the send round as tie-break.
 //!
 //! The lanes are what makes the table stream: a core runs its entries in order, so a rank
 //! never has more link puts in flight than it has lanes, and blocks go out a few at a time in
@@ -81,6 +96,7 @@
 //! Ready times take one or two passes over each node's predecessors.
 
 mod lanes;
+mod order;
 mod sim;
 #[cfg(test)]
 mod tests;
@@ -143,6 +159,12 @@ struct Setup<'a> {
     profile: &'a MachineProfile,
     /// Per node: its time on a core (a link put's on a lane).
     costs: Vec<u64>,
+    /// Per node: its send round ([`order::send_order`]), the order of a lane's puts when
+    /// `lanes_by_round`, and the tie-break among equally urgent nodes.
+    send_order: Vec<u32>,
+    /// Lanes take their puts by send round, not by priority
+    /// ([`order::rounds_stay_in_step`]).
+    lanes_by_round: bool,
     edge_local: u64,
     edge_remote: u64,
     group_of_node: Vec<u32>,
@@ -188,7 +210,10 @@ impl<'a> Setup<'a> {
         let mut costs = node_costs(exp, cost);
         for v in 0..nodes as u32 {
             if lanes.carries(exp, v) {
-                costs[v as usize] = lanes.put_ns[exp.space.family_of(v)].expect("a lane carries puts only");
+                // Planned as every other node is, at the time the cost model expects (a put
+                // likely to skip its bytes at run time expects less; see `node_costs`).
+                let put_ns = lanes.put_ns[exp.space.family_of(v)].expect("a lane carries puts only");
+                costs[v as usize] = cost.node_tile_ns(v, put_ns);
             }
         }
         let group_of_node = (0..nodes as u32)
@@ -205,10 +230,13 @@ impl<'a> Setup<'a> {
                 rank * CLASSES + class
             })
             .collect();
+        let lanes_by_round = order::rounds_stay_in_step(exp, |v| lanes.carries(exp, v), |v| costs[v as usize]);
         Setup {
             exp,
             profile,
             costs,
+            send_order: (0..nodes as u32).map(|v| order::send_order(exp, v, cost.ranks_per_server())).collect(),
+            lanes_by_round,
             edge_local: cost.edge_ns(false),
             edge_remote: cost.edge_ns(true),
             group_of_node,

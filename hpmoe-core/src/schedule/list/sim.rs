@@ -1,13 +1,14 @@
 //! One list-scheduling pass: an event-driven simulation of the cores under the cost model
 //! (see the module documentation of [`super`] for the rules it follows).
 
-use super::{CLASSES, Pass, Setup};
+use super::{CLASSES, LANE, Pass, Setup};
 use crate::graph::Csr;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 
-/// Priority of a ready node in a max-heap: bottom level descending, then rotation ascending,
-/// then node id ascending.
+/// Priority of a ready node in a max-heap: bottom level descending, then send round
+/// ascending, then node id ascending; for a link put on a lane when lanes go by round
+/// (`Setup::lanes_by_round`), send round first.
 type ReadyKey = (u64, Reverse<u32>, Reverse<u32>);
 
 fn node_of(key: ReadyKey) -> u32 {
@@ -128,7 +129,13 @@ impl<'a> Sim<'a> {
     }
 
     fn key(&self, v: u32) -> ReadyKey {
-        (self.levels[v as usize], Reverse(self.s.exp.rotation[v as usize]), Reverse(v))
+        let round = self.s.send_order[v as usize];
+        // A lane takes its ready puts round by round when the rounds stay in step (see "Link
+        // lanes" in the module docs).
+        if self.s.lanes_by_round && self.s.group_of_node[v as usize] % CLASSES == LANE {
+            return (u64::MAX - u64::from(round), Reverse(0), Reverse(v));
+        }
+        (self.levels[v as usize], Reverse(round), Reverse(v))
     }
 
     /// Advances time from event to event (a node finishes, a node becomes ready); after all

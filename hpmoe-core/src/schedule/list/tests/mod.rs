@@ -162,14 +162,15 @@ fn on_lane(prof: &MachineProfile, lanes: u32, core: u32) -> bool {
 }
 
 /// Per node: its cost, or for a link put its exec part plus its bytes at its stream rate
-/// or the link's bandwidth over the lanes, whichever is lower.
+/// or the link's bandwidth over the lanes, whichever is lower; either as the cost model
+/// expects it of the node (`node_tile_ns`).
 fn expected_ns(exp: &Expanded, cost: &dyn CostModel, lanes: u32) -> Vec<u64> {
     let mut costs = node_costs(exp, cost);
     for v in (0..exp.nodes() as u32).filter(|&v| is_link_put(exp, lanes, v)) {
         let f = exp.space.family_of(v);
         let put = cost.family_put(f, AIV, &exp.family_work[f]);
         let rate = put.stream_bytes_per_s.min(cost.link_bytes_per_s().unwrap() / u64::from(lanes));
-        costs[v as usize] = put.exec_ns + ns_at_rate(put.bytes, rate);
+        costs[v as usize] = cost.node_tile_ns(v, put.exec_ns + ns_at_rate(put.bytes, rate));
     }
     costs
 }

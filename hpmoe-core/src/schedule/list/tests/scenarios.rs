@@ -215,3 +215,61 @@ fn lanes_leave_a_vector_core_for_other_work_and_need_two() {
     let p = list_schedule(&one, &profile(1, 2, 1), &cost);
     assert_eq!(rows(&p.queues), vec![vec![], vec![0, 3], vec![1, 2]]);
 }
+
+/// [`LinkCost`], expecting put `v` of every rank with `v % 3 == 1` to take half its time
+/// (as a put likely to skip its bytes at run time would).
+struct HalfExpected(LinkCost);
+impl CostModel for HalfExpected {
+    fn tile_ns(&self, core: CoreKind, work: &Work) -> u64 {
+        self.0.tile_ns(core, work)
+    }
+    fn node_tile_ns(&self, node: u32, family_ns: u64) -> u64 {
+        if node % 3 == 1 { family_ns / 2 } else { family_ns }
+    }
+    fn edge_ns(&self, cross_rank: bool) -> u64 {
+        self.0.edge_ns(cross_rank)
+    }
+    fn link_bytes_per_s(&self) -> Option<u64> {
+        self.0.link_bytes_per_s()
+    }
+    fn family_put(&self, family: usize, core: CoreKind, work: &Work) -> PutShape {
+        self.0.family_put(family, core, work)
+    }
+}
+
+#[test]
+fn lanes_send_round_by_round_when_every_destination_takes_as_long_and_by_priority_otherwise() {
+    // Three ranks of one AIC (local core 0) and two vector cores (1, 2); core 2 is the one
+    // lane (link 6 B/ns, stream 4: a put on it takes 2 + 60 / 4 = 17). Rank r: put 3r to rank
+    // r + 1 (rotation 1), put 3r + 1 to rank r + 2 (rotation 2), which feeds AIC tile 3r + 2
+    // (100): the second put is the more urgent.
+    let work = Work { flops: 2, bytes: 0, remote_bytes: 60 };
+    let pairs: Vec<(u32, u32)> = (0..3).map(|r| (3 * r + 1, 3 * r + 2)).collect();
+    let mut exp = expanded(3, &[(AIV, 2, work), (AIC, 1, flops(100))], &pairs);
+    for r in 0..3 {
+        exp.rotation[3 * r] = 1;
+        exp.rotation[3 * r + 1] = 2;
+    }
+    let prof = profile(1, 2, 3);
+    // Every rank sends each destination one 17 ns put: the rounds stay in step, and the lane
+    // sends round 1 first though round 2's put is more urgent: puts [0, 17], [17, 34], then
+    // the AIC tile [34, 134].
+    let cost = LinkCost { link: 6, stream: 4, edge: 0 };
+    let p = list_schedule(&exp, &prof, &cost);
+    for r in 0..3u32 {
+        assert_eq!(p.queues.row(3 * r + 2), &[3 * r, 3 * r + 1], "rank {r}'s lane");
+    }
+    assert_eq!((&p.start_ns[..3], &p.finish_ns[..3]), (&[0, 17, 34][..], &[17, 34, 134][..]));
+    assert_valid(&exp, &prof, &p, &cost);
+    // The second put expected to take half as long (8): the destinations' loads differ, the
+    // rounds would drift apart, and the lane goes by priority: put 1 [0, 8], put 0 [8, 25],
+    // the AIC tile [8, 108].
+    let cost = HalfExpected(cost);
+    let p = list_schedule(&exp, &prof, &cost);
+    for r in 0..3u32 {
+        assert_eq!(p.queues.row(3 * r + 2), &[3 * r + 1, 3 * r], "rank {r}'s lane");
+    }
+    assert_eq!((&p.start_ns[..3], &p.finish_ns[..3]), (&[8, 0, 8][..], &[25, 8, 108][..]));
+    assert_valid(&exp, &prof, &p, &cost);
+    assert_work_conserving(&exp, &prof, &p, &cost);
+}
