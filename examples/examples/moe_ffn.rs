@@ -30,7 +30,8 @@
 //! busiest rank with a put in flight and no tile computing.
 //!
 //! The host check runs `MoeShape::tiny(2)` and `tiny(4)` and their natural-routing versions
-//! `tiny_natural(2)` and `tiny_natural(4)` (not the DeepSeek shape) with real data on CPU
+//! `tiny_natural(2)` and `tiny_natural(4)`, each also with INT8 dispatch (not the DeepSeek
+//! shape) with real data on CPU
 //! threads and compares the output bitwise with `moe_reference`; the job exits with status 1
 //! if it fails. Progress goes to stderr, results to stdout; `--json` prints the
 //! results as one JSON array (one object per EP) instead of the tables.
