@@ -6,8 +6,10 @@
 //!
 //! ```sh
 //! cargo run --release -p hpmoe-examples --example network_breakdown [-- --ep N] [--tokens N]
-//!                                                                  [--profile NAME|FILE]
+//!                                                                  [--profile NAME|FILE] [--int8]
 //! ```
+//!
+//! `--int8` takes the layer with INT8 dispatch (`DispatchPrecision::Int8`).
 //!
 //! Busy % is the share of the makespan with at least one put on the resource; utilisation %
 //! is bytes moved over bandwidth × makespan (the share of the bound's term the run reaches).
@@ -19,7 +21,7 @@ use hpmoe_core::cost::{CostProfile, TaskflowCost, ns_at_rate};
 use hpmoe_core::model::CoreKind;
 use hpmoe_examples::ExampleError;
 use hpmoe_examples::cli::Options;
-use hpmoe_host::moe::MoeShape;
+use hpmoe_host::moe::{DispatchPrecision, MoeShape};
 use hpmoe_host::sim::{self, FlowRecord, SimResult};
 
 fn main() {
@@ -30,12 +32,14 @@ fn main() {
 }
 
 fn run() -> Result<(), ExampleError> {
-    let options = ["--ep", "--tokens", "--profile"];
+    let options = ["--ep", "--tokens", "--profile", "--int8"];
     let opts = Options::from_env(&options, &options.join(", "))?;
     let ep = opts.number_u32("--ep", 8)?;
     let tokens = opts.number("--tokens", 4096)?;
     let profile = opts.profile()?;
-    let tf = MoeShape::deepseek_v3(ep, tokens).taskflow().map_err(ExampleError::Shape)?;
+    let precision = if opts.flag("--int8") { DispatchPrecision::Int8 } else { DispatchPrecision::Bf16 };
+    let shape = MoeShape::deepseek_v3(ep, tokens).with_dispatch(precision);
+    let tf = shape.taskflow().map_err(ExampleError::Shape)?;
     let cost = TaskflowCost::new(&tf, profile);
     let compiled = hpmoe_core::compile(&tf, &cost).map_err(|d| ExampleError::plan(&tf, d))?;
     let cmp = sim::compare(&compiled, &tf.profile, &cost)
