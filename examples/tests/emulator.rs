@@ -13,8 +13,8 @@ use hpmoe_core::cost::CostProfile;
 use hpmoe_core::dsl::*;
 use hpmoe_examples::moe_emulator_check;
 use hpmoe_examples::shared_expert::{self, SharedMoe};
-use hpmoe_host::moe::{DispatchPrecision, MoeShape};
 use hpmoe_host::exec::{Inputs, OpImpls, SequentialRunner};
+use hpmoe_host::moe::{DispatchPrecision, MoeShape};
 use hpmoe_macros::taskflow;
 use std::path::Path;
 

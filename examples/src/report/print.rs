@@ -294,8 +294,13 @@ fn variant_table(r: &Results<'_>, header: &[&str], line: &mut impl FnMut(String)
         }
     }
     let (lo, hi) = speedup_range(r.rows.iter().filter_map(|row| row.variant.as_ref()).map(|x| x.figures.speedup));
-    line(format!("speedup {lo:.2}–{hi:.2}x (simulated; its baseline runs the same INT8 tiles); vs_main: the first table's"));
-    line("taskflow time over this one's; put_MB/rank: bytes each rank puts (dispatch and combine), first table -> this.".into());
+    line(format!(
+        "speedup {lo:.2}–{hi:.2}x (simulated; its baseline runs the same INT8 tiles); vs_main: the first table's"
+    ));
+    line(
+        "taskflow time over this one's; put_MB/rank: bytes each rank puts (dispatch and combine), first table -> this."
+            .into(),
+    );
 }
 
 fn schedules_table(r: &Results<'_>, line: &mut impl FnMut(String)) {

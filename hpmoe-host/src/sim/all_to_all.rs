@@ -67,9 +67,8 @@ pub fn all_to_all_bandwidth(shape: &MoeShape, dtype: DType, profile: &CostProfil
     let mut tf = Taskflow::new("all_to_all", machine);
     let xs = tf.input("xs", dtype, &[r * e * c, h]);
     let recv = tf.symmetric("recv", dtype, &[e, r * c, h]);
-    let scales = (dtype == DType::I8).then(|| {
-        (tf.input("xs_scale", DType::F32, &[r * e * c]), tf.symmetric("recv_scale", DType::F32, &[e, r * c]))
-    });
+    let scales = (dtype == DType::I8)
+        .then(|| (tf.input("xs_scale", DType::F32, &[r * e * c]), tf.symmetric("recv_scale", DType::F32, &[e, r * c])));
     tf.tile("dispatch", CoreKind::Aiv, |tb| {
         let dst = tb.grid("dst", r);
         let ex = tb.grid("e", e);
