@@ -122,14 +122,6 @@ impl DispatchPrecision {
             DispatchPrecision::Int8 => hidden + 4,
         }
     }
-
-    /// `bf16` or `int8`, for names and reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            DispatchPrecision::Bf16 => "bf16",
-            DispatchPrecision::Int8 => "int8",
-        }
-    }
 }
 
 /// Sizes of one MoE-FFN layer and its tiling.
