@@ -30,7 +30,8 @@
 //! busiest rank with a put in flight and no tile computing.
 //!
 //! The host check runs `MoeShape::tiny(2)` and `tiny(4)` and their natural-routing versions
-//! `tiny_natural(2)` and `tiny_natural(4)` (not the DeepSeek shape) with real data on CPU
+//! `tiny_natural(2)` and `tiny_natural(4)`, each also with INT8 dispatch (not the DeepSeek
+//! shape) with real data on CPU
 //! threads and compares the output bitwise with `moe_reference`; the job exits with status 1
 //! if it fails. Progress goes to stderr, results to stdout; `--json` prints the
 //! results as one JSON array (one object per EP) instead of the tables.
@@ -42,12 +43,20 @@
 //! beside the balanced one (`moe_ffn_natural.cpp`), and its figures go to a second table and to
 //! each EP's JSON object under `natural`.
 //!
+//! INT8 dispatch: the same balanced layer with every dispatched row quantised to INT8 with a
+//! per-row FP32 scale before the put and dequantised per received block before GMM1
+//! (`MoeShape::with_dispatch(DispatchPrecision::Int8)`, as the measured A3 systems dispatch),
+//! at every EP, in a table of its own and under `int8` in each EP's JSON object; its kernel is
+//! `moe_ffn_int8.cpp` beside the others. The host and emulator checks run it at the tiny shapes.
+//!
 //! The loop over EPs and the printing live in `hpmoe_examples::report`, shared with the custom
 //! variant `moe_ffn_shared`; this file says which layer and which host checks.
 
-use hpmoe_examples::report::{self, EmulatorConfig, HostConfig, Job, PLAN_SAMPLES, ROUTING_SEED, Routed, RoutedLayer};
+use hpmoe_examples::report::{
+    self, EmulatorConfig, HostConfig, Job, PLAN_SAMPLES, ROUTING_SEED, Routed, RoutedLayer, Variant,
+};
 use hpmoe_examples::{ExampleError, moe_emulator_check, moe_host_check};
-use hpmoe_host::moe::MoeShape;
+use hpmoe_host::moe::{DispatchPrecision, MoeShape};
 use std::process::ExitCode;
 
 /// The scaled-down layers the host executor runs.
@@ -59,17 +68,35 @@ fn natural(ep: u32, tokens: u64) -> Result<RoutedLayer, ExampleError> {
     RoutedLayer::natural(&MoeShape::deepseek_v3_natural(ep, tokens), ROUTING_SEED, PLAN_SAMPLES)
 }
 
+/// The scaled-down layers of a check at `ranks`: balanced and natural routing, each with BF16
+/// and INT8 dispatch, as (short name, description, shape).
+fn tiny_layers(ranks: u32) -> [(String, String, MoeShape); 4] {
+    let int8 = |s: MoeShape| s.with_dispatch(DispatchPrecision::Int8);
+    let dispatch = ".with_dispatch(Int8)";
+    [
+        (format!("tiny({ranks})"), format!("MoeShape::tiny({ranks})"), MoeShape::tiny(ranks)),
+        (format!("tiny_natural({ranks})"), format!("MoeShape::tiny_natural({ranks})"), MoeShape::tiny_natural(ranks)),
+        (format!("tiny_int8({ranks})"), format!("MoeShape::tiny({ranks}){dispatch}"), int8(MoeShape::tiny(ranks))),
+        (
+            format!("tiny_natural_int8({ranks})"),
+            format!("MoeShape::tiny_natural({ranks}){dispatch}"),
+            int8(MoeShape::tiny_natural(ranks)),
+        ),
+    ]
+}
+
 fn main() -> ExitCode {
     let taskflow = |ep, tokens| MoeShape::deepseek_v3(ep, tokens).taskflow().map_err(ExampleError::Shape);
+    let int8 = |ep, tokens| {
+        MoeShape::deepseek_v3(ep, tokens).with_dispatch(DispatchPrecision::Int8).taskflow().map_err(ExampleError::Shape)
+    };
     let host_checks = HOST_CHECK_RANKS
         .iter()
         .flat_map(|&ranks| {
-            [("tiny", MoeShape::tiny(ranks)), ("tiny_natural", MoeShape::tiny_natural(ranks))].map(|(name, shape)| {
-                HostConfig {
-                    name: format!("{name}({ranks})"),
-                    description: format!("MoeShape::{name}({ranks})"),
-                    run: Box::new(move |profile| moe_host_check(&shape, profile, ROUTING_SEED)),
-                }
+            tiny_layers(ranks).map(|(name, description, shape)| HostConfig {
+                name,
+                description,
+                run: Box::new(move |profile| moe_host_check(&shape, profile, ROUTING_SEED)),
             })
         })
         .collect();
@@ -92,11 +119,20 @@ fn main() -> ExitCode {
             layer: &natural,
             eps: &[8, 16],
         }),
+        variant: Some(Variant {
+            name: "int8",
+            header: &[
+                "INT8 dispatch (MoeShape::with_dispatch(DispatchPrecision::Int8)): each row quantised to INT8 with a per-row",
+                "FP32 scale on the AIV before the put (H + 4 bytes a row instead of 2H), dequantised to BF16 per received",
+                "block on the AIV before GMM1 (the cube multiplies INT8 x INT8 or BF16 x BF16, the weights are BF16):",
+            ],
+            taskflow: &int8,
+        }),
         host_checks,
-        emulator_checks: [("tiny", MoeShape::tiny(2)), ("tiny_natural", MoeShape::tiny_natural(2))]
-            .map(|(name, shape)| EmulatorConfig {
-                name: format!("{name}(2)"),
-                description: format!("MoeShape::{name}(2)"),
+        emulator_checks: tiny_layers(2)
+            .map(|(name, description, shape)| EmulatorConfig {
+                name,
+                description,
                 run: Box::new(move |profile| moe_emulator_check(&shape, profile, ROUTING_SEED)),
             })
             .into(),

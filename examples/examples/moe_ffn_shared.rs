@@ -57,6 +57,7 @@ fn main() -> ExitCode {
             "emitted as a call of shared_expert_ops::WeightedSumShared from include/shared_expert_ops.h.",
         ],
         routed: None,
+        variant: None,
         extra: Some(ExtraTable {
             progress: "simulating the routed layer alone",
             header: &effect::HEADER,

@@ -6,10 +6,11 @@
 //!
 //! ```sh
 //! cargo run --release -p hpmoe-examples --example network_breakdown [-- --ep N] [--tokens N]
-//!                                                                  [--profile NAME|FILE]
+//!                                                                  [--profile NAME|FILE] [--int8]
 //!                                                                  [--natural [--seed N] [--plan-on-run]]
 //! ```
 //!
+//! `--int8` takes the layer with INT8 dispatch (`DispatchPrecision::Int8`).
 //! `--natural` takes the naturally routed layer instead, planned and priced as the main job
 //! does (planned on 8 sampled routings, run under routing seed 42, or `--seed N`); with
 //! `--plan-on-run` its schedule is planned on the priced run's own activity instead, which no
@@ -30,7 +31,7 @@ use hpmoe_core::model::CoreKind;
 use hpmoe_examples::ExampleError;
 use hpmoe_examples::cli::Options;
 use hpmoe_examples::report::{PLAN_SAMPLES, ROUTING_SEED, RoutedLayer};
-use hpmoe_host::moe::MoeShape;
+use hpmoe_host::moe::{DispatchPrecision, MoeShape};
 use hpmoe_host::sim::{self, FlowRecord, SimResult, TileRecord};
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
@@ -43,14 +44,16 @@ fn main() {
 }
 
 fn run() -> Result<(), ExampleError> {
-    let options = ["--ep", "--tokens", "--profile", "--natural", "--plan-on-run", "--seed"];
+    let options = ["--ep", "--tokens", "--profile", "--natural", "--plan-on-run", "--seed", "--int8"];
     let opts = Options::from_env(&options, &options.join(", "))?;
     let ep = opts.number_u32("--ep", 8)?;
     let tokens = opts.number("--tokens", 4096)?;
     let profile = opts.profile()?;
+    let precision = if opts.flag("--int8") { DispatchPrecision::Int8 } else { DispatchPrecision::Bf16 };
     let (tf, plan, cost) = if opts.flag("--natural") {
         let seed = opts.number("--seed", ROUTING_SEED)?;
-        let layer = RoutedLayer::natural(&MoeShape::deepseek_v3_natural(ep, tokens), seed, PLAN_SAMPLES)?;
+        let shape = MoeShape::deepseek_v3_natural(ep, tokens).with_dispatch(precision);
+        let layer = RoutedLayer::natural(&shape, seed, PLAN_SAMPLES)?;
         let cost = TaskflowCost::new(&layer.taskflow, profile);
         let expected = if opts.flag("--plan-on-run") {
             (0..layer.plan.len() as u32).map(|v| if layer.run.skips(v) { 0.0 } else { 1.0 }).collect()
@@ -60,7 +63,7 @@ fn run() -> Result<(), ExampleError> {
         let plan = cost.clone().with_expected_activity(expected);
         (layer.taskflow, plan, cost.with_activity(layer.run))
     } else {
-        let tf = MoeShape::deepseek_v3(ep, tokens).taskflow().map_err(ExampleError::Shape)?;
+        let tf = MoeShape::deepseek_v3(ep, tokens).with_dispatch(precision).taskflow().map_err(ExampleError::Shape)?;
         let cost = TaskflowCost::new(&tf, profile);
         (tf, cost.clone(), cost)
     };

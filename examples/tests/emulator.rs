@@ -2,6 +2,8 @@
 //! wrote for `kernels/mini_moe.rs` (read back from the build script's folder, as a user would),
 //! and the custom variant's kernel with its user op. Every tensor of every rank must equal the
 //! sequential reference run bit for bit (the variant: its output against the layer's reference). Skipped, with a note, where g++ is missing.
+//! The INT8-dispatch layer runs here too, at the tiny shapes, through the main job's emulator
+//! check (its output against the quantised reference, and so against the host executor).
 //! (The DSL flagship's `cargo build` kernels are the DeepSeek-V3 layer at EP 8 — gigabytes of
 //! weights per rank — too large to emulate; the same code runs at the tiny shapes in
 //! hpmoe-ascendc's emulator tests.)
@@ -9,8 +11,10 @@
 use hpmoe_ascendc::emulator::{EmulateOptions, Emulation, KernelSources, compiler_available};
 use hpmoe_core::cost::CostProfile;
 use hpmoe_core::dsl::*;
+use hpmoe_examples::moe_emulator_check;
 use hpmoe_examples::shared_expert::{self, SharedMoe};
 use hpmoe_host::exec::{Inputs, OpImpls, SequentialRunner};
+use hpmoe_host::moe::{DispatchPrecision, MoeShape};
 use hpmoe_macros::taskflow;
 use std::path::Path;
 
@@ -87,4 +91,19 @@ fn the_macros_kernel_runs_on_the_emulator() {
     let host = hpmoe_host::exec::Executor::for_program(&program, &impls).unwrap();
     let host = host.run(&inputs, &hpmoe_host::exec::RunOptions::default()).unwrap();
     assert_eq!(run.first_difference(&host.snapshot), None);
+}
+
+#[test]
+fn the_int8_dispatch_layer_runs_on_the_emulator() {
+    for shape in [MoeShape::tiny(2), MoeShape::tiny_natural(2)] {
+        let shape = shape.with_dispatch(DispatchPrecision::Int8);
+        match moe_emulator_check(&shape, &CostProfile::ascend_a3_die(), 42) {
+            Ok(None) => eprintln!("note: g++ not found; skipping the emulator test"),
+            Ok(Some(check)) => {
+                assert!(check.passed(), "{shape:?}: {:?}", check.first_difference);
+                assert_eq!(check.elements, 2 * 16 * 32);
+            }
+            Err(e) => panic!("{shape:?}: {e}"),
+        }
+    }
 }

@@ -36,6 +36,7 @@ fn job(broken: &'static str) -> Job<'static> {
         notes: &[],
         extra: None,
         routed: None,
+        variant: None,
         host_checks: vec![HostConfig {
             name: "tiny(2)".into(),
             description: "MoeShape::tiny(2)".into(),

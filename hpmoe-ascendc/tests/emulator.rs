@@ -14,7 +14,7 @@ use hpmoe_core::model::Taskflow;
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_host::exec::moe_reference::moe_inputs;
 use hpmoe_host::exec::{Arg, ArgDesc, Executor, Inputs, OpImpls, RefOp, RunOptions};
-use hpmoe_host::moe::MoeShape;
+use hpmoe_host::moe::{DispatchPrecision, MoeShape};
 
 /// `out += 2 * src` (tests/cpp/user_ops.h), in FP32 like the device function.
 #[derive(Debug)]
@@ -152,6 +152,21 @@ fn moe_layer_tiny_natural_2() {
 #[test]
 fn moe_layer_tiny_natural_4() {
     let shape = MoeShape::tiny_natural(4);
+    emulator_equals_executor(&shape.taskflow().unwrap(), &moe_inputs(&shape, 7));
+}
+
+/// INT8 dispatch: quantised rows and their scales put across ranks, dequantised per block
+/// before GMM1; every tensor (the quantised send buffer and the received scales included)
+/// against the executor.
+#[test]
+fn moe_layer_tiny_int8_2() {
+    let shape = MoeShape::tiny(2).with_dispatch(DispatchPrecision::Int8);
+    emulator_equals_executor(&shape.taskflow().unwrap(), &moe_inputs(&shape, 7));
+}
+
+#[test]
+fn moe_layer_tiny_natural_int8_2() {
+    let shape = MoeShape::tiny_natural(2).with_dispatch(DispatchPrecision::Int8);
     emulator_equals_executor(&shape.taskflow().unwrap(), &moe_inputs(&shape, 7));
 }
 

@@ -96,6 +96,7 @@ fn main() {
         gmm2_cols: 64,
         sum_rows: 32,
         routing: hpmoe_host::moe::Routing::Balanced,
+        dispatch: hpmoe_host::moe::DispatchPrecision::Bf16,
     };
     let tf = shape.taskflow().unwrap();
     let compiled = hpmoe_core::compile(&tf, &SimpleCost::default()).unwrap();

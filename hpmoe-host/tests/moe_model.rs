@@ -7,7 +7,7 @@ use hpmoe_core::expand::InstanceSpace;
 use hpmoe_core::resolve::{check_footprint, check_structure};
 use hpmoe_core::schedule::{CostModel, PutShape, node_costs};
 use hpmoe_core::testing::round_profile;
-use hpmoe_host::moe::MoeShape;
+use hpmoe_host::moe::{DispatchPrecision, MoeShape};
 
 fn footprint_errors(tf: &hpmoe_core::model::Taskflow) -> hpmoe_core::Diagnostics {
     check_footprint(&check_structure(tf).unwrap())
@@ -39,6 +39,35 @@ fn moe_traffic_agrees_with_the_expanded_work() {
         assert_eq!(combine.put_reads, Reads { cold_bytes: 0, warm_bytes: block });
         assert_eq!((dispatch.remote_bytes, dispatch.reads.total()), (block, 0));
     }
+}
+
+#[test]
+fn int8_dispatch_prices_the_quantisation_on_the_aiv_and_puts_int8_rows_with_scales() {
+    let shape = MoeShape::deepseek_v3(8, 4096).with_dispatch(DispatchPrecision::Int8);
+    let tf = shape.taskflow().unwrap();
+    assert!(footprint_errors(&tf).is_empty(), "{}", footprint_errors(&tf));
+    let cost = TaskflowCost::new(&tf, CostProfile::ascend_a3_die());
+    let f = |name: &str| tf.families.iter().position(|f| f.name == name).unwrap();
+    let (b, h) = (shape.row_block, shape.hidden);
+    let t = cost.traffic();
+    // Quantise: the block's BF16 rows in (cold input), its INT8 rows and FP32 scales out, 4
+    // flops an element, on the AIV.
+    let q = t[f("quantize")];
+    assert_eq!((q.reads.cold_bytes, q.write_bytes, q.flops, q.remote_bytes), (b * h * 2, b * h + b * 4, 4 * b * h, 0));
+    // Dispatch: streams them from L2 (written by the quantisation), H + 4 bytes a row.
+    let d = t[f("dispatch")];
+    assert_eq!((d.put_reads, d.remote_bytes), (Reads { cold_bytes: 0, warm_bytes: b * (h + 4) }, b * (h + 4)));
+    // Dequantise: the landed INT8 rows and scales in (cold), BF16 rows out, for GMM1.
+    let dq = t[f("dequantize")];
+    assert_eq!((dq.reads.cold_bytes, dq.write_bytes), (b * h + b * 4, b * h * 2));
+    for name in ["quantize", "dequantize"] {
+        let c = cost.family(f(name));
+        assert_eq!(c.core, hpmoe_core::model::CoreKind::Aiv);
+        assert!(c.put.is_none() && c.exec_ns > cost.profile().tile_overhead(), "{name}: {c:?}");
+    }
+    // The put half of the BF16 layer's, plus the scales.
+    let bf16 = TaskflowCost::new(&MoeShape::deepseek_v3(8, 4096).taskflow().unwrap(), CostProfile::ascend_a3_die());
+    assert_eq!(bf16.traffic()[0].remote_bytes, 2 * b * h);
 }
 
 #[test]

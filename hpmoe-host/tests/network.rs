@@ -4,7 +4,7 @@
 
 use hpmoe_core::cost::{CostProfile, FITTED, MEASURED_A3_ALL_TO_ALL, TaskflowCost};
 use hpmoe_core::model::DType;
-use hpmoe_host::moe::MoeShape;
+use hpmoe_host::moe::{DispatchPrecision, MoeShape};
 use hpmoe_host::sim::{self, all_to_all_bandwidth};
 
 #[test]
@@ -17,8 +17,8 @@ fn the_a3_profile_lands_within_20_percent_of_the_measured_all_to_all_at_every_ep
         let shape = MoeShape::deepseek_v3(ep, 4096);
         let d = all_to_all_bandwidth(&shape, DType::I8, &profile).unwrap();
         let c = all_to_all_bandwidth(&shape, DType::Bf16, &profile).unwrap();
-        // 4096 tokens × top-8 rows of 7168 B (INT8) or 14 336 B (BF16) per rank.
-        assert_eq!((d.bytes_per_rank, c.bytes_per_rank), (4096 * 8 * 7168, 4096 * 8 * 14_336));
+        // 4096 tokens × top-8 rows of 7168 B (INT8) and a 4 B scale, or 14 336 B (BF16), per rank.
+        assert_eq!((d.bytes_per_rank, c.bytes_per_rank), (4096 * 8 * (7168 + 4), 4096 * 8 * 14_336));
         report.push((ep, d.gb_per_s() / dispatch - 1.0, c.gb_per_s() / combine - 1.0));
     }
     for &(ep, d, c) in &report {
@@ -56,6 +56,22 @@ fn the_baselines_all_to_all_kernels_move_at_the_measured_bandwidth() {
     // nothing while the network, not the cores, is the limit.
     let combine = kernel_ns("combine") as f64 / a2a.ns as f64;
     assert!((combine - 1.0).abs() < 0.02, "combine kernel {combine:.3}× the all-to-all");
+
+    // The INT8 layer's dispatch kernel (rows and scales from the quantised send buffer, in
+    // L2) is the INT8 all-to-all the calibration measures.
+    let int8 = shape.with_dispatch(DispatchPrecision::Int8);
+    let tf = int8.taskflow().unwrap();
+    let exp = hpmoe_core::analyse(&tf).unwrap();
+    let cost = TaskflowCost::new(&tf, profile.clone());
+    let base = sim::kernel_by_kernel(&exp, &tf.profile, &cost).unwrap();
+    let k = base.kernels.iter().find(|k| tf.families[k.family].name == "dispatch").unwrap();
+    let a2a = all_to_all_bandwidth(&int8, DType::I8, &profile).unwrap();
+    let ratio = (k.end_ns - k.start_ns) as f64 / a2a.ns as f64;
+    assert!((ratio - 1.0).abs() < 0.02, "INT8 dispatch kernel {ratio:.3}× the INT8 all-to-all");
+    // About half the BF16 all-to-all's bytes, in less time.
+    let bf16 = all_to_all_bandwidth(&int8, DType::Bf16, &profile).unwrap();
+    assert!(a2a.bytes_per_rank * 2 < bf16.bytes_per_rank + bf16.bytes_per_rank / 500);
+    assert!(a2a.ns < bf16.ns);
 }
 
 #[test]

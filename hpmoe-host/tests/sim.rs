@@ -280,6 +280,7 @@ fn a_rank_streams_its_puts_a_few_at_a_time_so_matmuls_start_on_the_first_blocks(
         gmm2_cols: 256,
         sum_rows: 64,
         routing: hpmoe_host::moe::Routing::Balanced,
+        dispatch: hpmoe_host::moe::DispatchPrecision::Bf16,
     };
     let tf = shape.taskflow().unwrap();
     // Without per-put costs (setup, latency, so no quiet): the lanes' streaming alone.

@@ -1,7 +1,7 @@
 //! One EP of a job: schedule, simulate against the kernel-by-kernel baseline, write the
 //! kernel (and the EP 8 trace), and keep the figures the table prints.
 
-use super::{Job, Routed};
+use super::{Job, Routed, Variant};
 use crate::ExampleError;
 use hpmoe_core::cost::{CostProfile, TaskflowCost};
 use hpmoe_core::model::Taskflow;
@@ -57,6 +57,28 @@ pub struct Row {
     pub extra: Option<String>,
     /// The same layer under the job's run-time routing, if it has one.
     pub routed: Option<RoutedRow>,
+    /// Bytes each rank puts to other ranks and itself (every put: dispatch and combine).
+    pub put_bytes_per_rank: u64,
+    /// The job's variant (the main job's INT8 dispatch), if it has one.
+    pub variant: Option<VariantRow>,
+}
+
+/// One EP of the job's variant (see [`super::Variant`]).
+#[derive(Clone, Debug)]
+pub struct VariantRow {
+    pub kernel: String,
+    pub instances: usize,
+    /// Bytes each rank puts (every put: dispatch and combine).
+    pub put_bytes_per_rank: u64,
+    pub sched_ms: f64,
+    pub sim_ms: f64,
+    pub figures: Figures,
+}
+
+/// Bytes one rank's instances of `tf` put (each family's put bytes × its instances per rank).
+fn put_bytes_per_rank(tf: &Taskflow, cost: &TaskflowCost) -> u64 {
+    let grid = |f: &hpmoe_core::model::TileFamily| f.grid.iter().map(|d| d.extent).product::<u64>();
+    tf.families.iter().zip(cost.traffic()).map(|(f, t)| t.remote_bytes * grid(f)).sum()
 }
 
 /// One EP of the layer under run-time routing (see [`super::Routed`]).
@@ -167,6 +189,10 @@ pub fn measure(job: &Job<'_>, ep: u32, setup: &Setup<'_>) -> Result<Row, Example
         Some(r) if setup.routed_all || r.eps.contains(&ep) => Some(measure_routed(job, r, ep, setup, &dir)?),
         _ => None,
     };
+    let variant = match &job.variant {
+        Some(v) => Some(measure_variant(job, v, ep, setup, &dir)?),
+        None => None,
+    };
     eprintln!(" done ({:.1} s)", setup.started.elapsed().as_secs_f64());
     Ok(Row {
         ep,
@@ -182,6 +208,33 @@ pub fn measure(job: &Job<'_>, ep: u32, setup: &Setup<'_>) -> Result<Row, Example
         figures: Figures::of(&cmp),
         extra,
         routed,
+        put_bytes_per_rank: put_bytes_per_rank(&tf, &cost),
+        variant,
+    })
+}
+
+/// The job's variant at `ep`, scheduled and simulated under the job's costs; its kernel goes
+/// into `dir`.
+fn measure_variant(
+    job: &Job<'_>,
+    variant: &Variant<'_>,
+    ep: u32,
+    setup: &Setup<'_>,
+    dir: &Path,
+) -> Result<VariantRow, ExampleError> {
+    eprint!(" | {}: scheduling…", variant.name);
+    let tf = (variant.taskflow)(ep, setup.tokens)?;
+    let cost = TaskflowCost::new(&tf, setup.profile.clone());
+    let m = schedule_and_simulate(&tf, &cost, &cost)?;
+    eprint!(" writing kernel…");
+    let kernel = write_kernel(job, &tf, &m.compiled, dir, setup.json_tables)?;
+    Ok(VariantRow {
+        kernel: kernel.name,
+        instances: m.compiled.expanded.nodes(),
+        put_bytes_per_rank: put_bytes_per_rank(&tf, &cost),
+        sched_ms: m.sched_ms,
+        sim_ms: m.sim_ms,
+        figures: Figures::of(&m.comparison),
     })
 }
 

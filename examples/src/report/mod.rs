@@ -13,7 +13,7 @@ mod measure;
 mod network;
 mod print;
 
-pub use measure::{EpRun, Figures, RoutedRow, Row, Setup, TRACE_EP, measure};
+pub use measure::{EpRun, Figures, RoutedRow, Row, Setup, TRACE_EP, VariantRow, measure};
 pub use network::AllToAllRow;
 pub use print::{Results, json, text};
 
@@ -149,6 +149,23 @@ impl std::fmt::Debug for Routed<'_> {
     }
 }
 
+/// The same layer with another option (the main job's INT8 dispatch), measured at every EP
+/// beside the job's own under the same costs and printed as a table of its own, with what it
+/// puts on the network beside the job's layer.
+pub struct Variant<'a> {
+    /// Its name in progress lines and JSON (`int8`).
+    pub name: &'a str,
+    /// Lines before its table: what the option is.
+    pub header: &'a [&'a str],
+    pub taskflow: &'a TaskflowFn<'a>,
+}
+
+impl std::fmt::Debug for Variant<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Variant").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
 /// A layer the report measures.
 pub struct Job<'a> {
     /// What the first lines call it: `DeepSeek-V3 MoE-FFN layer`.
@@ -166,6 +183,8 @@ pub struct Job<'a> {
     pub extra: Option<ExtraTable<'a>>,
     /// The layer under run-time routing, measured beside it (the main job's natural routing).
     pub routed: Option<Routed<'a>>,
+    /// The layer with another option, measured at every EP (the main job's INT8 dispatch).
+    pub variant: Option<Variant<'a>>,
     pub host_checks: Vec<HostConfig<'a>>,
     /// Scaled-down configurations whose generated kernels run on the CPU emulator.
     pub emulator_checks: Vec<EmulatorConfig<'a>>,
@@ -318,6 +337,7 @@ pub fn run_with(job: &Job<'_>, args: Vec<String>) -> Result<bool, ExampleError> 
         profile_figures: &profile,
         extra: job.extra.as_ref().map(|x| (x.header, x.footer)),
         routed: job.routed.as_ref().map(|r| (r.name, r.header)),
+        variant: job.variant.as_ref().map(|v| (v.name, v.header)),
         host: &host,
         emulator: &emulator,
     };

@@ -1,5 +1,6 @@
 //! The simulated effective all-to-all bandwidth at each EP, beside the measured A3 table: the
-//! DeepSeek-V3 layer's dispatch layout with INT8 rows (as measured) and its combine with BF16
+//! DeepSeek-V3 layer's dispatch layout with INT8 rows and their scales (as measured, and as the
+//! flagship's INT8 dispatch puts them) and its combine with BF16
 //! rows, each run alone as the baseline runs its all-to-all kernels
 //! (`hpmoe_host::sim::all_to_all_bandwidth`).
 
@@ -73,10 +74,11 @@ pub fn table(rows: &[AllToAllRow], profile: &CostProfile, line: &mut impl FnMut(
         ));
     }
     for note in [
-        "dispatch: INT8 rows, combine: BF16 rows, each alone as the baseline runs its all-to-all kernels (every",
-        "vector core putting 128-row blocks, in rounds staggered by destination); bytes a rank sends (its own",
-        "share included) over the time until its last put has landed. The network's injection and cross-server",
-        "bandwidths are fitted to the measured points (hardware.md, 4096 tokens/rank; `hpmoe_core::cost::FITTED`).",
+        "dispatch: INT8 rows with their FP32 row scales, combine: BF16 rows, each alone as the baseline runs its",
+        "all-to-all kernels (every vector core putting 128-row blocks, in rounds staggered by destination);",
+        "bytes a rank sends (its own share included) over the time until its last put has landed. The network's",
+        "injection and cross-server bandwidths are fitted to the measured points (hardware.md, 4096 tokens/rank;",
+        "`hpmoe_core::cost::FITTED`).",
     ] {
         line(note.to_string());
     }

@@ -28,6 +28,8 @@ pub struct Results<'a> {
     pub extra: Option<(&'a [&'a str], &'a [&'a str])>,
     /// The run-time routing's name and header lines (its rows are in `rows`), if any.
     pub routed: Option<(&'a str, &'a [&'a str])>,
+    /// The variant's name and header lines (its rows are in `rows`), if any.
+    pub variant: Option<(&'a str, &'a [&'a str])>,
     pub host: &'a HostOutcome,
     /// The generated kernels on the CPU emulator.
     pub emulator: &'a HostOutcome,
@@ -93,6 +95,22 @@ pub fn json(r: &Results<'_>) -> Result<String, crate::ExampleError> {
                 );
                 merge(&mut object, json!({ name: inner }));
             }
+            merge(&mut object, json!({ "put_bytes_per_rank": row.put_bytes_per_rank }));
+            if let (Some(variant), Some((name, _))) = (&row.variant, r.variant) {
+                let mut inner = figures_json(&variant.figures);
+                merge(
+                    &mut inner,
+                    json!({
+                        "kernel": variant.kernel,
+                        "instances": variant.instances,
+                        "put_bytes_per_rank": variant.put_bytes_per_rank,
+                        "taskflow_speedup_over_main": share(row.figures.taskflow.makespan_ns, variant.figures.taskflow.makespan_ns),
+                        "schedule_ms": variant.sched_ms,
+                        "simulate_ms": variant.sim_ms,
+                    }),
+                );
+                merge(&mut object, json!({ name: inner }));
+            }
             object
         })
         .collect();
@@ -140,6 +158,10 @@ pub fn text(r: &Results<'_>) -> String {
     line(String::new());
     if let Some((_, header)) = r.routed {
         routed_table(r, header, &mut line);
+        line(String::new());
+    }
+    if let Some((_, header)) = r.variant {
+        variant_table(r, header, &mut line);
         line(String::new());
     }
     schedules_table(r, &mut line);
@@ -258,6 +280,29 @@ fn routed_table(r: &Results<'_>, header: &[&str], line: &mut impl FnMut(String))
     );
 }
 
+/// The variant: the same columns, plus its taskflow against the job's layer's and what each
+/// puts on the network.
+fn variant_table(r: &Results<'_>, header: &[&str], line: &mut impl FnMut(String)) {
+    header.iter().for_each(|h| line(h.to_string()));
+    line(figures_heading(&format!(" {:>8} {:>15}", "vs_main", "put_MB/rank")));
+    for row in r.rows {
+        if let Some(v) = &row.variant {
+            let faster = share(row.figures.taskflow.makespan_ns, v.figures.taskflow.makespan_ns);
+            let mb = |bytes: u64| bytes as f64 / 1e6;
+            let puts = format!("{:.0}->{:.0}", mb(row.put_bytes_per_rank), mb(v.put_bytes_per_rank));
+            line(figures_line(row.ep, &v.figures, &format!(" {faster:>7.2}x {puts:>15}")));
+        }
+    }
+    let (lo, hi) = speedup_range(r.rows.iter().filter_map(|row| row.variant.as_ref()).map(|x| x.figures.speedup));
+    line(format!(
+        "speedup {lo:.2}–{hi:.2}x (simulated; its baseline runs the same INT8 tiles); vs_main: the first table's"
+    ));
+    line(
+        "taskflow time over this one's; put_MB/rank: bytes each rank puts (dispatch and combine), first table -> this."
+            .into(),
+    );
+}
+
 fn schedules_table(r: &Results<'_>, line: &mut impl FnMut(String)) {
     line(format!(
         "{:>4} {:>9} {:>10} {:>17} {:>9} {:>8} {:>10} {:>9} {:>7}",
@@ -303,6 +348,12 @@ fn files(r: &Results<'_>, line: &mut impl FnMut(String)) {
         line(format!(
             "The {name} layer's kernel is beside it in ep{{{}}}/: {k}.cpp, {k}_schedule.h, {k}_schedule.bin, {k}_flags.bin, {k}_launch.cpp.",
             eps.join(",")
+        ));
+    }
+    let variant: Vec<&str> = r.rows.iter().filter_map(|row| row.variant.as_ref().map(|x| x.kernel.as_str())).collect();
+    if let (Some(k), Some((name, _))) = (variant.first(), r.variant) {
+        line(format!(
+            "The {name} layer's kernel is beside it in every ep folder: {k}.cpp, {k}_schedule.h, {k}_schedule.bin, {k}_flags.bin, {k}_launch.cpp."
         ));
     }
     line(

@@ -9,11 +9,15 @@
 //! its routing put it in — `t·top_k + c` in the balanced layout, `slot_of[t, c]` under
 //! natural routing, where a dropped choice (`-1`) contributes nothing — and is computed by
 //! global expert `s / slot_rows` (local expert `% E` of rank `/ E`).
+//!
+//! Under INT8 dispatch ([`DispatchPrecision::Int8`]) the row the expert computes on is the
+//! sent row after the round trip through INT8 ([`int8_round_trip`]), written out here from the
+//! layout's description (per-row symmetric, FP32 scale), not with the executor's op bodies.
 
 use super::memory::Inputs;
 use super::ops::silu;
 use super::tensor::{HostTensor, round_to};
-use crate::moe::{MoeShape, RoutedTokens, Routing};
+use crate::moe::{DispatchPrecision, MoeShape, RoutedTokens, Routing};
 use crate::rng::SplitMix;
 use hpmoe_core::model::DType;
 
@@ -142,6 +146,26 @@ fn slot_position(shape: &MoeShape, slot: i32, counts: &[i32]) -> Result<Option<u
     }
 }
 
+/// What GMM1 sees of a dispatched row `x` (BF16 values) after INT8 dispatch: the row's scale
+/// `s = max_j |x[j]| / 127` in FP32, each value `q = x[j] / s` in FP32 rounded half to even and
+/// clamped to `-127..=127` (all zeros, with `s = 0`, for a row of zeros), and the received
+/// value `bf16(q · s)`, the product in FP32.
+pub fn int8_round_trip(x: &[f32]) -> Vec<f32> {
+    let mut amax = 0.0f32;
+    for &v in x {
+        if v.abs() > amax {
+            amax = v.abs();
+        }
+    }
+    let scale = amax / 127.0;
+    x.iter()
+        .map(|&v| {
+            let q = if scale > 0.0 { (v / scale).round_ties_even().clamp(-127.0, 127.0) } else { 0.0 };
+            round_to(DType::Bf16, q * scale)
+        })
+        .collect()
+}
+
 /// One expert's FFN on one row `x` (length H): `y = bf16(bf16(swiglu(bf16(x · w13))) · w2)`,
 /// where `w13` is `[H, 2·i]` with gate and up columns laid out `[gate | up]` per block of `n1`
 /// columns (GMM1's tile) and `w2` is `[i, H]`; each sum runs over the inner dimension ascending
@@ -233,7 +257,12 @@ pub fn moe_reference(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<HostTensor
                 let (owner, local) = (expert / e, expert % e);
                 let w13 = &w13[owner][local * h * 2 * i..(local + 1) * h * 2 * i];
                 let w2 = &w2[owner][local * i * h..(local + 1) * i * h];
-                let y = expert_ffn(&xs[slot * h..(slot + 1) * h], w13, w2, i, shape.gmm1_cols as usize);
+                let sent = &xs[slot * h..(slot + 1) * h];
+                let received = match shape.dispatch {
+                    DispatchPrecision::Bf16 => sent.to_vec(),
+                    DispatchPrecision::Int8 => int8_round_trip(sent),
+                };
+                let y = expert_ffn(&received, w13, w2, i, shape.gmm1_cols as usize);
                 let w = weights[token * k + choice];
                 for (a, v) in acc.iter_mut().zip(&y) {
                     *a += v * w;

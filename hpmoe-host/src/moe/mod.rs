@@ -48,6 +48,40 @@
 //! [`crate::exec::moe_reference`] computes this layer too (`moe_inputs` builds the routed
 //! inputs from [`MoeShape::route`]).
 //!
+//! # INT8 dispatch
+//!
+//! With [`DispatchPrecision::Int8`] (`shape.with_dispatch(DispatchPrecision::Int8)`) the rows
+//! cross the network as INT8 with one FP32 scale per row, as the measured A3 systems dispatch
+//! (hardware.md): about half the bytes of BF16 rows (`H + 4` bytes a row instead of `2·H`).
+//! Three families change, each still on exactly one block:
+//!
+//! - `quantize(dst, e, b)` (AIV, before dispatch, same grid and guard as dispatch): the built-in
+//!   `quantize`, per-row symmetric: `scale[i] = max_j |x[i, j]| / 127` (FP32),
+//!   `q[i, j] = x[i, j] / scale[i]` rounded half to even and clamped to `-127..=127`, a row of
+//!   zeros giving scale 0 and zeros. It writes the block into `xq` (`i8 [slots, H]`) and
+//!   `xq_scale` (`f32 [slots]`).
+//! - `dispatch` puts the block's INT8 rows into `recv` (now `i8`) and its scales into
+//!   `recv_scale` (`f32 [E, R·C]`), two puts to the same rank; the second carries the signal,
+//!   fenced behind the first.
+//! - `dequantize(e, m)` (`(e, src, b)` under natural routing; AIV, guarded like GMM1): the
+//!   built-in `dequantize`, `xin[i, j] = bf16(q[i, j] · scale[i])` in FP32, into `xin`
+//!   (`bf16 [E, R·C, H]`), which GMM1 reads instead of `recv`. GMM1 waits only for the
+//!   dequantisation of its block, which waits only for the put carrying it.
+//!
+//! **Why an AIV dequantisation per block, not an INT8 matmul.** The cube unit multiplies
+//! INT8 × INT8 (into INT32) or BF16 × BF16 (into FP32), never INT8 × BF16: the Matmul API's
+//! type pairs take A and B of one type, and the weights here are BF16. A built-in "matmul with
+//! an INT8 A and a per-row scale" would either claim a mixed product the AIC does not have, or
+//! hide an AIV conversion inside an AIC op, which a tile (one core) cannot hold. Dequantising on
+//! the received side instead is one existing built-in (`dequantize`, usable by any taskflow
+//! that moves quantised rows) in a small AIV tile per received block, which the scheduler
+//! places like any other and which costs what it moves (one INT8 read, one BF16 write: the
+//! cost model prices it on the AIV). Applying the scale to GMM1's product instead
+//! (`scale[i] · Σ_p q[i, p] · w[p, j]`) would need the row scale on the cube's output path,
+//! whose fixed-function quantisation takes per-column scales, and rounds differently; W8A8
+//! (INT8 weights too, the cube's INT8 × INT8 path) would be a different layer with different
+//! numerics. Neither is this option.
+//!
 //! GMM1's output columns are laid out as `[gate_j | up_j]` per column block, so a SwiGLU
 //! tile needs exactly one GMM1 tile: columns `n·gmm1_cols .. n·gmm1_cols + gmm1_cols/2` of
 //! `w13` are gate columns and the next `gmm1_cols/2` the matching up columns, and SwiGLU
@@ -67,6 +101,27 @@ pub enum Routing {
     /// Experts chosen at run time; `capacity` rows per (source rank, expert) pair, a
     /// multiple of the row block; choices beyond it are dropped.
     Natural { capacity: u64 },
+}
+
+/// In what precision dispatch moves token rows (see the module docs, *INT8 dispatch*).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DispatchPrecision {
+    /// The rows as they are: BF16, `2·H` bytes a row.
+    #[default]
+    Bf16,
+    /// Each row quantised to INT8 with one FP32 scale (per-row symmetric) before the put,
+    /// dequantised to BF16 per received block before GMM1: `H + 4` bytes a row.
+    Int8,
+}
+
+impl DispatchPrecision {
+    /// Bytes one dispatched row of `hidden` elements puts on the network.
+    pub fn row_bytes(self, hidden: u64) -> u64 {
+        match self {
+            DispatchPrecision::Bf16 => 2 * hidden,
+            DispatchPrecision::Int8 => hidden + 4,
+        }
+    }
 }
 
 /// Sizes of one MoE-FFN layer and its tiling.
@@ -90,6 +145,8 @@ pub struct MoeShape {
     /// Token rows per weighted-sum tile.
     pub sum_rows: u64,
     pub routing: Routing,
+    /// BF16 rows, or INT8 rows with per-row scales, on the dispatch all-to-all.
+    pub dispatch: DispatchPrecision,
 }
 
 impl MoeShape {
@@ -112,6 +169,7 @@ impl MoeShape {
             gmm2_cols: 896,
             sum_rows: 64,
             routing: Routing::Balanced,
+            dispatch: DispatchPrecision::Bf16,
         }
     }
 
@@ -139,6 +197,7 @@ impl MoeShape {
             gmm2_cols: 16,
             sum_rows: 8,
             routing: Routing::Balanced,
+            dispatch: DispatchPrecision::Bf16,
         }
     }
 
@@ -153,6 +212,11 @@ impl MoeShape {
     /// The same layer with natural routing and `capacity` rows per (source rank, expert).
     pub fn with_natural_routing(self, capacity: u64) -> Self {
         MoeShape { routing: Routing::Natural { capacity }, ..self }
+    }
+
+    /// The same layer with dispatch in `precision`.
+    pub fn with_dispatch(self, precision: DispatchPrecision) -> Self {
+        MoeShape { dispatch: precision, ..self }
     }
 
     /// `factor` × the average rows one rank sends to one expert (`tokens · top_k /
@@ -244,7 +308,9 @@ impl MoeShape {
         let (r, e, c, b) = (u64::from(self.ranks), self.local_experts(), self.slot_rows(), self.row_block);
         let blocks = r * e * (c / b); // row blocks sent, and received, per rank
         let announce = if matches!(self.routing, Routing::Natural { .. }) { r } else { 0 };
+        let quantised = if self.dispatch == DispatchPrecision::Int8 { blocks * 2 } else { 0 };
         announce
+            + quantised
             + blocks * 2
             + blocks * (2 * self.intermediate / self.gmm1_cols) * 2
             + blocks * (self.hidden / self.gmm2_cols)
@@ -260,7 +326,14 @@ impl MoeShape {
         let slots = r * e * c; // rows of `xs` and `back`
         let profile =
             MachineProfile { name: "moe".into(), aic_per_rank: self.aic_per_rank, aiv_per_aic: 2, ranks: self.ranks };
-        let mut tf = Taskflow::new(if natural { "moe_ffn_natural" } else { "moe_ffn" }, profile);
+        let int8 = self.dispatch == DispatchPrecision::Int8;
+        let name = match (natural, int8) {
+            (false, false) => "moe_ffn",
+            (true, false) => "moe_ffn_natural",
+            (false, true) => "moe_ffn_int8",
+            (true, true) => "moe_ffn_natural_int8",
+        };
+        let mut tf = Taskflow::new(name, profile);
         let bf = DType::Bf16;
         let xs = tf.input("xs", bf, &[slots, h]);
         let w13 = tf.input("w13", bf, &[e, h, 2 * i]);
@@ -272,7 +345,19 @@ impl MoeShape {
             let recv = tf.symmetric("recv_counts", DType::I32, &[r, e]);
             (send, slot_of, recv)
         });
-        let recv = tf.symmetric("recv", bf, &[e, r * c, h]);
+        // INT8 dispatch: the quantised send buffer and its scales, the received scales, and
+        // the dequantised rows GMM1 reads (`xin`); BF16 dispatch: GMM1 reads `recv` itself.
+        let quantised = int8.then(|| {
+            let xq = tf.scratch("xq", DType::I8, &[slots, h]);
+            let xq_scale = tf.scratch("xq_scale", DType::F32, &[slots]);
+            (xq, xq_scale)
+        });
+        let recv = tf.symmetric("recv", if int8 { DType::I8 } else { bf }, &[e, r * c, h]);
+        let received = int8.then(|| {
+            let recv_scale = tf.symmetric("recv_scale", DType::F32, &[e, r * c]);
+            let xin = tf.scratch("xin", bf, &[e, r * c, h]);
+            (recv_scale, xin)
+        });
         let hbuf = tf.scratch("h", bf, &[e, r * c, 2 * i]);
         let act = tf.scratch("act", bf, &[e, r * c, i]);
         let ybuf = tf.scratch("y", bf, &[e, r * c, h]);
@@ -286,7 +371,9 @@ impl MoeShape {
                 tb.put(send.slice(dst.clone() * e as i64, e), recv_counts.on(dst).at(rank()));
             });
         }
-        tf.tile("dispatch", CoreKind::Aiv, |tb| {
+        // Dispatch and its quantisation cover one block: `b` rows of the slot of (dst, e),
+        // guarded by the slot's run-time count under natural routing.
+        let send_block = |tb: &mut hpmoe_core::model::TileBuilder<'_>| {
             let dst = tb.grid("dst", r);
             let ex = tb.grid("e", e);
             let blk = tb.grid("b", c / b);
@@ -296,7 +383,24 @@ impl MoeShape {
             }
             let src_row = expert * c as i64 + blk.clone() * b as i64;
             let dst_row = rank() * c as i64 + blk * b as i64;
-            tb.put(xs.slice(src_row, b), recv.on(dst).at(ex).slice(dst_row, b));
+            (dst, ex, src_row, dst_row)
+        };
+        if let Some((xq, xq_scale)) = &quantised {
+            tf.tile("quantize", CoreKind::Aiv, |tb| {
+                let (_, _, src_row, _) = send_block(tb);
+                let rows = |t: &hpmoe_core::model::TensorRef| t.slice(src_row.clone(), b);
+                tb.op("quantize", [rows(&xs), rows(xq), rows(xq_scale)]);
+            });
+        }
+        tf.tile("dispatch", CoreKind::Aiv, |tb| {
+            let (dst, ex, src_row, dst_row) = send_block(tb);
+            match (&quantised, &received) {
+                (Some((xq, xq_scale)), Some((recv_scale, _))) => {
+                    tb.put(xq.slice(src_row.clone(), b), recv.on(dst.clone()).at(ex.clone()).slice(dst_row.clone(), b));
+                    tb.put(xq_scale.slice(src_row, b), recv_scale.on(dst).at(ex).slice(dst_row, b));
+                }
+                _ => tb.put(xs.slice(src_row, b), recv.on(dst).at(ex).slice(dst_row, b)),
+            }
         });
         // GMM1, SwiGLU and GMM2 tiles each cover `b` rows of one expert's received rows:
         // block `m` of them under balanced routing, block `blk` of source `src`'s slot
@@ -314,11 +418,19 @@ impl MoeShape {
             };
             (ex, rows)
         };
+        if let Some((recv_scale, xin)) = &received {
+            tf.tile("dequantize", CoreKind::Aiv, |tb| {
+                let (ex, rows) = rows_of(tb);
+                let block = |t: &hpmoe_core::model::TensorRef| t.at(ex.clone()).slice(rows.clone(), b);
+                tb.op("dequantize", [block(&recv), block(recv_scale), block(xin)]);
+            });
+        }
+        let gmm1_input = received.as_ref().map_or(&recv, |(_, xin)| xin);
         let (n1, n2) = (self.gmm1_cols, self.gmm2_cols);
         tf.tile("gmm1", CoreKind::Aic, |tb| {
             let (ex, rows) = rows_of(tb);
             let n = tb.grid("n", 2 * i / n1);
-            let a = recv.at(ex.clone()).slice(rows.clone(), b);
+            let a = gmm1_input.at(ex.clone()).slice(rows.clone(), b);
             let out = hbuf.at(ex.clone()).slice(rows, b).slice(n.clone() * n1 as i64, n1);
             tb.op("matmul", [a, w13.at(ex).all(h).slice(n * n1 as i64, n1), out]);
         });
@@ -373,7 +485,11 @@ mod tests {
 
     #[test]
     fn tiny_and_deepseek_shapes_are_valid_and_analyse() {
-        for shape in [1, 2, 4].into_iter().flat_map(|r| [MoeShape::tiny(r), MoeShape::tiny_natural(r)]) {
+        let int8 = |s: MoeShape| s.with_dispatch(DispatchPrecision::Int8);
+        let shapes = [1, 2, 4].into_iter().flat_map(|r| {
+            [MoeShape::tiny(r), MoeShape::tiny_natural(r), int8(MoeShape::tiny(r)), int8(MoeShape::tiny_natural(r))]
+        });
+        for shape in shapes {
             let tf = shape.taskflow().unwrap();
             let e = hpmoe_core::analyse(&tf).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
             assert_eq!(e.nodes() as u64, shape.instances_per_rank() * u64::from(shape.ranks));
@@ -423,5 +539,47 @@ mod tests {
             .collect();
         // rows 0..4 of recv[0] on rank 0 come from rank 0's block 0 (S = 8 rows per source).
         assert_eq!(preds, vec!["dispatch(dst=0, e=0, b=0) on rank 0"]);
+    }
+
+    #[test]
+    fn int8_dispatch_halves_the_put_bytes_and_each_tile_waits_only_for_its_block() {
+        for natural in [false, true] {
+            let bf16 = if natural { MoeShape::tiny_natural(2) } else { MoeShape::tiny(2) };
+            let int8 = bf16.clone().with_dispatch(DispatchPrecision::Int8);
+            let (tf16, tf8) = (bf16.taskflow().unwrap(), int8.taskflow().unwrap());
+            // Every put of the dispatch family: INT8 rows and their FP32 scales, H + 4 bytes a row.
+            let put_bytes = |tf: &Taskflow| {
+                let traffic = hpmoe_core::cost::family_traffic(tf);
+                let f = tf.families.iter().position(|f| f.name == "dispatch").unwrap();
+                traffic[f].remote_bytes
+            };
+            let rows = bf16.row_block;
+            assert_eq!(put_bytes(&tf16), rows * DispatchPrecision::Bf16.row_bytes(bf16.hidden));
+            assert_eq!(put_bytes(&tf8), rows * (bf16.hidden + 4));
+            assert_eq!(put_bytes(&tf8), rows * DispatchPrecision::Int8.row_bytes(bf16.hidden));
+            // The quantisation runs on the AIV, priced there.
+            let quantize = tf8.families.iter().find(|f| f.name == "quantize").unwrap();
+            assert_eq!(quantize.core, CoreKind::Aiv);
+            let guarded = tf8.families.iter().filter(|f| f.guard.is_some()).count();
+            assert_eq!(guarded, if natural { 7 } else { 0 }, "quantize and dequantize guarded like their blocks");
+
+            let e = hpmoe_core::analyse(&tf8).unwrap_or_else(|d| panic!("{}", d.render(&tf8.sources)));
+            let name = |n: u32| hpmoe_core::check::node_name(&tf8, &e.space, n);
+            let family = |name: &str| tf8.families.iter().position(|f| f.name == name).unwrap();
+            let preds = |f: usize| -> Vec<String> {
+                e.dag.pred.row(e.space.node(0, e.space.families[f].first)).iter().map(|&p| name(p)).collect()
+            };
+            // The first GMM1 tile of rank 0 waits for the dequantisation of its block alone,
+            // which waits for the one put carrying it (and, under natural routing, both read
+            // the block's run-time count).
+            let announce: &[&str] = if natural { &["announce(dst=0) on rank 0"] } else { &[] };
+            let with_count = |tile: &str| -> Vec<String> {
+                announce.iter().map(|s| s.to_string()).chain([format!("{tile} on rank 0")]).collect()
+            };
+            let block = if natural { "e=0, src=0, b=0" } else { "e=0, m=0" };
+            assert_eq!(preds(family("gmm1")), with_count(&format!("dequantize({block})")));
+            assert_eq!(preds(family("dequantize")), with_count("dispatch(dst=0, e=0, b=0)"));
+            assert_eq!(preds(family("dispatch")), ["quantize(dst=0, e=0, b=0) on rank 0"]);
+        }
     }
 }

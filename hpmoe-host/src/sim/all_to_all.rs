@@ -1,6 +1,9 @@
 //! The simulator's own effective all-to-all bandwidth: bytes moved over the simulated time
 //! of a taskflow that does nothing but one MoE layer's dispatch (or, the same layout with
-//! BF16 rows, its combine).
+//! BF16 rows, its combine). INT8 rows travel with their per-row FP32 scales, a second put of
+//! each block to the same rank, as the layer's INT8 dispatch sends them
+//! ([`crate::moe::DispatchPrecision::Int8`]): the measured A3 dispatch moves INT8 rows, and the
+//! calibration prices exactly the puts the flagship's INT8 dispatch makes.
 //!
 //! The all-to-all runs as the kernel-by-kernel baseline runs the layer's dispatch and
 //! combine kernels ([`super::kernel_by_kernel`]: every vector core of every rank putting
@@ -14,7 +17,8 @@
 //! use hpmoe_host::moe::MoeShape;
 //!
 //! let a2a = hpmoe_host::sim::all_to_all_bandwidth(&MoeShape::tiny(4), DType::I8, &CostProfile::ascend_a3_die()).unwrap();
-//! assert_eq!(a2a.bytes_per_rank, 4 * 2 * 4 * 32); // ranks × local experts × rows per source × hidden
+//! // ranks × local experts × rows per source × (hidden INT8 values + one FP32 scale)
+//! assert_eq!(a2a.bytes_per_rank, 4 * 2 * 4 * (32 + 4));
 //! assert!(a2a.gb_per_s() > 0.0);
 //! ```
 
@@ -27,7 +31,8 @@ use hpmoe_core::model::{Affine, CoreKind, DType, MachineProfile, Taskflow};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AllToAll {
     pub ranks: u32,
-    /// Bytes each rank sends: its routed rows (tokens × top-k), its own share included.
+    /// Bytes each rank sends: its routed rows (tokens × top-k), its own share included, and
+    /// their scales when the rows are INT8.
     pub bytes_per_rank: u64,
     /// From the kernel's start until the last put has landed, ns (no launch overhead or host
     /// synchronisation).
@@ -43,7 +48,9 @@ impl AllToAll {
 
 /// Simulates `shape`'s dispatch layout alone with rows of `dtype` under `profile`: every
 /// rank puts its blocks of `row_block` rows to every expert's rank (`ranks × local experts ×
-/// slot rows / row_block` puts per rank), as the layer's dispatch family does.
+/// slot rows / row_block` blocks per rank), as the layer's dispatch family does; with
+/// `DType::I8` each block's FP32 row scales go with it (a second put, as the INT8 dispatch
+/// puts them).
 ///
 /// # Errors
 /// [`SimError::Mismatch`] if the shape is invalid (the message says why).
@@ -60,13 +67,18 @@ pub fn all_to_all_bandwidth(shape: &MoeShape, dtype: DType, profile: &CostProfil
     let mut tf = Taskflow::new("all_to_all", machine);
     let xs = tf.input("xs", dtype, &[r * e * c, h]);
     let recv = tf.symmetric("recv", dtype, &[e, r * c, h]);
+    let scales = (dtype == DType::I8)
+        .then(|| (tf.input("xs_scale", DType::F32, &[r * e * c]), tf.symmetric("recv_scale", DType::F32, &[e, r * c])));
     tf.tile("dispatch", CoreKind::Aiv, |tb| {
         let dst = tb.grid("dst", r);
         let ex = tb.grid("e", e);
         let blk = tb.grid("b", c / b);
         let src_row = (dst.clone() * e as i64 + ex.clone()) * c as i64 + blk.clone() * b as i64;
         let dst_row = Affine::rank() * c as i64 + blk * b as i64;
-        tb.put(xs.slice(src_row, b), recv.on(dst).at(ex).slice(dst_row, b));
+        tb.put(xs.slice(src_row.clone(), b), recv.on(dst.clone()).at(ex.clone()).slice(dst_row.clone(), b));
+        if let Some((xs_scale, recv_scale)) = &scales {
+            tb.put(xs_scale.slice(src_row, b), recv_scale.on(dst).at(ex).slice(dst_row, b));
+        }
     });
     let exp = hpmoe_core::analyse(&tf).map_err(|d| SimError::Mismatch(d.render(&tf.sources)))?;
     let cost = TaskflowCost::new(&tf, profile.clone());
@@ -74,7 +86,7 @@ pub fn all_to_all_bandwidth(shape: &MoeShape, dtype: DType, profile: &CostProfil
     let kernel = base.kernels.first().ok_or_else(|| SimError::Mismatch("the all-to-all has no kernel".into()))?;
     Ok(AllToAll {
         ranks: shape.ranks,
-        bytes_per_rank: r * e * c * h * dtype.size_bytes(),
+        bytes_per_rank: r * e * c * (h * dtype.size_bytes() + if scales.is_some() { 4 } else { 0 }),
         ns: kernel.end_ns - kernel.start_ns,
     })
 }

@@ -6,7 +6,7 @@ use hpmoe_core::model::{DType, Taskflow};
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_host::exec::moe_reference::{moe_inputs, moe_inputs_routed, moe_reference};
 use hpmoe_host::exec::{Executor, HostTensor, Inputs, OpImpls, RunOptions, RunOutput, SequentialRunner};
-use hpmoe_host::moe::{MoeShape, RoutedTokens};
+use hpmoe_host::moe::{DispatchPrecision, MoeShape, RoutedTokens};
 use hpmoe_host::rng::SplitMix;
 use std::time::Duration;
 
@@ -26,7 +26,14 @@ fn check_against_reference(
 #[test]
 fn sequential_run_of_the_moe_taskflow_equals_the_loop_nest_reference() {
     // top-4 as well as tiny's top-2, so the weighted sum adds more than two products per token.
-    let shapes = [1, 2, 4].map(MoeShape::tiny).into_iter().chain([MoeShape { top_k: 4, ..MoeShape::tiny(2) }]);
+    // INT8 dispatch too, balanced and natural.
+    let int8 = |s: MoeShape| s.with_dispatch(DispatchPrecision::Int8);
+    let shapes = [1, 2, 4].map(MoeShape::tiny).into_iter().chain([
+        MoeShape { top_k: 4, ..MoeShape::tiny(2) },
+        int8(MoeShape::tiny(2)),
+        int8(MoeShape { top_k: 4, ..MoeShape::tiny(4) }),
+        int8(MoeShape::tiny_natural(2)),
+    ]);
     for shape in shapes {
         let tf = shape.taskflow().unwrap();
         let inputs = moe_inputs(&shape, 11);
@@ -36,6 +43,28 @@ fn sequential_run_of_the_moe_taskflow_equals_the_loop_nest_reference() {
         // The reference is not trivially zero or NaN.
         let values = reference[0].to_f32();
         assert!(values.iter().all(|v| v.is_finite()) && values.iter().any(|&v| v != 0.0));
+    }
+}
+
+#[test]
+fn int8_dispatch_moves_the_result_by_the_quantisation_error_only() {
+    use hpmoe_host::exec::moe_reference::int8_round_trip;
+    // Per-row symmetric: scale 1/127 for a row whose largest magnitude is 1; -63.5 rounds to
+    // even (-64), 31.75 to 32; zeros stay zero; a row of zeros has scale 0.
+    let s = 1.0f32 / 127.0;
+    let want: Vec<f32> = [127.0f32, -64.0, 32.0, 0.0].iter().map(|q| half::bf16::from_f32(q * s).to_f32()).collect();
+    assert_eq!(int8_round_trip(&[1.0, -0.5, 0.25, 0.0]), want);
+    assert_eq!(int8_round_trip(&[0.0; 3]), [0.0; 3]);
+    // On the layer: different bits from BF16 dispatch, but within a few per cent.
+    for shape in [MoeShape::tiny(2), MoeShape::tiny_natural(2)] {
+        let inputs = moe_inputs(&shape, 11);
+        let bf16 = moe_reference(&shape, &inputs).unwrap();
+        let int8 = moe_reference(&shape.clone().with_dispatch(DispatchPrecision::Int8), &inputs).unwrap();
+        let (a, b) = (bf16[0].to_f32(), int8[0].to_f32());
+        assert_ne!(a, b);
+        let scale = a.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+        let err = a.iter().zip(&b).fold(0.0f32, |m, (x, y)| m.max((x - y).abs()));
+        assert!(err > 0.0 && err < 0.05 * scale, "{shape:?}: error {err} against values up to {scale}");
     }
 }
 
@@ -65,7 +94,14 @@ fn moe_on_the_executor_is_bitwise_the_reference_over_100_runs_with_random_delays
 
 #[test]
 fn moe_on_the_executor_with_four_ranks_one_rank_and_top_4() {
-    for shape in [MoeShape::tiny(1), MoeShape::tiny(4), MoeShape { top_k: 4, ..MoeShape::tiny(2) }] {
+    let int8 = |s: MoeShape| s.with_dispatch(DispatchPrecision::Int8);
+    for shape in [
+        MoeShape::tiny(1),
+        MoeShape::tiny(4),
+        MoeShape { top_k: 4, ..MoeShape::tiny(2) },
+        int8(MoeShape::tiny(4)),
+        int8(MoeShape::tiny_natural(4)),
+    ] {
         let ranks = shape.ranks;
         let tf = shape.taskflow().unwrap();
         let compiled = hpmoe_core::compile(&tf, &SimpleCost::default()).unwrap();
