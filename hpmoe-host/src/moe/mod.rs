@@ -53,8 +53,10 @@
 //! `w13` are gate columns and the next `gmm1_cols/2` the matching up columns, and SwiGLU
 //! writes `act` columns `n·gmm1_cols/2 ..` from that block.
 
+mod backward;
 mod routing;
 
+pub use backward::Pass;
 pub use routing::RoutedTokens;
 
 use hpmoe_core::model::{CoreKind, DType, MachineProfile, Taskflow};
@@ -251,16 +253,29 @@ impl MoeShape {
             + self.tokens_per_rank / self.sum_rows
     }
 
-    /// The taskflow.
+    /// The taskflow of the forward layer.
     pub fn taskflow(&self) -> Result<Taskflow, String> {
         self.validate()?;
+        let natural = matches!(self.routing, Routing::Natural { .. });
+        let mut tf = self.empty_taskflow(if natural { "moe_ffn_natural" } else { "moe_ffn" });
+        self.add_forward(&mut tf);
+        Ok(tf)
+    }
+
+    /// A taskflow with no tensors or tiles yet, on this shape's machine.
+    fn empty_taskflow(&self, name: &str) -> Taskflow {
+        let profile =
+            MachineProfile { name: "moe".into(), aic_per_rank: self.aic_per_rank, aiv_per_aic: 2, ranks: self.ranks };
+        Taskflow::new(name, profile)
+    }
+
+    /// Declares the forward layer's tensors and tiles in `tf` (a validated shape), returning
+    /// the tensors the backward reads.
+    fn add_forward(&self, tf: &mut Taskflow) -> backward::LayerTensors {
         let (r, e, t, k) = (u64::from(self.ranks), self.local_experts(), self.tokens_per_rank, self.top_k);
         let (h, i, b, c) = (self.hidden, self.intermediate, self.row_block, self.slot_rows());
         let natural = matches!(self.routing, Routing::Natural { .. });
         let slots = r * e * c; // rows of `xs` and `back`
-        let profile =
-            MachineProfile { name: "moe".into(), aic_per_rank: self.aic_per_rank, aiv_per_aic: 2, ranks: self.ranks };
-        let mut tf = Taskflow::new(if natural { "moe_ffn_natural" } else { "moe_ffn" }, profile);
         let bf = DType::Bf16;
         let xs = tf.input("xs", bf, &[slots, h]);
         let w13 = tf.input("w13", bf, &[e, h, 2 * i]);
@@ -363,7 +378,7 @@ impl MoeShape {
                 }
             }
         });
-        Ok(tf)
+        backward::LayerTensors { w13, w2, weights, recv, h: hbuf, act, back }
     }
 }
 

@@ -1,0 +1,279 @@
+//! The backward of the MoE-FFN layer, alone or after its forward as one training step.
+//!
+//! Given the output gradient `dout` (BF16 `[T, H]` per rank) and what the forward saved —
+//! `recv` (the dispatched rows `X`), `h` (GMM1's `[g | u]`), `act` (SwiGLU's output `A`) and
+//! `back` (the expert outputs `Y` in send-slot order) — the backward computes, on balanced
+//! routing (the layout of [`crate::moe`], `S` rows per source, `B` per block, `M = R·S/B`
+//! blocks per expert):
+//!
+//! | family | core | grid | what |
+//! |---|---|---|---|
+//! | `zero_dw13`, `zero_dw2` | AIV | `(e, n)` | zero the weight gradients' column blocks (F32) |
+//! | `scale_dout` | AIV | token block | `dback[t·k + c] = w[t, c] · dout[t]` (`scale_rows_repeat`) |
+//! | `combine_bwd` | AIV | `(dst, e, b)` | put `dback`'s rows to `dy` on the rank owning their expert: the reverse of the combine |
+//! | `weights_grad` | AIV | token block | `d_weights[t, c] = dout[t] · back[t·k + c]` (`row_dot_topk`) |
+//! | `gmm2_dgrad` | AIC | `(e, m, n)` | `dA = dY · W2ᵀ` (`matmul_nt`), columns of SwiGLU's blocks |
+//! | `gmm2_wgrad` | AIC | `(e, m, n)` | `dW2 += Aᵀ · dY` (`matmul_tn_accumulate`), chained over `m` |
+//! | `swiglu_bwd` | AIV | `(e, m, n)` | `dH` from `h` and `dA`, `σ(g)` recomputed (`swiglu_backward`) |
+//! | `gmm1_dgrad` | AIC | `(e, m, n)` | `dXᵣ = dH · W13ᵀ` (`matmul_nt`) |
+//! | `gmm1_wgrad` | AIC | `(e, m, n)` | `dW13 += Xᵀ · dH` (`matmul_tn_accumulate`), chained over `m` |
+//! | `dispatch_bwd` | AIV | `(src, e, b)` | put `dXᵣ`'s rows back to their send slot on the source rank (`dxs`) |
+//! | `sum_bwd` | AIV | token block | `dx[t] = Σ_c dxs[t·k + c]`, `c` ascending (`sum_topk`) |
+//!
+//! Every tile waits only for the rows it reads: a GMM tile for the one block of `dy` (or the
+//! SwiGLU tiles of its block), so weight-gradient tiles of the first blocks to land run while
+//! later blocks are still in flight, interleaved on the AICs with the activation-gradient
+//! tiles. A weight gradient is a sum over an expert's `M` row blocks: instance `(e, m, n)`
+//! runs after `(e, m − 1, n)` (`after(gmm2_wgrad(e, m - 1, n))`), so every run sums the
+//! blocks in the order `m = 0, 1, …` and the gradients are bitwise reproducible (ordered
+//! accumulation). [`crate::exec::moe_backward_reference`] computes the same gradients with
+//! plain loops.
+//!
+//! [`Pass::TrainingStep`] declares the forward and then the backward in one taskflow: the
+//! backward reads the forward's own `recv`, `h`, `act` and `back`, so each backward tile waits
+//! for the forward tiles that wrote its rows, and one schedule covers both.
+
+use super::{MoeShape, Routing};
+use hpmoe_core::model::{Affine, CoreKind, DType, IndexSel, Taskflow, TensorRef};
+
+/// Which computation of the layer a taskflow holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pass {
+    /// The forward layer ([`MoeShape::taskflow`]).
+    Forward,
+    /// The backward alone: the forward's saved activations and `dout` are inputs.
+    Backward,
+    /// The forward, then the backward reading the activations the forward wrote.
+    TrainingStep,
+}
+
+impl Pass {
+    /// Every pass, forward first.
+    pub const ALL: [Pass; 3] = [Pass::Forward, Pass::Backward, Pass::TrainingStep];
+
+    /// Its name in taskflow names and reports (`forward`, `backward`, `training_step`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Pass::Forward => "forward",
+            Pass::Backward => "backward",
+            Pass::TrainingStep => "training_step",
+        }
+    }
+}
+
+/// The forward's tensors the backward reads.
+pub(super) struct LayerTensors {
+    pub w13: TensorRef,
+    pub w2: TensorRef,
+    pub weights: TensorRef,
+    pub recv: TensorRef,
+    pub h: TensorRef,
+    pub act: TensorRef,
+    pub back: TensorRef,
+}
+
+impl MoeShape {
+    /// The taskflow of `pass`.
+    ///
+    /// # Errors
+    /// If the shape is invalid, or (backward and training step) not balanced or with a row
+    /// block that is not a multiple of `top_k`.
+    pub fn pass_taskflow(&self, pass: Pass) -> Result<Taskflow, String> {
+        match pass {
+            Pass::Forward => self.taskflow(),
+            Pass::Backward => self.backward_taskflow(),
+            Pass::TrainingStep => self.training_step_taskflow(),
+        }
+    }
+
+    /// The backward layer alone (module docs): inputs `w13`, `w2`, `topk_weights`, the saved
+    /// `recv`, `h`, `act`, `back` (shaped as the forward's) and `dout`; outputs `dx` (BF16
+    /// `[T, H]`), `dw13` (F32 `[E, H, 2I]`), `dw2` (F32 `[E, I, H]`), `d_weights` (F32 `[T, k]`).
+    ///
+    /// # Errors
+    /// As [`MoeShape::pass_taskflow`].
+    pub fn backward_taskflow(&self) -> Result<Taskflow, String> {
+        self.validate_backward()?;
+        let mut tf = self.empty_taskflow("moe_ffn_backward");
+        let (r, e, c, t, k) =
+            (u64::from(self.ranks), self.local_experts(), self.slot_rows(), self.tokens_per_rank, self.top_k);
+        let (h, i, bf) = (self.hidden, self.intermediate, DType::Bf16);
+        let saved = LayerTensors {
+            w13: tf.input("w13", bf, &[e, h, 2 * i]),
+            w2: tf.input("w2", bf, &[e, i, h]),
+            weights: tf.input("topk_weights", DType::F32, &[t, k]),
+            recv: tf.input("recv", bf, &[e, r * c, h]),
+            h: tf.input("h", bf, &[e, r * c, 2 * i]),
+            act: tf.input("act", bf, &[e, r * c, i]),
+            back: tf.input("back", bf, &[r * e * c, h]),
+        };
+        self.add_backward(&mut tf, &saved);
+        Ok(tf)
+    }
+
+    /// The forward and the backward as one taskflow (module docs): the forward's inputs and
+    /// `out`, then the backward's `dout` and gradients, the saved activations flowing from one
+    /// to the other inside the taskflow.
+    ///
+    /// # Errors
+    /// As [`MoeShape::pass_taskflow`].
+    pub fn training_step_taskflow(&self) -> Result<Taskflow, String> {
+        self.validate_backward()?;
+        let mut tf = self.empty_taskflow("moe_ffn_training_step");
+        let saved = self.add_forward(&mut tf);
+        self.add_backward(&mut tf, &saved);
+        Ok(tf)
+    }
+
+    /// Tile instances per rank of the backward's families.
+    pub fn backward_instances_per_rank(&self) -> u64 {
+        let (r, e, b) = (u64::from(self.ranks), self.local_experts(), self.row_block);
+        let blocks = r * e * (self.slot_rows() / b); // row blocks sent, and received, per rank
+        let (cols1, cols2) = (2 * self.intermediate / self.gmm1_cols, self.hidden / self.gmm2_cols);
+        let token_blocks = self.tokens_per_rank / self.sum_rows;
+        e * (cols1 + cols2) // zeroing
+            + token_blocks * 3 // scale_dout, weights_grad, sum_bwd
+            + blocks * 2 // combine_bwd, dispatch_bwd
+            + blocks * cols1 * 3 // gmm2_dgrad, swiglu_bwd, gmm1_wgrad
+            + blocks * cols2 * 2 // gmm2_wgrad, gmm1_dgrad
+    }
+
+    /// What the backward needs beyond [`MoeShape::validate`].
+    fn validate_backward(&self) -> Result<(), String> {
+        self.validate()?;
+        if self.routing != Routing::Balanced {
+            return Err(format!("the MoE backward is built for balanced routing only: {self:?}"));
+        }
+        if !self.row_block.is_multiple_of(self.top_k) {
+            // A combine-backward block of slots must start at a token: its rows are whole tokens' choices.
+            return Err(format!("invalid MoE backward shape: row_block must be a multiple of top_k: {self:?}"));
+        }
+        Ok(())
+    }
+
+    /// Declares the backward's tensors and tiles in `tf`, reading the forward's `saved`.
+    fn add_backward(&self, tf: &mut Taskflow, saved: &LayerTensors) {
+        let (r, e, c, t, k) =
+            (u64::from(self.ranks), self.local_experts(), self.slot_rows(), self.tokens_per_rank, self.top_k);
+        let (h, i, b, n1, n2, rows) =
+            (self.hidden, self.intermediate, self.row_block, self.gmm1_cols, self.gmm2_cols, self.sum_rows);
+        let (bf, f32) = (DType::Bf16, DType::F32);
+        let LayerTensors { w13, w2, weights, recv, h: hbuf, act, back } = saved;
+        let slots = r * e * c;
+        let dout = tf.input("dout", bf, &[t, h]);
+        let dback = tf.scratch("dback", bf, &[slots, h]);
+        let dy = tf.symmetric("dy", bf, &[e, r * c, h]);
+        let da = tf.scratch("da", bf, &[e, r * c, i]);
+        let dh = tf.scratch("dh", bf, &[e, r * c, 2 * i]);
+        let dxr = tf.scratch("dxr", bf, &[e, r * c, h]);
+        let dxs = tf.symmetric("dxs", bf, &[slots, h]);
+        let dx = tf.output("dx", bf, &[t, h]);
+        let dw13 = tf.output("dw13", f32, &[e, h, 2 * i]);
+        let dw2 = tf.output("dw2", f32, &[e, i, h]);
+        let d_weights = tf.output("d_weights", f32, &[t, k]);
+        let rank = Affine::rank;
+        let at = IndexSel::At;
+
+        tf.tile("zero_dw13", CoreKind::Aiv, |tb| {
+            let (ex, n) = (tb.grid("e", e), tb.grid("n", 2 * i / n1));
+            tb.op("zero", [dw13.at(ex).all(h).slice(n * n1 as i64, n1)]);
+        });
+        tf.tile("zero_dw2", CoreKind::Aiv, |tb| {
+            let (ex, n) = (tb.grid("e", e), tb.grid("n", h / n2));
+            tb.op("zero", [dw2.at(ex).all(i).slice(n * n2 as i64, n2)]);
+        });
+        // Token block `tb` owns send slots `tb·rows·k ..` (choice c of token t is slot t·k + c).
+        tf.tile("scale_dout", CoreKind::Aiv, |tb| {
+            let blk = tb.grid("t", t / rows);
+            let tokens = blk.clone() * rows as i64;
+            tb.op(
+                "scale_rows_repeat",
+                [
+                    dout.slice(tokens.clone(), rows),
+                    weights.slice(tokens, rows),
+                    dback.slice(blk * (rows * k) as i64, rows * k),
+                ],
+            );
+        });
+        tf.tile("combine_bwd", CoreKind::Aiv, |tb| {
+            let (dst, ex, blk) = (tb.grid("dst", r), tb.grid("e", e), tb.grid("b", c / b));
+            let slot = (dst.clone() * e as i64 + ex.clone()) * c as i64 + blk.clone() * b as i64;
+            let dst_row = rank() * c as i64 + blk * b as i64;
+            tb.put(dback.slice(slot, b), dy.on(dst).at(ex).slice(dst_row, b));
+        });
+        tf.tile("weights_grad", CoreKind::Aiv, |tb| {
+            let blk = tb.grid("t", t / rows);
+            let tokens = blk.clone() * rows as i64;
+            tb.op(
+                "row_dot_topk",
+                [
+                    dout.slice(tokens.clone(), rows),
+                    back.slice(blk * (rows * k) as i64, rows * k),
+                    d_weights.slice(tokens, rows),
+                ],
+            );
+        });
+        // Block `m` of an expert's received rows: rows `m·B ..` of `dy`, `recv`, `h`, `act`, ….
+        let block = |tb: &mut hpmoe_core::model::TileBuilder<'_>| {
+            let ex = tb.grid("e", e);
+            let m = tb.grid("m", r * c / b);
+            (ex, m.clone(), m * b as i64)
+        };
+        let (half, cols1, cols2) = (n1 / 2, 2 * i / n1, h / n2);
+        tf.tile("gmm2_dgrad", CoreKind::Aic, |tb| {
+            let (ex, _, row) = block(tb);
+            let n = tb.grid("n", cols1);
+            let out = da.at(ex.clone()).slice(row.clone(), b).slice(n.clone() * half as i64, half);
+            tb.op("matmul_nt", [dy.at(ex.clone()).slice(row, b), w2.at(ex).slice(n * half as i64, half), out]);
+        });
+        tf.tile("gmm2_wgrad", CoreKind::Aic, |tb| {
+            let (ex, m, row) = block(tb);
+            let n = tb.grid("n", cols2);
+            let cols = n.clone() * n2 as i64;
+            let grad = dy.at(ex.clone()).slice(row.clone(), b).slice(cols.clone(), n2);
+            tb.op(
+                "matmul_tn_accumulate",
+                [act.at(ex.clone()).slice(row, b), grad, dw2.at(ex.clone()).all(i).slice(cols, n2)],
+            );
+            tb.after("gmm2_wgrad", [at(ex), at(m - 1), at(n)]);
+        });
+        tf.tile("swiglu_bwd", CoreKind::Aiv, |tb| {
+            let (ex, _, row) = block(tb);
+            let n = tb.grid("n", cols1);
+            let pairs =
+                |tensor: &TensorRef| tensor.at(ex.clone()).slice(row.clone(), b).slice(n.clone() * n1 as i64, n1);
+            let grad = da.at(ex.clone()).slice(row.clone(), b).slice(n.clone() * half as i64, half);
+            tb.op("swiglu_backward", [pairs(hbuf), grad, pairs(&dh)]);
+        });
+        tf.tile("gmm1_dgrad", CoreKind::Aic, |tb| {
+            let (ex, _, row) = block(tb);
+            let n = tb.grid("n", cols2);
+            let out = dxr.at(ex.clone()).slice(row.clone(), b).slice(n.clone() * n2 as i64, n2);
+            tb.op("matmul_nt", [dh.at(ex.clone()).slice(row, b), w13.at(ex).slice(n * n2 as i64, n2), out]);
+        });
+        tf.tile("gmm1_wgrad", CoreKind::Aic, |tb| {
+            let (ex, m, row) = block(tb);
+            let n = tb.grid("n", cols1);
+            let cols = n.clone() * n1 as i64;
+            let grad = dh.at(ex.clone()).slice(row.clone(), b).slice(cols.clone(), n1);
+            tb.op(
+                "matmul_tn_accumulate",
+                [recv.at(ex.clone()).slice(row, b), grad, dw13.at(ex.clone()).all(h).slice(cols, n1)],
+            );
+            tb.after("gmm1_wgrad", [at(ex), at(m - 1), at(n)]);
+        });
+        tf.tile("dispatch_bwd", CoreKind::Aiv, |tb| {
+            let (src, ex, blk) = (tb.grid("src", r), tb.grid("e", e), tb.grid("b", c / b));
+            let row = src.clone() * c as i64 + blk.clone() * b as i64;
+            let slot = (rank() * e as i64 + ex.clone()) * c as i64 + blk * b as i64;
+            tb.put(dxr.at(ex).slice(row, b), dxs.on(src).slice(slot, b));
+        });
+        tf.tile("sum_bwd", CoreKind::Aiv, |tb| {
+            let blk = tb.grid("t", t / rows);
+            tb.op(
+                "sum_topk",
+                [dxs.slice(blk.clone() * (rows * k) as i64, rows * k), dx.slice(blk * rows as i64, rows)],
+            );
+        });
+    }
+}
