@@ -26,10 +26,11 @@
 //!    `du = bf16((a · g) · σ)`, `dg = bf16(((a · u) · σ) · (1 + g · (1 − σ)))`, written where
 //!    `g` and `u` sit (`dH` has `h`'s layout);
 //! 4. `dXᵣ[r, p] = bf16(Σ_col dH[r, col] · W13[e][p, col])`, `col` ascending over `h`'s layout;
-//! 5. `dW2[e][q, j] = Σ_m (Σ_{r ∈ block m} A[r, q] · dY[r, j])` and
-//!    `dW13[e][p, col] = Σ_m (Σ_{r ∈ block m} X[r, p] · dH[r, col])` in FP32: each block's
-//!    sum over its `B` rows ascending from `+0`, added to the running FP32 total (from `+0`)
-//!    block after block, `m = 0, 1, …` (the order of the layer's accumulation chain);
+//! 5. `dW2[e][q, j] = Σ_m (Σ_{r ∈ group m} A[r, q] · dY[r, j])` and
+//!    `dW13[e][p, col] = Σ_m (Σ_{r ∈ group m} X[r, p] · dH[r, col])` in FP32, over groups of
+//!    `W` = [`MoeShape::wgrad_rows`] received rows: each group's sum over its rows ascending
+//!    from `+0`, added to the running FP32 total (from `+0`) group after group, `m = 0, 1, …`
+//!    (the order of the layer's accumulation chain);
 //! 6. back on the source rank, `dX[t] = bf16(Σ_c dXᵣ[slot t·k + c])`, `c` ascending from `+0`;
 //! 7. `dw[t, c] = Σ_h dOut[t, h] · back[t·k + c, h]` in FP32, `h` ascending from `+0`.
 //!
@@ -81,7 +82,8 @@ struct Dims {
     r: usize,
     e: usize,
     s: usize,
-    b: usize,
+    /// Rows per weight-gradient group ([`MoeShape::wgrad_rows`]).
+    w: usize,
     t: usize,
     k: usize,
     h: usize,
@@ -95,12 +97,16 @@ impl Dims {
         if shape.routing != Routing::Balanced {
             return Err("the MoE backward reference covers balanced routing only".into());
         }
+        let rows = shape.rows_per_expert();
+        if shape.wgrad_rows == 0 || !rows.is_multiple_of(shape.wgrad_rows) {
+            return Err(format!("wgrad_rows {} does not divide the {rows} rows per expert", shape.wgrad_rows));
+        }
         let u = |v: u64| usize::try_from(v).map_err(|_| format!("size {v} does not fit usize"));
         Ok(Dims {
             r: shape.ranks as usize,
             e: u(shape.local_experts())?,
             s: u(shape.rows_per_source())?,
-            b: u(shape.row_block)?,
+            w: u(shape.wgrad_rows)?,
             t: u(shape.tokens_per_rank)?,
             k: u(shape.top_k)?,
             h: u(shape.hidden)?,
@@ -277,11 +283,11 @@ pub fn moe_backward_reference(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<M
                 dy.push(dy_row);
                 dh.push(dh_row);
             }
-            // 5. Weight gradients: per row block, then block after block.
+            // 5. Weight gradients: per group of rows, then group after group.
             let x = &recv[e * d.rows() * h..(e + 1) * d.rows() * h];
             let a = &act[e * d.rows() * i..(e + 1) * d.rows() * i];
-            for block in 0..d.rows() / d.b {
-                let rows = block * d.b..(block + 1) * d.b;
+            for group in 0..d.rows() / d.w {
+                let rows = group * d.w..(group + 1) * d.w;
                 for q in 0..i {
                     for j in 0..h {
                         let mut s = 0.0f32;

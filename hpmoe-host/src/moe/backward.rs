@@ -13,21 +13,27 @@
 //! | `combine_bwd` | AIV | `(dst, e, b)` | put `dback`'s rows to `dy` on the rank owning their expert: the reverse of the combine |
 //! | `weights_grad` | AIV | token block | `d_weights[t, c] = dout[t] · back[t·k + c]` (`row_dot_topk`) |
 //! | `gmm2_dgrad` | AIC | `(e, m, n)` | `dA = dY · W2ᵀ` (`matmul_nt`), columns of SwiGLU's blocks |
-//! | `gmm2_wgrad` | AIC | `(e, m, n)` | `dW2 += Aᵀ · dY` (`matmul_tn_accumulate`), chained over `m` |
+//! | `gmm2_wgrad` | AIC | `(e, m, n)` | `dW2 += Aᵀ · dY` over rows `m·W ..` (`matmul_tn_accumulate`), chained over `m` |
 //! | `swiglu_bwd` | AIV | `(e, m, n)` | `dH` from `h` and `dA`, `σ(g)` recomputed (`swiglu_backward`) |
 //! | `gmm1_dgrad` | AIC | `(e, m, n)` | `dXᵣ = dH · W13ᵀ` (`matmul_nt`) |
-//! | `gmm1_wgrad` | AIC | `(e, m, n)` | `dW13 += Xᵀ · dH` (`matmul_tn_accumulate`), chained over `m` |
+//! | `gmm1_wgrad` | AIC | `(e, m, n)` | `dW13 += Xᵀ · dH` over rows `m·W ..` (`matmul_tn_accumulate`), chained over `m` |
 //! | `dispatch_bwd` | AIV | `(src, e, b)` | put `dXᵣ`'s rows back to their send slot on the source rank (`dxs`) |
 //! | `sum_bwd` | AIV | token block | `dx[t] = Σ_c dxs[t·k + c]`, `c` ascending (`sum_topk`) |
 //!
-//! Every tile waits only for the rows it reads: a GMM tile for the one block of `dy` (or the
-//! SwiGLU tiles of its block), so weight-gradient tiles of the first blocks to land run while
-//! later blocks are still in flight, interleaved on the AICs with the activation-gradient
-//! tiles. A weight gradient is a sum over an expert's `M` row blocks: instance `(e, m, n)`
-//! runs after `(e, m − 1, n)` (`after(gmm2_wgrad(e, m - 1, n))`), so every run sums the
-//! blocks in the order `m = 0, 1, …` and the gradients are bitwise reproducible (ordered
-//! accumulation). [`crate::exec::moe_backward_reference`] computes the same gradients with
-//! plain loops.
+//! Every tile waits only for the rows it reads: a data-gradient GMM tile for the one block of
+//! `dy` (or the SwiGLU tiles of its block), a weight-gradient tile for the `W` =
+//! [`MoeShape::wgrad_rows`] rows it sums. A weight gradient is a sum over an expert's `R·S/W`
+//! row groups: instance `(e, m, n)` runs after `(e, m − 1, n)` (`after(gmm2_wgrad(e, m - 1,
+//! n))`), so every run sums the groups in the order `m = 0, 1, …` and the gradients are
+//! bitwise reproducible (ordered accumulation). [`crate::exec::moe_backward_reference`]
+//! computes the same gradients with plain loops.
+//!
+//! How many rows a weight-gradient tile sums is a trade: with `W = B` (the tiny shapes) the
+//! first blocks to land feed weight-gradient tiles while later blocks are still in flight,
+//! but every block reads and writes the expert's whole F32 gradient column block again
+//! (`R·S/B` times); with `W = R·S` ([`MoeShape::with_whole_expert_wgrad`], the DeepSeek-V3
+//! shapes) each gradient is written once and an expert's weight-gradient tiles wait for all
+//! its rows, interleaving with other experts' data-gradient tiles on the AICs instead.
 //!
 //! [`Pass::TrainingStep`] declares the forward and then the backward in one taskflow: the
 //! backward reads the forward's own `recv`, `h`, `act` and `back`, so each backward tile waits
@@ -131,11 +137,13 @@ impl MoeShape {
         let blocks = r * e * (self.slot_rows() / b); // row blocks sent, and received, per rank
         let (cols1, cols2) = (2 * self.intermediate / self.gmm1_cols, self.hidden / self.gmm2_cols);
         let token_blocks = self.tokens_per_rank / self.sum_rows;
+        let wgrad_tiles = e * (r * self.slot_rows() / self.wgrad_rows.max(1)); // per column block
         e * (cols1 + cols2) // zeroing
             + token_blocks * 3 // scale_dout, weights_grad, sum_bwd
             + blocks * 2 // combine_bwd, dispatch_bwd
-            + blocks * cols1 * 3 // gmm2_dgrad, swiglu_bwd, gmm1_wgrad
-            + blocks * cols2 * 2 // gmm2_wgrad, gmm1_dgrad
+            + blocks * cols1 * 2 // gmm2_dgrad, swiglu_bwd
+            + blocks * cols2 // gmm1_dgrad
+            + wgrad_tiles * (cols1 + cols2) // gmm1_wgrad, gmm2_wgrad
     }
 
     /// What the backward needs beyond [`MoeShape::validate`].
@@ -143,6 +151,15 @@ impl MoeShape {
         self.validate()?;
         if self.routing != Routing::Balanced {
             return Err(format!("the MoE backward is built for balanced routing only: {self:?}"));
+        }
+        let rows = self.rows_per_expert();
+        if self.wgrad_rows == 0
+            || !self.wgrad_rows.is_multiple_of(self.row_block)
+            || !rows.is_multiple_of(self.wgrad_rows)
+        {
+            return Err(format!(
+                "invalid MoE backward shape: wgrad_rows must be a positive multiple of row_block dividing the {rows} rows per expert: {self:?}"
+            ));
         }
         if !self.row_block.is_multiple_of(self.top_k) {
             // A combine-backward block of slots must start at a token: its rows are whole tokens' choices.
@@ -226,14 +243,21 @@ impl MoeShape {
             let out = da.at(ex.clone()).slice(row.clone(), b).slice(n.clone() * half as i64, half);
             tb.op("matmul_nt", [dy.at(ex.clone()).slice(row, b), w2.at(ex).slice(n * half as i64, half), out]);
         });
+        // Weight-gradient tiles sum `w` rows of an expert each, chained over their row groups.
+        let w = self.wgrad_rows;
+        let group = |tb: &mut hpmoe_core::model::TileBuilder<'_>| {
+            let ex = tb.grid("e", e);
+            let m = tb.grid("m", r * c / w);
+            (ex, m.clone(), m * w as i64)
+        };
         tf.tile("gmm2_wgrad", CoreKind::Aic, |tb| {
-            let (ex, m, row) = block(tb);
+            let (ex, m, row) = group(tb);
             let n = tb.grid("n", cols2);
             let cols = n.clone() * n2 as i64;
-            let grad = dy.at(ex.clone()).slice(row.clone(), b).slice(cols.clone(), n2);
+            let grad = dy.at(ex.clone()).slice(row.clone(), w).slice(cols.clone(), n2);
             tb.op(
                 "matmul_tn_accumulate",
-                [act.at(ex.clone()).slice(row, b), grad, dw2.at(ex.clone()).all(i).slice(cols, n2)],
+                [act.at(ex.clone()).slice(row, w), grad, dw2.at(ex.clone()).all(i).slice(cols, n2)],
             );
             tb.after("gmm2_wgrad", [at(ex), at(m - 1), at(n)]);
         });
@@ -252,13 +276,13 @@ impl MoeShape {
             tb.op("matmul_nt", [dh.at(ex.clone()).slice(row, b), w13.at(ex).slice(n * n2 as i64, n2), out]);
         });
         tf.tile("gmm1_wgrad", CoreKind::Aic, |tb| {
-            let (ex, m, row) = block(tb);
+            let (ex, m, row) = group(tb);
             let n = tb.grid("n", cols1);
             let cols = n.clone() * n1 as i64;
-            let grad = dh.at(ex.clone()).slice(row.clone(), b).slice(cols.clone(), n1);
+            let grad = dh.at(ex.clone()).slice(row.clone(), w).slice(cols.clone(), n1);
             tb.op(
                 "matmul_tn_accumulate",
-                [recv.at(ex.clone()).slice(row, b), grad, dw13.at(ex.clone()).all(h).slice(cols, n1)],
+                [recv.at(ex.clone()).slice(row, w), grad, dw13.at(ex.clone()).all(h).slice(cols, n1)],
             );
             tb.after("gmm1_wgrad", [at(ex), at(m - 1), at(n)]);
         });

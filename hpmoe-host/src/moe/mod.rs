@@ -91,6 +91,10 @@ pub struct MoeShape {
     pub gmm2_cols: u64,
     /// Token rows per weighted-sum tile.
     pub sum_rows: u64,
+    /// Rows of one expert each weight-gradient tile of the backward sums over (a multiple of
+    /// `row_block` dividing the rows an expert receives): an expert's weight gradient is the
+    /// ordered sum of `rows / wgrad_rows` such tiles. Unused by the forward.
+    pub wgrad_rows: u64,
     pub routing: Routing,
 }
 
@@ -113,8 +117,10 @@ impl MoeShape {
             gmm1_cols: 512,
             gmm2_cols: 896,
             sum_rows: 64,
+            wgrad_rows: 0,
             routing: Routing::Balanced,
         }
+        .with_whole_expert_wgrad()
     }
 
     /// [`MoeShape::deepseek_v3`] with natural routing: 64-row blocks and a capacity of 1.5×
@@ -140,8 +146,16 @@ impl MoeShape {
             gmm1_cols: 16,
             gmm2_cols: 16,
             sum_rows: 8,
+            wgrad_rows: 4,
             routing: Routing::Balanced,
         }
+    }
+
+    /// The same layer whose weight-gradient tiles each sum all the rows an expert receives
+    /// ([`MoeShape::rows_per_expert`]; at least one row block): one tile per expert and column
+    /// block, so each weight gradient is written once instead of accumulated block by block.
+    pub fn with_whole_expert_wgrad(self) -> Self {
+        MoeShape { wgrad_rows: self.rows_per_expert().max(self.row_block), ..self }
     }
 
     /// [`MoeShape::tiny`] with natural routing at 1.5× the average load per (source rank,
