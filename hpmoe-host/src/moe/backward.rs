@@ -8,25 +8,29 @@
 //!
 //! | family | core | grid | what |
 //! |---|---|---|---|
-//! | `zero_dw13`, `zero_dw2` | AIV | `(e, n)` | zero the weight gradients' column blocks (F32) |
 //! | `scale_dout` | AIV | token block | `dback[t·k + c] = w[t, c] · dout[t]` (`scale_rows_repeat`) |
 //! | `combine_bwd` | AIV | `(dst, e, b)` | put `dback`'s rows to `dy` on the rank owning their expert: the reverse of the combine |
 //! | `weights_grad` | AIV | token block | `d_weights[t, c] = dout[t] · back[t·k + c]` (`row_dot_topk`) |
 //! | `gmm2_dgrad` | AIC | `(e, m, n)` | `dA = dY · W2ᵀ` (`matmul_nt`), columns of SwiGLU's blocks |
-//! | `gmm2_wgrad` | AIC | `(e, m, n)` | `dW2 += Aᵀ · dY` over rows `m·W ..` (`matmul_tn_accumulate`), chained over `m` |
+//! | `gmm2_wgrad` | AIC | `(e, n)` | `dW2 = Aᵀ · dY` over the first `W` rows (`matmul_tn`) |
+//! | `gmm2_wgrad_acc` | AIC | `(e, m, n)` | `dW2 += Aᵀ · dY` over rows `(m + 1)·W ..` (`matmul_tn_accumulate`), chained over `m` |
 //! | `swiglu_bwd` | AIV | `(e, m, n)` | `dH` from `h` and `dA`, `σ(g)` recomputed (`swiglu_backward`) |
 //! | `gmm1_dgrad` | AIC | `(e, m, n)` | `dXᵣ = dH · W13ᵀ` (`matmul_nt`) |
-//! | `gmm1_wgrad` | AIC | `(e, m, n)` | `dW13 += Xᵀ · dH` over rows `m·W ..` (`matmul_tn_accumulate`), chained over `m` |
+//! | `gmm1_wgrad` | AIC | `(e, n)` | `dW13 = Xᵀ · dH` over the first `W` rows (`matmul_tn`) |
+//! | `gmm1_wgrad_acc` | AIC | `(e, m, n)` | `dW13 += Xᵀ · dH` over rows `(m + 1)·W ..` (`matmul_tn_accumulate`), chained over `m` |
 //! | `dispatch_bwd` | AIV | `(src, e, b)` | put `dXᵣ`'s rows back to their send slot on the source rank (`dxs`) |
 //! | `sum_bwd` | AIV | token block | `dx[t] = Σ_c dxs[t·k + c]`, `c` ascending (`sum_topk`) |
 //!
 //! Every tile waits only for the rows it reads: a data-gradient GMM tile for the one block of
 //! `dy` (or the SwiGLU tiles of its block), a weight-gradient tile for the `W` =
 //! [`MoeShape::wgrad_rows`] rows it sums. A weight gradient is a sum over an expert's `R·S/W`
-//! row groups: instance `(e, m, n)` runs after `(e, m − 1, n)` (`after(gmm2_wgrad(e, m - 1,
-//! n))`), so every run sums the groups in the order `m = 0, 1, …` and the gradients are
-//! bitwise reproducible (ordered accumulation). [`crate::exec::moe_backward_reference`]
-//! computes the same gradients with plain loops.
+//! row groups: the first group's product is written (no zeroing pass), each later group's
+//! added by `*_acc`, whose instance `(e, m, n)` runs after `(e, m − 1, n)`
+//! (`after(gmm2_wgrad_acc(e, m - 1, n))`; the first waits for the write, a family declared
+//! before it), so every run sums the groups in the order `0, 1, …` and the gradients are
+//! bitwise reproducible (ordered accumulation). (`*_acc` exists only when an expert has more
+//! than one group.) [`crate::exec::moe_backward_reference`] computes the same gradients with
+//! plain loops.
 //!
 //! How many rows a weight-gradient tile sums is a trade: with `W = B` (the tiny shapes) the
 //! first blocks to land feed weight-gradient tiles while later blocks are still in flight,
@@ -76,6 +80,17 @@ pub(super) struct LayerTensors {
     pub h: TensorRef,
     pub act: TensorRef,
     pub back: TensorRef,
+}
+
+/// One weight gradient `grad[e]` (F32 `[E, rows, width]`) `= Σ_r x[e][r]ᵀ · g[e][r]` over an
+/// expert's received rows `r`, with `g` of `width` columns tiled in blocks of `cols`.
+struct WeightGradient<'a> {
+    x: &'a TensorRef,
+    g: &'a TensorRef,
+    grad: &'a TensorRef,
+    rows: u64,
+    width: u64,
+    cols: u64,
 }
 
 impl MoeShape {
@@ -138,12 +153,41 @@ impl MoeShape {
         let (cols1, cols2) = (2 * self.intermediate / self.gmm1_cols, self.hidden / self.gmm2_cols);
         let token_blocks = self.tokens_per_rank / self.sum_rows;
         let wgrad_tiles = e * (r * self.slot_rows() / self.wgrad_rows.max(1)); // per column block
-        e * (cols1 + cols2) // zeroing
-            + token_blocks * 3 // scale_dout, weights_grad, sum_bwd
+        token_blocks * 3 // scale_dout, weights_grad, sum_bwd
             + blocks * 2 // combine_bwd, dispatch_bwd
             + blocks * cols1 * 2 // gmm2_dgrad, swiglu_bwd
             + blocks * cols2 // gmm1_dgrad
             + wgrad_tiles * (cols1 + cols2) // gmm1_wgrad, gmm2_wgrad
+    }
+
+    /// The weight gradient `grad[e] = Σ_rows x[e]ᵀ · g[e]` (see [`WeightGradient`]): family
+    /// `name` (grid `(e, n)`) writes the first group of [`MoeShape::wgrad_rows`] rows'
+    /// product (`matmul_tn`); if an expert receives more rows, `{name}_acc` (grid `(e, m, n)`)
+    /// adds group `m + 1`'s (`matmul_tn_accumulate`), instance `m` after `m − 1`: one order.
+    fn add_weight_gradient(&self, tf: &mut Taskflow, name: &str, wg: WeightGradient<'_>) {
+        let WeightGradient { x, g, grad, rows, width, cols } = wg;
+        let (e, w) = (self.local_experts(), self.wgrad_rows);
+        let groups = u64::from(self.ranks) * self.slot_rows() / w;
+        let args = |ex: Affine, row: Affine, n: Affine| {
+            let c = n * cols as i64;
+            [
+                x.at(ex.clone()).slice(row.clone(), w),
+                g.at(ex.clone()).slice(row, w).slice(c.clone(), cols),
+                grad.at(ex).all(rows).slice(c, cols),
+            ]
+        };
+        tf.tile(name, CoreKind::Aic, |tb| {
+            let (ex, n) = (tb.grid("e", e), tb.grid("n", width / cols));
+            tb.op("matmul_tn", args(ex, Affine::constant(0), n));
+        });
+        if groups > 1 {
+            let acc = format!("{name}_acc");
+            tf.tile(&acc, CoreKind::Aic, |tb| {
+                let (ex, m, n) = (tb.grid("e", e), tb.grid("m", groups - 1), tb.grid("n", width / cols));
+                tb.op("matmul_tn_accumulate", args(ex.clone(), (m.clone() + 1) * w as i64, n.clone()));
+                tb.after(&acc, [IndexSel::At(ex), IndexSel::At(m - 1), IndexSel::At(n)]);
+            });
+        }
     }
 
     /// What the backward needs beyond [`MoeShape::validate`].
@@ -189,16 +233,7 @@ impl MoeShape {
         let dw2 = tf.output("dw2", f32, &[e, i, h]);
         let d_weights = tf.output("d_weights", f32, &[t, k]);
         let rank = Affine::rank;
-        let at = IndexSel::At;
 
-        tf.tile("zero_dw13", CoreKind::Aiv, |tb| {
-            let (ex, n) = (tb.grid("e", e), tb.grid("n", 2 * i / n1));
-            tb.op("zero", [dw13.at(ex).all(h).slice(n * n1 as i64, n1)]);
-        });
-        tf.tile("zero_dw2", CoreKind::Aiv, |tb| {
-            let (ex, n) = (tb.grid("e", e), tb.grid("n", h / n2));
-            tb.op("zero", [dw2.at(ex).all(i).slice(n * n2 as i64, n2)]);
-        });
         // Token block `tb` owns send slots `tb·rows·k ..` (choice c of token t is slot t·k + c).
         tf.tile("scale_dout", CoreKind::Aiv, |tb| {
             let blk = tb.grid("t", t / rows);
@@ -243,24 +278,8 @@ impl MoeShape {
             let out = da.at(ex.clone()).slice(row.clone(), b).slice(n.clone() * half as i64, half);
             tb.op("matmul_nt", [dy.at(ex.clone()).slice(row, b), w2.at(ex).slice(n * half as i64, half), out]);
         });
-        // Weight-gradient tiles sum `w` rows of an expert each, chained over their row groups.
-        let w = self.wgrad_rows;
-        let group = |tb: &mut hpmoe_core::model::TileBuilder<'_>| {
-            let ex = tb.grid("e", e);
-            let m = tb.grid("m", r * c / w);
-            (ex, m.clone(), m * w as i64)
-        };
-        tf.tile("gmm2_wgrad", CoreKind::Aic, |tb| {
-            let (ex, m, row) = group(tb);
-            let n = tb.grid("n", cols2);
-            let cols = n.clone() * n2 as i64;
-            let grad = dy.at(ex.clone()).slice(row.clone(), w).slice(cols.clone(), n2);
-            tb.op(
-                "matmul_tn_accumulate",
-                [act.at(ex.clone()).slice(row, w), grad, dw2.at(ex.clone()).all(i).slice(cols, n2)],
-            );
-            tb.after("gmm2_wgrad", [at(ex), at(m - 1), at(n)]);
-        });
+        let wg = WeightGradient { x: act, g: &dy, grad: &dw2, rows: i, width: h, cols: n2 };
+        self.add_weight_gradient(tf, "gmm2_wgrad", wg);
         tf.tile("swiglu_bwd", CoreKind::Aiv, |tb| {
             let (ex, _, row) = block(tb);
             let n = tb.grid("n", cols1);
@@ -275,17 +294,8 @@ impl MoeShape {
             let out = dxr.at(ex.clone()).slice(row.clone(), b).slice(n.clone() * n2 as i64, n2);
             tb.op("matmul_nt", [dh.at(ex.clone()).slice(row, b), w13.at(ex).slice(n * n2 as i64, n2), out]);
         });
-        tf.tile("gmm1_wgrad", CoreKind::Aic, |tb| {
-            let (ex, m, row) = group(tb);
-            let n = tb.grid("n", cols1);
-            let cols = n.clone() * n1 as i64;
-            let grad = dh.at(ex.clone()).slice(row.clone(), w).slice(cols.clone(), n1);
-            tb.op(
-                "matmul_tn_accumulate",
-                [recv.at(ex.clone()).slice(row, w), grad, dw13.at(ex.clone()).all(h).slice(cols, n1)],
-            );
-            tb.after("gmm1_wgrad", [at(ex), at(m - 1), at(n)]);
-        });
+        let wg = WeightGradient { x: recv, g: &dh, grad: &dw13, rows: h, width: 2 * i, cols: n1 };
+        self.add_weight_gradient(tf, "gmm1_wgrad", wg);
         tf.tile("dispatch_bwd", CoreKind::Aiv, |tb| {
             let (src, ex, blk) = (tb.grid("src", r), tb.grid("e", e), tb.grid("b", c / b));
             let row = src.clone() * c as i64 + blk.clone() * b as i64;
