@@ -41,7 +41,11 @@
 //!
 //! [`Pass::TrainingStep`] declares the forward and then the backward in one taskflow: the
 //! backward reads the forward's own `recv`, `h`, `act` and `back`, so each backward tile waits
-//! for the forward tiles that wrote its rows, and one schedule covers both.
+//! for the forward tiles that wrote its rows, and one schedule covers both. `dout` stays an
+//! input, but in a model it is computed from `out` (by the layers after this one), so the
+//! step's backward starts on a rank only once that rank's forward output is complete:
+//! `scale_dout` runs `after(weighted_sum(*))`. What overlaps is the forward's tail on some
+//! ranks and cores with the backward's head on others, under one schedule.
 
 use super::{MoeShape, Routing};
 use hpmoe_core::model::{Affine, CoreKind, DType, IndexSel, Taskflow, TensorRef};
@@ -128,7 +132,7 @@ impl MoeShape {
             act: tf.input("act", bf, &[e, r * c, i]),
             back: tf.input("back", bf, &[r * e * c, h]),
         };
-        self.add_backward(&mut tf, &saved);
+        self.add_backward(&mut tf, &saved, false);
         Ok(tf)
     }
 
@@ -142,7 +146,7 @@ impl MoeShape {
         self.validate_backward()?;
         let mut tf = self.empty_taskflow("moe_ffn_training_step");
         let saved = self.add_forward(&mut tf);
-        self.add_backward(&mut tf, &saved);
+        self.add_backward(&mut tf, &saved, true);
         Ok(tf)
     }
 
@@ -212,8 +216,10 @@ impl MoeShape {
         Ok(())
     }
 
-    /// Declares the backward's tensors and tiles in `tf`, reading the forward's `saved`.
-    fn add_backward(&self, tf: &mut Taskflow, saved: &LayerTensors) {
+    /// Declares the backward's tensors and tiles in `tf`, reading the forward's `saved`; with
+    /// `after_forward`, the output gradient is used only once the rank's forward output is
+    /// complete (`scale_dout` after every `weighted_sum`).
+    fn add_backward(&self, tf: &mut Taskflow, saved: &LayerTensors, after_forward: bool) {
         let (r, e, c, t, k) =
             (u64::from(self.ranks), self.local_experts(), self.slot_rows(), self.tokens_per_rank, self.top_k);
         let (h, i, b, n1, n2, rows) =
@@ -237,6 +243,9 @@ impl MoeShape {
         // Token block `tb` owns send slots `tb·rows·k ..` (choice c of token t is slot t·k + c).
         tf.tile("scale_dout", CoreKind::Aiv, |tb| {
             let blk = tb.grid("t", t / rows);
+            if after_forward {
+                tb.after("weighted_sum", [IndexSel::All]);
+            }
             let tokens = blk.clone() * rows as i64;
             tb.op(
                 "scale_rows_repeat",
