@@ -90,6 +90,16 @@ pub fn statement(
     };
     let name = op.name();
     match op {
+        BuiltinOp::MatmulNt
+        | BuiltinOp::MatmulTn
+        | BuiltinOp::MatmulTnAccumulate
+        | BuiltinOp::SwigluBackward
+        | BuiltinOp::ScaleRowsRepeat
+        | BuiltinOp::RowDotTopk
+        | BuiltinOp::SumTopk => Err(fault(
+            Kind::NoEmission,
+            format!("the built-in `{name}` has no AscendC emission yet: it runs on the host executor only"),
+        )),
         BuiltinOp::Matmul | BuiltinOp::MatmulAccumulate => {
             let (m, k, n) = (v[2].rows, v[0].cols, v[2].cols);
             if v[0].rows != m || v[1].rows != k || v[1].cols != n {
