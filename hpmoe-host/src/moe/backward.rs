@@ -12,12 +12,12 @@
 //! | `combine_bwd` | AIV | `(dst, e, b)` | put `dback`'s rows to `dy` on the rank owning their expert: the reverse of the combine |
 //! | `weights_grad` | AIV | token block | `d_weights[t, c] = dout[t] · back[t·k + c]` (`row_dot_topk`) |
 //! | `gmm2_dgrad` | AIC | `(e, m, n)` | `dA = dY · W2ᵀ` (`matmul_nt`), columns of SwiGLU's blocks |
-//! | `gmm2_wgrad` | AIC | `(e, n)` | `dW2 = Aᵀ · dY` over the first `W` rows (`matmul_tn`) |
-//! | `gmm2_wgrad_acc` | AIC | `(e, m, n)` | `dW2 += Aᵀ · dY` over rows `(m + 1)·W ..` (`matmul_tn_accumulate`), chained over `m` |
+//! | `gmm2_wgrad` | AIC | `(e, p, n)` | `dW2 = Aᵀ · dY` over the first `W` rows (`matmul_tn`) |
+//! | `gmm2_wgrad_acc` | AIC | `(e, m, p, n)` | `dW2 += Aᵀ · dY` over rows `(m + 1)·W ..` (`matmul_tn_accumulate`), chained over `m` |
 //! | `swiglu_bwd` | AIV | `(e, m, n)` | `dH` from `h` and `dA`, `σ(g)` recomputed (`swiglu_backward`) |
 //! | `gmm1_dgrad` | AIC | `(e, m, n)` | `dXᵣ = dH · W13ᵀ` (`matmul_nt`) |
-//! | `gmm1_wgrad` | AIC | `(e, n)` | `dW13 = Xᵀ · dH` over the first `W` rows (`matmul_tn`) |
-//! | `gmm1_wgrad_acc` | AIC | `(e, m, n)` | `dW13 += Xᵀ · dH` over rows `(m + 1)·W ..` (`matmul_tn_accumulate`), chained over `m` |
+//! | `gmm1_wgrad` | AIC | `(e, p, n)` | `dW13 = Xᵀ · dH` over the first `W` rows (`matmul_tn`) |
+//! | `gmm1_wgrad_acc` | AIC | `(e, m, p, n)` | `dW13 += Xᵀ · dH` over rows `(m + 1)·W ..` (`matmul_tn_accumulate`), chained over `m` |
 //! | `dispatch_bwd` | AIV | `(src, e, b)` | put `dXᵣ`'s rows back to their send slot on the source rank (`dxs`) |
 //! | `sum_bwd` | AIV | token block | `dx[t] = Σ_c dxs[t·k + c]`, `c` ascending (`sum_topk`) |
 //!
@@ -25,8 +25,8 @@
 //! `dy` (or the SwiGLU tiles of its block), a weight-gradient tile for the `W` =
 //! [`MoeShape::wgrad_rows`] rows it sums. A weight gradient is a sum over an expert's `R·S/W`
 //! row groups: the first group's product is written (no zeroing pass), each later group's
-//! added by `*_acc`, whose instance `(e, m, n)` runs after `(e, m − 1, n)`
-//! (`after(gmm2_wgrad_acc(e, m - 1, n))`; the first waits for the write, a family declared
+//! added by `*_acc`, whose instance `(e, m, p, n)` runs after `(e, m − 1, p, n)`
+//! (`after(gmm2_wgrad_acc(e, m - 1, p, n))`; the first waits for the write, a family declared
 //! before it), so every run sums the groups in the order `0, 1, …` and the gradients are
 //! bitwise reproducible (ordered accumulation). (`*_acc` exists only when an expert has more
 //! than one group.) [`crate::exec::moe_backward_reference`] computes the same gradients with
@@ -84,6 +84,17 @@ pub(super) struct LayerTensors {
     pub h: TensorRef,
     pub act: TensorRef,
     pub back: TensorRef,
+}
+
+/// The most gradient rows one weight-gradient tile computes: its `x` panel (rows × 64 BF16,
+/// double-buffered: 256 KiB at 1024 rows) must leave room in the AIC's 512 KiB of L1 for the
+/// `g` panel (64 × up to 896 columns, 224 KiB).
+const WGRAD_MAX_ROWS: u64 = 1024;
+
+/// Gradient rows per weight-gradient tile: the largest divisor of `rows` up to
+/// [`WGRAD_MAX_ROWS`] (1024 of DeepSeek-V3's 2048 and 7168).
+fn wgrad_row_block(rows: u64) -> u64 {
+    (1..=rows.min(WGRAD_MAX_ROWS)).rev().find(|d| rows.is_multiple_of(*d)).unwrap_or(1)
 }
 
 /// One weight gradient `grad[e]` (F32 `[E, rows, width]`) `= Σ_r x[e][r]ᵀ · g[e][r]` over an
@@ -156,12 +167,15 @@ impl MoeShape {
         let blocks = r * e * (self.slot_rows() / b); // row blocks sent, and received, per rank
         let (cols1, cols2) = (2 * self.intermediate / self.gmm1_cols, self.hidden / self.gmm2_cols);
         let token_blocks = self.tokens_per_rank / self.sum_rows;
-        let wgrad_tiles = e * (r * self.slot_rows() / self.wgrad_rows.max(1)); // per column block
+        // Weight-gradient tiles per column block and gradient row block.
+        let wgrad_tiles = e * (r * self.slot_rows() / self.wgrad_rows.max(1));
+        let (h, i) = (self.hidden, self.intermediate);
+        let (blocks1, blocks2) = (h / wgrad_row_block(h), i / wgrad_row_block(i));
         token_blocks * 3 // scale_dout, weights_grad, sum_bwd
             + blocks * 2 // combine_bwd, dispatch_bwd
             + blocks * cols1 * 2 // gmm2_dgrad, swiglu_bwd
             + blocks * cols2 // gmm1_dgrad
-            + wgrad_tiles * (cols1 + cols2) // gmm1_wgrad, gmm2_wgrad
+            + wgrad_tiles * (blocks1 * cols1 + blocks2 * cols2) // gmm1_wgrad, gmm2_wgrad
     }
 
     /// The weight gradient `grad[e] = Σ_rows x[e]ᵀ · g[e]` (see [`WeightGradient`]): family
@@ -172,24 +186,28 @@ impl MoeShape {
         let WeightGradient { x, g, grad, rows, width, cols } = wg;
         let (e, w) = (self.local_experts(), self.wgrad_rows);
         let groups = u64::from(self.ranks) * self.slot_rows() / w;
-        let args = |ex: Affine, row: Affine, n: Affine| {
-            let c = n * cols as i64;
+        let block = wgrad_row_block(rows);
+        // Rows `row ..` of the expert's received rows, gradient rows `p·block ..`, columns `n·cols ..`.
+        let args = |ex: Affine, row: Affine, p: Affine, n: Affine| {
+            let (c, q) = (n * cols as i64, p * block as i64);
             [
-                x.at(ex.clone()).slice(row.clone(), w),
+                x.at(ex.clone()).slice(row.clone(), w).slice(q.clone(), block),
                 g.at(ex.clone()).slice(row, w).slice(c.clone(), cols),
-                grad.at(ex).all(rows).slice(c, cols),
+                grad.at(ex).slice(q, block).slice(c, cols),
             ]
         };
         tf.tile(name, CoreKind::Aic, |tb| {
-            let (ex, n) = (tb.grid("e", e), tb.grid("n", width / cols));
-            tb.op("matmul_tn", args(ex, Affine::constant(0), n));
+            let (ex, p, n) = (tb.grid("e", e), tb.grid("p", rows / block), tb.grid("n", width / cols));
+            tb.op("matmul_tn", args(ex, Affine::constant(0), p, n));
         });
         if groups > 1 {
             let acc = format!("{name}_acc");
             tf.tile(&acc, CoreKind::Aic, |tb| {
-                let (ex, m, n) = (tb.grid("e", e), tb.grid("m", groups - 1), tb.grid("n", width / cols));
-                tb.op("matmul_tn_accumulate", args(ex.clone(), (m.clone() + 1) * w as i64, n.clone()));
-                tb.after(&acc, [IndexSel::At(ex), IndexSel::At(m - 1), IndexSel::At(n)]);
+                let (ex, m) = (tb.grid("e", e), tb.grid("m", groups - 1));
+                let (p, n) = (tb.grid("p", rows / block), tb.grid("n", width / cols));
+                tb.op("matmul_tn_accumulate", args(ex.clone(), (m.clone() + 1) * w as i64, p.clone(), n.clone()));
+                let at = IndexSel::At;
+                tb.after(&acc, [at(ex), at(m - 1), at(p), at(n)]);
             });
         }
     }
@@ -379,18 +397,18 @@ mod tests {
     #[test]
     fn weight_gradients_are_one_chain_per_expert_and_column_block() {
         let tf = MoeShape::tiny(2).backward_taskflow().unwrap();
-        // gmm2_wgrad_acc(e=0, m=0, n=0) adds group 1 (rows 4..8) after the first group's write.
+        // gmm2_wgrad_acc(e=0, m=0, p=0, n=0) adds group 1 (rows 4..8) after the first group's write.
         assert_eq!(
             preds(&tf, "gmm2_wgrad_acc", 0),
-            ["combine_bwd(dst=0, e=0, b=1) on rank 0", "gmm2_wgrad(e=0, n=0) on rank 0"]
+            ["combine_bwd(dst=0, e=0, b=1) on rank 0", "gmm2_wgrad(e=0, p=0, n=0) on rank 0"]
         );
-        // gmm2_wgrad_acc(e=0, m=1, n=0) (local index m·2 + n: two column blocks) adds group 2
+        // gmm2_wgrad_acc(e=0, m=1, p=0, n=0) (local index m·2 + n: two column blocks) adds group 2
         // (rank 1's block 0) after m = 0 (and, like every later group, after the first write).
         assert_eq!(
             preds(&tf, "gmm2_wgrad_acc", 2),
             [
-                "gmm2_wgrad(e=0, n=0) on rank 0",
-                "gmm2_wgrad_acc(e=0, m=0, n=0) on rank 0",
+                "gmm2_wgrad(e=0, p=0, n=0) on rank 0",
+                "gmm2_wgrad_acc(e=0, m=0, p=0, n=0) on rank 0",
                 "combine_bwd(dst=0, e=0, b=0) on rank 1"
             ]
         );
