@@ -33,3 +33,16 @@ fn the_backward_and_training_step_kernels_equal_the_executor_and_the_reference()
         }
     }
 }
+
+#[test]
+fn the_deepseek_v3_backward_and_training_step_emit() {
+    let shape = MoeShape::deepseek_v3(8, 4096);
+    for pass in [Pass::Backward, Pass::TrainingStep] {
+        let tf = shape.pass_taskflow(pass).unwrap();
+        let compiled = hpmoe_core::plan(&tf).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
+        let kernel = emit(&tf, &compiled).unwrap_or_else(|e| panic!("{}: {e}", pass.name()));
+        for call in ["hpmoe::MatmulNtTile(", "hpmoe::MatmulTnTile(", "SwigluBackward(", "SumTopk("] {
+            assert!(kernel.cpp.contains(call), "{}: {call}", pass.name());
+        }
+    }
+}
