@@ -386,7 +386,7 @@ fn pair_shapes(src: &ViewSpec, dst: &ViewSpec, names: &[String]) -> Result<(Stri
 
 /// `k` of a top-k op: `many` has `k ≥ 1` rows per row of `few`, and the same columns.
 fn top_k(many: &ViewSpec, few: &ViewSpec, op: &str) -> Result<u64, EmitFault> {
-    if many.cols != few.cols || few.rows == 0 || many.rows < few.rows || many.rows % few.rows != 0 {
+    if many.cols != few.cols || few.rows == 0 || many.rows < few.rows || !many.rows.is_multiple_of(few.rows) {
         return Err(EmitFault::new(
             Kind::ShapeMismatch,
             format!(

@@ -217,7 +217,9 @@ fn matmul_tn_accumulate_adds_in_f32_and_rounds_once() {
 /// Each misshaped call is refused when the executor is built, naming the op and the shapes.
 #[test]
 fn misshaped_arguments_are_refused_before_the_run() {
-    let cases: [(&str, CoreKind, [(&str, &[u64]); 3], &str); 7] = [
+    /// (op, core, (name, shape) of each argument, a phrase of the error)
+    type Case = (&'static str, CoreKind, [(&'static str, &'static [u64]); 3], &'static str);
+    let cases: [Case; 7] = [
         ("matmul_nt", CoreKind::Aic, [("a", &[2, 3]), ("b", &[4, 2]), ("c", &[2, 4])], "do not multiply"),
         ("matmul_tn", CoreKind::Aic, [("a", &[3, 2]), ("b", &[2, 4]), ("c", &[2, 4])], "do not multiply"),
         ("matmul_tn_accumulate", CoreKind::Aic, [("a", &[3, 2]), ("b", &[3, 4]), ("c", &[3, 4])], "do not multiply"),

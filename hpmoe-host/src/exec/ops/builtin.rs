@@ -532,7 +532,10 @@ impl RefOp for Zero {
 /// `k` for the top-k ops: `many` has `k ≥ 1` rows per row of `few` and the same columns.
 fn top_k(many: &ArgDesc, few: &ArgDesc) -> Result<usize, String> {
     expect(
-        many.cols() == few.cols() && few.rows() > 0 && many.rows() >= few.rows() && many.rows() % few.rows() == 0,
+        many.cols() == few.cols()
+            && few.rows() > 0
+            && many.rows() >= few.rows()
+            && many.rows().is_multiple_of(few.rows()),
         || format!("{} must have k times the rows of {} (k ≥ 1) and its columns", many.describe(), few.describe()),
     )?;
     Ok(many.rows() / few.rows())
