@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::taskflows::{all_ops, guarded, small};
+use common::taskflows::{all_ops, backward_matmuls, backward_vector_ops, guarded, small};
 use common::{gxx, temp_dir};
 use expect_test::expect_file;
 use hpmoe_ascendc::{EmitErrorKind, EmitOptions, FlagPolicy, KernelFiles, emit, emit_with};
@@ -117,6 +117,10 @@ fn small_kernels_pass_the_syntax_check() {
     syntax_check(&emit_with(&tf, &plain, &with_user_ops()).unwrap(), &dir.join("small_no_flags"));
     let tf = all_ops();
     syntax_check(&emit(&tf, &compile(&tf)).unwrap(), &dir.join("all_ops"));
+    // The backward's ops: transposed Matmul operands and the four vector ops.
+    for tf in [backward_matmuls(2), backward_vector_ops(3, 2, 40, 24, DType::Bf16)] {
+        syntax_check(&emit(&tf, &compile(&tf)).unwrap(), &dir.join(&tf.name));
+    }
     for ranks in [1, 2, 4] {
         let tf = MoeShape::tiny(ranks).taskflow().unwrap();
         syntax_check(&emit(&tf, &compile(&tf)).unwrap(), &dir.join(format!("tiny{ranks}")));

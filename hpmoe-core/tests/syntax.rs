@@ -427,6 +427,11 @@ fn g() {{
     let fe = one(&src("gather(3)"));
     assert!(fe.errors.is_empty(), "{:?}", fe.errors);
     assert_eq!(fe.taskflow.ops.get("pick").unwrap().work, WorkModel::Gather { flops_per_element: 3 });
+    // The transposed matmul models of the backward's ops are open to user ops too.
+    for (work, model) in [("matmul_nt", WorkModel::MatmulNt), ("matmul_tn", WorkModel::MatmulTn)] {
+        let fe = one(&src(work));
+        assert_eq!(fe.taskflow.ops.get("pick").unwrap().work, model, "{work}");
+    }
     for bad in ["gather(x)", "scatter(3)", "gather"] {
         let fe = parse_file(&src(bad)).map(|mut f| f.remove(0));
         let message = match fe {

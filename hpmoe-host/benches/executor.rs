@@ -95,6 +95,7 @@ fn main() {
         gmm1_cols: 64,
         gmm2_cols: 64,
         sum_rows: 32,
+        wgrad_rows: 16,
         routing: hpmoe_host::moe::Routing::Balanced,
         dispatch: hpmoe_host::moe::DispatchPrecision::Bf16,
     };

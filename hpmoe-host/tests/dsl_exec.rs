@@ -178,3 +178,89 @@ fn a_chain_family_runs_the_running_sum_of_a_sequential_loop() {
         assert_eq!(bits(&got), bits(&want), "rank {rank}");
     }
 }
+
+/// The backward's built-ins as DSL functions: one AIC tile with the transposed matmuls (the
+/// weight gradient chained over two blocks by declaration order), one AIV tile with the four
+/// vector ops.
+#[taskflow(profile = small(1), ranks = 1)]
+fn backward_ops() {
+    const T: u64 = 4;
+    const K: u64 = 2;
+    const H: u64 = 8;
+    const W: u64 = 4;
+    const DY: Tensor<F32> = input([T, H]);
+    const W2: Tensor<F32> = input([W, H]);
+    const A: Tensor<F32> = input([2 * T, W]);
+    const GATE_UP: Tensor<F32> = input([T, 2 * W]);
+    const ROUTE: Tensor<F32> = input([T, K]);
+    const EXPERT_OUT: Tensor<F32> = input([T * K, H]);
+    const DA: Tensor<F32> = output([T, W]);
+    const DW: Tensor<F32> = output([W, H]);
+    const DGU: Tensor<F32> = output([T, 2 * W]);
+    const REPEATED: Tensor<F32> = output([T * K, H]);
+    const DROUTE: Tensor<F32> = output([T, K]);
+    const SUMMED: Tensor<F32> = output([T, H]);
+
+    #[tile(aic)]
+    fn dgrad() {
+        matmul_nt(DY.rows(0, T), W2.rows(0, W), DA.rows(0, T));
+    }
+
+    #[tile(aic)]
+    fn wgrad0() {
+        matmul_tn(A.rows(0, T), DY.rows(0, T), DW.rows(0, W));
+    }
+
+    #[tile(aic)]
+    fn wgrad1() {
+        matmul_tn_accumulate(A.rows(T, T), DY.rows(0, T), DW.rows(0, W));
+    }
+
+    #[tile(aiv)]
+    fn vec_grads() {
+        swiglu_backward(GATE_UP.rows(0, T), DA.rows(0, T), DGU.rows(0, T));
+        scale_rows_repeat(DY.rows(0, T), ROUTE.rows(0, T), REPEATED.rows(0, T * K));
+        row_dot_topk(DY.rows(0, T), EXPERT_OUT.rows(0, T * K), DROUTE.rows(0, T));
+        sum_topk(EXPERT_OUT.rows(0, T * K), SUMMED.rows(0, T));
+    }
+}
+
+#[test]
+fn the_backward_built_ins_are_dsl_functions_with_the_builders_results() {
+    use hpmoe_core::model::{CoreKind, MachineProfile, Taskflow};
+    use hpmoe_host::exec::SequentialRunner;
+    let program = backward_ops();
+    let exec = Executor::for_program(&program, &OpImpls::builtin()).unwrap();
+    let (t, k, h, w) = (4u64, 2u64, 8u64, 4u64);
+    let mut tf = Taskflow::new("backward_ops", MachineProfile::small(1, 1));
+    let f = DType::F32;
+    let dy = tf.input("DY", f, &[t, h]);
+    let w2 = tf.input("W2", f, &[w, h]);
+    let a = tf.input("A", f, &[2 * t, w]);
+    let gate_up = tf.input("GATE_UP", f, &[t, 2 * w]);
+    let route = tf.input("ROUTE", f, &[t, k]);
+    let expert_out = tf.input("EXPERT_OUT", f, &[t * k, h]);
+    let [da, dw, dgu, repeated, droute, summed] = [
+        ("DA", [t, w]),
+        ("DW", [w, h]),
+        ("DGU", [t, 2 * w]),
+        ("REPEATED", [t * k, h]),
+        ("DROUTE", [t, k]),
+        ("SUMMED", [t, h]),
+    ]
+    .map(|(name, shape)| tf.output(name, f, &shape));
+    tf.tile("dgrad", CoreKind::Aic, |x| x.op("matmul_nt", [dy.whole(), w2.whole(), da.whole()]));
+    tf.tile("wgrad0", CoreKind::Aic, |x| x.op("matmul_tn", [a.slice(0, t), dy.whole(), dw.whole()]));
+    tf.tile("wgrad1", CoreKind::Aic, |x| x.op("matmul_tn_accumulate", [a.slice(t as i64, t), dy.whole(), dw.whole()]));
+    tf.tile("vec_grads", CoreKind::Aiv, |x| {
+        x.op("swiglu_backward", [gate_up.whole(), da.whole(), dgu.whole()]);
+        x.op("scale_rows_repeat", [dy.whole(), route.whole(), repeated.whole()]);
+        x.op("row_dot_topk", [dy.whole(), expert_out.whole(), droute.whole()]);
+        x.op("sum_topk", [expert_out.whole(), summed.whole()]);
+    });
+    let inputs = Inputs::random(&tf, 3);
+    let dsl = exec.run(&inputs, &RunOptions::default()).unwrap().snapshot;
+    let built = SequentialRunner::new(&tf, &OpImpls::builtin()).unwrap().run(&inputs).unwrap().snapshot;
+    assert_eq!(dsl.first_difference(&built), None);
+    assert!(dsl.get(0, "DW").unwrap().to_f32().iter().any(|&v| v != 0.0));
+}

@@ -20,6 +20,16 @@ fn the_moe_layer_fits() {
 }
 
 #[test]
+fn the_backward_and_the_training_step_fit() {
+    for ep in [8, 64] {
+        let shape = MoeShape::deepseek_v3(ep, 4096);
+        for tf in [shape.backward_taskflow().unwrap(), shape.training_step_taskflow().unwrap()] {
+            assert!(footprint_errors(&tf).is_empty(), "{}", footprint_errors(&tf));
+        }
+    }
+}
+
+#[test]
 fn moe_traffic_agrees_with_the_expanded_work() {
     for shape in [MoeShape::tiny(2), MoeShape { experts: 16, ..MoeShape::deepseek_v3(2, 1024) }] {
         let tf = shape.taskflow().unwrap();

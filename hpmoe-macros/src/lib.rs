@@ -112,9 +112,11 @@ mod expand;
 ///   along `s`, and `step(e, 0)`, whose neighbour lies outside the grid, has no such
 ///   dependency. An instance may not wait for itself, and entries on itself pointing both ways
 ///   form a cycle; an `after` on another tile must stay inside its grid.
-/// - **Ops**: the built-ins of [`hpmoe_core::dsl`] (`matmul` on AIC; `put`, `copy`,
-///   `swiglu`, `scale_rows`, `accumulate`, `weighted_accumulate`,
-///   `gather_weighted_accumulate`, `quantize`, `dequantize`, `cast`, `zero` on AIV), and
+/// - **Ops**: the built-ins of [`hpmoe_core::dsl`] (`matmul`, `matmul_accumulate`,
+///   `matmul_nt`, `matmul_tn`, `matmul_tn_accumulate` on AIC; `put`, `copy`, `swiglu`,
+///   `scale_rows`, `accumulate`, `weighted_accumulate`, `gather_weighted_accumulate`,
+///   `quantize`, `dequantize`, `cast`, `zero`, `swiglu_backward`, `scale_rows_repeat`,
+///   `row_dot_topk`, `sum_topk` on AIV), and
 ///   user-defined ones:
 ///   `#[op(aic | aiv, work = matmul | copy | vector(F) | gather(F), emit = "Call({a}, {b})", read_write(b))]
 ///   fn name(a: &TileData, b: &mut TileData) { reference body }`. `&TileData` parameters

@@ -4,7 +4,8 @@
  * accumulators) with their double-buffering factors, and the L1 stages (depthA1 / depthB1 base
  * blocks) fit what the core's TPipe left of L1 (512 KiB). Every SetSingleShape must fit the
  * tiling's singleCore sizes, and the original shapes must hold the single shape. IterateAll
- * reads A and B (MTE2), computes in the fixed order of lib/matmul_intf.h and writes C by FIX
+ * reads A and B (MTE2; a transposed A is stored K x M with rows orgM apart, a transposed B N x K
+ * with rows orgKb apart), computes in the fixed order of lib/matmul_intf.h and writes C by FIX
  * (pending until the scalar pipe knows it complete). */
 #include <cstring>
 
@@ -110,8 +111,11 @@ void MatmulIterateAll(MatmulDesc& mm, uint8_t* cptr, uint64_t c_bytes, uint8_t a
                           "SetOrgShape, then SetTensorA, SetTensorB and SetSingleShape)"
                         : "IterateAll before SetTensorA/SetTensorB");
     }
-    if (mm.trans_a || mm.trans_b) {
-        Fail(c, "matmul_mode", call, "transposed A or B is not emulated");
+    if ((mm.trans_a && !mm.may_trans_a) || (mm.trans_b && !mm.may_trans_b)) {
+        Fail(c, "matmul_mode", call,
+             std::string("SetTensor") + (mm.trans_a && !mm.may_trans_a ? "A" : "B") +
+                 " with isTranspose = true on a Matmul whose MatmulType has isTrans = false (the SetTensorA/B page: "
+                 "transposing needs isTrans in the type)");
     }
     if (atomic > 1 || (atomic == 1 && mm.ckind != K_F32)) {
         Fail(c, "not_emulated", call,
@@ -122,11 +126,12 @@ void MatmulIterateAll(MatmulDesc& mm, uint8_t* cptr, uint64_t c_bytes, uint8_t a
     const int M = mm.tail_m > 0 ? mm.tail_m : (mm.single_m > 0 ? mm.single_m : t.singleCoreM);
     const int N = mm.tail_n > 0 ? mm.tail_n : (mm.single_n > 0 ? mm.single_n : t.singleCoreN);
     const int K = mm.tail_k > 0 ? mm.tail_k : (mm.single_k > 0 ? mm.single_k : t.singleCoreK);
+    const int orgM = mm.org_m > 0 ? mm.org_m : t.M;
     const int orgN = mm.org_n > 0 ? mm.org_n : t.N;
     const int orgKa = mm.org_ka > 0 ? mm.org_ka : t.Ka;
     const int orgKb = mm.org_kb > 0 ? mm.org_kb : t.Kb;
     const int ldc = mm.org_kc > 0 ? mm.org_kc : orgN;
-    if (mm.org_m > 0 && M > mm.org_m) {
+    if (M > orgM) {
         Fail(c, "matmul_shape", call, "M=" + std::to_string(M) + " > orgM=" + std::to_string(mm.org_m));
     }
     if (N > orgN || K > orgKa || K > orgKb || N > ldc) {
@@ -138,15 +143,25 @@ void MatmulIterateAll(MatmulDesc& mm, uint8_t* cptr, uint64_t c_bytes, uint8_t a
     const uint64_t sa = KindBytes(mm.akind), sb = KindBytes(mm.bkind), sc = KindBytes(mm.ckind);
     const uint32_t rd = Issue(c, EP_MTE2);
     (void)rd;
-    for (int i = 0; i < M; ++i) {
-        GmRange(c, mm.a + uint64_t(i) * orgKa * sa, uint64_t(K) * sa, call, "A row");
-        CheckGmReadAfterOwnWrite(c, EP_MTE2, mm.a + uint64_t(i) * orgKa * sa, uint64_t(K) * sa, call);
-        CheckNotInFlight(c, mm.a + uint64_t(i) * orgKa * sa, uint64_t(K) * sa, call);
+    /* Element offsets of A[i, p] and B[p, j] as stored: A is M x K with rows orgKa apart, or (transposed)
+     * K x M with rows orgM apart; B is K x N with rows orgN apart, or (transposed) N x K with rows orgKb
+     * apart. */
+    const bool ta = mm.trans_a, tb = mm.trans_b;
+    auto a_at = [&](int i, int p) { return ta ? uint64_t(p) * orgM + i : uint64_t(i) * orgKa + p; };
+    auto b_at = [&](int p, int j) { return tb ? uint64_t(j) * orgKb + p : uint64_t(p) * orgN + j; };
+    /* The stored rows read: A's M (or K) rows of K (or M) elements, B's K (or N) rows of N (or K). */
+    const int a_rows = ta ? K : M, a_len = ta ? M : K, b_rows = tb ? N : K, b_len = tb ? K : N;
+    for (int r = 0; r < a_rows; ++r) {
+        const uint8_t* row = mm.a + (ta ? a_at(0, r) : a_at(r, 0)) * sa;
+        GmRange(c, row, uint64_t(a_len) * sa, call, "A row");
+        CheckGmReadAfterOwnWrite(c, EP_MTE2, row, uint64_t(a_len) * sa, call);
+        CheckNotInFlight(c, row, uint64_t(a_len) * sa, call);
     }
-    for (int p = 0; p < K; ++p) {
-        GmRange(c, mm.b + uint64_t(p) * orgN * sb, uint64_t(N) * sb, call, "B row");
-        CheckGmReadAfterOwnWrite(c, EP_MTE2, mm.b + uint64_t(p) * orgN * sb, uint64_t(N) * sb, call);
-        CheckNotInFlight(c, mm.b + uint64_t(p) * orgN * sb, uint64_t(N) * sb, call);
+    for (int r = 0; r < b_rows; ++r) {
+        const uint8_t* row = mm.b + (tb ? b_at(0, r) : b_at(r, 0)) * sb;
+        GmRange(c, row, uint64_t(b_len) * sb, call, "B row");
+        CheckGmReadAfterOwnWrite(c, EP_MTE2, row, uint64_t(b_len) * sb, call);
+        CheckNotInFlight(c, row, uint64_t(b_len) * sb, call);
     }
     for (int i = 0; i < M; ++i) {
         if (c_bytes != UINT64_MAX && (uint64_t(i) * ldc + N) * sc > c_bytes) {
@@ -169,8 +184,8 @@ void MatmulIterateAll(MatmulDesc& mm, uint8_t* cptr, uint64_t c_bytes, uint8_t a
             if (mm.akind == K_I8) {
                 int32_t acc = 0;
                 for (int p = 0; p < K; ++p) {
-                    acc += static_cast<int32_t>(LoadElem(K_I8, mm.a + (uint64_t(i) * orgKa + p) * sa)) *
-                           static_cast<int32_t>(LoadElem(K_I8, mm.b + (uint64_t(p) * orgN + j) * sb));
+                    acc += static_cast<int32_t>(LoadElem(K_I8, mm.a + a_at(i, p) * sa)) *
+                           static_cast<int32_t>(LoadElem(K_I8, mm.b + b_at(p, j) * sb));
                 }
                 if (mm.ckind == K_I32) {
                     std::memcpy(dst, &acc, 4);
@@ -181,8 +196,8 @@ void MatmulIterateAll(MatmulDesc& mm, uint8_t* cptr, uint64_t c_bytes, uint8_t a
             }
             float acc = 0.0f;
             for (int p = 0; p < K; ++p) {
-                const float x = static_cast<float>(LoadElem(mm.akind, mm.a + (uint64_t(i) * orgKa + p) * sa));
-                const float y = static_cast<float>(LoadElem(mm.bkind, mm.b + (uint64_t(p) * orgN + j) * sb));
+                const float x = static_cast<float>(LoadElem(mm.akind, mm.a + a_at(i, p) * sa));
+                const float y = static_cast<float>(LoadElem(mm.bkind, mm.b + b_at(p, j) * sb));
                 const float prod = x * y;
                 acc = acc + prod;
             }

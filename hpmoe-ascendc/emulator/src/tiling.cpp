@@ -74,7 +74,8 @@ int32_t MultiCoreMatmulTiling::SetBufferSpace(int32_t l1, int32_t l0c, int32_t, 
 }
 
 int64_t MultiCoreMatmulTiling::GetTiling(AscendC::tiling::TCubeTiling& t) {
-    if (m_ <= 0 || n_ <= 0 || k_ <= 0 || Bytes(a_) != Bytes(b_) || bias_ || trans_a_ || trans_b_) {
+    /* A transposed A or B changes how the panels are read, not their sizes: the same tiling. */
+    if (m_ <= 0 || n_ <= 0 || k_ <= 0 || Bytes(a_) != Bytes(b_) || bias_) {
         return -1;
     }
     const int32_t M = org_m_ > 0 ? org_m_ : m_, N = org_n_ > 0 ? org_n_ : n_;
@@ -124,6 +125,8 @@ int64_t MultiCoreMatmulTiling::GetTiling(AscendC::tiling::TCubeTiling& t) {
     (void)dim_;
     (void)c_;
     (void)types_;
+    (void)trans_a_;
+    (void)trans_b_;
     return 0;
 }
 

@@ -24,22 +24,30 @@ HPMOE_FN void LoadTiling(TilingT& dst, GM_ADDR tiling, uint32_t index) {
     }
 }
 
-/* a[M, K] * b[K, N] into c[M, N] with IterateAll's enAtomic = kAtomic (0: overwrite, 1: add). The
- * regions are strided matrices: the original shapes tell the API each one's row stride. */
-template <uint8_t kAtomic, class MM, typename A, typename B, typename C>
+/* A (M x K, or K x M stored when kTransA) times B (K x N, or N x K stored when kTransB) into c[M, N]
+ * with IterateAll's enAtomic = kAtomic (0: overwrite, 1: add). The regions are strided matrices: the
+ * original shapes tell the API each one's row stride — orgKa for an A stored M x K, orgM for one
+ * stored K x M; orgN for a B stored K x N, orgKb for one stored N x K (a transposed operand is
+ * stored as the original shape's transpose, rows the other extent apart); orgKc is C's. */
+template <uint8_t kAtomic, bool kTransA, bool kTransB, class MM, typename A, typename B, typename C>
 HPMOE_FN void MatmulInto(MM& mm, const View<A>& a, const View<B>& b, const View<C>& c) {
-    /* orgM, orgN (B's row stride), orgKa (A's row stride), orgKb (B's rows), orgKc (C's row stride). */
-    mm.SetOrgShape(static_cast<int>(a.rows), static_cast<int>(b.ld), static_cast<int>(a.ld), static_cast<int>(b.rows),
+    const uint32_t k = kTransA ? a.rows : a.cols;
+    /* orgM, orgN, orgKa, orgKb, orgKc. */
+    const uint32_t org_m = kTransA ? a.ld : a.rows;
+    const uint32_t org_ka = kTransA ? a.rows : a.ld;
+    const uint32_t org_n = kTransB ? b.rows : b.ld;
+    const uint32_t org_kb = kTransB ? b.ld : b.rows;
+    mm.SetOrgShape(static_cast<int>(org_m), static_cast<int>(org_n), static_cast<int>(org_ka), static_cast<int>(org_kb),
                    static_cast<int>(c.ld));
-    mm.SetSingleShape(static_cast<int>(c.rows), static_cast<int>(c.cols), static_cast<int>(a.cols));
+    mm.SetSingleShape(static_cast<int>(c.rows), static_cast<int>(c.cols), static_cast<int>(k));
     AscendC::GlobalTensor<A> ga;
     ga.SetGlobalBuffer(a.At(0, 0));
     AscendC::GlobalTensor<B> gb;
     gb.SetGlobalBuffer(b.At(0, 0));
     AscendC::GlobalTensor<C> gc;
     gc.SetGlobalBuffer(c.At(0, 0));
-    mm.SetTensorA(ga);
-    mm.SetTensorB(gb);
+    mm.SetTensorA(ga, kTransA);
+    mm.SetTensorB(gb, kTransB);
     mm.IterateAll(gc, kAtomic);
 }
 
@@ -47,7 +55,7 @@ HPMOE_FN void MatmulInto(MM& mm, const View<A>& a, const View<B>& b, const View<
  * strided matrices: the original shapes tell the API each one's row stride. */
 template <class MM, typename A, typename B, typename C>
 HPMOE_FN void MatmulTile(MM& mm, const View<A>& a, const View<B>& b, const View<C>& c) {
-    MatmulInto<0>(mm, a, b, c);
+    MatmulInto<0, false, false>(mm, a, b, c);
 }
 
 /* c[M, N] += a[M, K] * b[K, N]: the product in FP32, added into c by the Matmul API's atomic add
@@ -57,7 +65,28 @@ HPMOE_FN void MatmulTile(MM& mm, const View<A>& a, const View<B>& b, const View<
  * is fixed; the atomic add is what makes a tile add rather than overwrite, not a license to race. */
 template <class MM, typename A, typename B>
 HPMOE_FN void MatmulAccumulateTile(MM& mm, const View<A>& a, const View<B>& b, const View<float>& c) {
-    MatmulInto<1>(mm, a, b, c);
+    MatmulInto<1, false, false>(mm, a, b, c);
+}
+
+/* c[M, N] = a[M, K] * b[N, K]^T (b read as stored, row by row), FP32 accumulation, rounded once into
+ * c's type. The group's MatmulType for B has isTrans set. */
+template <class MM, typename A, typename B, typename C>
+HPMOE_FN void MatmulNtTile(MM& mm, const View<A>& a, const View<B>& b, const View<C>& c) {
+    MatmulInto<0, false, true>(mm, a, b, c);
+}
+
+/* c[M, N] = a[K, M]^T * b[K, N], FP32 accumulation, rounded once into c's type. The group's
+ * MatmulType for A has isTrans set. */
+template <class MM, typename A, typename B, typename C>
+HPMOE_FN void MatmulTnTile(MM& mm, const View<A>& a, const View<B>& b, const View<C>& c) {
+    MatmulInto<0, true, false>(mm, a, b, c);
+}
+
+/* c[M, N] += a[K, M]^T * b[K, N], as MatmulAccumulateTile (FP32 c only, ordered by the tiles'
+ * dependencies). */
+template <class MM, typename A, typename B>
+HPMOE_FN void MatmulTnAccumulateTile(MM& mm, const View<A>& a, const View<B>& b, const View<float>& c) {
+    MatmulInto<1, true, false>(mm, a, b, c);
 }
 
 /* Between an AIC op that writes global memory and a later op of the same tile that reads it: the

@@ -185,18 +185,22 @@ fn matmul_types(out: &mut String, groups: &[MatmulGroup]) {
         return;
     }
     out.push_str(
-        "// One Matmul object per combination of element types; tiling i of the `tiling` argument is group i's.\n",
+        "// One Matmul object per combination of element types and transposes; tiling i of the `tiling` argument is group i's.\n",
     );
     for (i, g) in groups.iter().enumerate() {
-        let ty = |d| format!("AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, {}>", cpp_type(d));
+        // A transposed operand's MatmulType has isTrans set, so SetTensorA/B may say it is.
+        let ty = |d, trans: bool| {
+            let trans = if trans { ", true" } else { "" };
+            format!("AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, {}{trans}>", cpp_type(d))
+        };
         let head = format!("using Matmul{i} = AscendC::Matmul<");
         let pad = " ".repeat(head.len());
         let _ = writeln!(
             out,
             "{head}{},\n{pad}{},\n{pad}{}>;  // {}: {}",
-            ty(g.a),
-            ty(g.b),
-            ty(g.c),
+            ty(g.a, g.trans_a),
+            ty(g.b, g.trans_b),
+            ty(g.c, false),
             g.types(),
             g.families.join(", ")
         );

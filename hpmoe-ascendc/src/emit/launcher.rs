@@ -92,15 +92,17 @@ pub fn render(p: &LauncherParts<'_>) -> String {
     if p.groups.is_empty() {
         out.push_str("// No Matmul group: the kernel has no matmul.\nconst hpmoe::host::MatmulSpec* const kMatmuls = nullptr;\n\n");
     } else {
-        out.push_str("// The Matmul groups: the tiling of each covers its largest tile (M x N x K, A, B, C types).\n");
+        out.push_str("// The Matmul groups: the tiling of each covers its largest tile (M x N x K, A, B, C types, A and B transposed).\n");
         out.push_str("const hpmoe::host::MatmulSpec kMatmuls[] = {\n");
         for (i, g) in p.groups.iter().enumerate() {
             let _ = writeln!(
                 out,
-                "    {{{prefix}MATMUL{i}_M, {prefix}MATMUL{i}_N, {prefix}MATMUL{i}_K, ElemType::{}, ElemType::{}, ElemType::{}}},",
+                "    {{{prefix}MATMUL{i}_M, {prefix}MATMUL{i}_N, {prefix}MATMUL{i}_K, ElemType::{}, ElemType::{}, ElemType::{}, {}, {}}},",
                 elem_type(g.a),
                 elem_type(g.b),
-                elem_type(g.c)
+                elem_type(g.c),
+                g.trans_a,
+                g.trans_b
             );
         }
         out.push_str("};\n\n");

@@ -31,6 +31,9 @@ pub use ops::MatmulGroup;
 
 /// Elements of one UB tile of the vector runtime (`hpmoe::kTileElems`).
 pub const TILE_ELEMS: u32 = 4096;
+/// Per-row scalars one tile of the vector runtime holds (`hpmoe::kRowScalars`): the most choices
+/// per row `scale_rows_repeat` and `row_dot_topk` take.
+pub const ROW_SCALARS: u32 = 512;
 /// Default bound of a counter wait: 5 s.
 pub const DEFAULT_WAIT_TIMEOUT_US: u64 = 5_000_000;
 

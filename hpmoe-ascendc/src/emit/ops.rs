@@ -18,6 +18,10 @@ pub struct MatmulGroup {
     pub a: DType,
     pub b: DType,
     pub c: DType,
+    /// A is stored transposed (`[K, M]`): the group's MatmulType for A has `isTrans` set.
+    pub trans_a: bool,
+    /// B is stored transposed (`[N, K]`).
+    pub trans_b: bool,
     pub m: u64,
     pub n: u64,
     pub k: u64,
@@ -26,9 +30,10 @@ pub struct MatmulGroup {
 }
 
 impl MatmulGroup {
-    /// `bf16 x bf16 -> f32`.
+    /// `bf16 x bf16 -> f32`, with `ᵀ` after a transposed operand (`bf16ᵀ x bf16 -> f32`).
     pub fn types(&self) -> String {
-        format!("{} x {} -> {}", self.a.name(), self.b.name(), self.c.name())
+        let t = |trans: bool| if trans { "ᵀ" } else { "" };
+        format!("{}{} x {}{} -> {}", self.a.name(), t(self.trans_a), self.b.name(), t(self.trans_b), self.c.name())
     }
 }
 
@@ -90,54 +95,51 @@ pub fn statement(
     };
     let name = op.name();
     match op {
-        BuiltinOp::Matmul | BuiltinOp::MatmulAccumulate => {
-            let (m, k, n) = (v[2].rows, v[0].cols, v[2].cols);
-            if v[0].rows != m || v[1].rows != k || v[1].cols != n {
+        BuiltinOp::SwigluBackward => {
+            let (gu, d, dgu) = (&v[0], &v[1], &v[2]);
+            if gu.rows != d.rows || gu.cols != 2 * d.cols || (dgu.rows, dgu.cols) != (gu.rows, gu.cols) {
                 return Err(fault(
                     Kind::ShapeMismatch,
                     format!(
-                        "matmul shapes do not multiply: a `{}` is {}x{}, b `{}` is {}x{}, c `{}` is {}x{}",
-                        v[0].text, v[0].rows, v[0].cols, v[1].text, v[1].rows, v[1].cols, v[2].text, m, n
+                        "swiglu_backward: `{}` ({}x{}) and `{}` ({}x{}) must have the rows of `{}` ({}x{}) and twice its \
+                         columns",
+                        gu.text, gu.rows, gu.cols, dgu.text, dgu.rows, dgu.cols, d.text, d.rows, d.cols
                     ),
                 ));
             }
-            same_dtype(0, 1)?;
-            let (ta, tc) = (v[0].dtype, v[2].dtype);
-            let ok = matches!(ta, DType::Bf16 | DType::F16 | DType::F32) && (tc == DType::F32 || tc == ta)
-                || ta == DType::I8 && matches!(tc, DType::I32 | DType::F16 | DType::I8);
-            if !ok {
-                let types = format!("{} x {} -> {}", ta.name(), ta.name(), tc.name());
-                return Err(fault(Kind::UnsupportedDType, format!("the Matmul API does not compute {types}")));
+            for x in v {
+                float_type(x)?;
             }
-            if op == BuiltinOp::MatmulAccumulate && tc != DType::F32 {
-                return Err(fault(
-                    Kind::UnsupportedDType,
-                    format!(
-                        "matmul_accumulate adds into `{}`, which is {}: the Matmul API's atomic add would round \
-                         the product into {} before adding it; accumulate into an f32 region",
-                        v[2].text,
-                        tc.name(),
-                        tc.name()
-                    ),
-                ));
-            }
-            let index = match groups.iter().position(|g| (g.a, g.b, g.c) == (ta, v[1].dtype, tc)) {
-                Some(i) => i,
-                None => {
-                    groups.push(MatmulGroup { a: ta, b: v[1].dtype, c: tc, m: 0, n: 0, k: 0, families: Vec::new() });
-                    groups.len() - 1
-                }
-            };
-            let g = &mut groups[index];
-            g.m = g.m.max(m);
-            g.n = g.n.max(n);
-            g.k = g.k.max(k);
-            if !g.families.iter().any(|f| f == site.family) {
-                g.families.push(site.family.to_string());
-            }
-            let f = if op == BuiltinOp::Matmul { "MatmulTile" } else { "MatmulAccumulateTile" };
-            Ok(format!("hpmoe::{f}(mm{index},\n    {},\n    {},\n    {});", a(0), a(1), a(2)))
+            Ok(format!("hpmoe::SwigluBackward(vec,\n    {},\n    {},\n    {});", a(0), a(1), a(2)))
         }
+        BuiltinOp::ScaleRowsRepeat | BuiltinOp::RowDotTopk => {
+            // (the T-row operand, the T·k-row operand, the T·k per-row elements)
+            let (few, many, per) = if op == BuiltinOp::ScaleRowsRepeat { (0, 2, 1) } else { (0, 1, 2) };
+            let k = top_k(&v[many], &v[few], name)?;
+            if k > u64::from(crate::emit::ROW_SCALARS) {
+                return Err(fault(
+                    Kind::TooManyRows,
+                    format!("{name}: k = {k} rows per row of `{}`; the backend handles at most 512", v[few].text),
+                ));
+            }
+            per_row(&v[per], v[many].rows, name)?;
+            for x in v {
+                float_type(x)?;
+            }
+            let f = if op == BuiltinOp::ScaleRowsRepeat { "ScaleRowsRepeat" } else { "RowDotTopk" };
+            Ok(format!("hpmoe::{f}(vec,\n    {},\n    {},\n    {});", a(0), a(1), a(2)))
+        }
+        BuiltinOp::SumTopk => {
+            top_k(&v[0], &v[1], name)?;
+            float_type(&v[0])?;
+            float_type(&v[1])?;
+            Ok(format!("hpmoe::SumTopk(vec,\n    {},\n    {});", a(0), a(1)))
+        }
+        BuiltinOp::Matmul
+        | BuiltinOp::MatmulAccumulate
+        | BuiltinOp::MatmulNt
+        | BuiltinOp::MatmulTn
+        | BuiltinOp::MatmulTnAccumulate => matmul(op, site, v, names, groups),
         BuiltinOp::Put => {
             same_dtype(0, 1)?;
             let (src, dst) = pair_shapes(&v[0], &v[1], names)?;
@@ -258,6 +260,112 @@ pub fn statement(
     }
 }
 
+/// A matmul-family call: checks the shapes for its layout and the types the Matmul API computes,
+/// registers its group (element types and transposes) and calls the runtime's wrapper.
+fn matmul(
+    op: BuiltinOp,
+    site: &CallSite<'_>,
+    v: &[ViewSpec],
+    names: &[String],
+    groups: &mut Vec<MatmulGroup>,
+) -> Result<String, EmitFault> {
+    let fault = EmitFault::new;
+    let (trans_a, trans_b) = match op {
+        BuiltinOp::MatmulNt => (false, true),
+        BuiltinOp::MatmulTn | BuiltinOp::MatmulTnAccumulate => (true, false),
+        _ => (false, false),
+    };
+    // (rows, cols) of A and B as the product reads them: A m x k, B k x n.
+    let (m, n) = (v[2].rows, v[2].cols);
+    let k = if trans_a { v[0].rows } else { v[0].cols };
+    let a_mk = if trans_a { (v[0].cols, v[0].rows) } else { (v[0].rows, v[0].cols) };
+    let b_kn = if trans_b { (v[1].cols, v[1].rows) } else { (v[1].rows, v[1].cols) };
+    if a_mk != (m, k) || b_kn != (k, n) {
+        let form = match (trans_a, trans_b) {
+            (false, false) => "a [M, K] · b [K, N]",
+            (false, true) => "a [M, K] · (b [N, K])ᵀ",
+            _ => "(a [K, M])ᵀ · b [K, N]",
+        };
+        return Err(fault(
+            Kind::ShapeMismatch,
+            format!(
+                "{} shapes do not multiply as {form} = c [M, N]: a `{}` is {}x{}, b `{}` is {}x{}, c `{}` is {}x{}",
+                op.name(),
+                v[0].text,
+                v[0].rows,
+                v[0].cols,
+                v[1].text,
+                v[1].rows,
+                v[1].cols,
+                v[2].text,
+                m,
+                n
+            ),
+        ));
+    }
+    if v[0].dtype != v[1].dtype {
+        return Err(fault(
+            Kind::DTypeMismatch,
+            format!("`{}` is {} but `{}` is {}", v[0].text, v[0].dtype.name(), v[1].text, v[1].dtype.name()),
+        ));
+    }
+    let (ta, tc) = (v[0].dtype, v[2].dtype);
+    let ok = matches!(ta, DType::Bf16 | DType::F16 | DType::F32) && (tc == DType::F32 || tc == ta)
+        || ta == DType::I8 && matches!(tc, DType::I32 | DType::F16 | DType::I8);
+    if !ok {
+        let types = format!("{} x {} -> {}", ta.name(), ta.name(), tc.name());
+        return Err(fault(Kind::UnsupportedDType, format!("the Matmul API does not compute {types}")));
+    }
+    let accumulate = matches!(op, BuiltinOp::MatmulAccumulate | BuiltinOp::MatmulTnAccumulate);
+    if accumulate && tc != DType::F32 {
+        return Err(fault(
+            Kind::UnsupportedDType,
+            format!(
+                "{} adds into `{}`, which is {}: the Matmul API's atomic add would round \
+                 the product into {} before adding it; accumulate into an f32 region",
+                op.name(),
+                v[2].text,
+                tc.name(),
+                tc.name()
+            ),
+        ));
+    }
+    let key = (ta, v[1].dtype, tc, trans_a, trans_b);
+    let index = match groups.iter().position(|g| (g.a, g.b, g.c, g.trans_a, g.trans_b) == key) {
+        Some(i) => i,
+        None => {
+            groups.push(MatmulGroup {
+                a: ta,
+                b: v[1].dtype,
+                c: tc,
+                trans_a,
+                trans_b,
+                m: 0,
+                n: 0,
+                k: 0,
+                families: Vec::new(),
+            });
+            groups.len() - 1
+        }
+    };
+    let g = &mut groups[index];
+    g.m = g.m.max(m);
+    g.n = g.n.max(n);
+    g.k = g.k.max(k);
+    if !g.families.iter().any(|f| f == site.family) {
+        g.families.push(site.family.to_string());
+    }
+    let f = match op {
+        BuiltinOp::Matmul => "MatmulTile",
+        BuiltinOp::MatmulAccumulate => "MatmulAccumulateTile",
+        BuiltinOp::MatmulNt => "MatmulNtTile",
+        BuiltinOp::MatmulTn => "MatmulTnTile",
+        _ => "MatmulTnAccumulateTile",
+    };
+    let a = |i: usize| v[i].cpp(names);
+    Ok(format!("hpmoe::{f}(mm{index},\n    {},\n    {},\n    {});", a(0), a(1), a(2)))
+}
+
 /// Two regions of equal element count: as they are when their shapes agree, else both flattened
 /// (which needs both contiguous).
 fn pair_shapes(src: &ViewSpec, dst: &ViewSpec, names: &[String]) -> Result<(String, String), EmitFault> {
@@ -274,6 +382,20 @@ fn pair_shapes(src: &ViewSpec, dst: &ViewSpec, names: &[String]) -> Result<(Stri
             src.text, src.rows, src.cols, dst.text, dst.rows, dst.cols
         ),
     ))
+}
+
+/// `k` of a top-k op: `many` has `k ≥ 1` rows per row of `few`, and the same columns.
+fn top_k(many: &ViewSpec, few: &ViewSpec, op: &str) -> Result<u64, EmitFault> {
+    if many.cols != few.cols || few.rows == 0 || many.rows < few.rows || !many.rows.is_multiple_of(few.rows) {
+        return Err(EmitFault::new(
+            Kind::ShapeMismatch,
+            format!(
+                "{op}: `{}` ({}x{}) must have k times the rows of `{}` ({}x{}) (k ≥ 1) and its columns",
+                many.text, many.rows, many.cols, few.text, few.rows, few.cols
+            ),
+        ));
+    }
+    Ok(many.rows / few.rows)
 }
 
 /// One element per row, contiguous.

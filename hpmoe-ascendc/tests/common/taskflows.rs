@@ -126,3 +126,62 @@ pub fn guarded() -> Taskflow {
     });
     tf
 }
+
+/// The backward's AIC work on `aic` cores: `da[s] = dy[s] · w2ᵀ` per row block (`w2` a column
+/// block of a wider tensor, so B's rows are strided), and the weight gradient
+/// `dw = Σ_s a[s]ᵀ · dy[s]` — `matmul_tn` for block 0, then a chain of `matmul_tn_accumulate`
+/// (`a[s]` a column block of a wider tensor: A's rows strided), plus a bf16 `matmul_tn`.
+pub fn backward_matmuls(aic: u32) -> Taskflow {
+    const S: u64 = 4;
+    let mut tf = Taskflow::new(format!("bwd_mm_{aic}"), MachineProfile::small(aic, 1));
+    let dy = tf.input("dy", DType::Bf16, &[S, 16, 48]);
+    let w2 = tf.input("w2", DType::Bf16, &[32, 2 * 48]);
+    let a = tf.input("a", DType::Bf16, &[S, 16, 2 * 32]);
+    let da = tf.output("da", DType::Bf16, &[S, 16, 32]);
+    let dw = tf.output("dw", DType::F32, &[32, 48]);
+    let dw_bf16 = tf.output("dw_bf16", DType::Bf16, &[32, 48]);
+    tf.tile("dgrad", CoreKind::Aic, |t| {
+        let s = t.grid("s", S);
+        // [16, 48] · ([32, 48])ᵀ: w2's rows 96 elements apart.
+        t.op("matmul_nt", [dy.at(s.clone()), w2.whole().all(32).slice(48, 48), da.at(s)]);
+    });
+    // a[s] is [16, 32] (columns 32..64 of a [16, 64] block): aᵀ · dy = [32, 48].
+    tf.tile("wgrad0", CoreKind::Aic, |t| t.op("matmul_tn", [a.at(0).all(16).slice(32, 32), dy.at(0), dw.whole()]));
+    tf.tile("wgrad_bf16", CoreKind::Aic, |t| {
+        t.op("matmul_tn", [a.at(1).all(16).slice(32, 32), dy.at(1), dw_bf16.whole()])
+    });
+    for s in 1..S as i64 {
+        tf.tile(&format!("wgrad{s}"), CoreKind::Aic, |t| {
+            t.op("matmul_tn_accumulate", [a.at(s).all(16).slice(32, 32), dy.at(s), dw.whole()])
+        });
+    }
+    tf
+}
+
+/// The vector ops of the backward on `t` tokens, `k` choices, `h` columns and `w` SwiGLU
+/// columns, reading bf16 and writing `out`; `dy` is a column block of a wider tensor (strided
+/// rows).
+pub fn backward_vector_ops(t: u64, k: u64, h: u64, w: u64, out: DType) -> Taskflow {
+    let mut tf = Taskflow::new(format!("bwd_vec_{}", out.name()), MachineProfile::small(1, 2));
+    let gate_up = tf.input("gate_up", DType::Bf16, &[t, 2 * w]);
+    let d_act = tf.input("d_act", DType::Bf16, &[t, w]);
+    let d_gate_up = tf.output("d_gate_up", out, &[t, 2 * w]);
+    let dy = tf.input("dy", DType::Bf16, &[t, h + 16]);
+    let weights = tf.input("weights", DType::F32, &[t, k]);
+    let expert_out = tf.input("expert_out", DType::Bf16, &[t * k, h]);
+    let repeated = tf.output("repeated", out, &[t * k, h]);
+    let d_weights = tf.output("d_weights", out, &[t, k]);
+    let summed = tf.output("summed", out, &[t, h]);
+    let dy = || dy.whole().all(t).slice(16, h);
+    tf.tile("swiglu_grad", CoreKind::Aiv, |tile| {
+        tile.op("swiglu_backward", [gate_up.whole(), d_act.whole(), d_gate_up.whole()])
+    });
+    tf.tile("combine_grad", CoreKind::Aiv, |tile| {
+        tile.op("scale_rows_repeat", [dy(), weights.whole(), repeated.whole()])
+    });
+    tf.tile("weight_grad", CoreKind::Aiv, |tile| {
+        tile.op("row_dot_topk", [dy(), expert_out.whole(), d_weights.whole()])
+    });
+    tf.tile("dispatch_grad", CoreKind::Aiv, |tile| tile.op("sum_topk", [expert_out.whole(), summed.whole()]));
+    tf
+}

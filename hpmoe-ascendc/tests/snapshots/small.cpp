@@ -67,7 +67,7 @@ constexpr hpmoe::KernelSpec kSpec = {
     HPMOE_SMALL_WAIT_TIMEOUT_US,
 };
 
-// One Matmul object per combination of element types; tiling i of the `tiling` argument is group i's.
+// One Matmul object per combination of element types and transposes; tiling i of the `tiling` argument is group i's.
 using Matmul0 = AscendC::Matmul<AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, bfloat16_t>,
                                 AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, bfloat16_t>,
                                 AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, bfloat16_t>>;  // bf16 x bf16 -> bf16: gmm

@@ -46,9 +46,9 @@ const hpmoe::host::TensorSpec kTensors[] = {
     {"y", HPMOE_SMALL_TENSOR_Y_BYTES, TensorKind::Output},
 };
 
-// The Matmul groups: the tiling of each covers its largest tile (M x N x K, A, B, C types).
+// The Matmul groups: the tiling of each covers its largest tile (M x N x K, A, B, C types, A and B transposed).
 const hpmoe::host::MatmulSpec kMatmuls[] = {
-    {HPMOE_SMALL_MATMUL0_M, HPMOE_SMALL_MATMUL0_N, HPMOE_SMALL_MATMUL0_K, ElemType::BF16, ElemType::BF16, ElemType::BF16},
+    {HPMOE_SMALL_MATMUL0_M, HPMOE_SMALL_MATMUL0_N, HPMOE_SMALL_MATMUL0_K, ElemType::BF16, ElemType::BF16, ElemType::BF16, false, false},
 };
 
 // One rank's launch: the tensors, then table, flags, counters, diag, workspace, tiling and ffts.

@@ -127,20 +127,22 @@ fn one_family(tf: &Taskflow, f: &crate::model::TileFamily) -> FamilyTraffic {
 /// Flops of one op call, as [`crate::expand`] counts them.
 fn op_flops(work: WorkModel, sizes: &[Option<(u64, u64)>], call: &crate::model::OpCall, tf: &Taskflow) -> u64 {
     match work {
-        WorkModel::Matmul if sizes.len() >= 3 => {
-            let last = |i: usize| {
+        WorkModel::Matmul | WorkModel::MatmulNt | WorkModel::MatmulTn if sizes.len() >= 3 => {
+            let extents = |i: usize| {
                 let region = &call.args[i];
-                let decl = tf.tensor(&region.tensor);
-                decl.and_then(|d| {
-                    let k = d.shape.len().checked_sub(1)?;
-                    Some(region.dims.get(k).map_or(d.shape[k], |s| s.len))
-                })
+                let decl = tf.tensor(&region.tensor)?;
+                Some(
+                    decl.shape
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &e)| region.dims.get(k).map_or(e, |s| s.len))
+                        .collect::<Vec<u64>>(),
+                )
             };
-            let (Some(k), Some(n), Some((c_elems, _))) = (last(0), last(2), sizes[2]) else { return 0 };
-            let m = c_elems / n.max(1);
-            2u64.saturating_mul(m).saturating_mul(n).saturating_mul(k)
+            let (Some(a), Some(c)) = (extents(0), extents(2)) else { return 0 };
+            work.matmul_dims(&a, &c).map_or(0, |d| 2u64.saturating_mul(d.m).saturating_mul(d.n).saturating_mul(d.k))
         }
-        WorkModel::Matmul | WorkModel::Copy => 0,
+        WorkModel::Matmul | WorkModel::MatmulNt | WorkModel::MatmulTn | WorkModel::Copy => 0,
         WorkModel::Gather { flops_per_element } => {
             sizes.first().copied().flatten().map_or(0, |s| s.0).saturating_mul(u64::from(flops_per_element))
         }

@@ -23,6 +23,29 @@ pub fn matmul_accumulate(a: impl Into<Region>, b: impl Into<Region>, c: impl Int
     let _ = (a.into(), b.into(), c.into());
 }
 
+/// AIC: `c = a · bᵀ`; `a` is `[M, K]`, `b` `[N, K]` (read row by row, as stored: a weight
+/// `[N, K]` used transposed, as the activation gradients `dY · W2ᵀ` and `dH · W13ᵀ` need), `c`
+/// `[M, N]`. Each element is summed in FP32 over K ascending from `+0.0`, rounded once into `c`.
+pub fn matmul_nt(a: impl Into<Region>, b: impl Into<Region>, c: impl Into<Region>) {
+    let _ = (a.into(), b.into(), c.into());
+}
+
+/// AIC: `c = aᵀ · b`; `a` is `[K, M]`, `b` `[K, N]`, `c` `[M, N]`. Each element is summed in
+/// FP32 over K ascending from `+0.0`, rounded once into `c`. The first block of a weight
+/// gradient (`Aᵀ · dY`) that later blocks add to with [`matmul_tn_accumulate`].
+pub fn matmul_tn(a: impl Into<Region>, b: impl Into<Region>, c: impl Into<Region>) {
+    let _ = (a.into(), b.into(), c.into());
+}
+
+/// AIC: `c += aᵀ · b`; `a` is `[K, M]`, `b` `[K, N]`, `c` `[M, N]`. `aᵀ · b` is summed in FP32
+/// over K ascending from `+0.0`, then added to `c` (read as FP32) in FP32 and rounded once into
+/// `c`'s type — the weight gradients `dW2 += Aᵀ · dY`, `dW13 += Xᵀ · dH` over an expert's row
+/// blocks. As for [`matmul_accumulate`], the tiles adding into one region must be totally
+/// ordered; the AscendC backend needs an f32 `c`.
+pub fn matmul_tn_accumulate(a: impl Into<Region>, b: impl Into<Region>, c: impl Into<Region>) {
+    let _ = (a.into(), b.into(), c.into());
+}
+
 /// AIV: one-sided write of `src` into `dst`, a region of a symmetric tensor on another
 /// rank (`T.on(rank)...`), with a signal the destination's readers wait for.
 pub fn put(src: impl Into<Region>, dst: impl Into<Region>) {
@@ -87,6 +110,38 @@ pub fn zero(dst: impl Into<Region>) {
     let _ = (dst.into(),);
 }
 
+/// AIV: the SwiGLU gradient, laid out as [`swiglu`]'s operands: `gate_up` `[R, 2w]` is
+/// `[g | u]` (the saved pre-activations), `d_act` `[R, w]` the gradient of `swiglu`'s output,
+/// and `d_gate_up` `[R, 2w]` receives `[dg | du]`. In FP32, with `s = 1 / (1 + exp(-g))`:
+/// `du = (d_act · g) · s` and `dg = ((d_act · u) · s) · (1 + g · (1 − s))`, each rounded once
+/// into `d_gate_up`'s type.
+pub fn swiglu_backward(gate_up: impl Into<Region>, d_act: impl Into<Region>, d_gate_up: impl Into<Region>) {
+    let _ = (gate_up.into(), d_act.into(), d_gate_up.into());
+}
+
+/// AIV: `dst[t·k + c, :] = weights[t, c] · src[t, :]`: `src` is `[T, H]`, `weights` `[T, k]`
+/// (`T·k` contiguous elements), `dst` `[T·k, H]`, `k` = rows of `dst` / rows of `src`. The
+/// combine's backward: each expert output's gradient is its token's gradient times the
+/// routing weight.
+pub fn scale_rows_repeat(src: impl Into<Region>, weights: impl Into<Region>, dst: impl Into<Region>) {
+    let _ = (src.into(), weights.into(), dst.into());
+}
+
+/// AIV: `d_weights[t, c] = Σ_h a[t, h] · b[t·k + c, h]`: `a` is `[T, H]`, `b` `[T·k, H]`,
+/// `d_weights` `[T, k]` (`T·k` contiguous elements); summed in FP32 over `h` ascending from
+/// `+0.0`. The routing weights' gradient: a token's output gradient dotted with each chosen
+/// expert's output.
+pub fn row_dot_topk(a: impl Into<Region>, b: impl Into<Region>, d_weights: impl Into<Region>) {
+    let _ = (a.into(), b.into(), d_weights.into());
+}
+
+/// AIV: `dst[t, :] = Σ_c src[t·k + c, :]`: `src` is `[T·k, H]`, `dst` `[T, H]`, `k` = rows of
+/// `src` / rows of `dst`; summed in FP32 for `c = 0, 1, …, k-1` from `+0.0`. The dispatch's
+/// backward: a token's input gradient is the sum of its `k` copies' gradients.
+pub fn sum_topk(src: impl Into<Region>, dst: impl Into<Region>) {
+    let _ = (src.into(), dst.into());
+}
+
 /// The parameter names of the function this module declares for `op` (named
 /// [`BuiltinOp::name`]). Matched exhaustively: a new built-in does not compile until it has its
 /// function here.
@@ -94,6 +149,9 @@ pub const fn builtin_params(op: BuiltinOp) -> &'static [&'static str] {
     match op {
         BuiltinOp::Matmul => &["a", "b", "c"],
         BuiltinOp::MatmulAccumulate => &["a", "b", "c"],
+        BuiltinOp::MatmulNt => &["a", "b", "c"],
+        BuiltinOp::MatmulTn => &["a", "b", "c"],
+        BuiltinOp::MatmulTnAccumulate => &["a", "b", "c"],
         BuiltinOp::Put => &["src", "dst"],
         BuiltinOp::Copy => &["src", "dst"],
         BuiltinOp::Swiglu => &["gate_up", "out"],
@@ -105,6 +163,10 @@ pub const fn builtin_params(op: BuiltinOp) -> &'static [&'static str] {
         BuiltinOp::Dequantize => &["src", "scale", "dst"],
         BuiltinOp::Cast => &["src", "dst"],
         BuiltinOp::Zero => &["dst"],
+        BuiltinOp::SwigluBackward => &["gate_up", "d_act", "d_gate_up"],
+        BuiltinOp::ScaleRowsRepeat => &["src", "weights", "dst"],
+        BuiltinOp::RowDotTopk => &["a", "b", "d_weights"],
+        BuiltinOp::SumTopk => &["src", "dst"],
     }
 }
 

@@ -424,14 +424,14 @@ fn family_work(r: &Resolved<'_>, fi: usize, f: &crate::model::TileFamily) -> Wor
         let bytes = |i: usize| elems(&shapes[i].0).saturating_mul(shapes[i].1);
         let all_bytes = (0..shapes.len()).map(bytes).fold(0u64, u64::saturating_add);
         match resolved.spec.work {
-            WorkModel::Matmul if shapes.len() >= 3 => {
-                let k = shapes[0].0.last().copied().unwrap_or(1);
-                let n = shapes[2].0.last().copied().unwrap_or(1);
-                let m = elems(&shapes[2].0) / n.max(1);
-                w.flops = w.flops.saturating_add(2u64.saturating_mul(m).saturating_mul(n).saturating_mul(k));
+            work @ (WorkModel::Matmul | WorkModel::MatmulNt | WorkModel::MatmulTn) => {
+                if shapes.len() >= 3
+                    && let Some(d) = work.matmul_dims(&shapes[0].0, &shapes[2].0)
+                {
+                    w.flops = w.flops.saturating_add(2u64.saturating_mul(d.m).saturating_mul(d.n).saturating_mul(d.k));
+                }
                 w.bytes = w.bytes.saturating_add(all_bytes);
             }
-            WorkModel::Matmul => w.bytes = w.bytes.saturating_add(all_bytes),
             WorkModel::Vector { flops_per_element } => {
                 let most = shapes.iter().map(|s| elems(&s.0)).max().unwrap_or(0);
                 w.flops = w.flops.saturating_add(most.saturating_mul(u64::from(flops_per_element)));

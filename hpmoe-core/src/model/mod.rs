@@ -12,7 +12,7 @@ mod tensor;
 pub use expr::{Affine, Overflow, Var};
 pub use family::{After, GridDim, Guard, IndexSel, OpCall, TileFamily};
 pub use loc::{Loc, SourceMap, SourcePos};
-pub use op::{Access, BuiltinOp, DuplicateOp, OpKind, OpRegistry, OpSpec, Param, WorkModel};
+pub use op::{Access, BuiltinOp, DuplicateOp, MatmulDims, OpKind, OpRegistry, OpSpec, Param, WorkModel};
 pub use profile::{CoreKind, MachineProfile};
 pub use region::{DimSlice, RankSel, Region};
 pub use taskflow::{Taskflow, TensorRef, TileBuilder};

@@ -60,6 +60,12 @@ pub enum WorkModel {
     /// `c[M,N] = a[M,K] · b[K,N]` over arguments (a, b, c): 2·M·N·K flops, where K is the
     /// last extent of `a`, N the last extent of `c` and M the rest of `c`.
     Matmul,
+    /// `c[M,N] = a[M,K] · b[N,K]ᵀ` over arguments (a, b, c) (`b` read as stored, row by row):
+    /// 2·M·N·K flops, with K, N and M as for [`WorkModel::Matmul`].
+    MatmulNt,
+    /// `c[M,N] = a[K,M]ᵀ · b[K,N]` over arguments (a, b, c): 2·M·N·K flops, where M is the
+    /// last extent of `a`, K the rest of `a`, and N the last extent of `c`.
+    MatmulTn,
     /// Elementwise: `flops_per_element` × the elements of the largest argument.
     Vector { flops_per_element: u32 },
     /// Pure data movement of the first argument's bytes (a put moves them over the link).
@@ -70,6 +76,35 @@ pub enum WorkModel {
     /// is the whole table the indices may pick from, so only the rows picked count as
     /// traffic; the other arguments count whole.
     Gather { flops_per_element: u32 },
+}
+
+/// The extents of one matmul: `c` is `m × n`, summed over `k`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatmulDims {
+    pub m: u64,
+    pub n: u64,
+    pub k: u64,
+}
+
+impl WorkModel {
+    /// Whether this is one of the matmul models (an AIC product of `a` and `b` into `c`).
+    pub const fn is_matmul(self) -> bool {
+        matches!(self, WorkModel::Matmul | WorkModel::MatmulNt | WorkModel::MatmulTn)
+    }
+
+    /// The extents of a matmul-model op from the extents of its arguments `a` and `c` (every
+    /// dimension but the last counts as rows); `None` for the other models. `n` and `m` come
+    /// from `c`, `k` from `a` (its last extent, or for [`WorkModel::MatmulTn`] its rows).
+    pub fn matmul_dims(self, a: &[u64], c: &[u64]) -> Option<MatmulDims> {
+        let last = |s: &[u64]| s.last().copied().unwrap_or(1);
+        let rest = |s: &[u64]| s.iter().rev().skip(1).fold(1u64, |acc, &e| acc.saturating_mul(e));
+        let (n, m) = (last(c), rest(c));
+        match self {
+            WorkModel::Matmul | WorkModel::MatmulNt => Some(MatmulDims { m, n, k: last(a) }),
+            WorkModel::MatmulTn => Some(MatmulDims { m, n, k: rest(a) }),
+            WorkModel::Vector { .. } | WorkModel::Copy | WorkModel::Gather { .. } => None,
+        }
+    }
 }
 
 /// The built-in ops. Every backend matches this enum exhaustively — the registry
@@ -85,6 +120,19 @@ pub enum BuiltinOp {
     /// `c` (read as FP32) in FP32 and rounded once into `c`'s type. Several tiles adding into
     /// one region must be totally ordered (ordered accumulation).
     MatmulAccumulate,
+    /// AIC: `c = a · bᵀ`, `a` `[M, K]`, `b` `[N, K]` (read row by row, as stored), `c`
+    /// `[M, N]`: each element summed in FP32 over K ascending from `+0.0`, rounded once into
+    /// `c`'s type (the activation gradients `dY · W2ᵀ`, `dH · W13ᵀ`).
+    MatmulNt,
+    /// AIC: `c = aᵀ · b`, `a` `[K, M]`, `b` `[K, N]`, `c` `[M, N]`: each element summed in FP32
+    /// over K ascending from `+0.0`, rounded once into `c`'s type (the first block of a
+    /// weight-gradient chain).
+    MatmulTn,
+    /// AIC: `c += aᵀ · b`, `a` `[K, M]`, `b` `[K, N]`, `c` `[M, N]`: the product as
+    /// [`BuiltinOp::MatmulTn`], added to `c` (read as FP32) in FP32 and rounded once into
+    /// `c`'s type, like [`BuiltinOp::MatmulAccumulate`] (weight gradients chained over an
+    /// expert's row blocks).
+    MatmulTnAccumulate,
     /// AIV: one-sided write of `src` into `dst` on another rank, with a signal.
     Put,
     /// AIV: `dst = src`.
@@ -107,13 +155,28 @@ pub enum BuiltinOp {
     Cast,
     /// AIV: `dst = 0`.
     Zero,
+    /// AIV: the SwiGLU gradient: from `gate_up` `[R, 2w]` = `[g | u]` and `d_act` `[R, w]`,
+    /// `d_gate_up` `[R, 2w]` = `[dg | du]` with `s = σ(g)`, `du = d_act · g · s`,
+    /// `dg = d_act · u · s · (1 + g · (1 − s))`.
+    SwigluBackward,
+    /// AIV: `dst[t·k + c, :] = weights[t, c] · src[t, :]`: each of a token's `k` copies of its
+    /// row, scaled by its routing weight (the combine's backward).
+    ScaleRowsRepeat,
+    /// AIV: `d_weights[t, c] = Σ_h a[t, h] · b[t·k + c, h]`, FP32, h ascending (the routing
+    /// weights' gradient).
+    RowDotTopk,
+    /// AIV: `dst[t, :] = Σ_c src[t·k + c, :]`, c ascending, FP32 (the dispatch's backward).
+    SumTopk,
 }
 
 impl BuiltinOp {
     /// Every built-in, in registry order.
-    pub const ALL: [BuiltinOp; 13] = [
+    pub const ALL: [BuiltinOp; 20] = [
         BuiltinOp::Matmul,
         BuiltinOp::MatmulAccumulate,
+        BuiltinOp::MatmulNt,
+        BuiltinOp::MatmulTn,
+        BuiltinOp::MatmulTnAccumulate,
         BuiltinOp::Put,
         BuiltinOp::Copy,
         BuiltinOp::Swiglu,
@@ -125,6 +188,10 @@ impl BuiltinOp {
         BuiltinOp::Dequantize,
         BuiltinOp::Cast,
         BuiltinOp::Zero,
+        BuiltinOp::SwigluBackward,
+        BuiltinOp::ScaleRowsRepeat,
+        BuiltinOp::RowDotTopk,
+        BuiltinOp::SumTopk,
     ];
 
     /// The name tile bodies call the op by (and the DSL function's name).
@@ -132,6 +199,9 @@ impl BuiltinOp {
         match self {
             BuiltinOp::Matmul => "matmul",
             BuiltinOp::MatmulAccumulate => "matmul_accumulate",
+            BuiltinOp::MatmulNt => "matmul_nt",
+            BuiltinOp::MatmulTn => "matmul_tn",
+            BuiltinOp::MatmulTnAccumulate => "matmul_tn_accumulate",
             BuiltinOp::Put => "put",
             BuiltinOp::Copy => "copy",
             BuiltinOp::Swiglu => "swiglu",
@@ -143,6 +213,10 @@ impl BuiltinOp {
             BuiltinOp::Dequantize => "dequantize",
             BuiltinOp::Cast => "cast",
             BuiltinOp::Zero => "zero",
+            BuiltinOp::SwigluBackward => "swiglu_backward",
+            BuiltinOp::ScaleRowsRepeat => "scale_rows_repeat",
+            BuiltinOp::RowDotTopk => "row_dot_topk",
+            BuiltinOp::SumTopk => "sum_topk",
         }
     }
 
@@ -168,6 +242,24 @@ impl BuiltinOp {
                 vec![P::read("a"), P::read("b"), P::read_write("c")],
                 WorkModel::Matmul,
                 "c += a · b (a · b in FP32 over K ascending, added to c in FP32, rounded once into c's type)",
+            ),
+            BuiltinOp::MatmulNt => (
+                Aic,
+                vec![P::read("a"), P::read("b"), P::write("c")],
+                WorkModel::MatmulNt,
+                "c = a · bᵀ, a [M, K], b [N, K], c [M, N] (FP32 over K ascending, rounded once into c's type)",
+            ),
+            BuiltinOp::MatmulTn => (
+                Aic,
+                vec![P::read("a"), P::read("b"), P::write("c")],
+                WorkModel::MatmulTn,
+                "c = aᵀ · b, a [K, M], b [K, N], c [M, N] (FP32 over K ascending, rounded once into c's type)",
+            ),
+            BuiltinOp::MatmulTnAccumulate => (
+                Aic,
+                vec![P::read("a"), P::read("b"), P::read_write("c")],
+                WorkModel::MatmulTn,
+                "c += aᵀ · b, a [K, M], b [K, N], c [M, N] (aᵀ · b in FP32 over K ascending, added to c in FP32, rounded once into c's type)",
             ),
             BuiltinOp::Put => (
                 Aiv,
@@ -211,6 +303,33 @@ impl BuiltinOp {
                 (Aiv, vec![P::read("src"), P::write("dst")], v(1), "dst = src converted to dst's element type")
             }
             BuiltinOp::Zero => (Aiv, vec![P::write("dst")], v(0), "dst = 0"),
+            // Per (g, u) pair: σ (3: exp, add, divide), du (2), dg (6); 6 per element of the
+            // largest argument (gate_up or d_gate_up, two elements per pair). A count, not a
+            // measurement: the exponential's cost on the vector unit is folded into it.
+            BuiltinOp::SwigluBackward => (
+                Aiv,
+                vec![P::read("gate_up"), P::read("d_act"), P::write("d_gate_up")],
+                v(6),
+                "SwiGLU gradient: gate_up [R, 2w] = [g | u], d_act [R, w], d_gate_up [R, 2w] = [dg | du] with s = 1 / (1 + exp(-g)), du = d_act * g * s, dg = d_act * u * s * (1 + g * (1 - s)), in FP32",
+            ),
+            BuiltinOp::ScaleRowsRepeat => (
+                Aiv,
+                vec![P::read("src"), P::read("weights"), P::write("dst")],
+                v(1),
+                "dst[t*k + c, :] = weights[t, c] * src[t, :], src [T, H], weights [T, k], dst [T*k, H], in FP32",
+            ),
+            BuiltinOp::RowDotTopk => (
+                Aiv,
+                vec![P::read("a"), P::read("b"), P::write("d_weights")],
+                v(2),
+                "d_weights[t, c] = sum over h of a[t, h] * b[t*k + c, h], a [T, H], b [T*k, H], d_weights [T, k], in FP32, h ascending from +0.0",
+            ),
+            BuiltinOp::SumTopk => (
+                Aiv,
+                vec![P::read("src"), P::write("dst")],
+                v(1),
+                "dst[t, :] = sum over c < k of src[t*k + c, :], src [T*k, H], dst [T, H], in FP32, c ascending from +0.0",
+            ),
         };
         OpSpec { name: self.name().into(), core, params, work, doc: doc.into(), kind: OpKind::Builtin(self) }
     }

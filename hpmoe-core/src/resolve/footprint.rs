@@ -8,7 +8,9 @@
 //! - **matmul** (`WorkModel::Matmul`, `c[M,N] = a[M,K] · b[K,N]`) stages K in steps of
 //!   [`MATMUL_K_STEP`] elements, as the Matmul high-level API does: it holds an M × k panel
 //!   of `a` and a k × N panel of `b` (k = min(K, step)), each double-buffered so the next
-//!   panel loads while the cube works. `c` leaves through L0C, not L1.
+//!   panel loads while the cube works. `c` leaves through L0C, not L1. The transposed forms
+//!   (`WorkModel::MatmulNt`, `WorkModel::MatmulTn`) hold the same panels, read from `b`
+//!   `[N, K]` or `a` `[K, M]`.
 //! - **every other op** (vector work, copies, puts) streams its arguments row by row: it
 //!   holds one innermost row (the region's extent in the tensor's last dimension) of every
 //!   argument, each double-buffered.
@@ -55,11 +57,17 @@ pub fn op_pieces(spec: &OpSpec, args: &[Region], tensors: &[&TensorDecl]) -> Vec
         bytes: align(rows.saturating_mul(cols).saturating_mul(tensors[i].dtype.size_bytes())),
     };
     match spec.work {
-        WorkModel::Matmul if args.len() >= 2 => {
+        work if work.is_matmul() && args.len() >= 2 => {
             let (a, b) = (shape(0), shape(1));
-            let k = a.last().copied().unwrap_or(1).min(MATMUL_K_STEP);
-            let m = a.iter().rev().skip(1).fold(1u64, |acc, &e| acc.saturating_mul(e));
-            let n = b.last().copied().unwrap_or(1);
+            let rows = |s: &[u64]| s.iter().rev().skip(1).fold(1u64, |acc, &e| acc.saturating_mul(e));
+            let last = |s: &[u64]| s.last().copied().unwrap_or(1);
+            // (m, k) of a's panel and (k, n) of b's, whichever way each is stored.
+            let (m, k, n) = match work {
+                WorkModel::MatmulTn => (last(&a), rows(&a), last(&b)),
+                WorkModel::MatmulNt => (rows(&a), last(&a), rows(&b)),
+                _ => (rows(&a), last(&a), last(&b)),
+            };
+            let k = k.min(MATMUL_K_STEP);
             vec![piece(0, m, k, format!("a {m} x {k} panel")), piece(1, k, n, format!("a {k} x {n} panel"))]
         }
         _ => (0..args.len())
@@ -95,7 +103,7 @@ pub fn check_footprint(r: &Resolved<'_>) -> Diagnostics {
         let Some((bytes, call, spec, pieces)) = worst else { continue };
         if bytes > capacity {
             let (what, help) = match spec.work {
-                WorkModel::Matmul => {
+                WorkModel::Matmul | WorkModel::MatmulNt | WorkModel::MatmulTn => {
                     ("panels", "use fewer output columns per tile (a narrower `b` panel) or fewer rows")
                 }
                 _ => ("rows", "split the innermost dimension across tiles, so that one row of each argument fits"),

@@ -217,7 +217,7 @@ impl TileArgs {
     }
 }
 
-/// `work = matmul | copy | vector(FLOPS_PER_ELEMENT) | gather(FLOPS_PER_ELEMENT)`.
+/// `work = matmul | matmul_nt | matmul_tn | copy | vector(FLOPS_PER_ELEMENT) | gather(FLOPS_PER_ELEMENT)`.
 #[derive(Clone, Copy, Debug)]
 pub struct WorkArg(pub WorkModel);
 
@@ -229,9 +229,12 @@ impl Default for WorkArg {
 
 impl FromMeta for WorkArg {
     fn from_expr(expr: &Expr) -> darling::Result<Self> {
-        let usage = "`work` is `matmul`, `copy`, `vector(FLOPS_PER_ELEMENT)` or `gather(FLOPS_PER_ELEMENT)`";
+        let usage = "`work` is `matmul`, `matmul_nt`, `matmul_tn`, `copy`, `vector(FLOPS_PER_ELEMENT)` or \
+                     `gather(FLOPS_PER_ELEMENT)`";
         match expr {
             Expr::Path(p) if p.path.is_ident("matmul") => Ok(WorkArg(WorkModel::Matmul)),
+            Expr::Path(p) if p.path.is_ident("matmul_nt") => Ok(WorkArg(WorkModel::MatmulNt)),
+            Expr::Path(p) if p.path.is_ident("matmul_tn") => Ok(WorkArg(WorkModel::MatmulTn)),
             Expr::Path(p) if p.path.is_ident("copy") => Ok(WorkArg(WorkModel::Copy)),
             Expr::Call(c) if c.args.len() == 1 => {
                 let per_element = || u32::from_expr(&c.args[0]).map_err(|_| darling::Error::custom(usage).with_span(c));

@@ -18,7 +18,7 @@
 //! - [`SequentialRunner`] runs the same tiles in a topological order of the instance DAG on
 //!   one thread: the reference a schedule must match bitwise.
 //! - [`moe_reference`] computes the MoE taskflow's result with plain loops over tokens and
-//!   experts, independently of the taskflow.
+//!   experts, independently of the taskflow; [`moe_backward_reference`] its gradients.
 //!
 //! Results are bitwise reproducible: every op body fixes its summation order, and the
 //! MoE combine sums each token's top-k rows in the order the taskflow's regions fix.
@@ -28,6 +28,7 @@ pub mod diagnostics;
 mod executor;
 mod flags;
 pub mod memory;
+pub mod moe_backward_reference;
 pub mod moe_reference;
 pub mod ops;
 mod options;

@@ -171,6 +171,22 @@ pub fn int8_round_trip(x: &[f32]) -> Vec<f32> {
 /// columns (GMM1's tile) and `w2` is `[i, H]`; each sum runs over the inner dimension ascending
 /// from +0 in FP32. Shared by the references of every layer built on this one.
 pub fn expert_ffn(x: &[f32], w13: &[f32], w2: &[f32], i: usize, n1: usize) -> Vec<f32> {
+    expert_forward(x, w13, w2, i, n1).y
+}
+
+/// What [`expert_forward`] computes for one row, every value as the layer stores it (BF16).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExpertRow {
+    /// GMM1's output `bf16(x · w13)`, `2·i` columns laid out `[gate | up]` per block of `n1`.
+    pub gate_up: Vec<f32>,
+    /// SwiGLU's output `bf16(silu(gate) · up)`, `i` columns.
+    pub act: Vec<f32>,
+    /// GMM2's output `bf16(act · w2)`, `H` columns.
+    pub y: Vec<f32>,
+}
+
+/// [`expert_ffn`] keeping its intermediate values: what the backward needs saved.
+pub fn expert_forward(x: &[f32], w13: &[f32], w2: &[f32], i: usize, n1: usize) -> ExpertRow {
     let h = x.len();
     let bf = |v: f32| round_to(DType::Bf16, v);
     let gate_up: Vec<f32> = (0..2 * i)
@@ -190,7 +206,7 @@ pub fn expert_ffn(x: &[f32], w13: &[f32], w2: &[f32], i: usize, n1: usize) -> Ve
             act[block * n1 / 2 + q] = bf(silu(gate) * up);
         }
     }
-    (0..h)
+    let y = (0..h)
         .map(|col| {
             let mut acc = 0.0f32;
             for q in 0..i {
@@ -198,7 +214,8 @@ pub fn expert_ffn(x: &[f32], w13: &[f32], w2: &[f32], i: usize, n1: usize) -> Ve
             }
             bf(acc)
         })
-        .collect()
+        .collect();
+    ExpertRow { gate_up, act, y }
 }
 
 /// The layer's output `out` on every rank (BF16 `[tokens_per_rank, hidden]`), computed from

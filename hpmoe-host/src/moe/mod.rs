@@ -87,8 +87,10 @@
 //! `w13` are gate columns and the next `gmm1_cols/2` the matching up columns, and SwiGLU
 //! writes `act` columns `n·gmm1_cols/2 ..` from that block.
 
+mod backward;
 mod routing;
 
+pub use backward::Pass;
 pub use routing::RoutedTokens;
 
 use hpmoe_core::model::{CoreKind, DType, MachineProfile, Taskflow};
@@ -144,6 +146,10 @@ pub struct MoeShape {
     pub gmm2_cols: u64,
     /// Token rows per weighted-sum tile.
     pub sum_rows: u64,
+    /// Rows of one expert each weight-gradient tile of the backward sums over (a multiple of
+    /// `row_block` dividing the rows an expert receives): an expert's weight gradient is the
+    /// ordered sum of `rows / wgrad_rows` such tiles. Unused by the forward.
+    pub wgrad_rows: u64,
     pub routing: Routing,
     /// BF16 rows, or INT8 rows with per-row scales, on the dispatch all-to-all.
     pub dispatch: DispatchPrecision,
@@ -168,9 +174,11 @@ impl MoeShape {
             gmm1_cols: 512,
             gmm2_cols: 896,
             sum_rows: 64,
+            wgrad_rows: 0,
             routing: Routing::Balanced,
             dispatch: DispatchPrecision::Bf16,
         }
+        .with_whole_expert_wgrad()
     }
 
     /// [`MoeShape::deepseek_v3`] with natural routing: 64-row blocks and a capacity of 1.5×
@@ -196,9 +204,17 @@ impl MoeShape {
             gmm1_cols: 16,
             gmm2_cols: 16,
             sum_rows: 8,
+            wgrad_rows: 4,
             routing: Routing::Balanced,
             dispatch: DispatchPrecision::Bf16,
         }
+    }
+
+    /// The same layer whose weight-gradient tiles each sum all the rows an expert receives
+    /// ([`MoeShape::rows_per_expert`]; at least one row block): one tile per expert and column
+    /// block, so each weight gradient is written once instead of accumulated block by block.
+    pub fn with_whole_expert_wgrad(self) -> Self {
+        MoeShape { wgrad_rows: self.rows_per_expert().max(self.row_block), ..self }
     }
 
     /// [`MoeShape::tiny`] with natural routing at 1.5× the average load per (source rank,
@@ -317,23 +333,36 @@ impl MoeShape {
             + self.tokens_per_rank / self.sum_rows
     }
 
-    /// The taskflow.
+    /// The taskflow of the forward layer.
     pub fn taskflow(&self) -> Result<Taskflow, String> {
         self.validate()?;
-        let (r, e, t, k) = (u64::from(self.ranks), self.local_experts(), self.tokens_per_rank, self.top_k);
-        let (h, i, b, c) = (self.hidden, self.intermediate, self.row_block, self.slot_rows());
         let natural = matches!(self.routing, Routing::Natural { .. });
-        let slots = r * e * c; // rows of `xs` and `back`
-        let profile =
-            MachineProfile { name: "moe".into(), aic_per_rank: self.aic_per_rank, aiv_per_aic: 2, ranks: self.ranks };
-        let int8 = self.dispatch == DispatchPrecision::Int8;
-        let name = match (natural, int8) {
+        let name = match (natural, self.dispatch == DispatchPrecision::Int8) {
             (false, false) => "moe_ffn",
             (true, false) => "moe_ffn_natural",
             (false, true) => "moe_ffn_int8",
             (true, true) => "moe_ffn_natural_int8",
         };
-        let mut tf = Taskflow::new(name, profile);
+        let mut tf = self.empty_taskflow(name);
+        self.add_forward(&mut tf);
+        Ok(tf)
+    }
+
+    /// A taskflow with no tensors or tiles yet, on this shape's machine.
+    fn empty_taskflow(&self, name: &str) -> Taskflow {
+        let profile =
+            MachineProfile { name: "moe".into(), aic_per_rank: self.aic_per_rank, aiv_per_aic: 2, ranks: self.ranks };
+        Taskflow::new(name, profile)
+    }
+
+    /// Declares the forward layer's tensors and tiles in `tf` (a validated shape), returning
+    /// the tensors the backward reads.
+    fn add_forward(&self, tf: &mut Taskflow) -> backward::LayerTensors {
+        let (r, e, t, k) = (u64::from(self.ranks), self.local_experts(), self.tokens_per_rank, self.top_k);
+        let (h, i, b, c) = (self.hidden, self.intermediate, self.row_block, self.slot_rows());
+        let natural = matches!(self.routing, Routing::Natural { .. });
+        let slots = r * e * c; // rows of `xs` and `back`
+        let int8 = self.dispatch == DispatchPrecision::Int8;
         let bf = DType::Bf16;
         let xs = tf.input("xs", bf, &[slots, h]);
         let w13 = tf.input("w13", bf, &[e, h, 2 * i]);
@@ -475,7 +504,7 @@ impl MoeShape {
                 }
             }
         });
-        Ok(tf)
+        backward::LayerTensors { w13, w2, weights, recv, h: hbuf, act, back }
     }
 }
 

@@ -10,4 +10,5 @@ mod flags;
 mod guards;
 mod moe;
 mod ops;
+mod ops_backward;
 mod properties;

@@ -9,7 +9,7 @@ use hpmoe_host::exec::{
 
 /// Runs `tf` sequentially and on the executor, checks both agree bitwise, returns rank 0's
 /// tensors.
-fn run_both(tf: &Taskflow, impls: &OpImpls, inputs: &Inputs) -> Snapshot {
+pub(crate) fn run_both(tf: &Taskflow, impls: &OpImpls, inputs: &Inputs) -> Snapshot {
     let seq = SequentialRunner::new(tf, impls).unwrap().run(inputs).unwrap();
     let compiled =
         hpmoe_core::compile(tf, &SimpleCost::default()).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));

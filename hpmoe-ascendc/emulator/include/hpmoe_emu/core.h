@@ -138,7 +138,8 @@ void VecSwiGlu(int kind, const LocalRef& d, const LocalRef& a, const LocalRef& b
 struct MatmulDesc {
     const void* tiling = nullptr; /* TCubeTiling* */
     int akind = 0, bkind = 0, ckind = 0;
-    bool trans_a = false, trans_b = false;
+    bool trans_a = false, trans_b = false;         /* SetTensorA/B's isTranspose */
+    bool may_trans_a = false, may_trans_b = false; /* the MatmulTypes' isTrans */
     bool a_set = false, b_set = false;
     const uint8_t* a = nullptr;
     const uint8_t* b = nullptr;

@@ -5,6 +5,8 @@
  * reported as an error. IterateAll computes C[i, j] = sum over p = 0..K-1, ascending, of
  * float(A[i, p]) * float(B[p, j]) in fp32 from +0.0 without FMA, rounded once to C's type
  * (round to nearest, ties to even): the emulator's fixed order (the device's is not documented).
+ * A transposed operand (SetTensorA/B's isTranspose, allowed when its MatmulType has isTrans) is stored
+ * as the transpose of its original shape: A K x M with rows orgM apart, B N x K with rows orgKb apart.
  * enAtomic = 1 (AtomicAdd) adds the FP32 sum into an FP32 C (C = C + sum, one FP32 addition); other
  * atomic modes and atomic adds into other C types are reported as not emulated.
  * C's writes are FIX-pipe writes, pending until ordered with the scalar pipe. Rules kept from
@@ -82,8 +84,8 @@ public:
         d_.akind = hpmoe_emu::KindOf<SrcAT>::value;
         d_.bkind = hpmoe_emu::KindOf<SrcBT>::value;
         d_.ckind = hpmoe_emu::KindOf<DstT>::value;
-        d_.trans_a = A_TYPE::isTrans;
-        d_.trans_b = B_TYPE::isTrans;
+        d_.may_trans_a = A_TYPE::isTrans;
+        d_.may_trans_b = B_TYPE::isTrans;
     }
     __aicore__ void Init(const TCubeTiling* tiling, TPipe* = nullptr) {
 #ifdef ASCENDC_CUBE_ONLY

@@ -69,6 +69,8 @@ struct MatmulSpec {
     ElemType a;
     ElemType b;
     ElemType c;
+    bool trans_a; /* A stored K x M (the tiling's SetAType isTrans) */
+    bool trans_b; /* B stored N x K */
 };
 
 /* Device addresses of one rank's kernel arguments. */
@@ -188,8 +190,8 @@ inline bool ComputeTilings(const KernelSpec& k, std::vector<uint8_t>& out) {
         /* The whole group's largest tile on one core: every tile sets its own shapes in the kernel. */
         matmul_tiling::MultiCoreMatmulTiling api(*platform);
         api.SetDim(1);
-        api.SetAType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, TilingType(mm.a));
-        api.SetBType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, TilingType(mm.b));
+        api.SetAType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, TilingType(mm.a), mm.trans_a);
+        api.SetBType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, TilingType(mm.b), mm.trans_b);
         api.SetCType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, TilingType(mm.c));
         api.SetShape(static_cast<int32_t>(mm.m), static_cast<int32_t>(mm.n), static_cast<int32_t>(mm.k));
         api.SetOrgShape(static_cast<int32_t>(mm.m), static_cast<int32_t>(mm.n), static_cast<int32_t>(mm.k));

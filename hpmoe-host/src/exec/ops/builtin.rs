@@ -15,6 +15,21 @@ pub fn silu(x: f32) -> f32 {
     x / (1.0 + (-x).exp())
 }
 
+/// `sigmoid(x)`, computed as `1 / (1 + e^(-x))` in `f32` (the `e^(-x)` of [`silu`]).
+pub fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// The SwiGLU gradient at one `(g, u)` pair with output gradient `d`, in `f32`: with
+/// `s = sigmoid(g)`, returns `(dg, du)` = `(((d · u) · s) · (1 + g · (1 − s)), (d · g) · s)`,
+/// evaluated in exactly that order.
+pub fn swiglu_grad(g: f32, u: f32, d: f32) -> (f32, f32) {
+    let s = sigmoid(g);
+    let dg = ((d * u) * s) * (1.0 + g * (1.0 - s));
+    let du = (d * g) * s;
+    (dg, du)
+}
+
 pub(super) fn register_all(r: &mut OpImpls) {
     for op in BuiltinOp::ALL {
         r.replace_arc(op.name(), reference(op));
@@ -26,6 +41,9 @@ fn reference(op: BuiltinOp) -> Arc<dyn RefOp> {
     match op {
         BuiltinOp::Matmul => Arc::new(Matmul),
         BuiltinOp::MatmulAccumulate => Arc::new(MatmulAccumulate),
+        BuiltinOp::MatmulNt => Arc::new(MatmulNt),
+        BuiltinOp::MatmulTn => Arc::new(MatmulTn { accumulate: false }),
+        BuiltinOp::MatmulTnAccumulate => Arc::new(MatmulTn { accumulate: true }),
         // On the host a put is a copy into the destination rank's tensor.
         BuiltinOp::Put | BuiltinOp::Copy => Arc::new(Copy),
         BuiltinOp::Swiglu => Arc::new(SwiGlu),
@@ -37,6 +55,10 @@ fn reference(op: BuiltinOp) -> Arc<dyn RefOp> {
         BuiltinOp::Dequantize => Arc::new(Dequantize),
         BuiltinOp::Cast => Arc::new(Cast),
         BuiltinOp::Zero => Arc::new(Zero),
+        BuiltinOp::SwigluBackward => Arc::new(SwigluBackward),
+        BuiltinOp::ScaleRowsRepeat => Arc::new(ScaleRowsRepeat),
+        BuiltinOp::RowDotTopk => Arc::new(RowDotTopk),
+        BuiltinOp::SumTopk => Arc::new(SumTopk),
     }
 }
 
@@ -133,6 +155,97 @@ impl RefOp for MatmulAccumulate {
 
     fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
         let sum = product(args);
+        let mut c = args[2].load();
+        for (c, s) in c.iter_mut().zip(sum) {
+            *c += s;
+        }
+        args[2].store(&c)
+    }
+}
+
+/// `"shapes do not multiply"` for a matmul of `a` (`ar`×`ac`), `b` and `c` as stored.
+fn no_product(form: &str, a: &ArgDesc, b: &ArgDesc, c: &ArgDesc) -> String {
+    format!(
+        "shapes do not multiply as {form}: a {}×{}, b {}×{}, c {}×{}",
+        a.rows(),
+        a.cols(),
+        b.rows(),
+        b.cols(),
+        c.rows(),
+        c.cols()
+    )
+}
+
+/// `c[M, N] = a[M, K] · b[N, K]ᵀ`: each output element is `Σ_p a[i, p] · b[j, p]` summed in
+/// `f32` for `p = 0, 1, …, K-1`, starting from `+0.0`, then rounded to `c`'s type.
+#[derive(Debug)]
+struct MatmulNt;
+
+impl RefOp for MatmulNt {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+        arity(args, 3)?;
+        let (a, b, c) = (&args[0], &args[1], &args[2]);
+        for x in args {
+            float(x)?;
+        }
+        expect(a.rows() == c.rows() && a.cols() == b.cols() && b.rows() == c.cols(), || {
+            no_product("a [M, K] · (b [N, K])ᵀ = c [M, N]", a, b, c)
+        })
+    }
+
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+        let (m, k, n) = (args[2].desc().rows(), args[0].desc().cols(), args[2].desc().cols());
+        let (a, b) = (args[0].load(), args[1].load());
+        let mut c = Vec::with_capacity(m * n);
+        for i in 0..m {
+            for j in 0..n {
+                let mut acc = 0.0f32;
+                for p in 0..k {
+                    acc += a[i * k + p] * b[j * k + p];
+                }
+                c.push(acc);
+            }
+        }
+        args[2].store(&c)
+    }
+}
+
+/// `c[M, N] = a[K, M]ᵀ · b[K, N]` (or, with `accumulate`, `c += aᵀ · b`): the product
+/// `s = Σ_p a[p, i] · b[p, j]` is summed in `f32` for `p = 0, 1, …, K-1` from `+0.0`; then
+/// either rounded into `c`, or added to `c[i, j]` (read as `f32`) in `f32` and rounded once,
+/// as [`MatmulAccumulate`] does.
+#[derive(Debug)]
+struct MatmulTn {
+    accumulate: bool,
+}
+
+impl RefOp for MatmulTn {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+        arity(args, 3)?;
+        let (a, b, c) = (&args[0], &args[1], &args[2]);
+        for x in args {
+            float(x)?;
+        }
+        expect(a.cols() == c.rows() && a.rows() == b.rows() && b.cols() == c.cols(), || {
+            no_product("(a [K, M])ᵀ · b [K, N] = c [M, N]", a, b, c)
+        })
+    }
+
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+        let (m, k, n) = (args[2].desc().rows(), args[0].desc().rows(), args[2].desc().cols());
+        let (a, b) = (args[0].load(), args[1].load());
+        let mut sum = vec![0.0f32; m * n];
+        for p in 0..k {
+            for (i, row) in sum.chunks_exact_mut(n.max(1)).enumerate().take(m) {
+                let x = a[p * m + i];
+                for (acc, &y) in row.iter_mut().zip(&b[p * n..(p + 1) * n]) {
+                    *acc += x * y;
+                }
+            }
+        }
+        if !self.accumulate {
+            return args[2].store(&sum);
+        }
         let mut c = args[2].load();
         for (c, s) in c.iter_mut().zip(sum) {
             *c += s;
@@ -413,5 +526,148 @@ impl RefOp for Zero {
 
     fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
         args[0].store(&vec![0.0; args[0].desc().elements()])
+    }
+}
+
+/// `k` for the top-k ops: `many` has `k ≥ 1` rows per row of `few` and the same columns.
+fn top_k(many: &ArgDesc, few: &ArgDesc) -> Result<usize, String> {
+    expect(
+        many.cols() == few.cols()
+            && few.rows() > 0
+            && many.rows() >= few.rows()
+            && many.rows().is_multiple_of(few.rows()),
+        || format!("{} must have k times the rows of {} (k ≥ 1) and its columns", many.describe(), few.describe()),
+    )?;
+    Ok(many.rows() / few.rows())
+}
+
+/// The SwiGLU gradient ([`swiglu_grad`] per element): with `d_act` of `w` columns and
+/// `gate_up`, `d_gate_up` of `2w` and the same rows, for each row `i` and `q < w`,
+/// `(d_gate_up[i, q], d_gate_up[i, w + q]) = swiglu_grad(gate_up[i, q], gate_up[i, w + q], d_act[i, q])`,
+/// each rounded once into `d_gate_up`'s type.
+#[derive(Debug)]
+struct SwigluBackward;
+
+impl RefOp for SwigluBackward {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+        arity(args, 3)?;
+        let (gu, d, dgu) = (&args[0], &args[1], &args[2]);
+        for x in args {
+            float(x)?;
+        }
+        same_matrix(gu, dgu)?;
+        expect(gu.rows() == d.rows() && gu.cols() == 2 * d.cols(), || {
+            format!("{} must have the rows of {} and twice its columns", gu.describe(), d.describe())
+        })
+    }
+
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+        let w = args[1].desc().cols();
+        let (gu, d) = (args[0].load(), args[1].load());
+        let mut out = vec![0.0f32; gu.len()];
+        for ((row, d), out) in
+            gu.chunks_exact(2 * w.max(1)).zip(d.chunks_exact(w.max(1))).zip(out.chunks_exact_mut(2 * w.max(1)))
+        {
+            for q in 0..w {
+                let (dg, du) = swiglu_grad(row[q], row[w + q], d[q]);
+                out[q] = dg;
+                out[w + q] = du;
+            }
+        }
+        args[2].store(&out)
+    }
+}
+
+/// `dst[t·k + c, :] = weights[t·k + c] · src[t, :]` with `src` of `T` rows, `dst` of `T·k`
+/// rows and the same columns, and `T·k` weights (row-major `[T, k]`); one `f32` product per
+/// element, rounded once.
+#[derive(Debug)]
+struct ScaleRowsRepeat;
+
+impl RefOp for ScaleRowsRepeat {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+        arity(args, 3)?;
+        let (src, weights, dst) = (&args[0], &args[1], &args[2]);
+        float(dst)?;
+        top_k(dst, src)?;
+        expect(weights.elements() == dst.rows(), || {
+            format!("{} needs one weight per row of {} (T·k = {})", weights.describe(), dst.describe(), dst.rows())
+        })
+    }
+
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+        let n = args[0].desc().cols();
+        let k = args[2].desc().rows() / args[0].desc().rows();
+        let (src, weights) = (args[0].load(), args[1].load());
+        let mut out = Vec::with_capacity(weights.len() * n);
+        for (r, &w) in weights.iter().enumerate() {
+            let t = r / k;
+            out.extend(src[t * n..(t + 1) * n].iter().map(|&x| w * x));
+        }
+        args[2].store(&out)
+    }
+}
+
+/// `d_weights[t·k + c] = Σ_h a[t, h] · b[t·k + c, h]` with `a` of `T` rows, `b` of `T·k` rows
+/// and the same columns, and `T·k` outputs (row-major `[T, k]`): summed in `f32` for
+/// `h = 0, 1, …, H-1` from `+0.0`, rounded once.
+#[derive(Debug)]
+struct RowDotTopk;
+
+impl RefOp for RowDotTopk {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+        arity(args, 3)?;
+        let (a, b, dw) = (&args[0], &args[1], &args[2]);
+        float(dw)?;
+        top_k(b, a)?;
+        expect(dw.elements() == b.rows(), || {
+            format!("{} needs one element per row of {} (T·k = {})", dw.describe(), b.describe(), b.rows())
+        })
+    }
+
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+        let n = args[0].desc().cols();
+        let k = args[1].desc().rows() / args[0].desc().rows();
+        let (a, b) = (args[0].load(), args[1].load());
+        let out: Vec<f32> = (0..args[1].desc().rows())
+            .map(|r| {
+                let (x, y) = (&a[(r / k) * n..(r / k + 1) * n], &b[r * n..(r + 1) * n]);
+                let mut acc = 0.0f32;
+                for h in 0..n {
+                    acc += x[h] * y[h];
+                }
+                acc
+            })
+            .collect();
+        args[2].store(&out)
+    }
+}
+
+/// `dst[t, :] = Σ_c src[t·k + c, :]` with `src` of `T·k` rows and `dst` of `T` rows and the
+/// same columns: summed in `f32` for `c = 0, 1, …, k-1` from `+0.0`, rounded once.
+#[derive(Debug)]
+struct SumTopk;
+
+impl RefOp for SumTopk {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+        arity(args, 2)?;
+        float(&args[1])?;
+        top_k(&args[0], &args[1]).map(|_| ())
+    }
+
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+        let n = args[1].desc().cols();
+        let k = args[0].desc().rows() / args[1].desc().rows();
+        let src = args[0].load();
+        let mut out = vec![0.0f32; args[1].desc().elements()];
+        for (t, row) in out.chunks_exact_mut(n.max(1)).enumerate() {
+            for c in 0..k {
+                let r = t * k + c;
+                for (acc, &x) in row.iter_mut().zip(&src[r * n..(r + 1) * n]) {
+                    *acc += x;
+                }
+            }
+        }
+        args[1].store(&out)
     }
 }

@@ -14,7 +14,7 @@
 mod builtin;
 mod user;
 
-pub use builtin::silu;
+pub use builtin::{sigmoid, silu, swiglu_grad};
 
 use super::memory::TensorStore;
 use super::tensor::{decode, encode};

@@ -1,0 +1,139 @@
+// The backward of the MoE-FFN layer of `examples/dsl/moe_ffn.rs` under balanced routing, as the
+// body of a `#[taskflow]`: the taskflow `hpmoe_host::moe::MoeShape::backward_taskflow` builds
+// (its module docs describe every family), tile by tile, in one kernel. Included at the tiny
+// size by `hpmoe-host/tests/dsl_backward.rs`, which checks it against the builder and runs it.
+//
+// The includer declares the forward's shape (T, HIDDEN, INTER, EXPERTS, TOP_K, B, N1, N2, SUM,
+// as for `moe_ffn.rs`), W (received rows per weight-gradient tile, a multiple of B dividing the
+// rows per expert, with at least two groups: the first is written, the later ones added in a
+// chain) and WB13, WB2 (gradient rows per weight-gradient tile of dW13 and dW2).
+
+const E: u64 = EXPERTS / RANKS; // local experts
+const R: u64 = T * TOP_K * RANKS / EXPERTS; // rows per local expert, balanced routing
+const S: u64 = R / RANKS; // rows one source rank sends to one expert
+const SENT: u64 = RANKS * E * S; // rows each rank sends (T * TOP_K)
+const HALF: u64 = N1 / 2; // SwiGLU output columns per [gate | up] block
+
+// What the forward saved, and the output gradient.
+const W13: Tensor<Bf16> = input([E, HIDDEN, 2 * INTER]);
+const W2: Tensor<Bf16> = input([E, INTER, HIDDEN]);
+const TOPK_WEIGHTS: Tensor<F32> = input([T, TOP_K]);
+const RECV: Tensor<Bf16> = input([E, R, HIDDEN]); // the dispatched rows X
+const H: Tensor<Bf16> = input([E, R, 2 * INTER]); // GMM1's [gate | up]
+const ACT: Tensor<Bf16> = input([E, R, INTER]); // SwiGLU's output A
+const BACK: Tensor<Bf16> = input([SENT, HIDDEN]); // the expert outputs Y, in send order
+const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
+// The gradients on their way.
+const DBACK: Tensor<Bf16> = scratch([SENT, HIDDEN]);
+const DY: Tensor<Bf16> = symmetric([E, R, HIDDEN]);
+const DA: Tensor<Bf16> = scratch([E, R, INTER]);
+const DH: Tensor<Bf16> = scratch([E, R, 2 * INTER]);
+const DXR: Tensor<Bf16> = scratch([E, R, HIDDEN]);
+const DXS: Tensor<Bf16> = symmetric([SENT, HIDDEN]);
+const DX: Tensor<Bf16> = output([T, HIDDEN]);
+const DW13: Tensor<F32> = output([E, HIDDEN, 2 * INTER]);
+const DW2: Tensor<F32> = output([E, INTER, HIDDEN]);
+const D_WEIGHTS: Tensor<F32> = output([T, TOP_K]);
+
+/// Each choice's output gradient scaled by its routing weight, in send order.
+#[tile(aiv, grid(t in 0..T / SUM))]
+fn scale_dout(t: Idx) {
+    let tokens = t * SUM;
+    let slots = t * (SUM * TOP_K);
+    scale_rows_repeat(DOUT.slice(tokens, SUM), TOPK_WEIGHTS.slice(tokens, SUM), DBACK.slice(slots, SUM * TOP_K));
+}
+
+/// The reverse of the combine: the rows go to the rank owning their expert.
+#[tile(aiv, grid(dst in 0..RANKS, e in 0..E, b in 0..S / B))]
+fn combine_bwd(dst: Idx, e: Idx, b: Idx) {
+    put(DBACK.slice((dst * E + e) * S + b * B, B), DY.on(dst).at(e).slice(RANK * S + b * B, B));
+}
+
+/// The routing weights' gradient: each token's output gradient dotted with each expert output.
+#[tile(aiv, grid(t in 0..T / SUM))]
+fn weights_grad(t: Idx) {
+    row_dot_topk(DOUT.slice(t * SUM, SUM), BACK.slice(t * (SUM * TOP_K), SUM * TOP_K), D_WEIGHTS.slice(t * SUM, SUM));
+}
+
+/// dA = dY · W2ᵀ, in the column blocks SwiGLU's gradient reads.
+#[tile(aic, grid(e in 0..E, m in 0..R / B, n in 0..2 * INTER / N1))]
+fn gmm2_dgrad(e: Idx, m: Idx, n: Idx) {
+    matmul_nt(DY.at(e).slice(m * B, B), W2.at(e).slice(n * HALF, HALF), DA.at(e).slice(m * B, B).slice(n * HALF, HALF));
+}
+
+/// dW2 = Aᵀ · dY over an expert's first W rows ...
+#[tile(aic, grid(e in 0..E, p in 0..INTER / WB2, n in 0..HIDDEN / N2))]
+fn gmm2_wgrad(e: Idx, p: Idx, n: Idx) {
+    matmul_tn(
+        ACT.at(e).slice(0, W).slice(p * WB2, WB2),
+        DY.at(e).slice(0, W).slice(n * N2, N2),
+        DW2.at(e).slice(p * WB2, WB2).slice(n * N2, N2),
+    );
+}
+
+/// ... plus each later group of W rows, in order: one chain per gradient tile.
+#[tile(
+    aic,
+    grid(e in 0..E, m in 0..R / W - 1, p in 0..INTER / WB2, n in 0..HIDDEN / N2),
+    after(gmm2_wgrad_acc(e, m - 1, p, n))
+)]
+fn gmm2_wgrad_acc(e: Idx, m: Idx, p: Idx, n: Idx) {
+    matmul_tn_accumulate(
+        ACT.at(e).slice((m + 1) * W, W).slice(p * WB2, WB2),
+        DY.at(e).slice((m + 1) * W, W).slice(n * N2, N2),
+        DW2.at(e).slice(p * WB2, WB2).slice(n * N2, N2),
+    );
+}
+
+/// dH from the saved [gate | up] and dA; sigma(gate) is recomputed.
+#[tile(aiv, grid(e in 0..E, m in 0..R / B, n in 0..2 * INTER / N1))]
+fn swiglu_bwd(e: Idx, m: Idx, n: Idx) {
+    let rows = m * B;
+    swiglu_backward(
+        H.at(e).slice(rows, B).slice(n * N1, N1),
+        DA.at(e).slice(rows, B).slice(n * HALF, HALF),
+        DH.at(e).slice(rows, B).slice(n * N1, N1),
+    );
+}
+
+/// dX rows = dH · W13ᵀ.
+#[tile(aic, grid(e in 0..E, m in 0..R / B, n in 0..HIDDEN / N2))]
+fn gmm1_dgrad(e: Idx, m: Idx, n: Idx) {
+    matmul_nt(DH.at(e).slice(m * B, B), W13.at(e).slice(n * N2, N2), DXR.at(e).slice(m * B, B).slice(n * N2, N2));
+}
+
+/// dW13 = Xᵀ · dH over an expert's first W rows ...
+#[tile(aic, grid(e in 0..E, p in 0..HIDDEN / WB13, n in 0..2 * INTER / N1))]
+fn gmm1_wgrad(e: Idx, p: Idx, n: Idx) {
+    matmul_tn(
+        RECV.at(e).slice(0, W).slice(p * WB13, WB13),
+        DH.at(e).slice(0, W).slice(n * N1, N1),
+        DW13.at(e).slice(p * WB13, WB13).slice(n * N1, N1),
+    );
+}
+
+/// ... plus each later group of W rows, in order.
+#[tile(
+    aic,
+    grid(e in 0..E, m in 0..R / W - 1, p in 0..HIDDEN / WB13, n in 0..2 * INTER / N1),
+    after(gmm1_wgrad_acc(e, m - 1, p, n))
+)]
+fn gmm1_wgrad_acc(e: Idx, m: Idx, p: Idx, n: Idx) {
+    matmul_tn_accumulate(
+        RECV.at(e).slice((m + 1) * W, W).slice(p * WB13, WB13),
+        DH.at(e).slice((m + 1) * W, W).slice(n * N1, N1),
+        DW13.at(e).slice(p * WB13, WB13).slice(n * N1, N1),
+    );
+}
+
+/// The reverse of the dispatch: each row's gradient back to its send slot on its source rank.
+#[tile(aiv, grid(src in 0..RANKS, e in 0..E, b in 0..S / B))]
+fn dispatch_bwd(src: Idx, e: Idx, b: Idx) {
+    put(DXR.at(e).slice(src * S + b * B, B), DXS.on(src).slice((RANK * E + e) * S + b * B, B));
+}
+
+/// Each token's gradient: its TOP_K rows summed in choice order.
+#[tile(aiv, grid(t in 0..T / SUM))]
+fn sum_bwd(t: Idx) {
+    sum_topk(DXS.slice(t * (SUM * TOP_K), SUM * TOP_K), DX.slice(t * SUM, SUM));
+}

@@ -1,0 +1,218 @@
+//! The DeepSeek-V3 MoE-FFN layer's forward, backward and training step (forward and backward
+//! as one taskflow), each scheduled and simulated against its kernel-by-kernel baseline and its
+//! lower bound at EP 8, 16, 32 and 64 (issue 12 item 5), then the backward and the training
+//! step of the tiny layers run on the host executor against the plain-loop gradient reference.
+//!
+//! ```sh
+//! cargo run --release -p hpmoe-examples --example moe_training [-- --ep N] [--tokens N] [--json]
+//!                                                               [--profile ascend_a3_die|ascend910b|FILE]
+//! ```
+//!
+//! Every latency is simulated by the cost model (`hpmoe_host::sim`) under the chosen profile,
+//! whose constants are sourced or guessed as the main job's are (`hpmoe_core::cost::GUESSES`):
+//! no NPU is involved. The baseline runs the same tiles as one whole-device kernel per family
+//! in dependency order — for the backward: the output gradient scaled and put to the experts
+//! (an all-to-all), the grouped data- and weight-gradient matmuls, the SwiGLU gradient, the
+//! GMM1 gradients, the all-to-all back and the top-k sum, with the routing-weight gradient
+//! where its inputs allow — and the training step as the forward's kernels followed by the
+//! backward's. The bound is the simulator's lower bound (longest path, each core kind's work
+//! spread over its cores, the busiest rank's bytes at its link, cross-server and HBM
+//! bandwidths). Exposed communication: time on the busiest rank with a put in flight and no
+//! tile computing.
+//!
+//! The DeepSeek-V3 backward sums each expert's weight gradient in one tile per column block
+//! (`MoeShape::with_whole_expert_wgrad`): per-block accumulation re-writes the F32 gradients
+//! once per row block and is HBM-bound at these sizes. The host check runs `tiny(2)` and
+//! `tiny(4)`, whose weight gradients are chained over four row groups.
+
+use hpmoe_core::cost::TaskflowCost;
+use hpmoe_examples::ExampleError;
+use hpmoe_examples::cli::Options;
+use hpmoe_host::exec::moe_backward_reference::{MoeGradients, moe_backward_inputs, moe_backward_reference};
+use hpmoe_host::exec::{Executor, OpImpls, RunOptions};
+use hpmoe_host::moe::{MoeShape, Pass};
+use hpmoe_host::sim;
+use std::process::ExitCode;
+use std::time::Instant;
+
+const USAGE: &str = "--ep N (one EP instead of 8, 16, 32, 64), --tokens N (default 4096), --json, --profile NAME|FILE";
+
+/// One pass at one EP.
+struct Row {
+    ep: u32,
+    pass: Pass,
+    instances: usize,
+    baseline: sim::Summary,
+    taskflow: sim::Summary,
+    bound_ns: u64,
+    binding: &'static str,
+}
+
+impl Row {
+    fn speedup(&self) -> f64 {
+        self.baseline.makespan_ns as f64 / self.taskflow.makespan_ns.max(1) as f64
+    }
+
+    fn over_bound(&self) -> f64 {
+        self.taskflow.makespan_ns as f64 / self.bound_ns.max(1) as f64
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let us = |ns: u64| ns as f64 / 1e3;
+        serde_json::json!({
+            "instances": self.instances,
+            "baseline_us": us(self.baseline.makespan_ns),
+            "taskflow_us": us(self.taskflow.makespan_ns),
+            "speedup": self.speedup(),
+            "bound_us": us(self.bound_ns),
+            "bound_ratio": self.over_bound(),
+            "bound_binding": self.binding,
+            "aic_utilisation": self.taskflow.aic_utilisation,
+            "baseline_aic_utilisation": self.baseline.aic_utilisation,
+            "exposed_comm_us": us(self.taskflow.exposed_comm_ns),
+            "baseline_exposed_comm_us": us(self.baseline.exposed_comm_ns),
+        })
+    }
+}
+
+/// The DeepSeek-V3 layer at `ep` for `pass`.
+fn shape(ep: u32, tokens: u64) -> MoeShape {
+    MoeShape::deepseek_v3(ep, tokens).with_whole_expert_wgrad()
+}
+
+fn measure(ep: u32, tokens: u64, pass: Pass, profile: &hpmoe_core::cost::CostProfile) -> Result<Row, ExampleError> {
+    let tf = shape(ep, tokens).pass_taskflow(pass).map_err(ExampleError::Shape)?;
+    let cost = TaskflowCost::new(&tf, profile.clone());
+    let compiled = hpmoe_core::compile_with(&tf, &cost, &hpmoe_core::CompileOptions::default())
+        .map_err(|d| ExampleError::plan(&tf, d))?;
+    let cmp = sim::compare(&compiled, &tf.profile, &cost)
+        .map_err(|error| ExampleError::Simulate { taskflow: tf.name.clone(), error })?;
+    Ok(Row {
+        ep,
+        pass,
+        instances: compiled.expanded.nodes(),
+        baseline: cmp.baseline.result.summary(),
+        taskflow: cmp.taskflow.summary(),
+        bound_ns: cmp.bound.ns(),
+        binding: cmp.bound.binding(),
+    })
+}
+
+/// The backward and the training step of `shape` on the host executor: whether every gradient
+/// of every rank equals the plain-loop reference bitwise.
+fn host_check(shape: &MoeShape, pass: Pass) -> Result<bool, ExampleError> {
+    let tf = shape.pass_taskflow(pass).map_err(ExampleError::Shape)?;
+    let compiled = hpmoe_core::plan(&tf).map_err(|d| ExampleError::plan(&tf, d))?;
+    let execute = |error| ExampleError::Execute { taskflow: tf.name.clone(), error };
+    let exec = Executor::for_compiled(&tf, &compiled, &OpImpls::builtin()).map_err(execute)?;
+    let inputs = moe_backward_inputs(shape, 7).map_err(ExampleError::Reference)?;
+    let want = moe_backward_reference(shape, &inputs).map_err(ExampleError::Reference)?;
+    let out = exec.run(&inputs, &RunOptions::default()).map_err(execute)?;
+    Ok(want.iter().enumerate().all(|(rank, grads)| {
+        MoeGradients::NAMES.iter().all(|name| out.snapshot.get(rank as u32, name) == grads.get(name))
+    }))
+}
+
+fn run() -> Result<bool, ExampleError> {
+    let options = Options::from_env(&["--ep", "--tokens", "--json", "--profile"], USAGE)?;
+    let tokens = options.number("--tokens", 4096)?;
+    let profile = options.profile()?;
+    let eps: Vec<u32> = match options.value("--ep") {
+        Some(_) => vec![options.number_u32("--ep", 8)?],
+        None => vec![8, 16, 32, 64],
+    };
+    let started = Instant::now();
+    let mut rows = Vec::new();
+    for &ep in &eps {
+        for pass in Pass::ALL {
+            eprint!("[ep {ep}] {}…", pass.name());
+            rows.push(measure(ep, tokens, pass, &profile)?);
+            eprintln!(" done ({:.1} s)", started.elapsed().as_secs_f64());
+        }
+    }
+    let mut checks = Vec::new();
+    for ranks in [2, 4] {
+        for pass in [Pass::Backward, Pass::TrainingStep] {
+            eprint!("[host] tiny({ranks}) {}…", pass.name());
+            let ok = host_check(&MoeShape::tiny(ranks), pass)?;
+            eprintln!(" {}", if ok { "PASS" } else { "FAIL" });
+            checks.push((format!("tiny({ranks}) {}", pass.name()), ok));
+        }
+    }
+    if options.flag("--json") {
+        let per_ep: Vec<serde_json::Value> = eps
+            .iter()
+            .map(|&ep| {
+                let mut object = serde_json::Map::new();
+                object.insert("ep".into(), ep.into());
+                for row in rows.iter().filter(|r| r.ep == ep) {
+                    object.insert(row.pass.name().into(), row.json());
+                }
+                serde_json::Value::Object(object)
+            })
+            .collect();
+        let host: serde_json::Map<String, serde_json::Value> =
+            checks.iter().map(|(name, ok)| (name.clone(), (*ok).into())).collect();
+        let doc = serde_json::json!({ "tokens_per_rank": tokens, "profile": profile.name, "eps": per_ep, "host_check": host });
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else {
+        print_table(&rows, tokens, &profile.name);
+        for (name, ok) in &checks {
+            println!("host check {name}: {} (gradients bitwise equal to moe_backward_reference)", verdict(*ok));
+        }
+    }
+    Ok(checks.iter().all(|(_, ok)| *ok))
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok { "PASS" } else { "FAIL" }
+}
+
+fn print_table(rows: &[Row], tokens: u64, profile: &str) {
+    println!("DeepSeek-V3 MoE-FFN layer, {tokens} tokens per rank, cost profile {profile} (simulated)");
+    println!(
+        "{:>3} {:>14} {:>9} {:>9} {:>8} {:>9} {:>8} {:>14} {:>8} {:>8} {:>16}",
+        "EP",
+        "pass",
+        "base_us",
+        "sim_us",
+        "speedup",
+        "bound_us",
+        "sim/bnd",
+        "binding",
+        "AIC_sim",
+        "AIC_base",
+        "exposed_us(s/b)"
+    );
+    for r in rows {
+        println!(
+            "{:>3} {:>14} {:>9.0} {:>9.0} {:>7.2}x {:>9.0} {:>8.2} {:>14} {:>7.0}% {:>7.0}% {:>7.0}/{:<8.0}",
+            r.ep,
+            r.pass.name(),
+            r.baseline.makespan_ns as f64 / 1e3,
+            r.taskflow.makespan_ns as f64 / 1e3,
+            r.speedup(),
+            r.bound_ns as f64 / 1e3,
+            r.over_bound(),
+            r.binding,
+            r.taskflow.aic_utilisation * 100.0,
+            r.baseline.aic_utilisation * 100.0,
+            r.taskflow.exposed_comm_ns as f64 / 1e3,
+            r.baseline.exposed_comm_ns as f64 / 1e3,
+        );
+    }
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("a host check failed");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

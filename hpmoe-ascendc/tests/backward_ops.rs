@@ -1,0 +1,89 @@
+//! The built-in ops of the MoE-FFN backward as AscendC: `matmul_nt`, `matmul_tn` and
+//! `matmul_tn_accumulate` through the Matmul API with transposed operands, and
+//! `swiglu_backward`, `scale_rows_repeat`, `row_dot_topk`, `sum_topk` on the vector API. Each
+//! emulated kernel equals the host executor bitwise (the emulator's `Exp` is glibc's `expf`, as
+//! the host's, and its ReduceSum adds in ascending order: assumptions 17 and 18 of its README),
+//! on strided regions and on rows longer than one UB tile; and the backend refuses what the
+//! runtime cannot do, with typed errors. Skipped, with a note, where g++ is missing.
+
+mod common;
+
+use common::taskflows::{backward_matmuls, backward_vector_ops};
+use hpmoe_ascendc::emulator::{EmulateError, Emulation};
+use hpmoe_ascendc::{EmitErrorKind, KernelFiles, emit};
+use hpmoe_core::model::{CoreKind::*, DType, MachineProfile, Taskflow};
+use hpmoe_core::schedule::SimpleCost;
+use hpmoe_host::exec::{Executor, Inputs, OpImpls, RunOptions};
+
+fn kernel_of(tf: &Taskflow) -> (hpmoe_core::Compiled, KernelFiles) {
+    let compiled = hpmoe_core::compile_with(tf, &SimpleCost::default(), &hpmoe_core::CompileOptions::default())
+        .unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
+    let kernel = emit(tf, &compiled).unwrap_or_else(|e| panic!("{e}"));
+    (compiled, kernel)
+}
+
+/// Runs `kernel` on the emulator; every tensor of every rank must equal the host executor's run.
+fn equals_executor(tf: &Taskflow, compiled: &hpmoe_core::Compiled, kernel: &KernelFiles) -> Result<(), EmulateError> {
+    let Some(options) = common::emulator_options() else { return Ok(()) };
+    let inputs = Inputs::random(tf, 11);
+    let run = Emulation::build(kernel, &options)?.run(tf, &inputs)?;
+    let host = Executor::for_compiled(tf, compiled, &OpImpls::builtin()).unwrap();
+    let host = host.run(&inputs, &RunOptions::default()).unwrap();
+    if let Some(d) = run.first_difference(&host.snapshot) {
+        panic!("{}: the emulated kernel and the host executor differ: {d}", tf.name);
+    }
+    Ok(())
+}
+
+#[test]
+fn transposed_matmuls_and_their_accumulation_chain_equal_the_executor() {
+    for aic in [1, 3] {
+        let tf = backward_matmuls(aic);
+        let (compiled, kernel) = kernel_of(&tf);
+        assert_eq!(kernel.cpp.matches("hpmoe::MatmulNtTile(").count(), 1);
+        assert_eq!(kernel.cpp.matches("hpmoe::MatmulTnTile(").count(), 2);
+        assert_eq!(kernel.cpp.matches("hpmoe::MatmulTnAccumulateTile(").count(), 3);
+        // One Matmul object per (types, transposes): Bᵀ to bf16, Aᵀ to f32, Aᵀ to bf16.
+        assert!(kernel.cpp.contains("CubeFormat::ND, bfloat16_t, true>"), "{}", kernel.cpp);
+        assert_eq!(kernel.matmul_groups.len(), 3, "{:?}", kernel.matmul_groups);
+        assert!(kernel.matmul_groups.iter().any(|g| g.trans_b && !g.trans_a && g.types() == "bf16 x bf16ᵀ -> bf16"));
+        equals_executor(&tf, &compiled, &kernel).unwrap_or_else(|e| panic!("{aic} AICs: {e}"));
+    }
+}
+
+#[test]
+fn backward_vector_ops_equal_the_executor() {
+    // Rows of 2100 columns take two column tiles in row_dot_topk (half tiles of 2048), SwiGLU rows
+    // of 2080 two as well; small rows take many rows per tile.
+    for (t, k, h, w, out) in [(5, 3, 2100, 2080, DType::F32), (9, 2, 40, 24, DType::Bf16)] {
+        let tf = backward_vector_ops(t, k, h, w, out);
+        let (compiled, kernel) = kernel_of(&tf);
+        for call in ["SwigluBackward(", "ScaleRowsRepeat(", "RowDotTopk(", "SumTopk("] {
+            assert_eq!(kernel.cpp.matches(call).count(), 1, "{call}");
+        }
+        equals_executor(&tf, &compiled, &kernel).unwrap_or_else(|e| panic!("{}: {e}", tf.name));
+    }
+}
+
+/// The backend's refusals, each with its kind and the region named.
+#[test]
+fn what_the_runtime_cannot_do_is_refused_with_a_typed_error() {
+    let mut tf = Taskflow::new("refused", MachineProfile::small(1, 1));
+    let a = tf.input("a", DType::Bf16, &[16, 32]);
+    let dy = tf.input("dy", DType::Bf16, &[16, 48]);
+    let c = tf.output("c", DType::Bf16, &[32, 48]);
+    tf.tile("first", Aic, |t| t.op("matmul_tn", [a.whole(), dy.whole(), c.whole()]));
+    tf.tile("acc", Aic, |t| t.op("matmul_tn_accumulate", [a.whole(), dy.whole(), c.whole()]));
+    let error = emit(&tf, &hpmoe_core::plan(&tf).unwrap()).unwrap_err();
+    assert_eq!(error.errors[0].kind, EmitErrorKind::UnsupportedDType);
+    assert!(error.to_string().contains("matmul_tn_accumulate adds into `c[:, :]`, which is bf16"), "{error}");
+
+    let mut tf = Taskflow::new("refused_k", MachineProfile::small(1, 1));
+    let src = tf.input("src", DType::F32, &[1, 8]);
+    let weights = tf.input("weights", DType::F32, &[1, 513]);
+    let dst = tf.output("dst", DType::F32, &[513, 8]);
+    tf.tile("repeat", Aiv, |t| t.op("scale_rows_repeat", [src.whole(), weights.whole(), dst.whole()]));
+    let error = emit(&tf, &hpmoe_core::plan(&tf).unwrap()).unwrap_err();
+    assert_eq!(error.errors[0].kind, EmitErrorKind::TooManyRows);
+    assert!(error.to_string().contains("k = 513"), "{error}");
+}

@@ -1,0 +1,432 @@
+//! The backward of the MoE-FFN layer ([`MoeShape::backward_taskflow`]), computed with plain
+//! loops over ranks, experts, received rows and columns from the balanced routing layout of
+//! [`crate::moe`] — no tiles, regions or schedule.
+//!
+//! # What the forward saves, what is recomputed
+//!
+//! The forward keeps four tensors for the backward ([`SAVED`]), each as it stores them (BF16):
+//! - `recv` `[E, R·S, H]` on the rank owning the experts: the dispatched rows `X` each expert
+//!   multiplied (GMM1's input, for `dW13 = Xᵀ·dH`);
+//! - `h` `[E, R·S, 2I]`: GMM1's output, the gate/up pre-activations `[g | u]` per column block
+//!   (for SwiGLU's derivative);
+//! - `act` `[E, R·S, I]`: SwiGLU's output `A` (GMM2's input, for `dW2 = Aᵀ·dY`);
+//! - `back` `[R·E·S, H]` on the source rank: the expert outputs `Y` in send-slot order (for the
+//!   routing weights' gradient).
+//!
+//! `σ(g)` is recomputed from `g` by the SwiGLU backward; nothing else is recomputed.
+//!
+//! # The arithmetic (FP32 in the layer's order: bitwise)
+//!
+//! With `dOut` the gradient of the layer's output `out` (BF16 `[T, H]` per rank) and `w[t, c]`
+//! the routing weights, on the rank owning local expert `e`, for received row `r` (from source
+//! `r / S`, its send slot `j = (rank·E + e)·S + r % S`, token `t = j / k`, choice `c = j % k`):
+//! 1. `dY[r] = bf16(w[t, c] · dOut[t])` on the source rank, put to the expert's rank;
+//! 2. `dA[r, q] = bf16(Σ_j dY[r, j] · W2[e][q, j])`, `j` ascending from `+0`;
+//! 3. per `[g | u]` pair of `h[r]` and `a = dA[r, q]`, with `σ = 1 / (1 + e^(−g))`:
+//!    `du = bf16((a · g) · σ)`, `dg = bf16(((a · u) · σ) · (1 + g · (1 − σ)))`, written where
+//!    `g` and `u` sit (`dH` has `h`'s layout);
+//! 4. `dXᵣ[r, p] = bf16(Σ_col dH[r, col] · W13[e][p, col])`, `col` ascending over `h`'s layout;
+//! 5. `dW2[e][q, j] = Σ_m (Σ_{r ∈ group m} A[r, q] · dY[r, j])` and
+//!    `dW13[e][p, col] = Σ_m (Σ_{r ∈ group m} X[r, p] · dH[r, col])` in FP32, over groups of
+//!    `W` = [`MoeShape::wgrad_rows`] received rows: each group's sum over its rows ascending
+//!    from `+0`, added to the running FP32 total (from `+0`) group after group, `m = 0, 1, …`
+//!    (the order of the layer's accumulation chain);
+//! 6. back on the source rank, `dX[t] = bf16(Σ_c dXᵣ[slot t·k + c])`, `c` ascending from `+0`;
+//! 7. `dw[t, c] = Σ_h dOut[t, h] · back[t·k + c, h]` in FP32, `h` ascending from `+0`.
+//!
+//! Every value is rounded where the layer stores it (BF16 for activation gradients, FP32 for
+//! weight and routing-weight gradients), so the executor's gradients equal these bitwise.
+//! [`LayerValues`] evaluates the forward in f64 without any rounding, for finite differences.
+
+use super::memory::Inputs;
+use super::moe_reference::{expert_forward, moe_inputs};
+use super::tensor::{HostTensor, round_to};
+use crate::moe::{MoeShape, Routing};
+use crate::rng::SplitMix;
+use hpmoe_core::model::DType;
+
+/// The tensors the forward saves for the backward, by their names in both taskflows.
+pub const SAVED: [&str; 4] = ["recv", "h", "act", "back"];
+
+/// The gradients of one rank, as the backward layer outputs them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MoeGradients {
+    /// `dx` BF16 `[T, H]`: the gradient of each token row (the sum over its `k` routed copies).
+    pub dx: HostTensor,
+    /// `dw13` F32 `[E, H, 2I]`: the gradient of this rank's experts' fused gate/up weights.
+    pub dw13: HostTensor,
+    /// `dw2` F32 `[E, I, H]`: the gradient of this rank's experts' down weights.
+    pub dw2: HostTensor,
+    /// `d_weights` F32 `[T, k]`: the gradient of the routing weights `topk_weights`.
+    pub d_weights: HostTensor,
+}
+
+impl MoeGradients {
+    /// The gradient called `name` in the backward taskflow (`dx`, `dw13`, `dw2`, `d_weights`).
+    pub fn get(&self, name: &str) -> Option<&HostTensor> {
+        match name {
+            "dx" => Some(&self.dx),
+            "dw13" => Some(&self.dw13),
+            "dw2" => Some(&self.dw2),
+            "d_weights" => Some(&self.d_weights),
+            _ => None,
+        }
+    }
+
+    /// The names of the gradients, in the backward taskflow's declaration order.
+    pub const NAMES: [&'static str; 4] = ["dx", "dw13", "dw2", "d_weights"];
+}
+
+/// The balanced layout's sizes, checked once.
+struct Dims {
+    r: usize,
+    e: usize,
+    s: usize,
+    /// Rows per weight-gradient group ([`MoeShape::wgrad_rows`]).
+    w: usize,
+    t: usize,
+    k: usize,
+    h: usize,
+    i: usize,
+    n1: usize,
+}
+
+impl Dims {
+    fn of(shape: &MoeShape) -> Result<Dims, String> {
+        shape.validate()?;
+        if shape.routing != Routing::Balanced {
+            return Err("the MoE backward reference covers balanced routing only".into());
+        }
+        if shape.dispatch != crate::moe::DispatchPrecision::Bf16 {
+            return Err("the MoE backward reference covers BF16 dispatch only".into());
+        }
+        let rows = shape.rows_per_expert();
+        if shape.wgrad_rows == 0 || !rows.is_multiple_of(shape.wgrad_rows) {
+            return Err(format!("wgrad_rows {} does not divide the {rows} rows per expert", shape.wgrad_rows));
+        }
+        let u = |v: u64| usize::try_from(v).map_err(|_| format!("size {v} does not fit usize"));
+        Ok(Dims {
+            r: shape.ranks as usize,
+            e: u(shape.local_experts())?,
+            s: u(shape.rows_per_source())?,
+            w: u(shape.wgrad_rows)?,
+            t: u(shape.tokens_per_rank)?,
+            k: u(shape.top_k)?,
+            h: u(shape.hidden)?,
+            i: u(shape.intermediate)?,
+            n1: u(shape.gmm1_cols)?,
+        })
+    }
+
+    /// Rows each local expert receives (`R·S`).
+    fn rows(&self) -> usize {
+        self.r * self.s
+    }
+
+    /// Send slots per rank (`R·E·S = T·k`).
+    fn slots(&self) -> usize {
+        self.r * self.e * self.s
+    }
+
+    /// Source rank and send slot of received row `row` of local expert `e` on `rank`.
+    fn source(&self, rank: usize, e: usize, row: usize) -> (usize, usize) {
+        (row / self.s, (rank * self.e + e) * self.s + row % self.s)
+    }
+}
+
+/// Input `name` of `rank` as `f32`, its element count checked.
+fn values(inputs: &Inputs, name: &str, rank: usize, len: usize) -> Result<Vec<f32>, String> {
+    let tensor = inputs.get(name, rank as u32).ok_or_else(|| format!("input `{name}` missing for rank {rank}"))?;
+    if tensor.len() != len {
+        return Err(format!("input `{name}` on rank {rank} has {} elements, the shape needs {len}", tensor.len()));
+    }
+    Ok(tensor.to_f32())
+}
+
+/// The saved activations of every rank ([`SAVED`], in that order, BF16), computed from the
+/// forward's inputs (`xs`, `w13`, `w2`) with the forward reference's arithmetic
+/// ([`expert_forward`]): what the forward layer leaves in those tensors.
+///
+/// # Errors
+/// If the shape is invalid or not balanced, or an input is missing or misshapen.
+pub fn moe_saved(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<[HostTensor; 4]>, String> {
+    let d = Dims::of(shape)?;
+    let (h, i) = (d.h, d.i);
+    let mut xs = Vec::new();
+    let mut back = Vec::new();
+    for rank in 0..d.r {
+        xs.push(values(inputs, "xs", rank, d.slots() * h)?);
+        back.push(vec![0.0f32; d.slots() * h]);
+    }
+    let mut per_rank = Vec::new();
+    for rank in 0..d.r {
+        let w13 = values(inputs, "w13", rank, d.e * h * 2 * i)?;
+        let w2 = values(inputs, "w2", rank, d.e * i * h)?;
+        let rows = d.e * d.rows();
+        let (mut recv, mut gate_up, mut act) =
+            (Vec::with_capacity(rows * h), Vec::with_capacity(rows * 2 * i), Vec::with_capacity(rows * i));
+        for e in 0..d.e {
+            for row in 0..d.rows() {
+                let (src, slot) = d.source(rank, e, row);
+                let x = &xs[src][slot * h..(slot + 1) * h];
+                let w13 = &w13[e * h * 2 * i..(e + 1) * h * 2 * i];
+                let out = expert_forward(x, w13, &w2[e * i * h..(e + 1) * i * h], i, d.n1);
+                recv.extend_from_slice(x);
+                gate_up.extend(out.gate_up);
+                act.extend(out.act);
+                back[src][slot * h..(slot + 1) * h].copy_from_slice(&out.y);
+            }
+        }
+        let (e, n, h, i) = (d.e as u64, d.rows() as u64, h as u64, i as u64);
+        per_rank.push([
+            HostTensor::from_f32(DType::Bf16, &[e, n, h], &recv),
+            HostTensor::from_f32(DType::Bf16, &[e, n, 2 * i], &gate_up),
+            HostTensor::from_f32(DType::Bf16, &[e, n, i], &act),
+        ]);
+    }
+    Ok(per_rank
+        .into_iter()
+        .zip(back)
+        .map(|([recv, gate_up, act], back)| {
+            let shape = [d.slots() as u64, d.h as u64];
+            [recv, gate_up, act, HostTensor::from_f32(DType::Bf16, &shape, &back)]
+        })
+        .collect())
+}
+
+/// The inputs of the backward taskflow on every rank: the forward's ([`moe_inputs`], `seed`),
+/// the activations the forward saves ([`moe_saved`]) and an output gradient `dout` (BF16
+/// `[T, H]`, uniform in `[-1, 1)`, deterministic in `seed`, different on every rank).
+///
+/// # Errors
+/// If the shape is invalid or not balanced.
+pub fn moe_backward_inputs(shape: &MoeShape, seed: u64) -> Result<Inputs, String> {
+    let mut inputs = moe_inputs(shape, seed);
+    for (rank, saved) in moe_saved(shape, &inputs)?.into_iter().enumerate() {
+        for (name, tensor) in SAVED.into_iter().zip(saved) {
+            inputs.set_rank(name, rank as u32, tensor);
+        }
+    }
+    for rank in 0..shape.ranks {
+        let mut rng = SplitMix::new(seed ^ 0xD0D0_BACC ^ u64::from(rank).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let dout = HostTensor::from_fn(DType::Bf16, &[shape.tokens_per_rank, shape.hidden], |_| rng.uniform());
+        inputs.set_rank("dout", rank, dout);
+    }
+    Ok(inputs)
+}
+
+/// The gradients on every rank (see the module docs for the arithmetic), from the backward
+/// taskflow's inputs (`w13`, `w2`, `topk_weights`, the [`SAVED`] tensors, `dout`).
+///
+/// # Errors
+/// If the shape is invalid or not balanced, or an input is missing or misshapen.
+pub fn moe_backward_reference(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<MoeGradients>, String> {
+    let d = Dims::of(shape)?;
+    let (h, i, k, t) = (d.h, d.i, d.k, d.t);
+    let bf = |v: f32| round_to(DType::Bf16, v);
+    let mut dout = Vec::new();
+    let mut weights = Vec::new();
+    for rank in 0..d.r {
+        dout.push(values(inputs, "dout", rank, t * h)?);
+        weights.push(values(inputs, "topk_weights", rank, t * k)?);
+    }
+    // The activation gradient of every send slot, on its source rank (step 4's rows).
+    let mut dxs = vec![vec![0.0f32; d.slots() * h]; d.r];
+    let mut weight_grads = Vec::new();
+    for rank in 0..d.r {
+        let w13 = values(inputs, "w13", rank, d.e * h * 2 * i)?;
+        let w2 = values(inputs, "w2", rank, d.e * i * h)?;
+        let recv = values(inputs, "recv", rank, d.e * d.rows() * h)?;
+        let gate_up = values(inputs, "h", rank, d.e * d.rows() * 2 * i)?;
+        let act = values(inputs, "act", rank, d.e * d.rows() * i)?;
+        let mut dw13 = vec![0.0f32; d.e * h * 2 * i];
+        let mut dw2 = vec![0.0f32; d.e * i * h];
+        for e in 0..d.e {
+            let w13 = &w13[e * h * 2 * i..(e + 1) * h * 2 * i];
+            let w2 = &w2[e * i * h..(e + 1) * i * h];
+            // Row `row` of local expert `e` in a saved `[E, R·S, width]` tensor.
+            let row_of = |width: usize, row: usize| (e * d.rows() + row) * width..(e * d.rows() + row + 1) * width;
+            let mut dy = Vec::with_capacity(d.rows());
+            let mut dh = Vec::with_capacity(d.rows());
+            for row in 0..d.rows() {
+                let (src, slot) = d.source(rank, e, row);
+                // 1. The output gradient scaled by the routing weight, on the source rank.
+                let w = weights[src][slot];
+                let dy_row: Vec<f32> =
+                    dout[src][(slot / k) * h..(slot / k + 1) * h].iter().map(|&g| bf(w * g)).collect();
+                // 2. dA = dY · W2ᵀ.
+                let da: Vec<f32> = (0..i)
+                    .map(|q| {
+                        let mut acc = 0.0f32;
+                        for j in 0..h {
+                            acc += dy_row[j] * w2[q * h + j];
+                        }
+                        bf(acc)
+                    })
+                    .collect();
+                // 3. SwiGLU's derivative, σ(g) recomputed.
+                let gu = &gate_up[row_of(2 * i, row)];
+                let mut dh_row = vec![0.0f32; 2 * i];
+                for block in 0..2 * i / d.n1 {
+                    for q in 0..d.n1 / 2 {
+                        let (gi, ui) = (block * d.n1 + q, block * d.n1 + d.n1 / 2 + q);
+                        let (dg, du) = swiglu_grad(gu[gi], gu[ui], da[block * d.n1 / 2 + q]);
+                        dh_row[gi] = bf(dg);
+                        dh_row[ui] = bf(du);
+                    }
+                }
+                // 4. dXᵣ = dH · W13ᵀ, back to the source rank's slot.
+                for p in 0..h {
+                    let mut acc = 0.0f32;
+                    for col in 0..2 * i {
+                        acc += dh_row[col] * w13[p * 2 * i + col];
+                    }
+                    dxs[src][slot * h + p] = bf(acc);
+                }
+                dy.push(dy_row);
+                dh.push(dh_row);
+            }
+            // 5. Weight gradients: per group of rows, then group after group.
+            let x = &recv[e * d.rows() * h..(e + 1) * d.rows() * h];
+            let a = &act[e * d.rows() * i..(e + 1) * d.rows() * i];
+            for group in 0..d.rows() / d.w {
+                let rows = group * d.w..(group + 1) * d.w;
+                for q in 0..i {
+                    for j in 0..h {
+                        let mut s = 0.0f32;
+                        for r in rows.clone() {
+                            s += a[r * i + q] * dy[r][j];
+                        }
+                        dw2[(e * i + q) * h + j] += s;
+                    }
+                }
+                for p in 0..h {
+                    for col in 0..2 * i {
+                        let mut s = 0.0f32;
+                        for r in rows.clone() {
+                            s += x[r * h + p] * dh[r][col];
+                        }
+                        dw13[(e * h + p) * 2 * i + col] += s;
+                    }
+                }
+            }
+        }
+        weight_grads.push((dw13, dw2));
+    }
+    let mut grads = Vec::new();
+    for (rank, (dw13, dw2)) in weight_grads.into_iter().enumerate() {
+        let back = values(inputs, "back", rank, d.slots() * h)?;
+        // 6. Each token's k rows summed in choice order.
+        let mut dx = vec![0.0f32; t * h];
+        for token in 0..t {
+            for p in 0..h {
+                let mut acc = 0.0f32;
+                for c in 0..k {
+                    acc += dxs[rank][(token * k + c) * h + p];
+                }
+                dx[token * h + p] = acc;
+            }
+        }
+        // 7. The routing weights' gradient: dOut[t] · Y[t·k + c].
+        let d_weights: Vec<f32> = (0..t * k)
+            .map(|slot| {
+                let mut acc = 0.0f32;
+                for p in 0..h {
+                    acc += dout[rank][(slot / k) * h + p] * back[slot * h + p];
+                }
+                acc
+            })
+            .collect();
+        let (t, h, e, i, k) = (t as u64, h as u64, d.e as u64, i as u64, k as u64);
+        grads.push(MoeGradients {
+            dx: HostTensor::from_f32(DType::Bf16, &[t, h], &dx),
+            dw13: HostTensor::from_f32(DType::F32, &[e, h, 2 * i], &dw13),
+            dw2: HostTensor::from_f32(DType::F32, &[e, i, h], &dw2),
+            d_weights: HostTensor::from_f32(DType::F32, &[t, k], &d_weights),
+        });
+    }
+    Ok(grads)
+}
+
+/// SwiGLU's derivative at gate `g`, up `u` for the output gradient `a`, in FP32 (step 3 of
+/// the module docs): `(dg, du)`.
+fn swiglu_grad(g: f32, u: f32, a: f32) -> (f32, f32) {
+    let sigma = 1.0 / (1.0 + (-g).exp());
+    let du = a * g * sigma;
+    let dg = a * u * sigma * (1.0 + g * (1.0 - sigma));
+    (dg, du)
+}
+
+/// The forward's inputs and the output gradient as f64 values, per rank, for finite
+/// differences: [`LayerValues::loss`] evaluates `Σ_ranks Σ dOut ⊙ out` of the layer in f64
+/// without any rounding, so perturbing one value by `±ε` and differencing the loss gives the
+/// derivative the backward computes (up to the backward's BF16 roundings).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayerValues {
+    /// Per rank: `xs` `[R·E·S, H]`, row `j` carrying choice `j % k` of token `j / k`.
+    pub xs: Vec<Vec<f64>>,
+    /// Per rank: `w13` `[E, H, 2I]`.
+    pub w13: Vec<Vec<f64>>,
+    /// Per rank: `w2` `[E, I, H]`.
+    pub w2: Vec<Vec<f64>>,
+    /// Per rank: `topk_weights` `[T, k]`.
+    pub weights: Vec<Vec<f64>>,
+    /// Per rank: `dout` `[T, H]`.
+    pub dout: Vec<Vec<f64>>,
+}
+
+impl LayerValues {
+    /// The values of `inputs` (as [`moe_backward_inputs`] makes them).
+    ///
+    /// # Errors
+    /// If the shape is invalid or not balanced, or an input is missing or misshapen.
+    pub fn from_inputs(shape: &MoeShape, inputs: &Inputs) -> Result<LayerValues, String> {
+        let d = Dims::of(shape)?;
+        let get = |name: &str, len: usize| -> Result<Vec<Vec<f64>>, String> {
+            (0..d.r).map(|rank| Ok(values(inputs, name, rank, len)?.into_iter().map(f64::from).collect())).collect()
+        };
+        Ok(LayerValues {
+            xs: get("xs", d.slots() * d.h)?,
+            w13: get("w13", d.e * d.h * 2 * d.i)?,
+            w2: get("w2", d.e * d.i * d.h)?,
+            weights: get("topk_weights", d.t * d.k)?,
+            dout: get("dout", d.t * d.h)?,
+        })
+    }
+
+    /// `Σ_ranks Σ_{t, h} dOut[t, h] · out[t, h]` with `out[t] = Σ_c w[t, c] · FFN_g(xs[t·k + c])`
+    /// (`g` the global expert of slot `t·k + c`), all in f64 with no rounding.
+    ///
+    /// # Errors
+    /// If the shape is invalid or not balanced.
+    pub fn loss(&self, shape: &MoeShape) -> Result<f64, String> {
+        let d = Dims::of(shape)?;
+        let (h, i, n1) = (d.h, d.i, d.n1);
+        let mut loss = 0.0f64;
+        for rank in 0..d.r {
+            for slot in 0..d.slots() {
+                let expert = slot / d.s;
+                let (owner, e) = (expert / d.e, expert % d.e);
+                let x = &self.xs[rank][slot * h..(slot + 1) * h];
+                let w13 = &self.w13[owner][e * h * 2 * i..(e + 1) * h * 2 * i];
+                let w2 = &self.w2[owner][e * i * h..(e + 1) * i * h];
+                let gate_up: Vec<f64> =
+                    (0..2 * i).map(|col| (0..h).map(|p| x[p] * w13[p * 2 * i + col]).sum()).collect();
+                let act: Vec<f64> = (0..i)
+                    .map(|q| {
+                        let (block, qq) = (q / (n1 / 2), q % (n1 / 2));
+                        let (g, u) = (gate_up[block * n1 + qq], gate_up[block * n1 + n1 / 2 + qq]);
+                        g / (1.0 + (-g).exp()) * u
+                    })
+                    .collect();
+                let w = self.weights[rank][slot];
+                let token = slot / d.k;
+                for col in 0..h {
+                    let y: f64 = (0..i).map(|q| act[q] * w2[q * h + col]).sum();
+                    loss += self.dout[rank][token * h + col] * w * y;
+                }
+            }
+        }
+        Ok(loss)
+    }
+}

@@ -1,0 +1,452 @@
+//! The backward of the MoE-FFN layer, alone or after its forward as one training step.
+//!
+//! Given the output gradient `dout` (BF16 `[T, H]` per rank) and what the forward saved —
+//! `recv` (the dispatched rows `X`), `h` (GMM1's `[g | u]`), `act` (SwiGLU's output `A`) and
+//! `back` (the expert outputs `Y` in send-slot order) — the backward computes, on balanced
+//! routing (the layout of [`crate::moe`], `S` rows per source, `B` per block, `M = R·S/B`
+//! blocks per expert):
+//!
+//! | family | core | grid | what |
+//! |---|---|---|---|
+//! | `scale_dout` | AIV | token block | `dback[t·k + c] = w[t, c] · dout[t]` (`scale_rows_repeat`) |
+//! | `combine_bwd` | AIV | `(dst, e, b)` | put `dback`'s rows to `dy` on the rank owning their expert: the reverse of the combine |
+//! | `weights_grad` | AIV | token block | `d_weights[t, c] = dout[t] · back[t·k + c]` (`row_dot_topk`) |
+//! | `gmm2_dgrad` | AIC | `(e, m, n)` | `dA = dY · W2ᵀ` (`matmul_nt`), columns of SwiGLU's blocks |
+//! | `gmm2_wgrad` | AIC | `(e, p, n)` | `dW2 = Aᵀ · dY` over the first `W` rows (`matmul_tn`) |
+//! | `gmm2_wgrad_acc` | AIC | `(e, m, p, n)` | `dW2 += Aᵀ · dY` over rows `(m + 1)·W ..` (`matmul_tn_accumulate`), chained over `m` |
+//! | `swiglu_bwd` | AIV | `(e, m, n)` | `dH` from `h` and `dA`, `σ(g)` recomputed (`swiglu_backward`) |
+//! | `gmm1_dgrad` | AIC | `(e, m, n)` | `dXᵣ = dH · W13ᵀ` (`matmul_nt`) |
+//! | `gmm1_wgrad` | AIC | `(e, p, n)` | `dW13 = Xᵀ · dH` over the first `W` rows (`matmul_tn`) |
+//! | `gmm1_wgrad_acc` | AIC | `(e, m, p, n)` | `dW13 += Xᵀ · dH` over rows `(m + 1)·W ..` (`matmul_tn_accumulate`), chained over `m` |
+//! | `dispatch_bwd` | AIV | `(src, e, b)` | put `dXᵣ`'s rows back to their send slot on the source rank (`dxs`) |
+//! | `sum_bwd` | AIV | token block | `dx[t] = Σ_c dxs[t·k + c]`, `c` ascending (`sum_topk`) |
+//!
+//! Every tile waits only for the rows it reads: a data-gradient GMM tile for the one block of
+//! `dy` (or the SwiGLU tiles of its block), a weight-gradient tile for the `W` =
+//! [`MoeShape::wgrad_rows`] rows it sums. A weight gradient is a sum over an expert's `R·S/W`
+//! row groups: the first group's product is written (no zeroing pass), each later group's
+//! added by `*_acc`, whose instance `(e, m, p, n)` runs after `(e, m − 1, p, n)`
+//! (`after(gmm2_wgrad_acc(e, m - 1, p, n))`; the first waits for the write, a family declared
+//! before it), so every run sums the groups in the order `0, 1, …` and the gradients are
+//! bitwise reproducible (ordered accumulation). (`*_acc` exists only when an expert has more
+//! than one group.) [`crate::exec::moe_backward_reference`] computes the same gradients with
+//! plain loops.
+//!
+//! How many rows a weight-gradient tile sums is a trade: with `W = B` (the tiny shapes) the
+//! first blocks to land feed weight-gradient tiles while later blocks are still in flight,
+//! but every block reads and writes the expert's whole F32 gradient column block again
+//! (`R·S/B` times); with `W = R·S` ([`MoeShape::with_whole_expert_wgrad`], the DeepSeek-V3
+//! shapes) each gradient is written once and an expert's weight-gradient tiles wait for all
+//! its rows, interleaving with other experts' data-gradient tiles on the AICs instead.
+//!
+//! [`Pass::TrainingStep`] declares the forward and then the backward in one taskflow: the
+//! backward reads the forward's own `recv`, `h`, `act` and `back`, so each backward tile waits
+//! for the forward tiles that wrote its rows, and one schedule covers both. `dout` stays an
+//! input, but in a model it is computed from `out` (by the layers after this one), so the
+//! step's backward starts on a rank only once that rank's forward output is complete:
+//! `scale_dout` runs `after(weighted_sum(*))`. What overlaps is the forward's tail on some
+//! ranks and cores with the backward's head on others, under one schedule.
+
+use super::{MoeShape, Routing};
+use hpmoe_core::model::{Affine, CoreKind, DType, IndexSel, Taskflow, TensorRef};
+
+/// Which computation of the layer a taskflow holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pass {
+    /// The forward layer ([`MoeShape::taskflow`]).
+    Forward,
+    /// The backward alone: the forward's saved activations and `dout` are inputs.
+    Backward,
+    /// The forward, then the backward reading the activations the forward wrote.
+    TrainingStep,
+}
+
+impl Pass {
+    /// Every pass, forward first.
+    pub const ALL: [Pass; 3] = [Pass::Forward, Pass::Backward, Pass::TrainingStep];
+
+    /// Its name in taskflow names and reports (`forward`, `backward`, `training_step`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Pass::Forward => "forward",
+            Pass::Backward => "backward",
+            Pass::TrainingStep => "training_step",
+        }
+    }
+}
+
+/// The forward's tensors the backward reads.
+pub(super) struct LayerTensors {
+    pub w13: TensorRef,
+    pub w2: TensorRef,
+    pub weights: TensorRef,
+    pub recv: TensorRef,
+    pub h: TensorRef,
+    pub act: TensorRef,
+    pub back: TensorRef,
+}
+
+/// The most gradient rows one weight-gradient tile computes: its `x` panel (rows × 64 BF16,
+/// double-buffered: 256 KiB at 1024 rows) must leave room in the AIC's 512 KiB of L1 for the
+/// `g` panel (64 × up to 896 columns, 224 KiB).
+const WGRAD_MAX_ROWS: u64 = 1024;
+
+/// Gradient rows per weight-gradient tile: the largest divisor of `rows` up to
+/// [`WGRAD_MAX_ROWS`] (1024 of DeepSeek-V3's 2048 and 7168).
+fn wgrad_row_block(rows: u64) -> u64 {
+    (1..=rows.min(WGRAD_MAX_ROWS)).rev().find(|d| rows.is_multiple_of(*d)).unwrap_or(1)
+}
+
+/// One weight gradient `grad[e]` (F32 `[E, rows, width]`) `= Σ_r x[e][r]ᵀ · g[e][r]` over an
+/// expert's received rows `r`, with `g` of `width` columns tiled in blocks of `cols`.
+struct WeightGradient<'a> {
+    x: &'a TensorRef,
+    g: &'a TensorRef,
+    grad: &'a TensorRef,
+    rows: u64,
+    width: u64,
+    cols: u64,
+}
+
+impl MoeShape {
+    /// The taskflow of `pass`.
+    ///
+    /// # Errors
+    /// If the shape is invalid, or (backward and training step) not balanced or with a row
+    /// block that is not a multiple of `top_k`.
+    pub fn pass_taskflow(&self, pass: Pass) -> Result<Taskflow, String> {
+        match pass {
+            Pass::Forward => self.taskflow(),
+            Pass::Backward => self.backward_taskflow(),
+            Pass::TrainingStep => self.training_step_taskflow(),
+        }
+    }
+
+    /// The backward layer alone (module docs): inputs `w13`, `w2`, `topk_weights`, the saved
+    /// `recv`, `h`, `act`, `back` (shaped as the forward's) and `dout`; outputs `dx` (BF16
+    /// `[T, H]`), `dw13` (F32 `[E, H, 2I]`), `dw2` (F32 `[E, I, H]`), `d_weights` (F32 `[T, k]`).
+    ///
+    /// # Errors
+    /// As [`MoeShape::pass_taskflow`].
+    pub fn backward_taskflow(&self) -> Result<Taskflow, String> {
+        self.validate_backward()?;
+        let mut tf = self.empty_taskflow("moe_ffn_backward");
+        let (r, e, c, t, k) =
+            (u64::from(self.ranks), self.local_experts(), self.slot_rows(), self.tokens_per_rank, self.top_k);
+        let (h, i, bf) = (self.hidden, self.intermediate, DType::Bf16);
+        let saved = LayerTensors {
+            w13: tf.input("w13", bf, &[e, h, 2 * i]),
+            w2: tf.input("w2", bf, &[e, i, h]),
+            weights: tf.input("topk_weights", DType::F32, &[t, k]),
+            recv: tf.input("recv", bf, &[e, r * c, h]),
+            h: tf.input("h", bf, &[e, r * c, 2 * i]),
+            act: tf.input("act", bf, &[e, r * c, i]),
+            back: tf.input("back", bf, &[r * e * c, h]),
+        };
+        self.add_backward(&mut tf, &saved, false);
+        Ok(tf)
+    }
+
+    /// The forward and the backward as one taskflow (module docs): the forward's inputs and
+    /// `out`, then the backward's `dout` and gradients, the saved activations flowing from one
+    /// to the other inside the taskflow.
+    ///
+    /// # Errors
+    /// As [`MoeShape::pass_taskflow`].
+    pub fn training_step_taskflow(&self) -> Result<Taskflow, String> {
+        self.validate_backward()?;
+        let mut tf = self.empty_taskflow("moe_ffn_training_step");
+        let saved = self.add_forward(&mut tf);
+        self.add_backward(&mut tf, &saved, true);
+        Ok(tf)
+    }
+
+    /// Tile instances per rank of the backward's families.
+    pub fn backward_instances_per_rank(&self) -> u64 {
+        let (r, e, b) = (u64::from(self.ranks), self.local_experts(), self.row_block);
+        let blocks = r * e * (self.slot_rows() / b); // row blocks sent, and received, per rank
+        let (cols1, cols2) = (2 * self.intermediate / self.gmm1_cols, self.hidden / self.gmm2_cols);
+        let token_blocks = self.tokens_per_rank / self.sum_rows;
+        // Weight-gradient tiles per column block and gradient row block.
+        let wgrad_tiles = e * (r * self.slot_rows() / self.wgrad_rows.max(1));
+        let (h, i) = (self.hidden, self.intermediate);
+        let (blocks1, blocks2) = (h / wgrad_row_block(h), i / wgrad_row_block(i));
+        token_blocks * 3 // scale_dout, weights_grad, sum_bwd
+            + blocks * 2 // combine_bwd, dispatch_bwd
+            + blocks * cols1 * 2 // gmm2_dgrad, swiglu_bwd
+            + blocks * cols2 // gmm1_dgrad
+            + wgrad_tiles * (blocks1 * cols1 + blocks2 * cols2) // gmm1_wgrad, gmm2_wgrad
+    }
+
+    /// The weight gradient `grad[e] = Σ_rows x[e]ᵀ · g[e]` (see [`WeightGradient`]): family
+    /// `name` (grid `(e, n)`) writes the first group of [`MoeShape::wgrad_rows`] rows'
+    /// product (`matmul_tn`); if an expert receives more rows, `{name}_acc` (grid `(e, m, n)`)
+    /// adds group `m + 1`'s (`matmul_tn_accumulate`), instance `m` after `m − 1`: one order.
+    fn add_weight_gradient(&self, tf: &mut Taskflow, name: &str, wg: WeightGradient<'_>) {
+        let WeightGradient { x, g, grad, rows, width, cols } = wg;
+        let (e, w) = (self.local_experts(), self.wgrad_rows);
+        let groups = u64::from(self.ranks) * self.slot_rows() / w;
+        let block = wgrad_row_block(rows);
+        // Rows `row ..` of the expert's received rows, gradient rows `p·block ..`, columns `n·cols ..`.
+        let args = |ex: Affine, row: Affine, p: Affine, n: Affine| {
+            let (c, q) = (n * cols as i64, p * block as i64);
+            [
+                x.at(ex.clone()).slice(row.clone(), w).slice(q.clone(), block),
+                g.at(ex.clone()).slice(row, w).slice(c.clone(), cols),
+                grad.at(ex).slice(q, block).slice(c, cols),
+            ]
+        };
+        tf.tile(name, CoreKind::Aic, |tb| {
+            let (ex, p, n) = (tb.grid("e", e), tb.grid("p", rows / block), tb.grid("n", width / cols));
+            tb.op("matmul_tn", args(ex, Affine::constant(0), p, n));
+        });
+        if groups > 1 {
+            let acc = format!("{name}_acc");
+            tf.tile(&acc, CoreKind::Aic, |tb| {
+                let (ex, m) = (tb.grid("e", e), tb.grid("m", groups - 1));
+                let (p, n) = (tb.grid("p", rows / block), tb.grid("n", width / cols));
+                tb.op("matmul_tn_accumulate", args(ex.clone(), (m.clone() + 1) * w as i64, p.clone(), n.clone()));
+                let at = IndexSel::At;
+                tb.after(&acc, [at(ex), at(m - 1), at(p), at(n)]);
+            });
+        }
+    }
+
+    /// What the backward needs beyond [`MoeShape::validate`].
+    fn validate_backward(&self) -> Result<(), String> {
+        self.validate()?;
+        if self.routing != Routing::Balanced {
+            return Err(format!("the MoE backward is built for balanced routing only: {self:?}"));
+        }
+        if self.dispatch != super::DispatchPrecision::Bf16 {
+            // The saved `recv` would be INT8 rows; the weight gradient dW13 = Xᵀ·dH needs the
+            // dequantised rows GMM1 read, which the backward does not take yet.
+            return Err(format!("the MoE backward is built for BF16 dispatch only: {self:?}"));
+        }
+        let rows = self.rows_per_expert();
+        if self.wgrad_rows == 0
+            || !self.wgrad_rows.is_multiple_of(self.row_block)
+            || !rows.is_multiple_of(self.wgrad_rows)
+        {
+            return Err(format!(
+                "invalid MoE backward shape: wgrad_rows must be a positive multiple of row_block dividing the {rows} rows per expert: {self:?}"
+            ));
+        }
+        if !self.row_block.is_multiple_of(self.top_k) {
+            // A combine-backward block of slots must start at a token: its rows are whole tokens' choices.
+            return Err(format!("invalid MoE backward shape: row_block must be a multiple of top_k: {self:?}"));
+        }
+        Ok(())
+    }
+
+    /// Declares the backward's tensors and tiles in `tf`, reading the forward's `saved`; with
+    /// `after_forward`, the output gradient is used only once the rank's forward output is
+    /// complete (`scale_dout` after every `weighted_sum`).
+    fn add_backward(&self, tf: &mut Taskflow, saved: &LayerTensors, after_forward: bool) {
+        let (r, e, c, t, k) =
+            (u64::from(self.ranks), self.local_experts(), self.slot_rows(), self.tokens_per_rank, self.top_k);
+        let (h, i, b, n1, n2, rows) =
+            (self.hidden, self.intermediate, self.row_block, self.gmm1_cols, self.gmm2_cols, self.sum_rows);
+        let (bf, f32) = (DType::Bf16, DType::F32);
+        let LayerTensors { w13, w2, weights, recv, h: hbuf, act, back } = saved;
+        let slots = r * e * c;
+        let dout = tf.input("dout", bf, &[t, h]);
+        let dback = tf.scratch("dback", bf, &[slots, h]);
+        let dy = tf.symmetric("dy", bf, &[e, r * c, h]);
+        let da = tf.scratch("da", bf, &[e, r * c, i]);
+        let dh = tf.scratch("dh", bf, &[e, r * c, 2 * i]);
+        let dxr = tf.scratch("dxr", bf, &[e, r * c, h]);
+        let dxs = tf.symmetric("dxs", bf, &[slots, h]);
+        let dx = tf.output("dx", bf, &[t, h]);
+        let dw13 = tf.output("dw13", f32, &[e, h, 2 * i]);
+        let dw2 = tf.output("dw2", f32, &[e, i, h]);
+        let d_weights = tf.output("d_weights", f32, &[t, k]);
+        let rank = Affine::rank;
+
+        // Token block `tb` owns send slots `tb·rows·k ..` (choice c of token t is slot t·k + c).
+        tf.tile("scale_dout", CoreKind::Aiv, |tb| {
+            let blk = tb.grid("t", t / rows);
+            if after_forward {
+                tb.after("weighted_sum", [IndexSel::All]);
+            }
+            let tokens = blk.clone() * rows as i64;
+            tb.op(
+                "scale_rows_repeat",
+                [
+                    dout.slice(tokens.clone(), rows),
+                    weights.slice(tokens, rows),
+                    dback.slice(blk * (rows * k) as i64, rows * k),
+                ],
+            );
+        });
+        tf.tile("combine_bwd", CoreKind::Aiv, |tb| {
+            let (dst, ex, blk) = (tb.grid("dst", r), tb.grid("e", e), tb.grid("b", c / b));
+            let slot = (dst.clone() * e as i64 + ex.clone()) * c as i64 + blk.clone() * b as i64;
+            let dst_row = rank() * c as i64 + blk * b as i64;
+            tb.put(dback.slice(slot, b), dy.on(dst).at(ex).slice(dst_row, b));
+        });
+        tf.tile("weights_grad", CoreKind::Aiv, |tb| {
+            let blk = tb.grid("t", t / rows);
+            let tokens = blk.clone() * rows as i64;
+            tb.op(
+                "row_dot_topk",
+                [
+                    dout.slice(tokens.clone(), rows),
+                    back.slice(blk * (rows * k) as i64, rows * k),
+                    d_weights.slice(tokens, rows),
+                ],
+            );
+        });
+        // Block `m` of an expert's received rows: rows `m·B ..` of `dy`, `recv`, `h`, `act`, ….
+        let block = |tb: &mut hpmoe_core::model::TileBuilder<'_>| {
+            let ex = tb.grid("e", e);
+            let m = tb.grid("m", r * c / b);
+            (ex, m.clone(), m * b as i64)
+        };
+        let (half, cols1, cols2) = (n1 / 2, 2 * i / n1, h / n2);
+        tf.tile("gmm2_dgrad", CoreKind::Aic, |tb| {
+            let (ex, _, row) = block(tb);
+            let n = tb.grid("n", cols1);
+            let out = da.at(ex.clone()).slice(row.clone(), b).slice(n.clone() * half as i64, half);
+            tb.op("matmul_nt", [dy.at(ex.clone()).slice(row, b), w2.at(ex).slice(n * half as i64, half), out]);
+        });
+        let wg = WeightGradient { x: act, g: &dy, grad: &dw2, rows: i, width: h, cols: n2 };
+        self.add_weight_gradient(tf, "gmm2_wgrad", wg);
+        tf.tile("swiglu_bwd", CoreKind::Aiv, |tb| {
+            let (ex, _, row) = block(tb);
+            let n = tb.grid("n", cols1);
+            let pairs =
+                |tensor: &TensorRef| tensor.at(ex.clone()).slice(row.clone(), b).slice(n.clone() * n1 as i64, n1);
+            let grad = da.at(ex.clone()).slice(row.clone(), b).slice(n.clone() * half as i64, half);
+            tb.op("swiglu_backward", [pairs(hbuf), grad, pairs(&dh)]);
+        });
+        tf.tile("gmm1_dgrad", CoreKind::Aic, |tb| {
+            let (ex, _, row) = block(tb);
+            let n = tb.grid("n", cols2);
+            let out = dxr.at(ex.clone()).slice(row.clone(), b).slice(n.clone() * n2 as i64, n2);
+            tb.op("matmul_nt", [dh.at(ex.clone()).slice(row, b), w13.at(ex).slice(n * n2 as i64, n2), out]);
+        });
+        let wg = WeightGradient { x: recv, g: &dh, grad: &dw13, rows: h, width: 2 * i, cols: n1 };
+        self.add_weight_gradient(tf, "gmm1_wgrad", wg);
+        tf.tile("dispatch_bwd", CoreKind::Aiv, |tb| {
+            let (src, ex, blk) = (tb.grid("src", r), tb.grid("e", e), tb.grid("b", c / b));
+            let row = src.clone() * c as i64 + blk.clone() * b as i64;
+            let slot = (rank() * e as i64 + ex.clone()) * c as i64 + blk * b as i64;
+            tb.put(dxr.at(ex).slice(row, b), dxs.on(src).slice(slot, b));
+        });
+        tf.tile("sum_bwd", CoreKind::Aiv, |tb| {
+            let blk = tb.grid("t", t / rows);
+            tb.op(
+                "sum_topk",
+                [dxs.slice(blk.clone() * (rows * k) as i64, rows * k), dx.slice(blk * rows as i64, rows)],
+            );
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The predecessors of instance `(family, local index)` on rank 0, by name.
+    fn preds(tf: &Taskflow, family: &str, local: u32) -> Vec<String> {
+        let e = hpmoe_core::analyse(tf).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
+        let f = tf.families.iter().position(|f| f.name == family).unwrap();
+        let node = e.space.node(0, e.space.families[f].first + local);
+        e.dag.pred.row(node).iter().map(|&p| hpmoe_core::check::node_name(tf, &e.space, p)).collect()
+    }
+
+    #[test]
+    fn every_pass_analyses_with_the_instances_it_counts() {
+        for shape in
+            [MoeShape::tiny(1), MoeShape::tiny(2), MoeShape::tiny(4), MoeShape::tiny(2).with_whole_expert_wgrad()]
+        {
+            let per_rank = [
+                shape.instances_per_rank(),
+                shape.backward_instances_per_rank(),
+                shape.instances_per_rank() + shape.backward_instances_per_rank(),
+            ];
+            for (pass, n) in Pass::ALL.into_iter().zip(per_rank) {
+                let tf = shape.pass_taskflow(pass).unwrap();
+                let e = hpmoe_core::analyse(&tf).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
+                assert_eq!(e.nodes() as u64, n * u64::from(shape.ranks), "{} of {shape:?}", pass.name());
+            }
+        }
+        for ep in [8, 16, 32, 64] {
+            let shape = MoeShape::deepseek_v3(ep, 4096);
+            assert_eq!(shape.wgrad_rows, shape.rows_per_expert());
+            shape.validate_backward().unwrap();
+        }
+    }
+
+    #[test]
+    fn data_gradient_tiles_wait_only_for_the_block_they_read() {
+        // tiny(2): 8 rows per source and expert, blocks of 4, so rows 4..8 of expert 0 on
+        // rank 0 come from rank 0's block 1.
+        let tf = MoeShape::tiny(2).backward_taskflow().unwrap();
+        // gmm2_dgrad(e=0, m=1, n=0): one block of dy.
+        assert_eq!(preds(&tf, "gmm2_dgrad", 2), ["combine_bwd(dst=0, e=0, b=1) on rank 0"]);
+        // swiglu_bwd(e=0, m=1, n=1): the one dA tile of its columns.
+        assert_eq!(preds(&tf, "swiglu_bwd", 3), ["gmm2_dgrad(e=0, m=1, n=1) on rank 0"]);
+        // gmm1_dgrad(e=0, m=1, n=0): every SwiGLU tile of its block.
+        assert_eq!(
+            preds(&tf, "gmm1_dgrad", 2),
+            ["swiglu_bwd(e=0, m=1, n=0) on rank 0", "swiglu_bwd(e=0, m=1, n=1) on rank 0"]
+        );
+        // combine_bwd(dst=0, e=0, b=0): the scaled rows of its tokens (slots 0..4: token block 0).
+        assert_eq!(preds(&tf, "combine_bwd", 0), ["scale_dout(t=0) on rank 0"]);
+        // The routing-weight gradient needs inputs only.
+        assert!(preds(&tf, "weights_grad", 0).is_empty());
+    }
+
+    #[test]
+    fn weight_gradients_are_one_chain_per_expert_and_column_block() {
+        let tf = MoeShape::tiny(2).backward_taskflow().unwrap();
+        // gmm2_wgrad_acc(e=0, m=0, p=0, n=0) adds group 1 (rows 4..8) after the first group's write.
+        assert_eq!(
+            preds(&tf, "gmm2_wgrad_acc", 0),
+            ["combine_bwd(dst=0, e=0, b=1) on rank 0", "gmm2_wgrad(e=0, p=0, n=0) on rank 0"]
+        );
+        // gmm2_wgrad_acc(e=0, m=1, p=0, n=0) (local index m·2 + n: two column blocks) adds group 2
+        // (rank 1's block 0) after m = 0 (and, like every later group, after the first write).
+        assert_eq!(
+            preds(&tf, "gmm2_wgrad_acc", 2),
+            [
+                "gmm2_wgrad(e=0, p=0, n=0) on rank 0",
+                "gmm2_wgrad_acc(e=0, m=0, p=0, n=0) on rank 0",
+                "combine_bwd(dst=0, e=0, b=0) on rank 1"
+            ]
+        );
+        // One group per expert: no accumulating family at all.
+        let whole = MoeShape::tiny(2).with_whole_expert_wgrad().backward_taskflow().unwrap();
+        assert!(whole.family("gmm2_wgrad_acc").is_none() && whole.family("gmm1_wgrad_acc").is_none());
+    }
+
+    #[test]
+    fn the_training_step_reads_the_forward_s_tensors_and_waits_for_its_output() {
+        let shape = MoeShape::tiny(2);
+        let tf = shape.training_step_taskflow().unwrap();
+        for name in ["recv", "h", "act", "back"] {
+            assert_ne!(tf.tensor(name).unwrap().kind, hpmoe_core::model::TensorKind::Input, "{name}");
+        }
+        let sums = (shape.tokens_per_rank / shape.sum_rows) as usize;
+        assert_eq!(preds(&tf, "scale_dout", 0).len(), sums);
+        assert!(preds(&tf, "scale_dout", 0).iter().all(|p| p.starts_with("weighted_sum(")));
+        // The routing-weight gradient reads the expert outputs the forward's combine put here.
+        assert!(preds(&tf, "weights_grad", 0).iter().all(|p| p.starts_with("combine(")));
+    }
+
+    #[test]
+    fn shapes_the_backward_cannot_build_are_refused() {
+        let refused = |shape: MoeShape, what: &str| {
+            let err = shape.backward_taskflow().unwrap_err();
+            assert!(err.contains(what), "{err}");
+            assert_eq!(shape.training_step_taskflow().unwrap_err(), err);
+        };
+        refused(MoeShape::tiny_natural(2), "balanced routing only");
+        refused(MoeShape::tiny(2).with_dispatch(super::super::DispatchPrecision::Int8), "BF16 dispatch only");
+        refused(MoeShape { wgrad_rows: 6, ..MoeShape::tiny(2) }, "wgrad_rows");
+        refused(MoeShape { wgrad_rows: 0, ..MoeShape::tiny(2) }, "wgrad_rows");
+        refused(MoeShape { top_k: 8, experts: 4, ..MoeShape::tiny(2) }, "multiple of top_k");
+    }
+}
