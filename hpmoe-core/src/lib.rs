@@ -52,6 +52,7 @@ pub mod testing;
 pub use error::{Diagnostic, Diagnostics, ErrorKind};
 
 mod pipeline;
+mod placement;
 mod plan;
 
 /// The README's code blocks run as doctests, so the README cannot go stale.

@@ -7,7 +7,7 @@
 
 use crate::limits::MAX_GRID_DIMS;
 use crate::model::CoreKind;
-use crate::schedule::Wait;
+use crate::placement::Wait;
 use serde::{Deserialize, Serialize};
 
 /// First eight bytes of every binary table.

@@ -1,4 +1,12 @@
-//! The scheduler's results, read by the table builder, the simulator and the executor.
+//! The scheduler's results, read by the table builder, the simulator and the executor: where
+//! and in which order every node runs ([`Placement`]) and how the cores synchronise
+//! ([`SyncPlan`], of [`Wait`]s and [`Signal`]s).
+//!
+//! They live apart from [`crate::schedule`], which produces them and re-exports them (their
+//! public path is `hpmoe_core::schedule::*`), so that [`crate::table`] can read them without
+//! depending on the scheduler: the scheduler's flag planning (`schedule::flags::decode_plan`)
+//! reads a [`crate::table::ScheduleTable`], and the two modules would otherwise import each
+//! other.
 
 use crate::graph::Csr;
 use serde::{Deserialize, Serialize};
