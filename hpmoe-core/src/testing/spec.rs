@@ -14,6 +14,7 @@
 //! explicit edges; [`TaskflowSpec::taskflow`] then adds the folds ([`super::folds`]) and the
 //! guards ([`super::guards`]).
 
+use super::guards::GuardSpec;
 use crate::model::{Affine, CoreKind, DType, IndexSel, MachineProfile, Region, Taskflow, TensorRef};
 use proptest::prelude::*;
 
@@ -39,11 +40,6 @@ pub enum PutPattern {
     /// reads the block of rank `(RANK + m) % R`, `m` its own [`FamilySpec::block`].
     AllToAll,
 }
-
-/// A family's `run_if_above` guard: `run_if_above(counts.at((a·i0 + RANK) % R), b·i0 + c)`, where
-/// `counts` arrives by put from every rank (see [`super::guards`]) and `i0` is the first grid
-/// index (0 for a family without grid).
-pub type GuardSpec = Option<(i64, i64, i64)>;
 
 /// One family's recipe.
 #[derive(Clone, Debug, PartialEq, Eq)]
