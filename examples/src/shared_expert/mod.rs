@@ -154,7 +154,7 @@ pub fn host_check(shape: &SharedMoe, profile: &CostProfile, seed: u64) -> Result
 }
 
 /// The variant's emulator check: its generated kernel (with the user op's device header from
-/// `kernels/`) on the CPU emulation, its `out` against [`reference`] bitwise; `Ok(None)` without
+/// `kernels/`) on the CPU emulation, its `out` against [`reference()`] bitwise; `Ok(None)` without
 /// a C++ compiler. See [`crate::emulator_check`].
 ///
 /// # Errors

@@ -24,7 +24,7 @@
 //! assert_eq!(compiled.table.entries().len(), 4 * 2);
 //! ```
 //!
-//! Stages: [`include`] reads the files a body includes; [`ast`] sorts the body's items; [`attr`] reads the attributes (darling);
+//! Stages: [`include`](mod@include) reads the files a body includes; [`ast`] sorts the body's items; [`attr`] reads the attributes (darling);
 //! [`consts`] evaluates compile-time integers; the lowering (`lower`, `index`, `region`,
 //! `op`) builds the IR; [`Frontend::compile`] runs the checks and the pipeline and maps
 //! every [`crate::Diagnostic`] back to its tokens through [`spans::Spans`].
@@ -87,7 +87,7 @@ pub struct Frontend {
     pub errors: Vec<syn::Error>,
     /// Declarations that failed: their uses are left out of the IR.
     pub poison: Poison,
-    /// The files the body includes ([`include`]), in order.
+    /// The files the body includes ([`include`](mod@include)), in order.
     pub includes: Vec<PathBuf>,
 }
 

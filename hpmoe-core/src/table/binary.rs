@@ -90,7 +90,7 @@ impl ScheduleTable {
     ///
     /// Checks, in order: length of the file header, magic, version, total size against the
     /// blob's length, checksum, every section's offset and size against the header's counts,
-    /// zero padding, names, then every invariant of [`TableView::validate`]. Never panics and
+    /// zero padding, names, then every invariant of [`super::TableView::validate`]. Never panics and
     /// never allocates more than a small multiple of the blob's length.
     pub fn from_bytes(bytes: &[u8]) -> Result<ScheduleTable, TableError> {
         let len = bytes.len() as u64;
