@@ -5,11 +5,11 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | `NAME.cpp` | the kernel ([`emit::kernel`]): AIC and AIV worker loops over per-family tile code |
-//! | `NAME_schedule.h` | the table's layout and constants, then the kernel's ([`emit::header`]) |
+//! | `NAME.cpp` | the kernel (`emit/kernel.rs`): AIC and AIV worker loops over per-family tile code |
+//! | `NAME_schedule.h` | the table's layout and constants, then the kernel's (`emit/header.rs`) |
 //! | `NAME_schedule.bin` | the schedule table (hpmoe-core's binary form) |
 //! | `NAME_flags.bin` | which dependencies use the AIC → own-AIV hardware flag ([`flags`]) |
-//! | `NAME_launch.cpp` | the host launcher, for an NPU and for the CPU emulator ([`emit::launcher`]) |
+//! | `NAME_launch.cpp` | the host launcher, for an NPU and for the CPU emulator (`emit/launcher.rs`) |
 //!
 //! It ships the device runtime those kernels include ([`runtime`], `include/hpmoe/*.h`), a
 //! build-script API in the manner of `cxx_build` ([`Build`]), the CANN toolkit command
@@ -47,6 +47,8 @@
 //! Every generated kernel runs on the emulator bitwise like the host executor; nothing here has
 //! been compiled with a CANN toolkit or run on an NPU yet. See the README's "AscendC kernels from
 //! `cargo build`" and "Running a kernel on the CPU" for what is checked and how.
+
+#![warn(missing_docs)]
 
 pub mod build;
 pub mod check;

@@ -1,9 +1,9 @@
 //! Emission: a compiled taskflow → the files of its AscendC kernel.
 //!
-//! [`emit`] returns a [`KernelFiles`]: `NAME.cpp` (the kernel, [`kernel`]), `NAME_schedule.h`
-//! (table layout and constants, [`header`]), `NAME_schedule.bin` (the kernel's schedule table),
+//! [`emit`] returns a [`KernelFiles`]: `NAME.cpp` (the kernel, `kernel.rs`), `NAME_schedule.h`
+//! (table layout and constants, `header.rs`), `NAME_schedule.bin` (the kernel's schedule table),
 //! `NAME_flags.bin` (its hardware-flag plan, [`crate::flags`]) and `NAME_launch.cpp` (its host
-//! launcher for the NPU and the CPU emulator, [`launcher`]). Output is deterministic: the
+//! launcher for the NPU and the CPU emulator, `launcher.rs`). Output is deterministic: the
 //! same taskflow and schedule give byte-identical files.
 //!
 //! The kernel's table and flag plan are the compiled ones ([`hpmoe_core::Compiled::table`],
@@ -11,13 +11,13 @@
 //! walks is the table the host executor and the emulator run.
 
 mod expr;
-pub mod header;
-pub mod kernel;
-pub mod launcher;
-pub mod names;
-pub mod ops;
+mod header;
+mod kernel;
+mod launcher;
+pub(crate) mod names;
+mod ops;
 mod order;
-pub mod region;
+mod region;
 
 use crate::error::{EmitError, EmitErrorKind, EmitErrors};
 use crate::flags::FlagPlan;
@@ -27,7 +27,7 @@ use hpmoe_core::model::{CoreKind, Taskflow};
 use hpmoe_core::table::ScheduleTable;
 use std::path::Path;
 
-pub use ops::MatmulGroup;
+use ops::MatmulGroup;
 
 /// Elements of one UB tile of the vector runtime (`hpmoe::kTileElems`).
 pub const TILE_ELEMS: u32 = 4096;

@@ -9,7 +9,7 @@
 
 use super::region::ViewSpec;
 use crate::error::{EmitErrorKind as Kind, EmitFault};
-use hpmoe_core::model::{BuiltinOp, CoreKind, DType, OpKind, OpSpec};
+use hpmoe_core::model::{BuiltinOp, DType, OpKind, OpSpec};
 
 /// One Matmul object of the AIC: a combination of element types, and the largest tile of the
 /// families that use it (the host computes its tiling for that shape).
@@ -37,7 +37,6 @@ impl MatmulGroup {
 pub struct CallSite<'a> {
     pub spec: &'a OpSpec,
     pub family: &'a str,
-    pub core: CoreKind,
     /// This is the last `put` of the tile: it may carry a signal.
     pub last_put: bool,
     /// C++ expressions of the views, in argument order.
