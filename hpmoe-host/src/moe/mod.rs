@@ -66,20 +66,28 @@ pub enum Routing {
     Balanced,
     /// Experts chosen at run time; `capacity` rows per (source rank, expert) pair, a
     /// multiple of the row block; choices beyond it are dropped.
-    Natural { capacity: u64 },
+    Natural {
+        /// Rows reserved per (source rank, expert) pair.
+        capacity: u64,
+    },
 }
 
 /// Sizes of one MoE-FFN layer and its tiling.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MoeShape {
+    /// Expert-parallel ranks (EP): the experts are split evenly among them.
     pub ranks: u32,
     /// AIC cores per rank (AIV = 2×).
     pub aic_per_rank: u32,
+    /// Tokens each rank routes (its rows of `x`).
     pub tokens_per_rank: u64,
+    /// Hidden size: width of a token's activation and of the layer's output.
     pub hidden: u64,
     /// Expert intermediate size (gate and up are each this wide).
     pub intermediate: u64,
+    /// Routed experts in all, over every rank (a multiple of `ranks`).
     pub experts: u64,
+    /// Experts each token is routed to (its choices).
     pub top_k: u64,
     /// Rows per block for dispatch, GMM and combine tiles.
     pub row_block: u64,
@@ -89,6 +97,8 @@ pub struct MoeShape {
     pub gmm2_cols: u64,
     /// Token rows per weighted-sum tile.
     pub sum_rows: u64,
+    /// How tokens reach experts: a fixed balanced layout, or chosen at run time with capacity
+    /// padding.
     pub routing: Routing,
 }
 
@@ -172,6 +182,7 @@ impl MoeShape {
         }
     }
 
+    /// Experts held by each rank: `experts / ranks`.
     pub fn local_experts(&self) -> u64 {
         self.experts / u64::from(self.ranks)
     }

@@ -26,6 +26,7 @@ use hpmoe_core::model::{Affine, CoreKind, DType, MachineProfile, Taskflow};
 /// One simulated all-to-all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AllToAll {
+    /// Ranks taking part (each sends to every rank, itself included).
     pub ranks: u32,
     /// Bytes each rank sends: its routed rows (tokens × top-k), its own share included.
     pub bytes_per_rank: u64,
