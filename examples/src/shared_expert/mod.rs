@@ -87,7 +87,9 @@ pub struct SharedExpert {
 /// A MoE layer with routed experts and one shared expert.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SharedMoe {
+    /// The routed experts: the layer of [`MoeShape`] the shared expert is added to.
     pub routed: MoeShape,
+    /// The shared expert's sizes and tiling.
     pub shared: SharedExpert,
 }
 
