@@ -27,7 +27,7 @@ use hpmoe_core::model::{CoreKind, Taskflow};
 use hpmoe_core::table::ScheduleTable;
 use std::path::Path;
 
-use ops::MatmulGroup;
+pub use ops::MatmulGroup;
 
 /// Elements of one UB tile of the vector runtime (`hpmoe::kTileElems`).
 pub const TILE_ELEMS: u32 = 4096;
@@ -72,7 +72,7 @@ pub struct KernelFiles {
     pub table_bin: Vec<u8>,
     /// `NAME_flags.bin`.
     pub flags_bin: Vec<u8>,
-    /// `NAME_launch.cpp`: the host launcher, for the NPU and for the CPU emulator ([`launcher`]).
+    /// `NAME_launch.cpp`: the host launcher, for the NPU and for the CPU emulator.
     pub launcher: String,
     /// Which dependencies the hardware flag carries.
     pub flags: FlagPlan,

@@ -15,11 +15,17 @@ use hpmoe_core::model::{BuiltinOp, DType, OpKind, OpSpec};
 /// families that use it (the host computes its tiling for that shape).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MatmulGroup {
+    /// Element type of the left operand `a[M, K]`.
     pub a: DType,
+    /// Element type of the right operand `b[K, N]`.
     pub b: DType,
+    /// Element type of the result `c[M, N]`.
     pub c: DType,
+    /// Rows of the largest tile (M), the tiling's `M` bound.
     pub m: u64,
+    /// Columns of the largest tile (N).
     pub n: u64,
+    /// Reduction depth of the largest tile (K).
     pub k: u64,
     /// The families with a matmul in this group, in declaration order.
     pub families: Vec<String>,
