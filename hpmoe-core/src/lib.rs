@@ -32,6 +32,8 @@
 //! assert_eq!(compiled.table.entries().len(), 4 * 2);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod certify;
 pub mod check;
 pub mod cost;

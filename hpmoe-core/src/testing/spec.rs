@@ -73,7 +73,9 @@ pub struct FamilySpec {
 /// sums round differently in another order; the last product stays).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChainSpec {
+    /// The grid dimension the chain runs along, modulo the family's dimension count.
     pub dim: usize,
+    /// Whether each instance follows its predecessor (`i - 1`) rather than its successor (`i + 1`).
     pub forward: bool,
 }
 
@@ -170,7 +172,7 @@ impl TaskflowSpec {
 
     /// The taskflow the property tests run: [`Self::build`], its whole reads turned into folds
     /// ([`super::folds::with_folds`]) and its guards added ([`super::guards::with_guards`]).
-    /// Run it with [`super::op_impls`] on [`super::inputs`].
+    /// Run it with `hpmoe_host::testing::op_impls` on `hpmoe_host::testing::inputs` (feature `testing` of hpmoe-host).
     pub fn taskflow(&self) -> Taskflow {
         super::guards::with_guards(super::folds::with_folds(self.build()), &self.guards())
     }
