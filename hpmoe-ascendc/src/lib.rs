@@ -19,11 +19,11 @@
 //! ([`emulator`], `emulator/`), since no toolkit is needed to develop or test it. Its errors
 //! are data, in one module every other imports ([`error`]).
 //!
-//! Data flows from hpmoe-core's `Compiled` (a checked table and its flag plan) through [`emit`],
+//! Data flows from hpmoe-core's `Compiled` (a checked table and its flag plan) through [`emit`](mod@emit),
 //! whose per-file parts (kernel, header, launcher, op calls, regions as views, C names) are
 //! private: callers use [`emit()`], [`emit_with`] or [`kernel_source`], and get [`KernelFiles`].
 //! [`Build`] runs the same plan and emission for every taskflow of a build script's sources and
-//! writes the files with [`write`]; [`emulate`] compiles them against the emulation and runs
+//! writes the files with [`write`](mod@write); [`emulate`] compiles them against the emulation and runs
 //! them; [`diag`] reads what a launch left behind.
 //!
 //! ```
