@@ -16,51 +16,140 @@ use std::path::PathBuf;
 #[derive(Clone, Debug)]
 pub enum ExampleError {
     /// An option the example does not know; `usage` lists those it does.
-    UnknownOption { option: String, usage: String },
+    UnknownOption {
+        /// The option as given.
+        option: String,
+        /// The example's usage text.
+        usage: String,
+    },
     /// An option that takes a number (within its type's range) got `value`.
-    NotANumber { option: String, value: String },
+    NotANumber {
+        /// The option.
+        option: String,
+        /// What it was given.
+        value: String,
+    },
     /// `--profile` names no preset and no readable profile file, or a profile field cannot take
     /// a value.
     Profile(ProfileError),
     /// A cost profile has no field called `field`.
-    UnknownProfileField { field: String },
+    UnknownProfileField {
+        /// The field name as given.
+        field: String,
+    },
     /// `--rank` names a rank the run does not have.
-    RankOutOfRange { rank: u32, ranks: u32 },
+    RankOutOfRange {
+        /// The rank asked for.
+        rank: u32,
+        /// Ranks the run has.
+        ranks: u32,
+    },
     /// A layer shape or routing that hpmoe's MoE builder refuses (its message).
     Shape(String),
     /// A shared expert whose sizes do not tile: what is wrong, and the sizes.
-    SharedExpert { problem: &'static str, sizes: String },
+    SharedExpert {
+        /// What is wrong, e.g. `every size must be positive`.
+        problem: &'static str,
+        /// The shared expert's sizes, as text.
+        sizes: String,
+    },
     /// The taskflow lacks a part a step needs: a `family` or `tensor` called `name`.
-    MissingPart { part: &'static str, name: String },
+    MissingPart {
+        /// `family` or `tensor`.
+        part: &'static str,
+        /// The name looked for.
+        name: String,
+    },
     /// The routed layer's taskflow does not end with the family the variant replaces.
-    UnexpectedLastFamily { expected: &'static str, found: Option<String> },
+    UnexpectedLastFamily {
+        /// The family the variant replaces.
+        expected: &'static str,
+        /// The taskflow's last family, `None` if it has none.
+        found: Option<String>,
+    },
     /// The variant's user op is already registered.
     DuplicateOp(DuplicateOp),
     /// A taskflow failed the checks; `sources` places its diagnostics in Rust code.
-    Plan { taskflow: String, diagnostics: Diagnostics, sources: SourceMap },
+    Plan {
+        /// The taskflow's name.
+        taskflow: String,
+        /// Every error the checks found.
+        diagnostics: Diagnostics,
+        /// The taskflow's source map, to print each diagnostic at its Rust code.
+        sources: SourceMap,
+    },
     /// The simulator could not run a taskflow's table.
-    Simulate { taskflow: String, error: SimError },
+    Simulate {
+        /// The taskflow's name.
+        taskflow: String,
+        /// The simulator's error.
+        error: SimError,
+    },
     /// The backend cannot emit a taskflow's kernel.
-    Emit { taskflow: String, errors: EmitErrors },
+    Emit {
+        /// The taskflow's name.
+        taskflow: String,
+        /// Every emission error.
+        errors: EmitErrors,
+    },
     /// The host executor could not run a taskflow.
-    Execute { taskflow: String, error: ExecError },
+    Execute {
+        /// The taskflow's name.
+        taskflow: String,
+        /// The executor's error.
+        error: ExecError,
+    },
     /// The CPU emulator could not run a taskflow's kernel.
-    Emulate { taskflow: String, error: EmulateError },
+    Emulate {
+        /// The taskflow's name.
+        taskflow: String,
+        /// The emulator's error.
+        error: EmulateError,
+    },
     /// The reference implementation refused its inputs (its message).
     Reference(String),
     /// A reference input is missing on a rank.
-    MissingInput { name: String, rank: u32 },
+    MissingInput {
+        /// The input tensor's name.
+        name: String,
+        /// The rank it is missing on.
+        rank: u32,
+    },
     /// `got` expected tensors were given for `ranks` ranks.
-    ExpectedPerRank { output: String, got: usize, ranks: u32 },
+    ExpectedPerRank {
+        /// The output tensor compared.
+        output: String,
+        /// Expected tensors given.
+        got: usize,
+        /// Ranks of the run (one expected tensor each).
+        ranks: u32,
+    },
     /// A run left no `output` tensor on `rank`.
-    MissingOutput { output: String, rank: u32 },
+    MissingOutput {
+        /// The output tensor's name.
+        output: String,
+        /// The rank it is missing on.
+        rank: u32,
+    },
     /// A simulated rank ran no tile of a family the step measures (`dispatch`, `shared-expert`).
-    NothingRan { rank: u32, what: &'static str },
+    NothingRan {
+        /// The rank measured.
+        rank: u32,
+        /// The family measured (`dispatch`, `shared-expert`).
+        what: &'static str,
+    },
     /// A simulated run has no ranks.
     NoRanks,
     /// A file or folder could not be written: what was being done (`write`, `create`, `write
     /// the kernel to`), to which path, and the system's reason.
-    Io { doing: &'static str, path: PathBuf, reason: String },
+    Io {
+        /// What was being done: `write`, `create`, `write the kernel to`.
+        doing: &'static str,
+        /// The file or folder.
+        path: PathBuf,
+        /// The operating system's error.
+        reason: String,
+    },
     /// The results could not be serialised as JSON.
     Json(String),
 }

@@ -12,6 +12,8 @@
 //! - [`shared_expert`]: the custom variant — DeepSeek-V3's shared expert overlapped with
 //!   dispatch, built on `MoeShape::taskflow()` with a user-defined op and no change to hpmoe.
 
+#![warn(missing_docs)]
+
 pub mod cli;
 pub mod error;
 pub mod report;
@@ -45,6 +47,7 @@ fn per_rank(tf: &Taskflow, output: &str, expected: &[HostTensor]) -> Result<(), 
 /// What a host check compared.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostCheck {
+    /// Ranks the check ran on.
     pub ranks: u32,
     /// Output elements compared, all ranks.
     pub elements: usize,
@@ -60,6 +63,7 @@ pub struct HostCheck {
 }
 
 impl HostCheck {
+    /// Whether every output element equalled the reference bitwise.
     pub fn passed(&self) -> bool {
         self.first_difference.is_none()
     }

@@ -64,11 +64,13 @@ pub struct Build {
 /// The files of one generated kernel.
 #[derive(Clone, Debug)]
 pub struct BuiltKernel {
+    /// The kernel's name: its taskflow's name as a C identifier, the stem of its files.
     pub name: String,
     /// What happened to each of its four files.
     pub files: Vec<WriteOutcome>,
     /// `NAME.o`, when a toolkit compiled it.
     pub object: Option<PathBuf>,
+    /// The generated files themselves, as [`crate::emit()`] returns them.
     pub kernel: KernelFiles,
 }
 
@@ -77,6 +79,7 @@ pub struct BuiltKernel {
 pub struct BuildOutput {
     /// The folder holding the kernels; the runtime headers are in its `include/`.
     pub dir: PathBuf,
+    /// One entry per taskflow built, in the order the files and taskflows were given.
     pub kernels: Vec<BuiltKernel>,
     /// The toolkit that compiled them, if any.
     pub toolkit: Option<Toolkit>,
@@ -129,6 +132,10 @@ impl Default for Build {
 }
 
 impl Build {
+    /// A build with nothing to compile yet: no files or taskflows, the output folder
+    /// `$OUT_DIR/hpmoe/` ([`Build::out_dir`] to change it), default emission options and flag
+    /// policy, the toolkit from `ASCEND_HOME_PATH` if set, and `cargo:` lines printed (a build
+    /// script's defaults).
     pub fn new() -> Self {
         Build {
             files: Vec::new(),

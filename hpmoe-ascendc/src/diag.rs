@@ -16,26 +16,45 @@ use crate::error::DiagError;
 use hpmoe_core::table::ScheduleTable;
 use std::fmt;
 
-/// Bytes of the area's header and of each core's record.
+/// Bytes of the area's header (`hpmoe_diag_header`: the rank's abort word, then reserved
+/// words); the per-core records follow it.
 pub const HEADER_BYTES: usize = 64;
+/// Bytes of each core's record (`hpmoe_diag_record`); the area of a rank with `C` cores is
+/// `HEADER_BYTES + C * RECORD_BYTES` bytes (`HPMOE_DIAG_BYTES(C)`).
 pub const RECORD_BYTES: usize = 64;
 
 /// `hpmoe_diag_record.status`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DiagStatus {
+    /// `HPMOE_STATUS_NOT_RUN` (0): the record is still the host's zeros; the core never started.
     NotRun,
+    /// `HPMOE_STATUS_RUNNING` (1): the core started and either is still running or was killed
+    /// before it could write a final status.
     Running,
+    /// `HPMOE_STATUS_DONE` (2): the core ran every entry of its list.
     Done,
+    /// `HPMOE_STATUS_WAIT_TIMEOUT` (3): a counter wait timed out; the record's `counter`,
+    /// `expected` and `seen` say which wait and how far it got.
     WaitTimeout,
+    /// `HPMOE_STATUS_FLAG_TIMEOUT` (4): an AIC waited too long for its AIVs to consume its hardware
+    /// flag sets (the back-pressure bound of 15 pending sets).
     FlagTimeout,
+    /// `HPMOE_STATUS_ABORTED` (5): the core stopped because another core of its rank failed.
     Aborted,
+    /// `HPMOE_STATUS_BAD_TABLE` (6): the table or the flag plan was rejected at start; the record's
+    /// `detail` is the `HPMOE_TABLE_*` / `HPMOE_FLAGS_*` reason.
     BadTable,
+    /// `HPMOE_STATUS_BAD_LAUNCH` (7): the launch's block count or PE count differs from the
+    /// machine the table was built for.
     BadLaunch,
+    /// `HPMOE_STATUS_BAD_TILE` (8): an entry names an instance this core kind cannot run.
     BadTile,
+    /// A status code this version of the reader does not know (the kernel is newer than the host).
     Unknown(u32),
 }
 
 impl DiagStatus {
+    /// The status of a record's `status` word; codes past 8 are kept as [`DiagStatus::Unknown`].
     pub fn from_code(code: u32) -> Self {
         match code {
             0 => DiagStatus::NotRun,
@@ -55,16 +74,28 @@ impl DiagStatus {
 /// One core's `hpmoe_diag_record`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DiagRecord {
+    /// How the core ended (or where it is, if still running).
     pub status: DiagStatus,
+    /// Global core id: `rank * cores_per_rank + local core`.
     pub core: u32,
+    /// Position in the core's list of the entry it was running or waiting for.
     pub entry: u32,
+    /// That entry's tile instance, as a local instance id of the rank.
     pub instance: u32,
+    /// The counter the failed wait was on; with bit 31 set (`HPMOE_DIAG_FLAG_COUNTER`) the wait was
+    /// on a hardware flag and the low bits are the flag id.
     pub counter: u32,
+    /// The value the wait needed (its target).
     pub expected: i32,
+    /// The value the wait last read: `expected - seen` signals were missing when it gave up.
     pub seen: i32,
+    /// Entries the core completed.
     pub tiles_done: u32,
+    /// AIV: hardware-flag waits completed (its AIC reads this for back-pressure); 0 on an AIC.
     pub flag_consumed: u32,
+    /// AIC: hardware flags set; 0 on an AIV.
     pub flag_set: u32,
+    /// For [`DiagStatus::BadTable`], the `HPMOE_TABLE_*` / `HPMOE_FLAGS_*` reason code; 0 otherwise.
     pub detail: u32,
 }
 

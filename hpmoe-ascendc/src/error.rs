@@ -164,11 +164,28 @@ impl std::error::Error for EmitErrors {}
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ToolkitError {
     /// `root` holds none of the compilers looked for.
-    NoCompiler { root: PathBuf, looked_for: Vec<String> },
+    NoCompiler {
+        /// The toolkit root searched (`ASCEND_HOME_PATH`, or the path given).
+        root: PathBuf,
+        /// The compiler paths tried under `root`, in order.
+        looked_for: Vec<String>,
+    },
     /// The compiler could not be started (the operating system's reason).
-    CannotRun { compiler: PathBuf, reason: String },
+    CannotRun {
+        /// The compiler's path.
+        compiler: PathBuf,
+        /// The operating system's error.
+        reason: String,
+    },
     /// The compiler rejected `source`; `output` is what it printed (stdout, then stderr).
-    CompileFailed { compiler: PathBuf, source: PathBuf, output: String },
+    CompileFailed {
+        /// The compiler that failed.
+        compiler: PathBuf,
+        /// The file it was compiling.
+        source: PathBuf,
+        /// Its standard output, then its standard error.
+        output: String,
+    },
 }
 
 impl fmt::Display for ToolkitError {
@@ -195,7 +212,14 @@ impl std::error::Error for ToolkitError {}
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DiagError {
     /// The area holds `bytes` bytes; `cores` cores need `need`.
-    AreaTooSmall { bytes: usize, cores: usize, need: usize },
+    AreaTooSmall {
+        /// Bytes the area holds.
+        bytes: usize,
+        /// Cores per rank the area was decoded for.
+        cores: usize,
+        /// Bytes those cores need: `HEADER_BYTES + cores * RECORD_BYTES`.
+        need: usize,
+    },
 }
 
 impl fmt::Display for DiagError {
@@ -257,20 +281,57 @@ pub enum BuildFailure {
     /// See [`BuildErrorKind::NoOutDir`].
     NoOutDir,
     /// `file` could not be read (the operating system's reason).
-    UnreadableSource { file: PathBuf, reason: String },
+    UnreadableSource {
+        /// The source file given to [`crate::Build::file`].
+        file: PathBuf,
+        /// The operating system's error.
+        reason: String,
+    },
     /// An error of the shared front-end or the checks, at its place in a source file.
-    Source { at: SourcePos, message: String },
+    Source {
+        /// File, line and column of the error.
+        at: SourcePos,
+        /// The front-end's or the check's message.
+        message: String,
+    },
     /// A check's diagnostic of builder taskflow `taskflow`, at the Rust code that declared the
     /// offending part when the taskflow's source map knows it.
-    Taskflow { taskflow: String, at: Option<SourcePos>, diagnostic: Diagnostic },
+    Taskflow {
+        /// The taskflow's name.
+        taskflow: String,
+        /// Where the taskflow's source map places the diagnostic, if it does.
+        at: Option<SourcePos>,
+        /// The check's diagnostic (kind, location in the IR, message).
+        diagnostic: Diagnostic,
+    },
     /// The planned table of `taskflow` (of source `file`, if from one) is not certified.
-    Uncertified { file: Option<PathBuf>, taskflow: String, error: CertError },
+    Uncertified {
+        /// The source file the taskflow came from; `None` for a builder taskflow.
+        file: Option<PathBuf>,
+        /// The taskflow's name.
+        taskflow: String,
+        /// The first property the certificate found broken.
+        error: CertError,
+    },
     /// The backend cannot emit a taskflow: `error`, at `at` when known.
-    Emit { at: Option<SourcePos>, error: EmitError },
+    Emit {
+        /// Where in a source file the emission error's IR location was declared, if known.
+        at: Option<SourcePos>,
+        /// The emission error.
+        error: EmitError,
+    },
     /// Two taskflows make a kernel called `name`.
-    DuplicateKernel { name: String },
+    DuplicateKernel {
+        /// The kernel name both taskflows produce.
+        name: String,
+    },
     /// Writing into `dir` failed (the operating system's reason).
-    Write { dir: PathBuf, reason: String },
+    Write {
+        /// The folder written into.
+        dir: PathBuf,
+        /// The operating system's error.
+        reason: String,
+    },
     /// The toolkit could not be found or failed.
     Toolkit(ToolkitError),
 }

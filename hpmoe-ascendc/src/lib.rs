@@ -5,11 +5,11 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | `NAME.cpp` | the kernel ([`emit::kernel`]): AIC and AIV worker loops over per-family tile code |
-//! | `NAME_schedule.h` | the table's layout and constants, then the kernel's ([`emit::header`]) |
+//! | `NAME.cpp` | the kernel (`emit/kernel.rs`): AIC and AIV worker loops over per-family tile code |
+//! | `NAME_schedule.h` | the table's layout and constants, then the kernel's (`emit/header.rs`) |
 //! | `NAME_schedule.bin` | the schedule table (hpmoe-core's binary form) |
 //! | `NAME_flags.bin` | which dependencies use the AIC → own-AIV hardware flag ([`flags`]) |
-//! | `NAME_launch.cpp` | the host launcher, for an NPU and for the CPU emulator ([`emit::launcher`]) |
+//! | `NAME_launch.cpp` | the host launcher, for an NPU and for the CPU emulator (`emit/launcher.rs`) |
 //!
 //! It ships the device runtime those kernels include ([`runtime`], `include/hpmoe/*.h`), a
 //! build-script API in the manner of `cxx_build` ([`Build`]), the CANN toolkit command
@@ -18,6 +18,13 @@
 //! and a strict CPU emulation of the device API that runs the kernels with their launchers
 //! ([`emulator`], `emulator/`), since no toolkit is needed to develop or test it. Its errors
 //! are data, in one module every other imports ([`error`]).
+//!
+//! Data flows from hpmoe-core's `Compiled` (a checked table and its flag plan) through [`emit`](mod@emit),
+//! whose per-file parts (kernel, header, launcher, op calls, regions as views, C names) are
+//! private: callers use [`emit()`], [`emit_with`] or [`kernel_source`], and get [`KernelFiles`].
+//! [`Build`] runs the same plan and emission for every taskflow of a build script's sources and
+//! writes the files with [`write`](mod@write); [`emulate`] compiles them against the emulation and runs
+//! them; [`diag`] reads what a launch left behind.
 //!
 //! ```
 //! use hpmoe_host::moe::MoeShape;
@@ -47,6 +54,8 @@
 //! Every generated kernel runs on the emulator bitwise like the host executor; nothing here has
 //! been compiled with a CANN toolkit or run on an NPU yet. See the README's "AscendC kernels from
 //! `cargo build`" and "Running a kernel on the CPU" for what is checked and how.
+
+#![warn(missing_docs)]
 
 pub mod build;
 pub mod check;

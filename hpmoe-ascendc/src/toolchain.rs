@@ -34,7 +34,9 @@ const INCLUDE_CANDIDATES: [&str; 5] = [
 /// A CANN toolkit on this machine.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Toolkit {
+    /// The toolkit's root folder (`ASCEND_HOME_PATH`).
     pub root: PathBuf,
+    /// The Ascend C compiler under it (the first of the known locations that exists).
     pub compiler: PathBuf,
     /// The SHMEM library's include folder, if known.
     pub shmem_include: Option<PathBuf>,

@@ -14,12 +14,14 @@ pub enum WriteOutcome {
 }
 
 impl WriteOutcome {
+    /// The file written or left alone.
     pub fn path(&self) -> &Path {
         match self {
             WriteOutcome::Written(p) | WriteOutcome::Unchanged(p) => p,
         }
     }
 
+    /// Whether the file's content changed (so that whatever reads it must rebuild).
     pub fn was_written(&self) -> bool {
         matches!(self, WriteOutcome::Written(_))
     }

@@ -9,8 +9,11 @@ use std::fmt;
 pub enum ErrorKind {
     /// Two tensors, two tile families, or two grid indices of one family share a name.
     DuplicateName,
+    /// A region, `after` entry or guard names a tensor the taskflow does not declare.
     UnknownTensor,
+    /// An `after` entry names a tile family the taskflow does not declare.
     UnknownTile,
+    /// An op call names an op neither built in nor registered by the taskflow.
     UnknownOp,
     /// Wrong number of op arguments, region dimensions, or `after` indices.
     ArityMismatch,
@@ -31,13 +34,22 @@ pub enum ErrorKind {
     BadShape,
     /// A profile with no cores or ranks, or more than the limits.
     BadProfile,
+    /// A grid dimension of extent 0: the family would have no instances.
     EmptyGrid,
+    /// A family with more than [`crate::limits::MAX_GRID_DIMS`] grid dimensions, or more than
+    /// [`crate::limits::MAX_FAMILY_INSTANCES`] instances per rank.
     GridTooLarge,
+    /// More than [`crate::limits::MAX_INSTANCES`] tile instances over all ranks.
     TooManyInstances,
+    /// More than [`crate::limits::MAX_EDGES`] dependency edges over all ranks (counted on the
+    /// families before expansion, or on the instances).
     TooManyEdges,
     /// A tile body with too many ops or an op with too many arguments.
     TileTooLarge,
+    /// A region that leaves its tensor: a length of 0 or past the dimension's extent (on the
+    /// families), or a start whose instance's region ends past it (on the instances).
     RegionOutOfBounds,
+    /// A remote region (`.on(rank)`) whose rank is past the profile's ranks for some instance.
     RankOutOfRange,
     /// An `after` entry selects an instance outside the target's grid.
     AfterOutOfRange,
@@ -60,9 +72,14 @@ pub enum ErrorKind {
     FootprintTooLarge,
     /// The ordering check ran out of its visit budget.
     CheckBudget,
+    /// A core kind whose instances cannot fit [`crate::limits::MAX_TASKS_PER_CORE`] entries per
+    /// core of the table, however they are spread.
     TooManyTasks,
+    /// A rank needs more than [`crate::limits::MAX_COUNTERS_PER_RANK`] event counters.
     TooManyCounters,
+    /// A wait needs more than [`crate::limits::MAX_FAN_IN`] signals before it releases.
     FanInTooLarge,
+    /// A tile sends more than [`crate::limits::MAX_SIGNALS_PER_TILE`] signals.
     TooManySignals,
     /// A stage produced something a later stage rejects: a bug in hpmoe, never in user code.
     Internal,
@@ -120,30 +137,40 @@ impl Serialize for ErrorKind {
 /// A secondary location with a message (`note: first declared here`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Note {
+    /// Where the note points (a declaration, the other side of a conflict).
     pub loc: Loc,
+    /// What it says there.
     pub message: String,
 }
 
 /// One error at one place in user code.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
+    /// Which check failed: stable, for tests and tools to match.
     pub kind: ErrorKind,
+    /// The IR node it is about; a [`SourceMap`] turns it into `file:line:column`.
     pub loc: Loc,
+    /// The message, one line, naming what is wrong with the values involved.
     pub message: String,
+    /// How to fix it, when the check knows.
     pub help: Option<String>,
+    /// Related places: the first declaration of a duplicate, the other access of a conflict.
     pub notes: Vec<Note>,
 }
 
 impl Diagnostic {
+    /// An error of `kind` at `loc`, without help or notes.
     pub fn new(kind: ErrorKind, loc: Loc, message: impl Into<String>) -> Self {
         Diagnostic { kind, loc, message: message.into(), help: None, notes: Vec::new() }
     }
 
+    /// Adds the help line.
     pub fn help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
     }
 
+    /// Adds a note at `loc`.
     pub fn note(mut self, loc: Loc, message: impl Into<String>) -> Self {
         self.notes.push(Note { loc, message: message.into() });
         self
@@ -166,26 +193,32 @@ impl fmt::Display for Diagnostic {
 /// All the errors of one taskflow, in the order the checks found them.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Diagnostics {
+    /// The errors, in the order the checks found them.
     pub errors: Vec<Diagnostic>,
 }
 
 impl Diagnostics {
+    /// Adds one error.
     pub fn push(&mut self, d: Diagnostic) {
         self.errors.push(d);
     }
 
+    /// Whether no error was found.
     pub fn is_empty(&self) -> bool {
         self.errors.is_empty()
     }
 
+    /// Number of errors.
     pub fn len(&self) -> usize {
         self.errors.len()
     }
 
+    /// Appends every error of `other`.
     pub fn extend(&mut self, other: Diagnostics) {
         self.errors.extend(other.errors);
     }
 
+    /// The kind of each error, in order (what the tests compare).
     pub fn kinds(&self) -> Vec<ErrorKind> {
         self.errors.iter().map(|d| d.kind).collect()
     }

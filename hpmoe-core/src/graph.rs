@@ -65,19 +65,23 @@ impl Csr {
         Csr { offsets, targets }
     }
 
+    /// Number of rows (nodes).
     pub fn nodes(&self) -> usize {
         self.offsets.len().saturating_sub(1)
     }
 
+    /// Number of entries (edges), all rows together.
     pub fn edges(&self) -> usize {
         self.targets.len()
     }
 
+    /// Row `n`: the targets of node `n`, in stored order.
     pub fn row(&self, n: u32) -> &[u32] {
         let n = n as usize;
         &self.targets[self.offsets[n] as usize..self.offsets[n + 1] as usize]
     }
 
+    /// Length of row `n` (node `n`'s out-degree).
     pub fn degree(&self, n: u32) -> usize {
         self.row(n).len()
     }
@@ -118,21 +122,27 @@ impl Csr {
 /// A directed graph with successor and predecessor lists.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Dag {
+    /// Row `n`: the nodes `n` has an edge to.
     pub succ: Csr,
+    /// Row `n`: the nodes with an edge to `n` (the transpose of `succ`).
     pub pred: Csr,
 }
 
 impl Dag {
+    /// The graph on `nodes` nodes with the edges `(from, to)` of `pairs` (sorted and deduplicated
+    /// per row, as [`Csr::from_pairs`] does).
     pub fn from_pairs(nodes: usize, pairs: &[(u32, u32)]) -> Dag {
         let succ = Csr::from_pairs(nodes, pairs);
         let pred = succ.transpose();
         Dag { succ, pred }
     }
 
+    /// Number of nodes.
     pub fn nodes(&self) -> usize {
         self.succ.nodes()
     }
 
+    /// Number of edges.
     pub fn edges(&self) -> usize {
         self.succ.edges()
     }

@@ -17,6 +17,31 @@
 //! hpmoe compiles a taskflow wherever it does (the macro, the build-script API, the main job):
 //! one cost model, hardware flags planned before the table is built.
 //!
+//! One job per module:
+//!
+//! | module | its job |
+//! |---|---|
+//! | [`model`] | the IR: profile, tensors, affine expressions, regions, the op registry, tile families, the builder |
+//! | [`resolve`] | checks on the taskflow as written (names, arities, shapes, limits, UB/L1 footprint) → a resolved taskflow |
+//! | [`expand`] | instance numbering, concrete regions, the dependency DAG and the access hazards |
+//! | [`check`] | checks on the expanded DAG and the schedule: ordering of conflicting accesses, cycles, deadlocks, table limits |
+//! | [`schedule`] | cost model trait, list scheduling, deadlock proof, sync reduction, counters, hardware-flag plan, lower bound |
+//! | [`table`] | the schedule table: build, validate, binary blob, C header, JSON, Rust consts |
+//! | [`certify`] | the independent certificate that a table (and its flag plan) enforces every dependency |
+//! | [`cost`] | machine cost profiles and tile costs: the [`schedule::CostModel`] the scheduler, the simulator and the bound share |
+//! | [`dsl`] | the `#[taskflow]` vocabulary and the [`dsl::Program`] the macro returns |
+//! | `syntax` | (feature `syntax`) the front-end: tokens → `model` with spans |
+//! | [`graph`], [`limits`], [`error`] | compressed adjacency and topological order; the format's and the checks' bounds; [`Diagnostics`] |
+//! | `testing` | (feature `testing`) the one generator of random valid taskflows every property test shares |
+//!
+//! The scheduler's results ([`schedule::Placement`], [`schedule::SyncPlan`]) live in a private
+//! module of their own, re-exported by [`schedule`]: [`table`] builds from them without importing
+//! the scheduler, whose flag-plan decoder reads a table, so the two modules do not import each
+//! other.
+//!
+//! Only what a user calls is exported: lowering internals, the table blob's offsets and the check
+//! helpers the pipeline alone calls are private to the crate.
+//!
 //! ```
 //! use hpmoe_core::model::{CoreKind, DType, MachineProfile, Taskflow};
 //!
@@ -31,6 +56,8 @@
 //! assert_eq!(compiled.expanded.nodes(), 4 * 2);
 //! assert_eq!(compiled.table.entries().len(), 4 * 2);
 //! ```
+
+#![warn(missing_docs)]
 
 pub mod certify;
 pub mod check;
@@ -52,6 +79,7 @@ pub mod testing;
 pub use error::{Diagnostic, Diagnostics, ErrorKind};
 
 mod pipeline;
+mod placement;
 mod plan;
 
 /// The README's code blocks run as doctests, so the README cannot go stale.

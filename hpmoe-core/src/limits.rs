@@ -18,8 +18,9 @@ pub const MAX_FAMILY_INSTANCES: u64 = 1 << 20;
 pub const MAX_INSTANCES: u64 = 1 << 23;
 /// Dependency edges of the whole instance DAG, all ranks together, before reduction.
 pub const MAX_EDGES: u64 = 1 << 26;
-/// Ops in one tile body; region arguments of one op call.
+/// Ops in one tile body.
 pub const MAX_OPS_PER_TILE: usize = 64;
+/// Region arguments of one op call.
 pub const MAX_ARGS_PER_OP: usize = 16;
 /// Node visits the ordering check of write-after-read / write-after-write pairs may spend.
 pub const MAX_HAZARD_VISITS: u64 = 1 << 28;

@@ -12,16 +12,25 @@ use std::time::{Duration, Instant};
 /// Wall-clock time of each stage, for benchmarks.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StageTimes {
+    /// Structural checks of the families ([`crate::resolve::check_structure`]) and the buffer
+    /// footprint check.
     pub structure: Duration,
+    /// Expanding the families into instances and their dependency DAG ([`crate::expand`]).
     pub expand: Duration,
+    /// The DAG's cycle check and the write-after-read / write-after-write ordering checks.
     pub order_checks: Duration,
+    /// List scheduling ([`crate::schedule::list_schedule`]).
     pub list_schedule: Duration,
+    /// The deadlock proof of the per-core orders.
     pub deadlock_proof: Duration,
+    /// Sync planning: the reduction of implied edges, then one counter per waiting node.
     pub sync: Duration,
+    /// Flag planning, building the table and encoding the flag plan.
     pub table: Duration,
 }
 
 impl StageTimes {
+    /// The sum of all stages.
     pub fn total(&self) -> Duration {
         self.structure
             + self.expand
@@ -36,7 +45,9 @@ impl StageTimes {
 /// A checked, scheduled taskflow: its one schedule table and its one flag plan.
 #[derive(Clone, Debug)]
 pub struct Compiled {
+    /// The instance DAG and everything the later stages read of the expansion.
     pub expanded: Expanded,
+    /// Where and in which order every instance runs, and its estimated times.
     pub placement: Placement,
     /// The counter plan of every kept cross-core dependency, before flag planning (the table holds
     /// it without the dependencies `flags` carries).
@@ -47,6 +58,7 @@ pub struct Compiled {
     pub table: crate::table::ScheduleTable,
     /// The flag plan's binary form (`NAME_flags.bin`), naming `table`'s checksum.
     pub flags_bin: Vec<u8>,
+    /// How long each stage took (wall clock on this host: for benchmarks, not for results).
     pub times: StageTimes,
 }
 

@@ -16,6 +16,12 @@
 //! - `testing` (feature `testing`): the data and op bodies that run hpmoe-core's random
 //!   taskflows (`hpmoe_core::testing`).
 //!
+//! Data flows from hpmoe-core's [`hpmoe_core::Compiled`] (a table and its flag plan) into either
+//! side: [`exec`] runs it on [`exec::Inputs`] and returns an [`exec::Snapshot`] of every tensor,
+//! which the tests compare bitwise with [`exec::moe_reference`] (or a user's reference); [`sim`]
+//! prices it with hpmoe-core's cost model into a [`sim::SimResult`], which [`trace`] draws.
+//! [`moe`] only builds taskflows (and their routings); it runs nothing itself.
+//!
 //! ```
 //! use hpmoe_core::cost::{CostProfile, TaskflowCost};
 //! use hpmoe_host::exec::moe_reference::{moe_inputs, moe_reference};
@@ -35,6 +41,8 @@
 //! let run = exec.run(&inputs, &RunOptions::default()).unwrap();
 //! assert_eq!(run.snapshot.get(1, "out"), Some(&moe_reference(&shape, &inputs).unwrap()[1]));
 //! ```
+
+#![warn(missing_docs)]
 
 pub mod exec;
 pub mod moe;

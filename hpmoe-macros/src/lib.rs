@@ -6,6 +6,8 @@
 //! [`expand`](self) from what the front-end found. The macro never builds `hpmoe-host`: the
 //! executor and the simulator that run the returned `Program` are the user crate's dependency.
 
+#![warn(missing_docs)]
+
 use proc_macro::TokenStream;
 use std::path::Path;
 

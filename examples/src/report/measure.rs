@@ -17,11 +17,17 @@ pub const TRACE_EP: u32 = 8;
 /// The figures of one simulated comparison: taskflow, kernel-by-kernel baseline, bound.
 #[derive(Clone, Debug)]
 pub struct Figures {
+    /// The kernel-by-kernel baseline's headline figures (simulated).
     pub baseline: sim::Summary,
+    /// The taskflow's headline figures (simulated).
     pub taskflow: sim::Summary,
+    /// The lower bound, ns.
     pub bound_ns: u64,
+    /// Baseline makespan over taskflow makespan (> 1: the taskflow is faster).
     pub speedup: f64,
+    /// Taskflow makespan over the bound (≥ 1).
     pub taskflow_over_bound: f64,
+    /// Baseline makespan over the bound (≥ 1).
     pub baseline_over_bound: f64,
 }
 
@@ -41,17 +47,27 @@ impl Figures {
 /// One EP's figures.
 #[derive(Clone, Debug)]
 pub struct Row {
+    /// Expert-parallel ranks of the layer.
     pub ep: u32,
     /// The kernel's name and file stem (`moe_ffn` for `moe_ffn.cpp`).
     pub kernel: String,
+    /// Tile instances of all ranks (the schedule's nodes).
     pub instances: usize,
+    /// Dependency edges between them.
     pub edges: usize,
+    /// Dependency edges between different cores, before and after the sync reduction.
     pub cross_edges: (u64, u64),
+    /// Counters the busiest rank uses.
     pub counters: u32,
+    /// Bytes of the schedule table blob (`NAME_schedule.bin`).
     pub table_bytes: usize,
+    /// Dependencies carried by the AIC → own-AIV hardware flag instead of a counter.
     pub flagged_edges: usize,
+    /// Wall time of compiling (expansion, checks, schedule, table, flag plan), ms on this host.
     pub sched_ms: f64,
+    /// Wall time of simulating the taskflow, its baseline and its bound, ms on this host.
     pub sim_ms: f64,
+    /// The simulated figures.
     pub figures: Figures,
     /// The job's extra-table row for this EP, if it has an [`ExtraTable`](super::ExtraTable).
     pub extra: Option<String>,
@@ -66,12 +82,17 @@ pub struct Row {
 /// One EP of the job's variant (see [`super::Variant`]).
 #[derive(Clone, Debug)]
 pub struct VariantRow {
+    /// The variant's kernel name (`moe_ffn_int8`).
     pub kernel: String,
+    /// Tile instances of the variant's taskflow, all ranks.
     pub instances: usize,
     /// Bytes each rank puts (every put: dispatch and combine).
     pub put_bytes_per_rank: u64,
+    /// Wall time of scheduling it, in ms.
     pub sched_ms: f64,
+    /// Wall time of simulating it, in ms.
     pub sim_ms: f64,
+    /// Its simulated figures beside its baseline and bound.
     pub figures: Figures,
 }
 
@@ -84,32 +105,45 @@ fn put_bytes_per_rank(tf: &Taskflow, cost: &TaskflowCost) -> u64 {
 /// One EP of the layer under run-time routing (see [`super::Routed`]).
 #[derive(Clone, Debug)]
 pub struct RoutedRow {
+    /// The kernel's name and file stem (`moe_ffn_natural` for `moe_ffn_natural.cpp`).
     pub kernel: String,
+    /// Tile instances of all ranks.
     pub instances: usize,
     /// Guarded instances that skip their body in the run priced, all ranks.
     pub skipped: usize,
     /// Share of token choices the routing dropped for lack of capacity.
     pub dropped_share: f64,
+    /// Wall time of compiling, ms on this host.
     pub sched_ms: f64,
+    /// Wall time of simulating, ms on this host.
     pub sim_ms: f64,
+    /// The simulated figures of the routed run priced (not the expected activity it was planned on).
     pub figures: Figures,
 }
 
 /// One EP's simulated run, as a job's [`ExtraTable`](super::ExtraTable) sees it.
 #[derive(Clone, Copy, Debug)]
 pub struct EpRun<'a> {
+    /// Expert-parallel ranks.
     pub ep: u32,
+    /// Tokens per rank.
     pub tokens: u64,
+    /// The cost profile the run was priced with.
     pub profile: &'a CostProfile,
+    /// The layer's taskflow at this EP.
     pub taskflow: &'a Taskflow,
+    /// The simulated taskflow, baseline and bound.
     pub comparison: &'a sim::Comparison,
 }
 
 /// What the loop over EPs needs besides the job.
 #[derive(Clone, Copy, Debug)]
 pub struct Setup<'a> {
+    /// Tokens per rank (`--tokens`).
     pub tokens: u64,
+    /// The cost profile every EP is priced with (`--profile`).
     pub profile: &'a CostProfile,
+    /// The folder the kernels and traces are written under (`--out`).
     pub out_dir: &'a Path,
     /// Also write the schedule table as JSON.
     pub json_tables: bool,

@@ -57,6 +57,7 @@ pub struct CheckConfig<F: ?Sized> {
     pub name: String,
     /// How the progress line and the verdict name it: `MoeShape::tiny(2)`.
     pub description: String,
+    /// The check itself, run once per cost profile the job is priced with.
     pub run: Box<F>,
 }
 
@@ -83,6 +84,7 @@ pub struct ExtraTable<'a> {
     pub progress: &'a str,
     /// Lines before the rows: a title and the column headings.
     pub header: &'a [&'a str],
+    /// Computes the row of one EP's run.
     pub row: &'a RowFn<'a>,
     /// Lines after the rows: what the columns mean.
     pub footer: &'a [&'a str],
@@ -98,6 +100,7 @@ impl std::fmt::Debug for ExtraTable<'_> {
 /// measure: its taskflow, the schedule's plan and one run.
 #[derive(Clone, Debug)]
 pub struct RoutedLayer {
+    /// The routed layer's taskflow (guarded tiles, capacity padding).
     pub taskflow: Taskflow,
     /// Per instance, the probability it runs its body, from the routing distribution: what
     /// the schedule is planned on (`TaskflowCost::with_expected_activity`).
@@ -137,6 +140,7 @@ pub struct Routed<'a> {
     pub name: &'a str,
     /// Lines before its table: what the routing and its capacity are.
     pub header: &'a [&'a str],
+    /// Builds the routed layer at an EP and a token count.
     pub layer: &'a RoutedFn<'a>,
     /// The EPs measured by default (every EP with `--routed-all`): the routed layer has
     /// several times the instances, so the full sweep takes a few times longer.
@@ -157,6 +161,7 @@ pub struct Variant<'a> {
     pub name: &'a str,
     /// Lines before its table: what the option is.
     pub header: &'a [&'a str],
+    /// Builds the variant's taskflow at `(ep, tokens)`.
     pub taskflow: &'a TaskflowFn<'a>,
 }
 
@@ -172,6 +177,7 @@ pub struct Job<'a> {
     pub title: &'a str,
     /// The default output folder, under `target/hpmoe/`.
     pub folder: &'a str,
+    /// Builds the layer's taskflow at an EP and a token count.
     pub taskflow: &'a TaskflowFn<'a>,
     /// How to emit the kernel (e.g. the headers of user ops' device functions).
     pub emit: EmitOptions,
@@ -185,6 +191,7 @@ pub struct Job<'a> {
     pub routed: Option<Routed<'a>>,
     /// The layer with another option, measured at every EP (the main job's INT8 dispatch).
     pub variant: Option<Variant<'a>>,
+    /// Scaled-down configurations run on the host executor against a plain-Rust reference.
     pub host_checks: Vec<HostConfig<'a>>,
     /// Scaled-down configurations whose generated kernels run on the CPU emulator.
     pub emulator_checks: Vec<EmulatorConfig<'a>>,
@@ -201,6 +208,7 @@ impl std::fmt::Debug for Job<'_> {
 pub struct HostOutcome {
     /// Short names of the configurations, in order.
     pub names: Vec<String>,
+    /// How the progress lines name them (`MoeShape::tiny(2)`), in the same order.
     pub descriptions: Vec<String>,
     /// The first failure (`tiny(2): rank 0 out: …`), `None` when all passed.
     pub failure: Option<String>,

@@ -15,9 +15,11 @@ use serde_json::json;
 /// measured one.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AllToAllRow {
+    /// Expert-parallel ranks (all of them send to all).
     pub ep: u32,
-    /// GB/s per rank: INT8 dispatch, BF16 combine.
+    /// Dispatch bandwidth per rank (INT8 rows), GB/s.
     pub dispatch_gb_per_s: f64,
+    /// Combine bandwidth per rank (BF16 rows), GB/s.
     pub combine_gb_per_s: f64,
     /// `(dispatch, combine)` measured on A3, GB/s, at this EP and 4096 tokens per rank.
     pub measured: Option<(f64, f64)>,

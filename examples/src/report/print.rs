@@ -13,12 +13,17 @@ use std::path::Path;
 pub struct Results<'a> {
     /// `DeepSeek-V3 MoE-FFN layer`.
     pub title: &'a str,
+    /// Tokens per rank.
     pub tokens: u64,
+    /// The cost profile's name (`ascend_a3_die`, or the file given to `--profile`).
     pub profile: &'a str,
+    /// The folder the kernels and traces were written under.
     pub out_dir: &'a Path,
+    /// Whether the schedule tables were also written as JSON (`--json-tables`).
     pub json_tables: bool,
     /// Lines printed after the list of files written (none for the main job).
     pub notes: &'a [&'a str],
+    /// One row per EP measured, in order.
     pub rows: &'a [Row],
     /// The all-to-all alone at each EP of `rows`.
     pub network: &'a [AllToAllRow],
@@ -30,6 +35,7 @@ pub struct Results<'a> {
     pub routed: Option<(&'a str, &'a [&'a str])>,
     /// The variant's name and header lines (its rows are in `rows`), if any.
     pub variant: Option<(&'a str, &'a [&'a str])>,
+    /// The host executor's checks.
     pub host: &'a HostOutcome,
     /// The generated kernels on the CPU emulator.
     pub emulator: &'a HostOutcome,

@@ -11,10 +11,12 @@ use hpmoe_host::sim;
 /// The variant against the routed layer alone, at one EP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Effect {
-    /// Makespans and bound of the variant minus those of the routed layer alone, ns (the
-    /// bound's difference is the shared expert's AIC work per core when AIC work binds).
+    /// The variant's taskflow makespan minus the routed layer's, ns.
     pub added_taskflow_ns: i64,
+    /// The variant's kernel-by-kernel makespan minus the routed layer's, ns.
     pub added_baseline_ns: i64,
+    /// The variant's bound minus the routed layer's, ns (the shared expert's AIC work per core when
+    /// AIC work binds).
     pub added_bound_ns: i64,
     /// Rank 0's overlap of the shared expert with dispatch.
     pub rank0: Overlap,

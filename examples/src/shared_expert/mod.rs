@@ -87,7 +87,9 @@ pub struct SharedExpert {
 /// A MoE layer with routed experts and one shared expert.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SharedMoe {
+    /// The routed experts: the layer of [`MoeShape`] the shared expert is added to.
     pub routed: MoeShape,
+    /// The shared expert's sizes and tiling.
     pub shared: SharedExpert,
 }
 
@@ -154,7 +156,7 @@ pub fn host_check(shape: &SharedMoe, profile: &CostProfile, seed: u64) -> Result
 }
 
 /// The variant's emulator check: its generated kernel (with the user op's device header from
-/// `kernels/`) on the CPU emulation, its `out` against [`reference`] bitwise; `Ok(None)` without
+/// `kernels/`) on the CPU emulation, its `out` against [`reference()`] bitwise; `Ok(None)` without
 /// a C++ compiler. See [`crate::emulator_check`].
 ///
 /// # Errors

@@ -11,6 +11,7 @@ const DISPATCH: &str = "dispatch";
 /// One rank's overlap of the shared expert's tiles with its dispatch puts, ns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Overlap {
+    /// The rank measured.
     pub rank: u32,
     /// When the rank's last dispatch put had its last byte out.
     pub dispatch_end_ns: u64,

@@ -381,14 +381,8 @@ fn call_statement(
     }
     let used = views.iter().flat_map(ViewSpec::vars).collect();
     let pe = views.iter().find_map(|v| v.remote.as_ref()).map(|e| expr::cpp(e, names));
-    let site = CallSite {
-        spec,
-        family: &family.name,
-        core: family.core,
-        last_put,
-        args: views.iter().map(|v| v.cpp(names)).collect(),
-        pe,
-    };
+    let site =
+        CallSite { spec, family: &family.name, last_put, args: views.iter().map(|v| v.cpp(names)).collect(), pe };
     let statement =
         ops::statement(&site, &views, names, groups).map_err(|f| vec![f.at(&tf.name, &family.name, call.loc)])?;
     let params: Vec<String> = spec.params.iter().zip(&views).map(|(p, v)| format!("{} = {}", p.name, v.text)).collect();

@@ -1,9 +1,9 @@
 //! Emission: a compiled taskflow → the files of its AscendC kernel.
 //!
-//! [`emit`] returns a [`KernelFiles`]: `NAME.cpp` (the kernel, [`kernel`]), `NAME_schedule.h`
-//! (table layout and constants, [`header`]), `NAME_schedule.bin` (the kernel's schedule table),
+//! [`emit`] returns a [`KernelFiles`]: `NAME.cpp` (the kernel, `kernel.rs`), `NAME_schedule.h`
+//! (table layout and constants, `header.rs`), `NAME_schedule.bin` (the kernel's schedule table),
 //! `NAME_flags.bin` (its hardware-flag plan, [`crate::flags`]) and `NAME_launch.cpp` (its host
-//! launcher for the NPU and the CPU emulator, [`launcher`]). Output is deterministic: the
+//! launcher for the NPU and the CPU emulator, `launcher.rs`). Output is deterministic: the
 //! same taskflow and schedule give byte-identical files.
 //!
 //! The kernel's table and flag plan are the compiled ones ([`hpmoe_core::Compiled::table`],
@@ -11,13 +11,13 @@
 //! walks is the table the host executor and the emulator run.
 
 mod expr;
-pub mod header;
-pub mod kernel;
-pub mod launcher;
-pub mod names;
-pub mod ops;
+mod header;
+mod kernel;
+mod launcher;
+pub(crate) mod names;
+mod ops;
 mod order;
-pub mod region;
+mod region;
 
 use crate::error::{EmitError, EmitErrorKind, EmitErrors};
 use crate::flags::FlagPlan;
@@ -75,7 +75,7 @@ pub struct KernelFiles {
     pub table_bin: Vec<u8>,
     /// `NAME_flags.bin`.
     pub flags_bin: Vec<u8>,
-    /// `NAME_launch.cpp`: the host launcher, for the NPU and for the CPU emulator ([`launcher`]).
+    /// `NAME_launch.cpp`: the host launcher, for the NPU and for the CPU emulator.
     pub launcher: String,
     /// Which dependencies the hardware flag carries.
     pub flags: FlagPlan,

@@ -9,21 +9,27 @@
 
 use super::region::ViewSpec;
 use crate::error::{EmitErrorKind as Kind, EmitFault};
-use hpmoe_core::model::{BuiltinOp, CoreKind, DType, OpKind, OpSpec};
+use hpmoe_core::model::{BuiltinOp, DType, OpKind, OpSpec};
 
 /// One Matmul object of the AIC: a combination of element types, and the largest tile of the
 /// families that use it (the host computes its tiling for that shape).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MatmulGroup {
+    /// Element type of the left operand `a[M, K]`.
     pub a: DType,
+    /// Element type of the right operand `b[K, N]`.
     pub b: DType,
+    /// Element type of the result `c[M, N]`.
     pub c: DType,
     /// A is stored transposed (`[K, M]`): the group's MatmulType for A has `isTrans` set.
     pub trans_a: bool,
     /// B is stored transposed (`[N, K]`).
     pub trans_b: bool,
+    /// Rows of the largest tile (M), the tiling's `M` bound.
     pub m: u64,
+    /// Columns of the largest tile (N).
     pub n: u64,
+    /// Reduction depth of the largest tile (K).
     pub k: u64,
     /// The families with a matmul in this group, in declaration order.
     pub families: Vec<String>,
@@ -42,7 +48,6 @@ impl MatmulGroup {
 pub struct CallSite<'a> {
     pub spec: &'a OpSpec,
     pub family: &'a str,
-    pub core: CoreKind,
     /// This is the last `put` of the tile: it may carry a signal.
     pub last_put: bool,
     /// C++ expressions of the views, in argument order.

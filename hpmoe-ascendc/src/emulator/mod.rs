@@ -129,12 +129,15 @@ pub fn compiler_available(options: &EmulateOptions) -> bool {
 pub struct KernelSources {
     /// The kernel's name (file stem and entry point).
     pub name: String,
-    /// `NAME.cpp`, `NAME_schedule.h`, `NAME_launch.cpp`.
+    /// `NAME.cpp`: the kernel.
     pub cpp: String,
+    /// `NAME_schedule.h`: the table's layout and the kernel's constants.
     pub header: String,
+    /// `NAME_launch.cpp`: the host launcher the emulator runs.
     pub launcher: String,
-    /// `NAME_schedule.bin` and `NAME_flags.bin`.
+    /// `NAME_schedule.bin`: the schedule table blob.
     pub table_bin: Vec<u8>,
+    /// `NAME_flags.bin`: the hardware-flag plan, passed as the kernel's `flags` argument.
     pub flags_bin: Vec<u8>,
     /// The table, decoded (to name the tiles of a failure).
     pub table: ScheduleTable,

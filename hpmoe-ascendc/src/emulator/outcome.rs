@@ -61,6 +61,7 @@ impl EmulatedRun {
 pub struct Finding {
     /// The rule, e.g. `gm_out_of_bounds`, `unsynchronised_read`, `deadlock`.
     pub kind: String,
+    /// The rank the finding is on, when the emulator knows it (a hang of the whole launch has none).
     pub rank: Option<u32>,
     /// The core as the emulator names it (`aic0`, `aiv3`).
     pub core: Option<String>,
@@ -95,6 +96,7 @@ pub struct EmulatorFailure {
     pub diagnostics: Vec<Diagnostics>,
     /// The launcher's exit status and the end of its standard error.
     pub exit: String,
+    /// The launcher's whole standard error, for when no finding or record explains the failure.
     pub stderr: String,
 }
 
@@ -120,13 +122,23 @@ pub enum EmulateError {
     /// The compiler (or `ar`) cannot be run.
     NoCompiler(String),
     /// The kernel, its launcher or the emulator did not compile.
-    Compile { command: String, output: String },
+    Compile {
+        /// The command line that failed.
+        command: String,
+        /// What it printed (stdout, then stderr).
+        output: String,
+    },
     /// Inputs that do not fit the taskflow.
     Input(String),
     /// Reading or writing the run's files.
     Io(String),
     /// The launcher did not finish within [`super::EmulateOptions::timeout`] and was killed.
-    Killed { after: Duration, stderr: String },
+    Killed {
+        /// How long the launcher ran before it was killed.
+        after: Duration,
+        /// Its standard error up to then.
+        stderr: String,
+    },
     /// The launch did not complete: what the emulator and the kernel say.
     Failed(Box<EmulatorFailure>),
     /// Nothing was launched: the table and flag plan about to be uploaded are not certified to

@@ -8,9 +8,9 @@ mod cycle;
 mod ordering;
 mod table_limits;
 
-pub use cycle::{cycle_error, deadlock_error};
-pub use ordering::check_ordering;
-pub use table_limits::check_table_limits;
+pub(crate) use cycle::{cycle_error, deadlock_error};
+pub(crate) use ordering::check_ordering;
+pub(crate) use table_limits::check_table_limits;
 
 use crate::expand::InstanceSpace;
 use crate::model::Taskflow;

@@ -111,7 +111,9 @@ pub struct Guess {
     pub field: &'static str,
     /// Source marker as in hardware.md: "U", "D" or "S, weak".
     pub marker: &'static str,
+    /// Lowest value swept, in the field's own unit.
     pub low: f64,
+    /// Highest value swept, in the field's own unit.
     pub high: f64,
 }
 

@@ -48,6 +48,7 @@ pub fn ns_at_rate(amount: u64, per_second: u64) -> u64 {
 /// The put part of a tile: bytes for the link and the fastest the core can stream them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PutCost {
+    /// Bytes the put moves.
     pub bytes: u64,
     /// Bytes/s one core streams: the slower of reading the source and writing it out.
     pub stream_bytes_per_s: u64,
@@ -68,6 +69,7 @@ impl PutCost {
 /// The cost of one instance of a family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FamilyCost {
+    /// The core kind its instances run on.
     pub core: CoreKind,
     /// Core time of the exec phase: overhead plus the roofline of the ops that are not puts.
     pub exec_ns: u64,
@@ -170,6 +172,7 @@ impl TaskflowCost {
         self.activity.as_ref().is_some_and(|a| a.skips(node))
     }
 
+    /// The cost profile the tiles are priced with.
     pub fn profile(&self) -> &CostProfile {
         &self.profile
     }

@@ -61,19 +61,42 @@ pub enum UnpackError {
     /// The blob does not start with [`MAGIC`].
     Magic,
     /// The blob ends inside a field (`at`: the byte offset where the field starts).
-    Truncated { at: usize },
+    Truncated {
+        /// Byte offset of the field.
+        at: usize,
+    },
     /// A varint is longer than 10 bytes or does not fit 64 bits.
-    Varint { at: usize },
+    Varint {
+        /// Byte offset where the varint starts.
+        at: usize,
+    },
     /// The declared length is over [`MAX_UNPACKED`].
-    TooLarge { len: u64 },
+    TooLarge {
+        /// The declared length, in bytes.
+        len: u64,
+    },
     /// The stride is 0 or over 64.
-    Stride { stride: u8 },
+    Stride {
+        /// The stride read.
+        stride: u8,
+    },
     /// A literal run or a match would pass the declared length.
-    Overrun { at: usize },
+    Overrun {
+        /// Byte offset of the sequence.
+        at: usize,
+    },
     /// A match points before the start of the output (or has offset 0).
-    Offset { at: usize, offset: u64 },
+    Offset {
+        /// Byte offset of the match.
+        at: usize,
+        /// How far back it points, in bytes.
+        offset: u64,
+    },
     /// Bytes follow the sequence that completed the output.
-    Trailing { at: usize },
+    Trailing {
+        /// How many bytes follow.
+        at: usize,
+    },
 }
 
 impl fmt::Display for UnpackError {

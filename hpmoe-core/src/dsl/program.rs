@@ -88,6 +88,7 @@ pub type UserOpFn = fn(&mut [TileData]);
 /// host executor and its AscendC emission template. Its signature is in the IR's registry.
 #[derive(Clone, Copy, Debug)]
 pub struct UserOp {
+    /// The op's name, as tile bodies call it.
     pub name: &'static str,
     /// Number of region parameters.
     pub params: usize,
@@ -194,14 +195,22 @@ pub enum ProgramError {
     Table(TableError),
     /// The flag plan does not decode or does not belong to the table.
     Flags(String),
+    /// No family has this index (declaration order).
     NoSuchFamily(usize),
+    /// The coordinates are not a grid point of the family (wrong count, or past an extent).
     OutsideGrid {
+        /// The family's index.
         family: usize,
+        /// The coordinates asked for.
         coords: Vec<u64>,
     },
+    /// An op call's region count differs from the op's parameter count.
     OpArity {
+        /// The op's name.
         op: String,
+        /// Region parameters the op declares.
         expected: usize,
+        /// Regions the call passed.
         got: usize,
     },
 }

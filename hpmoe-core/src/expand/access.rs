@@ -7,20 +7,26 @@ use std::fmt;
 /// A concrete box in a tensor: `start[k] .. start[k] + len[k]` for `k < dims`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Extent {
+    /// First element index per dimension (entries past `dims` are 0).
     pub start: [u32; MAX_TENSOR_DIMS],
+    /// Elements per dimension (entries past `dims` are 0).
     pub len: [u32; MAX_TENSOR_DIMS],
+    /// Dimensions in use: the tensor's rank.
     pub dims: u8,
 }
 
 impl Extent {
+    /// Whether the two boxes share an element (both must be of the same tensor and rank).
     pub fn overlaps(&self, o: &Extent) -> bool {
         (0..self.dims as usize).all(|k| self.start[k] < o.end(k) && o.start[k] < self.end(k))
     }
 
+    /// One past the last index of dimension `k`.
     pub fn end(&self, k: usize) -> u32 {
         self.start[k] + self.len[k]
     }
 
+    /// Elements in the box.
     pub fn volume(&self) -> u64 {
         (0..self.dims as usize).map(|k| u64::from(self.len[k])).product()
     }

@@ -11,9 +11,12 @@ mod faults;
 mod interval;
 mod space;
 
-pub use access::{Extent, RegionFault, eval_region};
-pub use deps::{Expansion, Gathered, Hazard, HazardKind, expand, gathered};
-pub use interval::IntervalIndex;
+pub use access::Extent;
+// Not API: hpmoe-host's executor places each op argument of an instance with it, exactly as
+// expansion does, so that the two cannot disagree on a region's box.
+#[doc(hidden)]
+pub use access::eval_region;
+pub(crate) use deps::{Expansion, Hazard, HazardKind, expand, gathered};
 pub use space::{FamilySpan, InstanceSpace, decode};
 
 use crate::graph::Dag;
@@ -34,11 +37,13 @@ pub struct Work {
 /// The expanded taskflow: instances, their DAG, and per-family facts later stages need.
 #[derive(Clone, Debug)]
 pub struct Expanded {
+    /// How global node ids map to rank, family and grid coordinates.
     pub space: InstanceSpace,
     /// Dependencies between global node ids (data edges and explicit `after` edges).
     pub dag: Dag,
     /// Per family (declaration order): core kind and work of one instance.
     pub family_core: Vec<CoreKind>,
+    /// Per family (declaration order): the work of one instance, which the cost model prices.
     pub family_work: Vec<Work>,
     /// Per node: for a tile that puts to another rank, `(dst - rank) mod ranks` of its first
     /// put (1..ranks); 0 otherwise. The scheduler orders equal-priority puts by it so that
@@ -47,6 +52,7 @@ pub struct Expanded {
 }
 
 impl Expanded {
+    /// Number of nodes (tile instances of all ranks).
     pub fn nodes(&self) -> usize {
         self.dag.nodes()
     }

@@ -6,14 +6,18 @@ use smallvec::SmallVec;
 /// The local ids `first .. first + count` of one family, and its grid extents.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FamilySpan {
+    /// The family's first local id.
     pub first: u32,
+    /// Its number of instances per rank (the product of `extents`).
     pub count: u32,
+    /// Its grid extents, outermost first; local ids run row-major over them.
     pub extents: SmallVec<[u32; 4]>,
 }
 
 /// How global node ids map to (rank, family, grid coordinates).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InstanceSpace {
+    /// Number of ranks; global node `n` is local instance `n % per_rank` of rank `n / per_rank`.
     pub ranks: u32,
     /// Instances of one rank.
     pub per_rank: u32,
@@ -62,18 +66,22 @@ impl InstanceSpace {
         self.per_rank as usize * self.ranks as usize
     }
 
+    /// Whether there are no nodes.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// The global node id of local instance `local` on `rank`.
     pub fn node(&self, rank: u32, local: u32) -> u32 {
         rank * self.per_rank + local
     }
 
+    /// The rank global node `node` runs on.
     pub fn rank_of(&self, node: u32) -> u32 {
         node / self.per_rank
     }
 
+    /// The local instance id of global node `node` (its id within its rank).
     pub fn local_of(&self, node: u32) -> u32 {
         node % self.per_rank
     }
@@ -83,6 +91,7 @@ impl InstanceSpace {
         self.family_of_local(self.local_of(node))
     }
 
+    /// Family index of a local instance id.
     pub fn family_of_local(&self, local: u32) -> usize {
         self.families.partition_point(|f| f.first + f.count <= local)
     }

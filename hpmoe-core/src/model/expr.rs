@@ -21,9 +21,11 @@ pub enum Var {
 /// `constant + Σ coeff·var`, then `rem_euclid(modulo)` if a modulus is set.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Affine {
+    /// The constant term `c`.
     pub constant: i64,
     /// At most one term per variable, sorted by variable, no zero coefficients.
     pub terms: SmallVec<[(Var, i64); 2]>,
+    /// If set, the sum is reduced `rem_euclid` this modulus (`> 0`), so the value is in `0..m`.
     pub modulo: Option<u64>,
 }
 
@@ -32,10 +34,12 @@ pub struct Affine {
 pub struct Overflow;
 
 impl Affine {
+    /// The constant `c`.
     pub fn constant(c: i64) -> Self {
         Affine { constant: c, terms: SmallVec::new(), modulo: None }
     }
 
+    /// The variable `v` with coefficient 1.
     pub fn var(v: Var) -> Self {
         Affine { constant: 0, terms: smallvec::smallvec![(v, 1)], modulo: None }
     }
@@ -57,6 +61,8 @@ impl Affine {
         self
     }
 
+    /// Whether no variable appears (the value is the same for every instance and rank; a modulus,
+    /// if any, applies to the constant alone).
     pub fn is_constant(&self) -> bool {
         self.terms.is_empty()
     }
@@ -72,6 +78,7 @@ impl Affine {
             .max()
     }
 
+    /// Whether the expression depends on the executing rank.
     pub fn mentions_rank(&self) -> bool {
         self.terms.iter().any(|(v, _)| *v == Var::Rank)
     }

@@ -8,16 +8,22 @@ use smallvec::SmallVec;
 /// One named index range `name in 0..extent`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GridDim {
+    /// The index's name, as region expressions and messages refer to it.
     pub name: String,
+    /// Number of values, `0..extent` (> 0).
     pub extent: u64,
+    /// Where it was declared.
     pub loc: Loc,
 }
 
 /// A call of a registered op on region arguments.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OpCall {
+    /// The op's name in the taskflow's [`OpRegistry`](super::OpRegistry).
     pub op: String,
+    /// One region per parameter of the op, in the op's parameter order.
     pub args: SmallVec<[Region; 4]>,
+    /// Where the call was written.
     pub loc: Loc,
 }
 
@@ -28,7 +34,12 @@ pub enum IndexSel {
     At(Affine),
     /// The instances whose coordinate lies in `start .. end` (half-open; in this family's
     /// indices).
-    Range { start: Affine, end: Affine },
+    Range {
+        /// First coordinate selected.
+        start: Affine,
+        /// One past the last coordinate selected.
+        end: Affine,
+    },
     /// Every value of that coordinate.
     All,
 }
@@ -59,9 +70,11 @@ impl IndexSel {
 /// inside that family's grid (anything else is an error), and no instance may wait for itself.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct After {
+    /// The family waited for (possibly this family itself: a chain).
     pub family: String,
     /// One selector per grid dimension of `family`.
     pub indices: SmallVec<[IndexSel; 4]>,
+    /// Where the entry was written.
     pub loc: Loc,
 }
 
@@ -77,7 +90,9 @@ pub struct After {
 pub struct Guard {
     /// One `i32` element on the tile's own rank, read before the body runs.
     pub count: Region,
+    /// The bound, evaluated for the instance: the body runs when `count > above`.
     pub above: Affine,
+    /// Where the guard was written.
     pub loc: Loc,
 }
 
@@ -112,14 +127,20 @@ impl Guard {
 /// A `#[tile(...)]` function: a grid of instances, all running `body`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TileFamily {
+    /// The family's name, unique among the taskflow's families.
     pub name: String,
+    /// The core kind every instance runs on.
     pub core: CoreKind,
+    /// The grid dimensions, outermost first (at most [`crate::limits::MAX_GRID_DIMS`]).
     pub grid: SmallVec<[GridDim; 4]>,
+    /// The op calls every instance runs, in order.
     pub body: Vec<OpCall>,
+    /// Explicit dependencies beyond the data dependencies expansion derives.
     pub after: Vec<After>,
     /// Makes the body conditional on a run-time count (see [`Guard`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guard: Option<Guard>,
+    /// Where the family was declared.
     pub loc: Loc,
 }
 
@@ -129,6 +150,7 @@ impl TileFamily {
         self.grid.iter().try_fold(1u64, |acc, d| acc.checked_mul(d.extent))
     }
 
+    /// The grid indices' names, in order.
     pub fn index_names(&self) -> Vec<String> {
         self.grid.iter().map(|d| d.name.clone()).collect()
     }

@@ -15,6 +15,7 @@ impl Loc {
     /// A node with no known origin (generated, or built without location tracking).
     pub const NONE: Loc = Loc(u32::MAX);
 
+    /// Whether this is [`Loc::NONE`].
     pub fn is_none(self) -> bool {
         self == Loc::NONE
     }
@@ -29,8 +30,11 @@ impl Default for Loc {
 /// A human-readable position: what a build script or the builder API can report.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct SourcePos {
+    /// The file, as the producer names it (relative to the crate, for `#[track_caller]` positions).
     pub file: String,
+    /// 1-based line.
     pub line: u32,
+    /// 1-based column.
     pub column: u32,
 }
 
@@ -62,14 +66,17 @@ impl SourceMap {
         self.add(Some(SourcePos { file: l.file().to_string(), line: l.line(), column: l.column() }))
     }
 
+    /// The position of `loc`, if it is this map's and its producer knew it.
     pub fn get(&self, loc: Loc) -> Option<&SourcePos> {
         self.positions.get(loc.0 as usize).and_then(Option::as_ref)
     }
 
+    /// Number of locations registered (with or without a position).
     pub fn len(&self) -> usize {
         self.positions.len()
     }
 
+    /// Whether no location was registered.
     pub fn is_empty(&self) -> bool {
         self.positions.is_empty()
     }

@@ -13,17 +13,21 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Access {
+    /// Read only.
     Read,
+    /// Written only: the op overwrites the whole region without reading it.
     Write,
     /// Read, then write in place (accumulation).
     ReadWrite,
 }
 
 impl Access {
+    /// Whether the op reads the region (`Read` or `ReadWrite`).
     pub fn reads(self) -> bool {
         matches!(self, Access::Read | Access::ReadWrite)
     }
 
+    /// Whether the op writes the region (`Write` or `ReadWrite`).
     pub fn writes(self) -> bool {
         matches!(self, Access::Write | Access::ReadWrite)
     }
@@ -32,22 +36,28 @@ impl Access {
 /// One region parameter of an op.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Param {
+    /// The parameter's name: what emission templates (`{name}`) and messages call it.
     pub name: String,
+    /// How the op uses the region passed for it.
     pub access: Access,
     /// Whether the region may live on another rank (only a put's destination).
     pub remote: bool,
 }
 
 impl Param {
+    /// A local region the op reads.
     pub fn read(name: &str) -> Self {
         Param { name: name.into(), access: Access::Read, remote: false }
     }
+    /// A local region the op writes.
     pub fn write(name: &str) -> Self {
         Param { name: name.into(), access: Access::Write, remote: false }
     }
+    /// A local region the op reads and writes in place (accumulation).
     pub fn read_write(name: &str) -> Self {
         Param { name: name.into(), access: Access::ReadWrite, remote: false }
     }
+    /// A region the op writes, which may be on another rank (a put's destination).
     pub fn remote_write(name: &str) -> Self {
         Param { name: name.into(), access: Access::Write, remote: true }
     }
@@ -67,7 +77,10 @@ pub enum WorkModel {
     /// last extent of `a`, K the rest of `a`, and N the last extent of `c`.
     MatmulTn,
     /// Elementwise: `flops_per_element` × the elements of the largest argument.
-    Vector { flops_per_element: u32 },
+    Vector {
+        /// Flops per element of the largest argument.
+        flops_per_element: u32,
+    },
     /// Pure data movement of the first argument's bytes (a put moves them over the link).
     Copy,
     /// A row gather: the op reads one row (all but the first dimension) of its first
@@ -75,14 +88,20 @@ pub enum WorkModel {
     /// `flops_per_element` per element of each row it reads. The first argument's region
     /// is the whole table the indices may pick from, so only the rows picked count as
     /// traffic; the other arguments count whole.
-    Gather { flops_per_element: u32 },
+    Gather {
+        /// Flops per element of each row read.
+        flops_per_element: u32,
+    },
 }
 
 /// The extents of one matmul: `c` is `m × n`, summed over `k`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MatmulDims {
+    /// Rows of `c`.
     pub m: u64,
+    /// Columns of `c`.
     pub n: u64,
+    /// The summed (inner) extent.
     pub k: u64,
 }
 
@@ -344,15 +363,22 @@ pub enum OpKind {
     /// A user op. `emit` is how the AscendC backend calls it: a template of the device call
     /// with `{param}` placeholders for the parameters' regions (e.g.
     /// `"ScaledSilu({dst}, {src})"`); `None` if it has no device form (host only).
-    User { emit: Option<String> },
+    User {
+        /// The device call's template, `None` for a host-only op.
+        emit: Option<String>,
+    },
 }
 
 /// An op's signature.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OpSpec {
+    /// The op's name, as tile bodies call it; unique in a registry.
     pub name: String,
+    /// The core kind that runs it (a tile calling it must be of this kind).
     pub core: CoreKind,
+    /// Its region parameters, in call order.
     pub params: Vec<Param>,
+    /// How the cost model derives its work from its arguments' shapes.
     pub work: WorkModel,
     /// One sentence for error messages and generated comments.
     pub doc: String,
@@ -443,14 +469,17 @@ impl OpRegistry {
         Ok(())
     }
 
+    /// The op called `name`, if registered.
     pub fn get(&self, name: &str) -> Option<&OpSpec> {
         self.ops.get(name)
     }
 
+    /// The registered ops' names, in registration order (built-ins first).
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.ops.keys().map(String::as_str)
     }
 
+    /// The registered ops, in registration order.
     pub fn iter(&self) -> impl Iterator<Item = &OpSpec> {
         self.ops.values()
     }

@@ -17,6 +17,7 @@ pub enum CoreKind {
 }
 
 impl CoreKind {
+    /// `aic` or `aiv`: the DSL's spelling and the messages'.
     pub fn name(self) -> &'static str {
         match self {
             CoreKind::Aic => "aic",
@@ -39,6 +40,7 @@ impl std::fmt::Display for CoreKind {
 /// `rank * cores_per_rank() + local`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct MachineProfile {
+    /// The profile's name (`ascend910b`, `small_2c_4r`), carried into tables and messages.
     pub name: String,
     /// AIC cores per rank.
     pub aic_per_rank: u32,
@@ -64,14 +66,17 @@ impl MachineProfile {
         MachineProfile { name: format!("small_{aic_per_rank}c_{ranks}r"), aic_per_rank, aiv_per_aic: 2, ranks }
     }
 
+    /// AIV cores per rank: `aic_per_rank * aiv_per_aic`.
     pub fn aiv_per_rank(&self) -> u32 {
         self.aic_per_rank * self.aiv_per_aic
     }
 
+    /// Cores per rank, both kinds.
     pub fn cores_per_rank(&self) -> u32 {
         self.aic_per_rank + self.aiv_per_rank()
     }
 
+    /// Cores of all ranks together (the number of global core ids).
     pub fn total_cores(&self) -> u32 {
         self.cores_per_rank() * self.ranks
     }
@@ -84,6 +89,7 @@ impl MachineProfile {
         }
     }
 
+    /// Cores of `kind` per rank.
     pub fn count_of(&self, kind: CoreKind) -> u32 {
         match kind {
             CoreKind::Aic => self.aic_per_rank,

@@ -7,7 +7,9 @@ use smallvec::SmallVec;
 /// One dimension of a region: `start .. start + len`, with a constant extent.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct DimSlice {
+    /// First index, affine in the grid indices and the rank.
     pub start: Affine,
+    /// Number of indices (a compile-time constant, > 0).
     pub len: u64,
 }
 
@@ -27,9 +29,13 @@ pub enum RankSel {
 /// `w13.at(e)` is `[e..e+1, all, all]`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Region {
+    /// The tensor's name.
     pub tensor: String,
+    /// Whose copy of the tensor: the executing rank's, or another's.
     pub rank: RankSel,
+    /// The leading dimensions' slices (see above); the rest are taken whole.
     pub dims: SmallVec<[DimSlice; 4]>,
+    /// Where the region was written.
     pub loc: Loc,
 }
 
@@ -61,11 +67,13 @@ impl Region {
         self
     }
 
+    /// The same region, recorded as written at `loc`.
     pub fn with_loc(mut self, loc: Loc) -> Self {
         self.loc = loc;
         self
     }
 
+    /// Whether it addresses another rank's copy ([`RankSel::Remote`]).
     pub fn is_remote(&self) -> bool {
         matches!(self.rank, RankSel::Remote(_))
     }

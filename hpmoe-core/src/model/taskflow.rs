@@ -7,18 +7,25 @@ use serde::{Deserialize, Serialize};
 /// resolved: the checks report unknown ones.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Taskflow {
+    /// The taskflow's name: the kernel's and the table's name (a C identifier once emitted).
     pub name: String,
+    /// The machine it is scheduled for: cores per rank and ranks.
     pub profile: MachineProfile,
+    /// Its tensors, in declaration order; every rank holds its own copy of each.
     pub tensors: Vec<TensorDecl>,
     /// In declaration order: data dependencies follow this order (a tile depends on the
     /// writers declared before it of what it reads).
     pub families: Vec<TileFamily>,
+    /// The ops its tile bodies may call: the built-ins and the user's own.
     pub ops: OpRegistry,
+    /// Where each [`Loc`] of its nodes was written, where known.
     pub sources: SourceMap,
+    /// Where the taskflow itself was declared.
     pub loc: Loc,
 }
 
 impl Taskflow {
+    /// An empty taskflow on `profile`, with the built-in ops registered.
     pub fn new(name: impl Into<String>, profile: MachineProfile) -> Self {
         Taskflow {
             name: name.into(),
@@ -95,10 +102,12 @@ impl Taskflow {
         tf
     }
 
+    /// The tensor declared as `name`, if any.
     pub fn tensor(&self, name: &str) -> Option<&TensorDecl> {
         self.tensors.iter().find(|t| t.name == name)
     }
 
+    /// The tile family declared as `name`, if any.
     pub fn family(&self, name: &str) -> Option<&TileFamily> {
         self.families.iter().find(|f| f.name == name)
     }
@@ -159,6 +168,7 @@ impl Taskflow {
 /// A handle to a declared tensor; regions start here.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TensorRef {
+    /// The tensor's name.
     pub name: String,
 }
 

@@ -9,14 +9,20 @@ use smallvec::SmallVec;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DType {
+    /// bfloat16: 8 exponent bits, 7 mantissa bits.
     Bf16,
+    /// IEEE half precision.
     F16,
+    /// IEEE single precision.
     F32,
+    /// Signed 8-bit integer (quantised activations).
     I8,
+    /// Signed 32-bit integer (counts, indices).
     I32,
 }
 
 impl DType {
+    /// Bytes per element.
     pub fn size_bytes(self) -> u64 {
         match self {
             DType::I8 => 1,
@@ -25,6 +31,7 @@ impl DType {
         }
     }
 
+    /// Lower-case name (`bf16`): the DSL's `Bf16` and the messages' spelling.
     pub fn name(self) -> &'static str {
         match self {
             DType::Bf16 => "bf16",
@@ -51,6 +58,7 @@ pub enum TensorKind {
 }
 
 impl TensorKind {
+    /// Lower-case name (`input`), as the DSL's constructor and messages spell it.
     pub fn name(self) -> &'static str {
         match self {
             TensorKind::Input => "input",
@@ -69,10 +77,16 @@ impl TensorKind {
 /// A tensor declaration. Every rank holds its own copy.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TensorDecl {
+    /// The tensor's name, unique among the taskflow's tensors.
     pub name: String,
+    /// Where it lives and who may write it.
     pub kind: TensorKind,
+    /// Element type.
     pub dtype: DType,
+    /// Extent per dimension, outermost first (row-major; at most
+    /// [`crate::limits::MAX_TENSOR_DIMS`]).
     pub shape: SmallVec<[u64; 4]>,
+    /// Where it was declared.
     pub loc: Loc,
 }
 

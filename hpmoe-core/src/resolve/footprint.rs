@@ -39,10 +39,13 @@ pub fn local_buffer(core: CoreKind) -> (&'static str, u64) {
 /// One buffer an op needs: which argument, what piece of it, how many bytes (one copy).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Piece {
+    /// The op parameter the buffer holds (a piece of its argument).
     pub param: String,
+    /// The tensor that argument is a region of.
     pub tensor: String,
     /// `a 7168-element row` or `a 128 x 64 panel`.
     pub what: String,
+    /// Bytes of one copy of the buffer.
     pub bytes: u64,
 }
 

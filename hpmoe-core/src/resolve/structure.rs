@@ -14,13 +14,16 @@ use std::collections::HashMap;
 /// An op call with its spec and the tensor index of each argument.
 #[derive(Clone, Debug)]
 pub struct ResolvedCall<'a> {
+    /// The op's signature, from the taskflow's registry.
     pub spec: &'a OpSpec,
+    /// Per argument, the index of its tensor in `tf.tensors`.
     pub tensors: SmallVec<[usize; 4]>,
 }
 
 /// The taskflow with names resolved. Only built when the structural checks pass.
 #[derive(Clone, Debug)]
 pub struct Resolved<'a> {
+    /// The taskflow the names were resolved in.
     pub tf: &'a Taskflow,
     /// Per family, per op call.
     pub calls: Vec<Vec<ResolvedCall<'a>>>,

@@ -18,6 +18,7 @@ pub struct LowerBound {
 }
 
 impl LowerBound {
+    /// The bound, ns: the largest of the three terms.
     pub fn ns(&self) -> u64 {
         self.critical_path_ns.max(self.aic_work_per_core_ns).max(self.aiv_work_per_core_ns)
     }

@@ -11,7 +11,7 @@
 //! few signals nor wait for one that is never sent.
 
 use super::reduce::reduce_cross_core_edges_keeping;
-use super::types::{Placement, Signal, SyncPlan, Wait};
+use super::{Placement, Signal, SyncPlan, Wait};
 use crate::expand::Expanded;
 
 /// No counter.

@@ -41,8 +41,8 @@ mod proof;
 mod reduce;
 #[cfg(test)]
 mod testutil;
-mod types;
 
+pub use crate::placement::{Placement, Signal, SyncPlan, Wait};
 pub use bound::{LowerBound, lower_bound, lower_bound_of};
 pub use cost::{CostModel, PutShape, SimpleCost, UnitCost};
 pub use counters::plan_sync;
@@ -51,4 +51,3 @@ pub use list::list_schedule;
 pub use priority::{bottom_levels, node_costs};
 pub use proof::prove_deadlock_free;
 pub use reduce::{CLOCK_CAP, reduce_cross_core_edges, reduce_cross_core_edges_keeping};
-pub use types::{Placement, Signal, SyncPlan, Wait};

@@ -55,8 +55,8 @@
 //! predecessor's clock instead of merging it; and clocks live in fixed-width slots of one
 //! arena. None of this changes the result.
 
+use super::Placement;
 use super::proof::{CoreChain, NONE};
-use super::types::Placement;
 use crate::graph::{Csr, Dag};
 use std::cmp::Reverse;
 

@@ -8,7 +8,7 @@ use syn::{Item, Meta};
 
 /// Reads every `#[taskflow(..)]` function of a Rust source file, including those in inline
 /// modules, in order. Fails only when the file does not parse as Rust or is beyond the
-/// input bounds of [`super::guard`].
+/// input bounds of [`super::input_bounds`].
 pub fn parse_file(src: &str) -> syn::Result<Vec<Frontend>> {
     parse_file_in(src, None)
 }

@@ -20,8 +20,11 @@ use syn::{Expr, FnArg, ItemFn, Pat, RangeLimits, ReturnType, Stmt, Type};
 pub struct Poison {
     /// Integer consts whose value the macro could not evaluate (the error is reported).
     pub consts: HashSet<String>,
+    /// Tensors whose declaration failed (bad type, shape or constructor).
     pub tensors: HashSet<String>,
+    /// Tile families whose declaration failed: `after` entries naming them are left out.
     pub tiles: HashSet<String>,
+    /// User ops whose declaration failed: calls of them are left out.
     pub ops: HashSet<String>,
 }
 

@@ -24,14 +24,17 @@
 //! assert_eq!(compiled.table.entries().len(), 4 * 2);
 //! ```
 //!
-//! Stages: [`include`] reads the files a body includes; [`ast`] sorts the body's items; [`attr`] reads the attributes (darling);
-//! [`consts`] evaluates compile-time integers; the lowering (`lower`, `index`, `region`,
+//! Stages: [`include`](mod@include) reads the files a body includes; `ast` sorts the body's items; `attr` reads the attributes (darling);
+//! `consts` evaluates compile-time integers; the lowering (`lower`, `index`, `region`,
 //! `op`) builds the IR; [`Frontend::compile`] runs the checks and the pipeline and maps
 //! every [`crate::Diagnostic`] back to its tokens through [`spans::Spans`].
 
+// Not API: hpmoe-macros uses `ast::helper` alone, to strip the helper attributes (`#[tile]`,
+// `#[op]`) the front-end reads from the function it re-emits.
+#[doc(hidden)]
 pub mod ast;
-pub mod attr;
-pub mod consts;
+mod attr;
+mod consts;
 mod file;
 pub mod include;
 mod index;
@@ -58,6 +61,7 @@ use syn::{Ident, ItemFn};
 pub struct TileDecl {
     /// Index of the item among the body's statements.
     pub stmt: usize,
+    /// The function's name: the tile family's name.
     pub ident: Ident,
     /// Index of its family in `Taskflow::families`.
     pub family: usize,
@@ -68,6 +72,7 @@ pub struct TileDecl {
 pub struct OpDecl {
     /// Index of the item among the body's statements.
     pub stmt: usize,
+    /// The function's name: the op's name.
     pub ident: Ident,
     /// Parameter names, in order.
     pub params: Vec<Ident>,
@@ -79,15 +84,19 @@ pub struct OpDecl {
 pub struct Frontend {
     /// The function as written.
     pub item: ItemFn,
+    /// The IR of everything that lowered (complete when `errors` is empty).
     pub taskflow: Taskflow,
+    /// The span of each [`Loc`](crate::model::Loc) of `taskflow`, so diagnostics land on tokens.
     pub spans: Spans,
+    /// The tile functions that lowered, in body order.
     pub tiles: Vec<TileDecl>,
+    /// The op functions that lowered, in body order.
     pub ops: Vec<OpDecl>,
     /// Errors of the front-end itself (attributes, declarations, expressions).
     pub errors: Vec<syn::Error>,
     /// Declarations that failed: their uses are left out of the IR.
     pub poison: Poison,
-    /// The files the body includes ([`include`]), in order.
+    /// The files the body includes ([`include`](mod@include)), in order.
     pub includes: Vec<PathBuf>,
 }
 

@@ -9,7 +9,9 @@ use quote::ToTokens;
 /// First and last token of a node: an error spans from one to the other.
 #[derive(Clone, Copy, Debug)]
 pub struct SpanRange {
+    /// The span of the first token.
     pub start: Span,
+    /// The span of the last token (the same as `start` for one token).
     pub end: Span,
 }
 

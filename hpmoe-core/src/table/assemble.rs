@@ -9,7 +9,7 @@ use super::records::{
 };
 use crate::limits::{MAX_CORES_PER_RANK, MAX_FAN_IN, MAX_GRID_DIMS, MAX_RANKS, MAX_SIGNALS_PER_TILE};
 use crate::model::CoreKind;
-use crate::schedule::{Signal, Wait};
+use crate::placement::{Signal, Wait};
 
 type Result<T> = std::result::Result<T, TableError>;
 

@@ -21,7 +21,7 @@
 
 use super::ScheduleTable;
 use super::error::TableError;
-use super::layout::{CHECKSUM_OFFSET, CHECKSUM_START, FILE_HEADER_SIZE, Layout, SECTION_NAMES};
+use super::layout::{CHECKSUM_OFFSET, CHECKSUM_START, DIRECTORY_OFFSET, FILE_HEADER_SIZE, Layout, SECTION_NAMES};
 use super::records::{CoreRecord, EntryRecord, FORMAT_VERSION, FamilyRecord, MAGIC, SignalRecord, TableHeader};
 use crate::limits::MAX_GRID_DIMS;
 
@@ -50,6 +50,7 @@ impl ScheduleTable {
         for v in [h.counters_per_rank_max, h.entry_count, h.signal_count] {
             out.u32(v);
         }
+        debug_assert_eq!(out.0.len(), DIRECTORY_OFFSET);
         for s in layout.sections {
             out.u32(s.offset as u32);
             out.u32(s.bytes as u32);
@@ -90,7 +91,7 @@ impl ScheduleTable {
     ///
     /// Checks, in order: length of the file header, magic, version, total size against the
     /// blob's length, checksum, every section's offset and size against the header's counts,
-    /// zero padding, names, then every invariant of [`TableView::validate`]. Never panics and
+    /// zero padding, names, then every invariant of [`super::TableView::validate`]. Never panics and
     /// never allocates more than a small multiple of the blob's length.
     pub fn from_bytes(bytes: &[u8]) -> Result<ScheduleTable, TableError> {
         let len = bytes.len() as u64;

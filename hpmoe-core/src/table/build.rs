@@ -5,7 +5,7 @@ use super::assemble::Assembler;
 use super::error::TableError;
 use crate::expand::Expanded;
 use crate::model::MachineProfile;
-use crate::schedule::{Placement, SyncPlan};
+use crate::placement::{Placement, SyncPlan};
 
 impl ScheduleTable {
     /// The schedule table of a placement and its synchronisation, for every rank.

@@ -6,19 +6,60 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TableError {
     /// The blob is shorter than its fixed header.
-    TooShort { len: u64, needed: u64 },
+    TooShort {
+        /// Bytes the blob holds.
+        len: u64,
+        /// Bytes of the fixed header.
+        needed: u64,
+    },
     /// The blob does not start with [`super::MAGIC`].
-    BadMagic { found: [u8; 8] },
+    BadMagic {
+        /// The blob's first 8 bytes.
+        found: [u8; 8],
+    },
     /// The blob or document has a format version this code does not read.
-    UnsupportedVersion { found: u32, supported: u32 },
+    UnsupportedVersion {
+        /// The version the blob or document declares.
+        found: u32,
+        /// The one this code reads ([`super::FORMAT_VERSION`]).
+        supported: u32,
+    },
     /// The header's total size disagrees with the blob's length.
-    SizeMismatch { declared: u64, actual: u64 },
+    SizeMismatch {
+        /// Total size the header declares, bytes.
+        declared: u64,
+        /// The blob's length, bytes.
+        actual: u64,
+    },
     /// The CRC-32 stored in the header is not the CRC-32 of the covered bytes.
-    ChecksumMismatch { stored: u32, computed: u32 },
+    ChecksumMismatch {
+        /// The CRC-32 in the header.
+        stored: u32,
+        /// The CRC-32 of the bytes it covers.
+        computed: u32,
+    },
     /// A section's offset or size in the directory is not the one its record count implies.
-    BadSection { section: &'static str, offset: u32, bytes: u32, expected_offset: u64, expected_bytes: u64 },
+    BadSection {
+        /// The section's name (`families`, `cores`, `counters`, `entries`, `signals`, `names`).
+        section: &'static str,
+        /// Its offset in the directory.
+        offset: u32,
+        /// Its size in the directory.
+        bytes: u32,
+        /// The offset the counts imply.
+        expected_offset: u64,
+        /// The size the counts imply.
+        expected_bytes: u64,
+    },
     /// A value does not fit the field the format stores it in (a limit of the format).
-    TooLarge { what: String, value: u64, limit: u64 },
+    TooLarge {
+        /// What does not fit (e.g. `signals of an entry`).
+        what: String,
+        /// Its value.
+        value: u64,
+        /// The largest the field can store.
+        limit: u64,
+    },
     /// The records contradict each other (an index out of range, a count that does not add
     /// up, an unknown code, ...). The message says which record and why.
     Inconsistent(String),

@@ -36,7 +36,7 @@ use super::assemble::Assembler;
 use super::error::TableError;
 use super::records::FORMAT_VERSION;
 use crate::model::CoreKind;
-use crate::schedule::{Signal, Wait};
+use crate::placement::{Signal, Wait};
 use serde::{Deserialize, Serialize};
 use std::io;
 

@@ -48,7 +48,7 @@ mod build;
 mod c_header;
 mod error;
 mod json;
-pub mod layout;
+mod layout;
 mod records;
 mod rust_consts;
 mod validate;
@@ -98,6 +98,7 @@ impl ScheduleTable {
         self.view().name()
     }
 
+    /// Table-wide facts: ranks, cores, families, instances, counters, entries and signals.
     pub fn header(&self) -> &TableHeader {
         &self.header
     }

@@ -7,7 +7,7 @@
 
 use crate::limits::MAX_GRID_DIMS;
 use crate::model::CoreKind;
-use crate::schedule::Wait;
+use crate::placement::Wait;
 use serde::{Deserialize, Serialize};
 
 /// First eight bytes of every binary table.
@@ -51,7 +51,10 @@ pub struct TableHeader {
     pub ranks: u32,
     /// Cores of one rank: `aic_per_rank * (1 + aiv_per_aic)`.
     pub cores_per_rank: u32,
+    /// AIC cores per rank: local cores `0..aic_per_rank`.
     pub aic_per_rank: u32,
+    /// AIV cores per AIC (2 on 910B / A3): AIV `v` is sub-block `v % aiv_per_aic` of AIC
+    /// `v / aiv_per_aic`.
     pub aiv_per_aic: u32,
     /// Number of tile families.
     pub families: u32,
@@ -77,7 +80,9 @@ impl TableHeader {
 /// point `i - first_instance` of this family in row-major order over `extents[..dims]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct FamilyRecord {
+    /// The family's first local instance id.
     pub first_instance: u32,
+    /// Its number of instances per rank.
     pub instance_count: u32,
     /// [`CORE_KIND_AIC`] or [`CORE_KIND_AIV`].
     pub core_kind: u8,
@@ -113,7 +118,9 @@ impl FamilyRecord {
 /// One record per global core (`rank * cores_per_rank + local core`), rank-major.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct CoreRecord {
+    /// Index of the core's first entry in the table's entry list.
     pub first_entry: u32,
+    /// Number of entries the core runs.
     pub entry_count: u32,
 }
 
@@ -135,7 +142,9 @@ pub struct EntryRecord {
     pub wait_counter: u32,
     /// Value the counter must reach; 0 when there is no wait.
     pub wait_target: u16,
+    /// Number of signals the entry sends after its tile.
     pub signal_count: u16,
+    /// Index of its first signal in the table's signal list.
     pub first_signal: u32,
 }
 
@@ -158,7 +167,9 @@ impl EntryRecord {
 /// After its tile, an entry adds 1 to counter `counter` on rank `rank`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SignalRecord {
+    /// The counter's id on rank `rank`.
     pub counter: u32,
+    /// The rank whose counter is incremented.
     pub rank: u16,
     /// Always 0; makes the padding to a 4-byte multiple explicit.
     pub reserved: u16,

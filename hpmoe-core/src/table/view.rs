@@ -18,7 +18,9 @@ use smallvec::SmallVec;
 pub struct TableView<'a> {
     /// The table's name, then each family's name in family order, each followed by `'\0'`.
     pub names: &'a str,
+    /// Table-wide facts (counts, ranks, cores).
     pub header: TableHeader,
+    /// One per tile family, in declaration order.
     pub families: &'a [FamilyRecord],
     /// One per global core (`rank * cores_per_rank + local core`).
     pub cores: &'a [CoreRecord],
@@ -112,7 +114,7 @@ impl<'a> TableView<'a> {
     }
 
     /// Where each section of this table's binary blob lies.
-    pub fn layout(&self) -> Layout {
+    pub(crate) fn layout(&self) -> Layout {
         Layout::new(
             self.families.len() as u64,
             self.cores.len() as u64,

@@ -1,8 +1,12 @@
 //! Guards: `run_if_above` on random families, their counts put by an `announce` family from
 //! every rank, and the data and skip count that go with them.
 
-use super::spec::GuardSpec;
 use crate::model::{Affine, CoreKind, DType, Guard, Loc, Taskflow};
+
+/// A family's `run_if_above` guard: `run_if_above(counts.at((a·i0 + RANK) % R), b·i0 + c)`, where
+/// `counts` arrives by put from every rank (see [`with_guards`]) and `i0` is the first grid
+/// index (0 for a family without grid).
+pub type GuardSpec = Option<(i64, i64, i64)>;
 
 /// The input each rank announces its counts from (`i32`, one per rank).
 pub const COUNT_SRC: &str = "count_src";

@@ -32,6 +32,6 @@ pub mod profile;
 pub mod spec;
 
 pub use folds::{FOLD_OPS, has_folds, with_folds};
-pub use guards::{COUNT_SRC, with_guards};
+pub use guards::{COUNT_SRC, GuardSpec, with_guards};
 pub use profile::round_profile;
-pub use spec::{ChainSpec, FamilySpec, GuardSpec, PutPattern, ReadPattern, TaskflowSpec, family_spec, taskflow_spec};
+pub use spec::{ChainSpec, FamilySpec, PutPattern, ReadPattern, TaskflowSpec, family_spec, taskflow_spec};

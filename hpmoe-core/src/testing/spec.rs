@@ -14,6 +14,7 @@
 //! explicit edges; [`TaskflowSpec::taskflow`] then adds the folds ([`super::folds`]) and the
 //! guards ([`super::guards`]).
 
+use super::guards::GuardSpec;
 use crate::model::{Affine, CoreKind, DType, IndexSel, MachineProfile, Region, Taskflow, TensorRef};
 use proptest::prelude::*;
 
@@ -39,11 +40,6 @@ pub enum PutPattern {
     /// reads the block of rank `(RANK + m) % R`, `m` its own [`FamilySpec::block`].
     AllToAll,
 }
-
-/// A family's `run_if_above` guard: `run_if_above(counts.at((a·i0 + RANK) % R), b·i0 + c)`, where
-/// `counts` arrives by put from every rank (see [`super::guards`]) and `i0` is the first grid
-/// index (0 for a family without grid).
-pub type GuardSpec = Option<(i64, i64, i64)>;
 
 /// One family's recipe.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,7 +73,9 @@ pub struct FamilySpec {
 /// sums round differently in another order; the last product stays).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChainSpec {
+    /// The grid dimension the chain runs along, modulo the family's dimension count.
     pub dim: usize,
+    /// Whether each instance follows its predecessor (`i - 1`) rather than its successor (`i + 1`).
     pub forward: bool,
 }
 
@@ -174,7 +172,7 @@ impl TaskflowSpec {
 
     /// The taskflow the property tests run: [`Self::build`], its whole reads turned into folds
     /// ([`super::folds::with_folds`]) and its guards added ([`super::guards::with_guards`]).
-    /// Run it with [`super::op_impls`] on [`super::inputs`].
+    /// Run it with `hpmoe_host::testing::op_impls` on `hpmoe_host::testing::inputs` (feature `testing` of hpmoe-host).
     pub fn taskflow(&self) -> Taskflow {
         super::guards::with_guards(super::folds::with_folds(self.build()), &self.guards())
     }

@@ -61,6 +61,8 @@ impl ExecError {
 /// A run that was stopped.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunFailure {
+    /// What stopped the run: the first failure (a timed-out wait, a panicking tile, …); later
+    /// failures are consequences of the stop and are not reported.
     pub cause: FailureCause,
     /// Cores whose threads were still busy (in a tile) a full timeout after the stop; they
     /// were left to finish on their own. Empty unless a tile hangs.
@@ -121,10 +123,14 @@ pub struct StuckWait {
     pub entry: u32,
     /// The tile the core waits to run.
     pub tile: String,
-    /// The counter: its rank (the core's) and id.
+    /// The rank of the counter waited on (the core's own: a core only waits on its rank's
+    /// counters).
     pub rank: u32,
+    /// The counter's id on that rank.
     pub counter: u32,
+    /// The value the wait needed: the number of signals its producers send.
     pub expected: u32,
+    /// The value the counter held when the wait timed out (`expected - seen` signals were missing).
     pub seen: u32,
     /// Producers (per the table) whose signals had not arrived.
     pub missing: Vec<MissingSignal>,
@@ -133,8 +139,11 @@ pub struct StuckWait {
 /// A producer whose signal never arrived.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MissingSignal {
+    /// The producer tile instance and its rank, e.g. `gmm1(3, 0) on rank 1`.
     pub tile: String,
+    /// The core the table places it on, e.g. `r1.aic0`.
     pub core: String,
+    /// How far the producer got when the run stopped.
     pub state: ProducerState,
 }
 

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 pub struct RunOutput {
     /// Every tensor of every rank (inputs, outputs, scratch and symmetric ones).
     pub snapshot: Snapshot,
+    /// Timings and counts of the run (wall time, thread start-up, tiles run and skipped).
     pub stats: RunStats,
 }
 
@@ -174,6 +175,7 @@ impl Executor {
         Executor::with_flags(tf, &compiled.table, &compiled.flags, impls)
     }
 
+    /// The schedule table this executor runs (CRC-checked and certified when it was built).
     pub fn table(&self) -> &ScheduleTable {
         &self.table
     }

@@ -126,6 +126,8 @@ pub struct Inputs {
 }
 
 impl Inputs {
+    /// No inputs yet: add them with [`Inputs::set`] (one tensor for every rank) or
+    /// [`Inputs::set_rank`] (one rank's), or draw them all with [`Inputs::random`].
     pub fn new() -> Self {
         Self::default()
     }
@@ -262,6 +264,7 @@ impl Snapshot {
         &self.names
     }
 
+    /// Ranks the snapshot holds (the taskflow's `profile.ranks`).
     pub fn ranks(&self) -> u32 {
         self.ranks.len() as u32
     }

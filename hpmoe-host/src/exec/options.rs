@@ -10,6 +10,7 @@ use std::time::Duration;
 pub struct TileInfo<'a> {
     /// Global node id (`rank * instances_per_rank + local`).
     pub node: u32,
+    /// The rank the tile instance runs on (`node / instances_per_rank`).
     pub rank: u32,
     /// Global core id running it.
     pub core: u32,
@@ -58,16 +59,20 @@ impl Default for RunOptions {
 }
 
 impl RunOptions {
+    /// Sets [`RunOptions::timeout`].
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
     }
 
+    /// Sets [`RunOptions::tile_hook`], replacing any hook set before.
     pub fn with_tile_hook(mut self, hook: impl Fn(&TileInfo<'_>) + Send + Sync + 'static) -> Self {
         self.tile_hook = Some(Arc::new(hook));
         self
     }
 
+    /// Adds `node` (a global node id) to [`RunOptions::drop_signals_of`]: it runs but never
+    /// signals, so whoever waits on it times out (fault injection for the executor's own tests).
     pub fn dropping_signals_of(mut self, node: u32) -> Self {
         self.drop_signals_of.push(node);
         self

@@ -110,10 +110,12 @@ impl HostTensor {
         Self::from_fn(dtype, shape, |_| value)
     }
 
+    /// Element type: how each stored value rounds (the data itself is kept as raw bits of it).
     pub fn dtype(&self) -> DType {
         self.dtype
     }
 
+    /// Extent per dimension, outermost first (row-major).
     pub fn shape(&self) -> &[u64] {
         &self.shape
     }
@@ -123,6 +125,7 @@ impl HostTensor {
         self.bits.len()
     }
 
+    /// Whether the tensor has no elements (some dimension is 0).
     pub fn is_empty(&self) -> bool {
         self.bits.is_empty()
     }

@@ -102,7 +102,10 @@ pub enum Routing {
     Balanced,
     /// Experts chosen at run time; `capacity` rows per (source rank, expert) pair, a
     /// multiple of the row block; choices beyond it are dropped.
-    Natural { capacity: u64 },
+    Natural {
+        /// Rows reserved per (source rank, expert) pair.
+        capacity: u64,
+    },
 }
 
 /// In what precision dispatch moves token rows (see the module docs, *INT8 dispatch*).
@@ -129,14 +132,19 @@ impl DispatchPrecision {
 /// Sizes of one MoE-FFN layer and its tiling.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MoeShape {
+    /// Expert-parallel ranks (EP): the experts are split evenly among them.
     pub ranks: u32,
     /// AIC cores per rank (AIV = 2×).
     pub aic_per_rank: u32,
+    /// Tokens each rank routes (its rows of `x`).
     pub tokens_per_rank: u64,
+    /// Hidden size: width of a token's activation and of the layer's output.
     pub hidden: u64,
     /// Expert intermediate size (gate and up are each this wide).
     pub intermediate: u64,
+    /// Routed experts in all, over every rank (a multiple of `ranks`).
     pub experts: u64,
+    /// Experts each token is routed to (its choices).
     pub top_k: u64,
     /// Rows per block for dispatch, GMM and combine tiles.
     pub row_block: u64,
@@ -150,6 +158,8 @@ pub struct MoeShape {
     /// `row_block` dividing the rows an expert receives): an expert's weight gradient is the
     /// ordered sum of `rows / wgrad_rows` such tiles. Unused by the forward.
     pub wgrad_rows: u64,
+    /// How tokens reach experts: a fixed balanced layout, or chosen at run time with capacity
+    /// padding.
     pub routing: Routing,
     /// BF16 rows, or INT8 rows with per-row scales, on the dispatch all-to-all.
     pub dispatch: DispatchPrecision,
@@ -252,6 +262,7 @@ impl MoeShape {
         }
     }
 
+    /// Experts held by each rank: `experts / ranks`.
     pub fn local_experts(&self) -> u64 {
         self.experts / u64::from(self.ranks)
     }

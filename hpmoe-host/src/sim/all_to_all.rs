@@ -30,6 +30,7 @@ use hpmoe_core::model::{Affine, CoreKind, DType, MachineProfile, Taskflow};
 /// One simulated all-to-all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AllToAll {
+    /// Ranks taking part (each sends to every rank, itself included).
     pub ranks: u32,
     /// Bytes each rank sends: its routed rows (tokens × top-k), its own share included, and
     /// their scales when the rows are INT8.

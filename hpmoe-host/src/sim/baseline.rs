@@ -42,17 +42,22 @@ use std::collections::BinaryHeap;
 pub struct BaselineKernel {
     /// Family index (declaration order).
     pub family: usize,
+    /// The core kind the kernel runs on (its family's).
     pub core: CoreKind,
+    /// Tile instances the kernel runs on each rank.
     pub instances_per_rank: u32,
     /// `ceil(instances_per_rank / cores of the kind)`.
     pub waves: u32,
     /// Whether it puts to other ranks (and so pays the host collective synchronisation).
     pub collective: bool,
-    /// Launch overhead and host synchronisation charged before it, ns.
+    /// Launch overhead charged before the kernel, ns.
     pub launch_ns: u64,
+    /// Host synchronisation charged before it (the collective's barrier, for a kernel that puts
+    /// to other ranks; 0 otherwise), ns.
     pub host_sync_ns: u64,
-    /// When its tiles could start, and when its last tile (or put) finished, ns.
+    /// When its tiles could start (after the launch and the synchronisation), ns.
     pub start_ns: u64,
+    /// When its last tile (or put) finished, ns.
     pub end_ns: u64,
 }
 
@@ -60,7 +65,9 @@ pub struct BaselineKernel {
 /// (`result.makespan_ns` is the baseline's Dispatch-to-Combine latency).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Baseline {
+    /// The kernels, one per family, in declaration order.
     pub kernels: Vec<BaselineKernel>,
+    /// The stitched simulation of all of them on every rank.
     pub result: SimResult,
 }
 

@@ -42,6 +42,8 @@ pub struct Bound {
 }
 
 impl Bound {
+    /// The bound, ns: the largest of its `*_ns` terms, each a time no run of these tiles on this
+    /// machine can beat.
     pub fn ns(&self) -> u64 {
         self.critical_path_ns
             .max(self.aic_work_per_core_ns)

@@ -73,12 +73,15 @@ use hpmoe_core::model::MachineProfile;
 /// A core left waiting at the end of a simulation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stuck {
+    /// The global core (`rank * cores_per_rank + local core`).
     pub core: u32,
     /// Node id of the tile it waits to run.
     pub node: u32,
-    /// Global counter id (counters of rank 0 first), its target and the value it reached.
+    /// Global counter id (counters of rank 0 first).
     pub counter: u32,
+    /// The value the wait needed.
     pub target: u32,
+    /// The value the counter reached when the simulation ran out of events.
     pub seen: u32,
 }
 
@@ -138,8 +141,11 @@ pub fn simulate(compiled: &Compiled, cost: &TaskflowCost) -> Result<SimResult, S
 /// The taskflow's simulated run, the kernel-by-kernel baseline and the lower bound.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Comparison {
+    /// The taskflow's simulated run under its static schedule.
     pub taskflow: SimResult,
+    /// The same tiles run kernel by kernel, one kernel per family.
     pub baseline: Baseline,
+    /// The lower bound no schedule of these tiles can beat.
     pub bound: Bound,
 }
 

@@ -10,6 +10,7 @@ use hpmoe_core::model::CoreKind;
 pub struct TileRecord {
     /// Node id (`rank * per_rank + local`).
     pub node: u32,
+    /// The tile family's index (declaration order).
     pub family: u32,
     /// Global core (`rank * cores_per_rank + local core`).
     pub core: u32,
@@ -34,10 +35,13 @@ pub struct TileRecord {
 pub struct FlowRecord {
     /// Node id of the putting tile.
     pub node: u32,
-    /// The rank that puts, and the rank its bytes land on.
+    /// The rank that puts.
     pub rank: u32,
+    /// The rank its bytes land on.
     pub to: u32,
+    /// Bytes put.
     pub bytes: u64,
+    /// When the put's first byte entered the link (after queueing behind earlier puts), ns.
     pub start_ns: u64,
     /// Last byte out.
     pub end_ns: u64,
@@ -56,6 +60,7 @@ pub struct CoreStats {
     pub wait_ns: u64,
     /// Everything else: before its first tile and after its last.
     pub idle_ns: u64,
+    /// Tiles the core ran.
     pub tiles: u32,
 }
 
@@ -76,18 +81,24 @@ pub struct RankStats {
 /// The first start and last end of one family's tiles.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FamilySpan {
+    /// Start of the family's first tile, ns.
     pub start_ns: u64,
+    /// End of its last tile, ns.
     pub end_ns: u64,
     /// The last of its puts' data landed (its `end_ns` if it has no link puts).
     pub delivered_ns: u64,
+    /// Tile instances of the family, all ranks.
     pub tiles: u64,
 }
 
 /// A simulated run on all ranks. See [`crate::sim`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SimResult {
+    /// Ranks simulated.
     pub ranks: u32,
+    /// Cores per rank, AIC first then AIV (global core `c` is local core `c % cores_per_rank`).
     pub cores_per_rank: u32,
+    /// AIC cores per rank (local cores `0..aic_per_rank`).
     pub aic_per_rank: u32,
     /// Time when every core has finished and every put has landed.
     pub makespan_ns: u64,
@@ -104,9 +115,11 @@ pub struct SimResult {
 /// The headline figures of a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Summary {
+    /// Time when every core has finished and every put has landed, ns (the run's latency).
     pub makespan_ns: u64,
     /// Busy time of all AIC over their capacity (cores × makespan).
     pub aic_utilisation: f64,
+    /// Busy time of all AIV over their capacity (cores × makespan).
     pub aiv_utilisation: f64,
     /// The largest per-rank link busy time.
     pub link_busy_ns: u64,

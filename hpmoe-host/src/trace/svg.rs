@@ -15,7 +15,9 @@ use std::fmt::Write;
 /// One run to draw.
 #[derive(Clone, Debug)]
 pub struct Panel<'a> {
+    /// The panel's heading, e.g. `taskflow (one kernel): 11542.0 µs`.
     pub title: String,
+    /// The run whose per-core tiles the panel draws.
     pub result: &'a SimResult,
     /// Labelled instants (ns) drawn as dashed lines.
     pub markers: Vec<(u64, String)>,

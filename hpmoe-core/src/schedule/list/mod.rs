@@ -102,9 +102,9 @@ mod sim;
 mod tests;
 
 use super::CostModel;
+use super::Placement;
 use super::bound::lower_bound_of;
 use super::priority::{bottom_levels_with, node_costs};
-use super::types::Placement;
 use crate::expand::Expanded;
 use crate::graph::Csr;
 use crate::model::{CoreKind, MachineProfile};

@@ -31,7 +31,10 @@ use std::sync::Arc;
 pub struct ArgDesc {
     /// Parameter name in the op's signature.
     pub param: String,
+    /// Whether the op reads, writes, or reads and writes this argument.
     pub access: Access,
+    /// Element type of the argument's tensor (the reference body reads and writes `f32` values
+    /// rounded to it).
     pub dtype: DType,
     /// Extent of the box in every dimension of the tensor.
     pub shape: SmallVec<[u32; 4]>,
@@ -74,10 +77,12 @@ impl<'a> Arg<'a> {
         Arg { desc, store, extent, rank }
     }
 
+    /// What is known of this argument for every instance: parameter name, access, type, box shape.
     pub fn desc(&self) -> &'a ArgDesc {
         self.desc
     }
 
+    /// Element type of the argument's tensor.
     pub fn dtype(&self) -> DType {
         self.desc.dtype
     }
@@ -204,10 +209,12 @@ impl OpImpls {
         self.ops.insert(name.to_string(), op);
     }
 
+    /// The body registered for op `name`, if any.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn RefOp>> {
         self.ops.get(name)
     }
 
+    /// Names of the ops with a body, in sorted order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.ops.keys().map(String::as_str)
     }
