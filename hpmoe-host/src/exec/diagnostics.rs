@@ -9,6 +9,7 @@
 //! missing producers were running, finished without signalling, or were never reached.
 
 use super::workers::{Phase, RunState};
+use hpmoe_core::ids::{CounterId, RankId};
 use std::fmt;
 use std::time::Duration;
 
@@ -122,8 +123,8 @@ pub struct StuckWait {
     /// The tile the core waits to run.
     pub tile: String,
     /// The counter: its rank (the core's) and id.
-    pub rank: u32,
-    pub counter: u32,
+    pub rank: RankId,
+    pub counter: CounterId,
     pub expected: u32,
     pub seen: u32,
     /// Producers (per the table) whose signals had not arrived.
@@ -228,7 +229,7 @@ fn stuck_wait(state: &RunState, core: u32, entry: u32, seen: Option<u32>) -> Opt
     let view = state.table.view();
     let e = view.core_entries(core).get(entry as usize)?;
     let wait = e.wait()?;
-    let rank = view.rank_of_core(core);
+    let rank = RankId::new(view.rank_of_core(core));
     let mut missing = Vec::new();
     let mut cores = Vec::new();
     for &(pcore, pentry) in state.producers(rank, wait.counter) {
