@@ -97,18 +97,18 @@ macro_rules! define_id {
 
         #[allow(dead_code)]
         impl $name {
-            /// The id with raw value `raw` (as [`Id::new`](crate::ids::Id::new), without
-            /// importing the trait, and in `const`s).
+            /// The id with raw value `raw` (as `Id::new`, without importing the trait, and in
+            /// `const`s).
             ///
             /// # Panics
-            /// In debug builds, if `raw` is [`RESERVED`](crate::ids::RESERVED).
+            /// In debug builds, if `raw` is `u32::MAX` (reserved for `OptId`'s none).
             #[inline]
             pub const fn new(raw: u32) -> Self {
                 debug_assert!(raw != $crate::ids::RESERVED, "u32::MAX is reserved for OptId's none");
                 $name(raw)
             }
 
-            /// The id of index `index` (as [`Id::from_index`](crate::ids::Id::from_index)).
+            /// The id of index `index` (as `Id::from_index`).
             ///
             /// # Panics
             /// If `index` does not fit an id.
