@@ -29,7 +29,8 @@ impl Inputs {
 
 /// Placement with the given queues (one row per global core); times are the queue positions.
 pub fn placement_of(nodes: usize, queues: Vec<Vec<u32>>) -> Placement {
-    let mut core_of = vec![u32::MAX; nodes];
+    // A node on no queue (the refusal tests make some) keeps core 0: the builder reads the queues.
+    let mut core_of = vec![0; nodes];
     let mut position = vec![u32::MAX; nodes];
     for (core, row) in queues.iter().enumerate() {
         for (pos, &n) in row.iter().enumerate() {
