@@ -9,6 +9,7 @@
 use hpmoe_ascendc::flags::{FlagPlan, FlagPolicy, MAX_PENDING, plan_flags, without_flagged};
 use hpmoe_core::expand::{Expanded, InstanceSpace, Work};
 use hpmoe_core::graph::{Csr, Dag};
+use hpmoe_core::ids::{CoreId, CounterId, NodeId, RankId};
 use hpmoe_core::model::{CoreKind, MachineProfile};
 use hpmoe_core::schedule::{Placement, SimpleCost, SyncPlan, list_schedule, plan_sync, prove_deadlock_free};
 use hpmoe_host::moe::MoeShape;
@@ -46,7 +47,7 @@ fn simulate(
     let mut pending_waits = vec![None::<u32>; cores]; // flag waits left before the current entry (AIV)
     let mut flag = vec![0u32; cores]; // hardware flag counter of each AIV
     let mut consumed = vec![0u32; cores];
-    let mut counters: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut counters: HashMap<(RankId, CounterId), u32> = HashMap::new();
     let mut ran_at = vec![u64::MAX; exp.nodes()];
     let mut clock = 0u64;
     let is_aiv = |c: usize| profile.kind_of_local(profile.split_core(c as u32).1) == CoreKind::Aiv;
@@ -74,8 +75,9 @@ fn simulate(
                 }
                 continue;
             }
-            let ok = gm.waits[n as usize]
-                .is_none_or(|w| counters.get(&(exp.space.rank_of(n), w.counter)).copied().unwrap_or(0) >= w.target);
+            let ok = gm.waits[NodeId::new(n)].is_none_or(|w| {
+                counters.get(&(exp.space.rank_id(NodeId::new(n)), w.counter)).copied().unwrap_or(0) >= w.target
+            });
             if ok {
                 ready.push(c);
             }
@@ -107,7 +109,7 @@ fn simulate(
                 assert!(flag[a] as usize <= MAX_PENDING, "seed {seed}: flag counter of core {a} reached {}", flag[a]);
             }
         }
-        for s in gm.signals(n) {
+        for s in gm.signals(NodeId::new(n)) {
             *counters.entry((s.rank, s.counter)).or_default() += 1;
         }
         next[c] += 1;
@@ -174,11 +176,11 @@ fn placement(nodes: usize, rows: &[Vec<u32>]) -> Placement {
         }
     }
     Placement {
-        core_of,
-        position,
+        core_of: core_of.into_iter().map(CoreId::new).collect(),
+        position: position.into(),
         queues: Csr::from_rows(rows.iter().map(|r| r.iter().copied())),
-        start_ns: vec![0; nodes],
-        finish_ns: vec![0; nodes],
+        start_ns: vec![0; nodes].into(),
+        finish_ns: vec![0; nodes].into(),
         makespan_ns: 0,
     }
 }
@@ -234,10 +236,19 @@ fn consumers_out_of_order_stay_on_counters() {
     let exp = expanded(&[(CoreKind::Aic, 2), (CoreKind::Aiv, 2)], &[(0, 3), (1, 2)]);
     let p = placement(4, &[vec![0, 1], vec![2, 3], vec![]]);
     let sync = SyncPlan {
-        waits: vec![None, None, Some(Wait { counter: 0, target: 1 }), Some(Wait { counter: 1, target: 1 })],
+        waits: vec![
+            None,
+            None,
+            Some(Wait { counter: CounterId::new(0), target: 1 }),
+            Some(Wait { counter: CounterId::new(1), target: 1 }),
+        ]
+        .into(),
         signal_offsets: vec![0, 1, 2, 2, 2],
-        signal_list: vec![Signal { rank: 0, counter: 1 }, Signal { rank: 0, counter: 0 }],
-        counters_per_rank: vec![2],
+        signal_list: vec![
+            Signal { rank: RankId::new(0), counter: CounterId::new(1) },
+            Signal { rank: RankId::new(0), counter: CounterId::new(0) },
+        ],
+        counters_per_rank: vec![2].into(),
         cross_edges_before: 2,
         cross_edges_after: 2,
     };

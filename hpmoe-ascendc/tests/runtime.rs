@@ -236,7 +236,7 @@ fn table_reader_runs_on_the_host_and_agrees_with_rust() {
         for e in view.core_entries(c) {
             let (fam, g) = view.coords_of_instance(e.instance).unwrap();
             let g: Vec<u32> = (0..3).map(|i| g.get(i).copied().unwrap_or(0)).collect();
-            let wait = e.wait().map_or(-1, |w| w.counter as i64);
+            let wait = e.wait().map_or(-1, |w| i64::from(w.counter.raw()));
             expected.push_str(&format!(
                 "{c} {} f{fam} ({},{},{}) w{wait}/{} s",
                 e.instance, g[0], g[1], g[2], e.wait_target

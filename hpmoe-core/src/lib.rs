@@ -66,6 +66,7 @@ pub mod dsl;
 pub mod error;
 pub mod expand;
 pub mod graph;
+pub mod ids;
 pub mod limits;
 pub mod model;
 pub mod resolve;

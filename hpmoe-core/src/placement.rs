@@ -9,22 +9,23 @@
 //! other.
 
 use crate::graph::Csr;
+use crate::ids::{CoreId, CounterId, IdVec, NodeId, RankId};
 use serde::{Deserialize, Serialize};
 
 /// Where and in which order every node runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Placement {
-    /// Per node: global core id (`rank * cores_per_rank + local core`).
-    pub core_of: Vec<u32>,
+    /// Per node: its global core (`rank * cores_per_rank + local core`).
+    pub core_of: IdVec<NodeId, CoreId>,
     /// Per node: index in its core's queue.
-    pub position: Vec<u32>,
+    pub position: IdVec<NodeId, u32>,
     /// Row `c`: the nodes global core `c` runs, in order. One row per core of the profile
     /// (`profile.total_cores()` rows), empty rows included.
     pub queues: Csr,
     /// Per node: estimated start under the cost model used to schedule, in ns.
-    pub start_ns: Vec<u64>,
+    pub start_ns: IdVec<NodeId, u64>,
     /// Per node: estimated finish under the same model, in ns.
-    pub finish_ns: Vec<u64>,
+    pub finish_ns: IdVec<NodeId, u64>,
     /// Estimated makespan, ns.
     pub makespan_ns: u64,
 }
@@ -33,7 +34,7 @@ pub struct Placement {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Wait {
     /// The counter's id on the waiting node's rank.
-    pub counter: u32,
+    pub counter: CounterId,
     /// The number of signals it must have received: every producer the wait stands for sends one.
     pub target: u32,
 }
@@ -42,9 +43,9 @@ pub struct Wait {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Signal {
     /// The rank whose counter is incremented (a put's destination, or the node's own rank).
-    pub rank: u32,
+    pub rank: RankId,
     /// The counter's id on that rank.
-    pub counter: u32,
+    pub counter: CounterId,
 }
 
 /// The synchronisation of a placement: which nodes wait on which counter, and whom each
@@ -53,13 +54,13 @@ pub struct Signal {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SyncPlan {
     /// Per node: its wait, if it has cross-core predecessors left after reduction.
-    pub waits: Vec<Option<Wait>>,
+    pub waits: IdVec<NodeId, Option<Wait>>,
     /// Per node: offsets into `signal_list` (`len = nodes + 1`).
     pub signal_offsets: Vec<u32>,
     /// The signals of every node, node by node (see [`SyncPlan::signals`]).
     pub signal_list: Vec<Signal>,
     /// Counters used on each rank (ids `0..counters_per_rank[r]`).
-    pub counters_per_rank: Vec<u32>,
+    pub counters_per_rank: IdVec<RankId, u32>,
     /// Dependency edges between different cores, before reduction.
     pub cross_edges_before: u64,
     /// Dependency edges between different cores after reduction (each one a signal).
@@ -68,8 +69,8 @@ pub struct SyncPlan {
 
 impl SyncPlan {
     /// The signals node `n` sends when it finishes.
-    pub fn signals(&self, n: u32) -> &[Signal] {
-        let n = n as usize;
+    pub fn signals(&self, n: NodeId) -> &[Signal] {
+        let n = n.index();
         &self.signal_list[self.signal_offsets[n] as usize..self.signal_offsets[n + 1] as usize]
     }
 }

@@ -2,6 +2,7 @@
 //! cross-rank edges, guards and folds): the scheduler, the synchronisation and the table must never deadlock or let a
 //! tile start before one of its dependencies, whatever the tile durations.
 
+use hpmoe_core::ids::NodeId;
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_core::table::{NO_WAIT, ScheduleTable};
 use hpmoe_core::testing::taskflow_spec;
@@ -62,9 +63,9 @@ fn check_compiled(c: &Compiled, seed: u64) -> Result<(), TestCaseError> {
     let p = &c.placement;
     // The estimated placement respects every dependency, and same-core order.
     for (u, v) in exp.dag.succ.pairs() {
-        prop_assert!(p.start_ns[v as usize] >= p.finish_ns[u as usize], "estimate: {v} starts before {u} ends");
-        if p.core_of[u as usize] == p.core_of[v as usize] {
-            prop_assert!(p.position[u as usize] < p.position[v as usize]);
+        prop_assert!(p.start_ns[NodeId::new(v)] >= p.finish_ns[NodeId::new(u)], "estimate: {v} starts before {u} ends");
+        if p.core_of[NodeId::new(u)] == p.core_of[NodeId::new(v)] {
+            prop_assert!(p.position[NodeId::new(u)] < p.position[NodeId::new(v)]);
         }
     }
     // Exact fan-in: each counter is waited on by one entry, whose target is the number of

@@ -47,7 +47,7 @@ fn overhead_row(label: &str, tf: &Taskflow, reps: usize) {
     let inputs = Inputs::new();
     let options = RunOptions::default();
     let tiles = compiled.table.entries().len();
-    let waits = compiled.sync.waits.iter().flatten().count();
+    let waits = compiled.sync.waits.values().flatten().count();
     let runs: Vec<_> = (0..reps).map(|_| exec.run(&inputs, &options).unwrap().stats).collect();
     let threads = runs[0].threads;
     let startup = median(runs.iter().map(|s| s.startup).collect());

@@ -234,7 +234,7 @@ pub fn measure(job: &Job<'_>, ep: u32, setup: &Setup<'_>) -> Result<Row, Example
         instances: c.expanded.nodes(),
         edges: c.expanded.dag.edges(),
         cross_edges: (c.sync.cross_edges_before, c.sync.cross_edges_after),
-        counters: c.sync.counters_per_rank.iter().max().copied().unwrap_or(0),
+        counters: c.sync.counters_per_rank.values().max().copied().unwrap_or(0),
         table_bytes: kernel.table_bin.len(),
         flagged_edges: kernel.flags.edges.len(),
         sched_ms,

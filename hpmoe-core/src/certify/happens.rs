@@ -9,6 +9,7 @@
 use super::{CertError, CertFault, FLAG_CAPACITY, FlagSync};
 use crate::check::node_name;
 use crate::expand::Expanded;
+use crate::ids::{CounterId, Id, RankId};
 use crate::limits::MAX_TASKS_PER_CORE;
 use crate::model::{CoreKind, Taskflow};
 use crate::table::{SignalRecord, TableView};
@@ -17,7 +18,7 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// A counter: (rank, counter id).
-type CounterKey = (u32, u32);
+type CounterKey = (RankId, CounterId);
 
 /// Maps keyed by counters or nodes, with a cheap hash (the keys are small integers; the
 /// default hasher's resistance to chosen keys is not needed to stay correct, only fast).
@@ -106,6 +107,7 @@ impl Graph {
         for (core, rec) in table.cores.iter().enumerate() {
             let core = core as u32;
             let rank = core / cores_per_rank;
+            let rank_id = RankId::new(rank);
             let first = rec.first_entry as usize;
             let Some(entries) = table.entries.get(first..first.saturating_add(rec.entry_count as usize)) else {
                 return fail(CertFault::Placement, vec![], format!("core {core}'s entries lie outside the table"));
@@ -131,7 +133,7 @@ impl Graph {
                 let queue = &mut queues[core as usize];
                 slot[node as usize] = Some(Slot { core, pos: queue.len() as u32 });
                 queue.push(node);
-                waits[node as usize] = e.wait().map(|w| ((rank, w.counter), w.target));
+                waits[node as usize] = e.wait().map(|w| ((rank_id, w.counter), w.target));
                 let first = e.first_signal as usize;
                 let Some(sent) = table.signals.get(first..first.saturating_add(e.signal_count as usize)) else {
                     let message = format!("{}'s signals lie outside the table", name(node));
@@ -153,10 +155,11 @@ impl Graph {
 
         // Counters: every wait's target is exactly the number of signals that can reach it;
         // each waited counter is a channel.
-        let key = |s: &SignalRecord| (u32::from(s.rank), s.counter);
+        // A signal to the reserved counter id (a corrupt table) reaches no wait.
+        let key = |s: &SignalRecord| Some((RankId::new(s.rank.into()), CounterId::try_new(s.counter)?));
         let mut sent_to: Map<CounterKey, u32> = Map::default();
-        for s in signals.iter().copied().flatten() {
-            *sent_to.entry(key(s)).or_default() += 1;
+        for key in signals.iter().copied().flatten().filter_map(key) {
+            *sent_to.entry(key).or_default() += 1;
         }
         let mut channel_of: Map<CounterKey, u32> = Map::default();
         let mut receives: Vec<[Option<u32>; 2]> = vec![[None, None]; nodes];
@@ -181,8 +184,10 @@ impl Graph {
             receivers[ch as usize].push(node as u32);
             receives[node][0] = Some(ch);
         }
-        let mut sends: Vec<SmallVec<[u32; 4]>> =
-            signals.iter().map(|sent| sent.iter().filter_map(|s| channel_of.get(&key(s)).copied()).collect()).collect();
+        let mut sends: Vec<SmallVec<[u32; 4]>> = signals
+            .iter()
+            .map(|sent| sent.iter().filter_map(|s| channel_of.get(&key(s)?).copied()).collect())
+            .collect();
 
         // Flags: the j-th set of an AIC releases each own AIV's j-th wait; a node whose waits
         // take sets receives from the channel of the last set it takes.

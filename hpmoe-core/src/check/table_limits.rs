@@ -3,6 +3,7 @@
 
 use crate::error::{Diagnostic, Diagnostics, ErrorKind as K};
 use crate::expand::Expanded;
+use crate::ids::NodeId;
 use crate::limits::{MAX_COUNTERS_PER_RANK, MAX_FAN_IN, MAX_SIGNALS_PER_TILE, MAX_TASKS_PER_CORE};
 use crate::model::Taskflow;
 use crate::schedule::{Placement, SyncPlan};
@@ -27,7 +28,7 @@ pub fn check_table_limits(tf: &Taskflow, exp: &Expanded, placement: &Placement, 
             );
         }
     }
-    if let Some((rank, &n)) = sync.counters_per_rank.iter().enumerate().max_by_key(|p| *p.1)
+    if let Some((rank, &n)) = sync.counters_per_rank.iter().max_by_key(|p| *p.1)
         && n > MAX_COUNTERS_PER_RANK
     {
         d.push(
@@ -43,8 +44,7 @@ pub fn check_table_limits(tf: &Taskflow, exp: &Expanded, placement: &Placement, 
     }
     let fam_loc = |n: u32| tf.families[exp.space.family_of(n)].loc;
     let name = |n: u32| super::node_name(tf, &exp.space, n);
-    if let Some((n, w)) =
-        sync.waits.iter().enumerate().filter_map(|(n, w)| Some((n as u32, (*w)?))).max_by_key(|p| p.1.target)
+    if let Some((n, w)) = sync.waits.iter().filter_map(|(n, w)| Some((n.raw(), (*w)?))).max_by_key(|p| p.1.target)
         && w.target > MAX_FAN_IN
     {
         d.push(Diagnostic::new(
@@ -53,15 +53,15 @@ pub fn check_table_limits(tf: &Taskflow, exp: &Expanded, placement: &Placement, 
             format!("{} waits for {} other cores; the limit is {MAX_FAN_IN} (MAX_FAN_IN)", name(n), w.target),
         ));
     }
-    if let Some(n) = (0..exp.nodes() as u32).max_by_key(|&n| sync.signals(n).len())
+    if let Some(n) = (0..exp.nodes()).map(NodeId::from_index).max_by_key(|&n| sync.signals(n).len())
         && sync.signals(n).len() as u64 > u64::from(MAX_SIGNALS_PER_TILE)
     {
         d.push(Diagnostic::new(
             K::TooManySignals,
-            fam_loc(n),
+            fam_loc(n.raw()),
             format!(
                 "{} signals {} waiting tiles; the limit is {MAX_SIGNALS_PER_TILE} (MAX_SIGNALS_PER_TILE)",
-                name(n),
+                name(n.raw()),
                 sync.signals(n).len()
             ),
         ));
@@ -73,6 +73,7 @@ pub fn check_table_limits(tf: &Taskflow, exp: &Expanded, placement: &Placement, 
 mod tests {
     use super::*;
     use crate::graph::Csr;
+    use crate::ids::{CoreId, CounterId, IdVec, RankId};
     use crate::model::{CoreKind, MachineProfile};
     use crate::schedule::{Signal, Wait};
 
@@ -88,11 +89,11 @@ mod tests {
         rows[0] = (0..n).collect::<Vec<_>>();
         let queues = Csr::from_rows(rows);
         let placement = Placement {
-            core_of: vec![0; n as usize],
+            core_of: IdVec::filled(n as usize, CoreId::new(0)),
             position: (0..n).collect(),
             queues,
-            start_ns: vec![0; n as usize],
-            finish_ns: vec![0; n as usize],
+            start_ns: IdVec::filled(n as usize, 0),
+            finish_ns: IdVec::filled(n as usize, 0),
             makespan_ns: 0,
         };
         (tf, exp, placement)
@@ -100,10 +101,10 @@ mod tests {
 
     fn sync(n: usize) -> SyncPlan {
         SyncPlan {
-            waits: vec![None; n],
+            waits: IdVec::filled(n, None),
             signal_offsets: vec![0; n + 1],
             signal_list: Vec::new(),
-            counters_per_rank: vec![0],
+            counters_per_rank: vec![0].into(),
             cross_edges_before: 0,
             cross_edges_after: 0,
         }
@@ -131,10 +132,10 @@ mod tests {
     fn too_many_counters_fan_in_and_signals() {
         let (tf, exp, p) = setup(2);
         let mut s = sync(2);
-        s.counters_per_rank = vec![MAX_COUNTERS_PER_RANK + 1];
-        s.waits[1] = Some(Wait { counter: 0, target: MAX_FAN_IN + 1 });
+        s.counters_per_rank = vec![MAX_COUNTERS_PER_RANK + 1].into();
+        s.waits[NodeId::new(1)] = Some(Wait { counter: CounterId::new(0), target: MAX_FAN_IN + 1 });
         let many = MAX_SIGNALS_PER_TILE as usize + 1;
-        s.signal_list = vec![Signal { rank: 0, counter: 0 }; many];
+        s.signal_list = vec![Signal { rank: RankId::new(0), counter: CounterId::new(0) }; many];
         s.signal_offsets = vec![0, many as u32, many as u32];
         let d = check_table_limits(&tf, &exp, &p, &s);
         assert_eq!(d.kinds(), vec![K::TooManyCounters, K::FanInTooLarge, K::TooManySignals]);

@@ -1,5 +1,6 @@
 //! Numbering of tile instances.
 
+use crate::ids::{NodeId, RankId};
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
@@ -79,6 +80,11 @@ impl InstanceSpace {
     /// The rank global node `node` runs on.
     pub fn rank_of(&self, node: u32) -> u32 {
         node / self.per_rank
+    }
+
+    /// The rank of `node`, typed ([`rank_of`](Self::rank_of) on raw ids).
+    pub fn rank_id(&self, node: NodeId) -> RankId {
+        RankId::new(self.rank_of(node.raw()))
     }
 
     /// The local instance id of global node `node` (its id within its rank).

@@ -13,9 +13,7 @@
 use super::reduce::reduce_cross_core_edges_keeping;
 use super::{Placement, Signal, SyncPlan, Wait};
 use crate::expand::Expanded;
-
-/// No counter.
-const NO_COUNTER: u32 = u32::MAX;
+use crate::ids::{CounterId, IdVec, NodeId, OptId, RankId};
 
 /// The synchronisation of `placement`: counters, waits and signals for the cross-core edges
 /// that [`reduce_cross_core_edges_keeping`] keeps. Edges out of tiles that write into another
@@ -41,15 +39,16 @@ pub fn plan_sync(exp: &Expanded, placement: &Placement) -> SyncPlan {
     }
     let kept = reduce_cross_core_edges_keeping(&exp.dag, placement, |u| puts[u as usize]);
 
-    let mut counters_per_rank = vec![0u32; exp.space.ranks as usize];
-    let mut counter_of = vec![NO_COUNTER; nodes];
-    let mut waits = vec![None; nodes];
-    for v in 0..nodes as u32 {
-        let fan_in = kept.degree(v);
+    let mut counters_per_rank: IdVec<RankId, u32> = IdVec::filled(exp.space.ranks as usize, 0);
+    let mut counter_of: IdVec<NodeId, OptId<CounterId>> = IdVec::filled(nodes, OptId::NONE);
+    let mut waits = IdVec::filled(nodes, None);
+    for v in counter_of.keys() {
+        let fan_in = kept.degree(v.raw());
         if fan_in > 0 {
-            let next = &mut counters_per_rank[exp.space.rank_of(v) as usize];
-            counter_of[v as usize] = *next;
-            waits[v as usize] = Some(Wait { counter: *next, target: fan_in as u32 });
+            let next = &mut counters_per_rank[exp.space.rank_id(v)];
+            let counter = CounterId::new(*next);
+            counter_of[v] = OptId::some(counter);
+            waits[v] = Some(Wait { counter, target: fan_in as u32 });
             *next += 1;
         }
     }
@@ -60,15 +59,17 @@ pub fn plan_sync(exp: &Expanded, placement: &Placement) -> SyncPlan {
     signal_offsets.push(0u32);
     for u in 0..nodes as u32 {
         let first = signal_list.len();
-        signal_list.extend(
-            consumers.row(u).iter().map(|&v| Signal { rank: exp.space.rank_of(v), counter: counter_of[v as usize] }),
-        );
+        signal_list.extend(consumers.row(u).iter().map(|&v| {
+            let v = NodeId::new(v);
+            let counter = counter_of[v].get().expect("a node with a consumer edge waits on a counter");
+            Signal { rank: exp.space.rank_id(v), counter }
+        }));
         signal_list[first..].sort_unstable();
         signal_offsets.push(u32::try_from(signal_list.len()).expect("signal count fits u32 (edges are limited)"));
     }
 
-    let cross_edges_before =
-        exp.dag.succ.pairs().filter(|&(u, v)| placement.core_of[u as usize] != placement.core_of[v as usize]).count();
+    let core_of = |v: u32| placement.core_of[NodeId::new(v)];
+    let cross_edges_before = exp.dag.succ.pairs().filter(|&(u, v)| core_of(u) != core_of(v)).count();
     SyncPlan {
         waits,
         signal_offsets,
@@ -93,15 +94,15 @@ mod tests {
     const PUT: Work = Work { flops: 0, bytes: 1, remote_bytes: 1 };
 
     fn wait(counter: u32, target: u32) -> Option<Wait> {
-        Some(Wait { counter, target })
+        Some(Wait { counter: CounterId::new(counter), target })
     }
 
     fn sig(rank: u32, counter: u32) -> Signal {
-        Signal { rank, counter }
+        Signal { rank: RankId::new(rank), counter: CounterId::new(counter) }
     }
 
     fn all_signals(plan: &SyncPlan, nodes: u32) -> Vec<Vec<Signal>> {
-        (0..nodes).map(|n| plan.signals(n).to_vec()).collect()
+        (0..nodes).map(|n| plan.signals(NodeId::new(n)).to_vec()).collect()
     }
 
     #[test]
@@ -149,14 +150,14 @@ mod tests {
         let rows: &[&[u32]] = &[&[2], &[0, 1], &[], &[5], &[3, 4], &[]];
         let puts = expanded(2, &[(Aiv, 2, PUT), (Aic, 1, COMPUTE)], &edges);
         let plan = plan_sync(&puts, &placement(6, rows));
-        assert_eq!(plan.waits[2], wait(0, 2));
-        assert_eq!(plan.waits[5], wait(0, 2));
+        assert_eq!(plan.waits[NodeId::new(2)], wait(0, 2));
+        assert_eq!(plan.waits[NodeId::new(5)], wait(0, 2));
         assert_eq!(plan.cross_edges_after, 4);
         let local = expanded(2, &[(Aiv, 2, COMPUTE), (Aic, 1, COMPUTE)], &edges);
         let plan = plan_sync(&local, &placement(6, rows));
-        assert_eq!(plan.waits[2], wait(0, 1));
-        assert_eq!(plan.signals(3), &[]);
-        assert_eq!(plan.signals(4), &[sig(0, 0)]);
+        assert_eq!(plan.waits[NodeId::new(2)], wait(0, 1));
+        assert_eq!(plan.signals(NodeId::new(3)), &[]);
+        assert_eq!(plan.signals(NodeId::new(4)), &[sig(0, 0)]);
         assert_eq!(plan.cross_edges_after, 2);
     }
 
@@ -171,7 +172,7 @@ mod tests {
 
             let mut received: HashMap<Signal, u32> = HashMap::new();
             for u in 0..n {
-                let s = plan.signals(u);
+                let s = plan.signals(NodeId::new(u));
                 assert!(s.windows(2).all(|w| w[0] < w[1]), "signals of {u} sorted and distinct");
                 for &sig in s {
                     *received.entry(sig).or_default() += 1;
@@ -180,29 +181,29 @@ mod tests {
             let mut waiters: HashMap<Signal, u32> = HashMap::new();
             let mut last_counter = vec![None; ranks as usize];
             for v in 0..n {
-                let Some(w) = plan.waits[v as usize] else { continue };
-                let rank = exp.space.rank_of(v);
-                assert!(w.counter < plan.counters_per_rank[rank as usize]);
+                let Some(w) = plan.waits[NodeId::new(v)] else { continue };
+                let rank = exp.space.rank_id(NodeId::new(v));
+                assert!(w.counter.raw() < plan.counters_per_rank[rank]);
                 let counter = Signal { rank, counter: w.counter };
                 assert_eq!(waiters.insert(counter, v), None, "counter {counter:?} has one waiter");
                 assert_eq!(received.get(&counter).copied(), Some(w.target), "exact fan-in of node {v}");
                 // Dense ids, in node-id order.
-                assert_eq!(w.counter, last_counter[rank as usize].map_or(0, |c: u32| c + 1));
-                last_counter[rank as usize] = Some(w.counter);
+                assert_eq!(w.counter.raw(), last_counter[rank.index()].map_or(0, |c: u32| c + 1));
+                last_counter[rank.index()] = Some(w.counter.raw());
             }
             assert_eq!(waiters.len(), received.len(), "no signal goes to a counter nobody waits on");
-            let total: u32 = plan.counters_per_rank.iter().sum();
+            let total: u32 = plan.counters_per_rank.values().sum();
             assert_eq!(total as usize, waiters.len());
 
             let cross: Vec<(u32, u32)> =
-                exp.dag.succ.pairs().filter(|&(u, v)| p.core_of[u as usize] != p.core_of[v as usize]).collect();
+                exp.dag.succ.pairs().filter(|&(u, v)| p.core_of[NodeId::new(u)] != p.core_of[NodeId::new(v)]).collect();
             assert_eq!(plan.cross_edges_before, cross.len() as u64);
             assert_eq!(plan.cross_edges_after, plan.signal_list.len() as u64);
             for (u, v) in cross {
                 if exp.work(u).remote_bytes > 0 {
-                    let w = plan.waits[v as usize].expect("a put's reader waits");
-                    let counter = Signal { rank: exp.space.rank_of(v), counter: w.counter };
-                    assert!(plan.signals(u).contains(&counter), "put {u} signals its reader {v}");
+                    let w = plan.waits[NodeId::new(v)].expect("a put's reader waits");
+                    let counter = Signal { rank: exp.space.rank_id(NodeId::new(v)), counter: w.counter };
+                    assert!(plan.signals(NodeId::new(u)).contains(&counter), "put {u} signals its reader {v}");
                 }
             }
         }

@@ -50,6 +50,7 @@
 use super::{Placement, Signal, SyncPlan, Wait};
 use crate::expand::Expanded;
 use crate::graph::Csr;
+use crate::ids::{CounterId, IdVec, NodeId, OptId, RankId};
 use crate::model::{CoreKind, MachineProfile};
 
 /// A flag counter holds 0..15; one more pending set is a device error.
@@ -119,7 +120,7 @@ pub fn kept_edges(exp: &Expanded, sync: &SyncPlan) -> Vec<Vec<u32>> {
     let waiter = Waiters::new(exp, sync);
     (0..exp.nodes() as u32)
         .map(|u| {
-            let mut vs: Vec<u32> = sync.signals(u).iter().filter_map(|&s| waiter.get(s)).collect();
+            let mut vs: Vec<u32> = sync.signals(NodeId::new(u)).iter().filter_map(|&s| waiter.get(s)).collect();
             vs.sort_unstable();
             vs
         })
@@ -131,19 +132,19 @@ pub fn kept_edges(exp: &Expanded, sync: &SyncPlan) -> Vec<Vec<u32>> {
 struct Waiters {
     /// Per rank: where its counters start in `node`.
     base: Vec<usize>,
-    /// Per rank and counter: the waiting node, `u32::MAX` for none.
-    node: Vec<u32>,
+    /// Per rank and counter: the waiting node, if any.
+    node: Vec<OptId<NodeId>>,
 }
 
 impl Waiters {
     fn new(exp: &Expanded, sync: &SyncPlan) -> Self {
         // Counters beyond `counters_per_rank` (an inconsistent plan) still get a slot.
-        let mut per_rank = sync.counters_per_rank.clone();
+        let mut per_rank = sync.counters_per_rank.clone().into_vec();
         per_rank.resize(exp.space.ranks as usize, 0);
-        for (v, w) in sync.waits.iter().enumerate() {
+        for (v, w) in sync.waits.iter() {
             if let Some(w) = w {
-                let r = exp.space.rank_of(v as u32) as usize;
-                per_rank[r] = per_rank[r].max(w.counter + 1);
+                let r = exp.space.rank_id(v).index();
+                per_rank[r] = per_rank[r].max(w.counter.raw() + 1);
             }
         }
         let mut base = Vec::with_capacity(per_rank.len() + 1);
@@ -153,23 +154,23 @@ impl Waiters {
             total += n as usize;
         }
         base.push(total);
-        let mut node = vec![u32::MAX; total];
-        for (v, w) in sync.waits.iter().enumerate() {
+        let mut node = vec![OptId::NONE; total];
+        for (v, w) in sync.waits.iter() {
             if let Some(w) = w {
-                node[base[exp.space.rank_of(v as u32) as usize] + w.counter as usize] = v as u32;
+                node[base[exp.space.rank_id(v).index()] + w.counter.index()] = OptId::some(v);
             }
         }
         Waiters { base, node }
     }
 
     fn get(&self, s: Signal) -> Option<u32> {
-        let r = s.rank as usize;
+        let r = s.rank.index();
         let (&start, &end) = (self.base.get(r)?, self.base.get(r + 1)?);
-        let slot = start + s.counter as usize;
+        let slot = start + s.counter.index();
         if slot >= end {
             return None;
         }
-        Some(self.node[slot]).filter(|&n| n != u32::MAX)
+        self.node[slot].get().map(NodeId::raw)
     }
 }
 
@@ -218,7 +219,8 @@ fn plan_channel(
     aivs: [u32; 2],
     plan: &mut FlagPlan,
 ) {
-    let pos = |n: u32| placement.position[n as usize];
+    let pos = |n: u32| placement.position[NodeId::new(n)];
+    let core_of = |n: u32| placement.core_of[NodeId::new(n)].raw();
     // Per AIV: (set index, queue position) of its flag consumers so far; the sets it has
     // consumed so far; the furthest position of a tile of it that some tile of the AIC's list up
     // to the current one depends on.
@@ -229,18 +231,14 @@ fn plan_channel(
     for &u in placement.queues.row(aic) {
         for &p in exp.dag.pred.row(u) {
             for s in 0..2 {
-                if placement.core_of[p as usize] == aivs[s] {
+                if core_of(p) == aivs[s] {
                     reach[s] = reach[s].max(Some(pos(p)));
                 }
             }
         }
         // u's kept consumer on each own AIV (the earliest, if the reduction kept several).
         let cand: [Option<u32>; 2] = std::array::from_fn(|s| {
-            consumers[u as usize]
-                .iter()
-                .copied()
-                .filter(|&v| placement.core_of[v as usize] == aivs[s])
-                .min_by_key(|&v| pos(v))
+            consumers[u as usize].iter().copied().filter(|&v| core_of(v) == aivs[s]).min_by_key(|&v| pos(v))
         });
         if cand.iter().all(Option::is_none) {
             continue;
@@ -297,14 +295,16 @@ pub fn without_flagged(exp: &Expanded, sync: &SyncPlan, plan: &FlagPlan) -> Sync
             fan_in[v as usize] += 1;
         }
     }
-    let mut counters_per_rank = vec![0u32; exp.space.ranks as usize];
-    let mut counter_of = vec![u32::MAX; nodes];
-    let mut waits = vec![None; nodes];
-    for v in 0..nodes {
-        if fan_in[v] > 0 {
-            let next = &mut counters_per_rank[exp.space.rank_of(v as u32) as usize];
-            counter_of[v] = *next;
-            waits[v] = Some(Wait { counter: *next, target: fan_in[v] });
+    let mut counters_per_rank: IdVec<RankId, u32> = IdVec::filled(exp.space.ranks as usize, 0);
+    let mut counter_of: IdVec<NodeId, OptId<CounterId>> = IdVec::filled(nodes, OptId::NONE);
+    let mut waits = IdVec::filled(nodes, None);
+    for v in counter_of.keys() {
+        let fan_in = fan_in[v.index()];
+        if fan_in > 0 {
+            let next = &mut counters_per_rank[exp.space.rank_id(v)];
+            let counter = CounterId::new(*next);
+            counter_of[v] = OptId::some(counter);
+            waits[v] = Some(Wait { counter, target: fan_in });
             *next += 1;
         }
     }
@@ -313,7 +313,10 @@ pub fn without_flagged(exp: &Expanded, sync: &SyncPlan, plan: &FlagPlan) -> Sync
     signal_offsets.push(0u32);
     for vs in &consumers {
         let first = signal_list.len();
-        signal_list.extend(vs.iter().map(|&v| Signal { rank: exp.space.rank_of(v), counter: counter_of[v as usize] }));
+        signal_list.extend(vs.iter().map(|&v| {
+            let v = NodeId::new(v);
+            Signal { rank: exp.space.rank_id(v), counter: counter_of[v].get().expect("a consumer waits on a counter") }
+        }));
         signal_list[first..].sort_unstable();
         signal_offsets.push(u32::try_from(signal_list.len()).expect("signals fit u32"));
     }

@@ -10,58 +10,58 @@
 //! together.
 
 use crate::graph::{Csr, Dag, topo_order_with};
-
-/// No neighbour on the core (first or last of its queue).
-pub(crate) const NONE: u32 = u32::MAX;
+use crate::ids::{IdVec, NodeId, OptId};
 
 /// Each node's neighbours in its core's queue.
 #[derive(Clone, Debug)]
 pub(crate) struct CoreChain {
-    /// Per node: the node just before it on its core, or [`NONE`].
-    pub(crate) prev: Vec<u32>,
-    /// Per node: the node just after it on its core, or [`NONE`].
-    pub(crate) next: Vec<u32>,
+    /// Per node: the node just before it on its core, if any.
+    pub(crate) prev: IdVec<NodeId, OptId<NodeId>>,
+    /// Per node: the node just after it on its core, if any.
+    pub(crate) next: IdVec<NodeId, OptId<NodeId>>,
 }
 
 impl CoreChain {
     /// # Panics
     /// Unless every node `0..nodes` appears exactly once in `queues`.
     pub(crate) fn new(nodes: usize, queues: &Csr) -> CoreChain {
-        let mut prev = vec![NONE; nodes];
-        let mut next = vec![NONE; nodes];
-        let mut queued = vec![false; nodes];
+        let mut prev = IdVec::filled(nodes, OptId::NONE);
+        let mut next = IdVec::filled(nodes, OptId::NONE);
+        let mut queued: IdVec<NodeId, bool> = IdVec::filled(nodes, false);
         for core in 0..queues.nodes() as u32 {
             let row = queues.row(core);
             for (i, &v) in row.iter().enumerate() {
                 assert!((v as usize) < nodes, "core {core} queues node {v}, but there are only {nodes} nodes");
-                assert!(!queued[v as usize], "node {v} is queued twice");
-                queued[v as usize] = true;
+                let v = NodeId::new(v);
+                assert!(!queued[v], "node {v} is queued twice");
+                queued[v] = true;
                 if i > 0 {
-                    prev[v as usize] = row[i - 1];
+                    prev[v] = OptId::some(NodeId::new(row[i - 1]));
                 }
                 if i + 1 < row.len() {
-                    next[v as usize] = row[i + 1];
+                    next[v] = OptId::some(NodeId::new(row[i + 1]));
                 }
             }
         }
-        if let Some(v) = queued.iter().position(|&q| !q) {
+        if let Some((v, _)) = queued.iter().find(|&(_, &q)| !q) {
             panic!("node {v} is on no core's queue");
         }
         CoreChain { prev, next }
     }
 
-    fn link(n: u32) -> Option<u32> {
-        (n != NONE).then_some(n)
+    /// A neighbour as a graph id.
+    fn link(n: OptId<NodeId>) -> Option<u32> {
+        n.get().map(NodeId::raw)
     }
 
     /// Successors of `v` in DAG ∪ core order.
     pub(crate) fn union_succ<'a>(&'a self, dag: &'a Dag, v: u32) -> impl Iterator<Item = u32> + 'a {
-        dag.succ.row(v).iter().copied().chain(Self::link(self.next[v as usize]))
+        dag.succ.row(v).iter().copied().chain(Self::link(self.next[NodeId::new(v)]))
     }
 
     /// Predecessors of `v` in DAG ∪ core order.
     pub(crate) fn union_pred<'a>(&'a self, dag: &'a Dag, v: u32) -> impl Iterator<Item = u32> + 'a {
-        dag.pred.row(v).iter().copied().chain(Self::link(self.prev[v as usize]))
+        dag.pred.row(v).iter().copied().chain(Self::link(self.prev[NodeId::new(v)]))
     }
 
     /// A topological order of DAG ∪ core order, or a cycle `[a, b, …, a]` of it.

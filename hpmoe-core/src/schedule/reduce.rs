@@ -56,8 +56,9 @@
 //! arena. None of this changes the result.
 
 use super::Placement;
-use super::proof::{CoreChain, NONE};
+use super::proof::CoreChain;
 use crate::graph::{Csr, Dag};
+use crate::ids::{IdVec, NodeId, OptId};
 use std::cmp::Reverse;
 
 /// Most `(core, position)` facts one node's clock keeps.
@@ -86,7 +87,9 @@ pub fn reduce_cross_core_edges_keeping(dag: &Dag, placement: &Placement, keep_al
 
 fn reduce_with_cap(dag: &Dag, placement: &Placement, keep_all_from: impl Fn(u32) -> bool, cap: usize) -> Csr {
     let nodes = dag.nodes();
-    let (core_of, position) = (&placement.core_of, &placement.position);
+    let position = &placement.position;
+    // Facts hold raw core ids: the cap measures distances between them.
+    let core_of = |v: NodeId| placement.core_of[v].raw();
     let chain = CoreChain::new(nodes, &placement.queues);
     let order = chain.union_topo_order(dag).unwrap_or_else(|cycle| {
         panic!("the placement deadlocks (cycle {cycle:?}); prove it deadlock-free before reducing")
@@ -104,29 +107,28 @@ fn reduce_with_cap(dag: &Dag, placement: &Placement, keep_all_from: impl Fn(u32)
     let mut kept: Vec<(u32, u32)> = Vec::new();
 
     for &v in &order {
-        let vi = v as usize;
-        let core = core_of[vi];
+        let (vi, vid) = (v as usize, NodeId::new(v));
+        let core = core_of(vid);
         // What the node before `v` on its core knew, and `v` itself (that clock has its own
         // core's fact, for the position before `v`'s).
         known.clear();
-        let prev = chain.prev[vi];
-        if prev == NONE {
-            known.push((core, position[vi]));
-        } else {
+        if let Some(prev) = chain.prev[vid].get() {
             known.extend_from_slice(clocks.get(prev));
             let own = known.binary_search_by_key(&core, |f| f.0).expect("a clock always has its own core's fact");
-            known[own].1 = position[vi];
+            known[own].1 = position[vid];
+        } else {
+            known.push((core, position[vid]));
         }
 
         candidates.clear();
-        candidates.extend(dag.pred.row(v).iter().copied().filter(|&u| core_of[u as usize] != core));
+        candidates.extend(dag.pred.row(v).iter().copied().filter(|&u| core_of(NodeId::new(u)) != core));
         candidates.sort_unstable_by_key(|&u| Reverse(topo_index[u as usize]));
         for &u in &candidates {
-            let ui = u as usize;
-            let implied = !keep_all_from(u) && finished_position(&known, core_of[ui]) >= Some(position[ui]);
+            let ui = NodeId::new(u);
+            let implied = !keep_all_from(u) && finished_position(&known, core_of(ui)) >= Some(position[ui]);
             if !implied {
                 kept.push((v, u));
-                merge_facts(&mut known, clocks.get(u), &mut scratch, core, cap);
+                merge_facts(&mut known, clocks.get(ui), &mut scratch, core, cap);
             }
         }
 
@@ -134,11 +136,11 @@ fn reduce_with_cap(dag: &Dag, placement: &Placement, keep_all_from: impl Fn(u32)
             let left = &mut unvisited_succ[p as usize];
             *left -= 1;
             if *left == 0 {
-                clocks.release(p);
+                clocks.release(NodeId::new(p));
             }
         }
         if unvisited_succ[vi] > 0 {
-            clocks.store(v, &known);
+            clocks.store(vid, &known);
         }
     }
     Csr::from_pairs(nodes, &kept)
@@ -234,41 +236,51 @@ fn cap_facts(facts: &mut Vec<Fact>, own_core: u32, cap: usize) {
 /// miss, per clock read.
 #[derive(Debug)]
 struct ClockStore {
-    slot_of: Vec<u32>,
+    /// Per node: the slot of its clock, while stored.
+    slot_of: IdVec<NodeId, OptId<Slot>>,
     width: usize,
     facts: Vec<Fact>,
     lens: Vec<u32>,
-    free: Vec<u32>,
+    free: Vec<Slot>,
+}
+
+crate::define_id! {
+    /// A fixed-width slot of a [`ClockStore`]'s arena.
+    struct Slot;
 }
 
 impl ClockStore {
     fn new(nodes: usize, width: usize) -> Self {
-        ClockStore { slot_of: vec![NONE; nodes], width, facts: Vec::new(), lens: Vec::new(), free: Vec::new() }
+        ClockStore {
+            slot_of: IdVec::filled(nodes, OptId::NONE),
+            width,
+            facts: Vec::new(),
+            lens: Vec::new(),
+            free: Vec::new(),
+        }
     }
 
-    fn get(&self, node: u32) -> &[Fact] {
-        let slot = self.slot_of[node as usize];
-        debug_assert!(slot != NONE, "clock of node {node} read after release");
-        let start = slot as usize * self.width;
-        &self.facts[start..start + self.lens[slot as usize] as usize]
+    fn get(&self, node: NodeId) -> &[Fact] {
+        let Some(slot) = self.slot_of[node].get() else { panic!("clock of node {node} read after release") };
+        let start = slot.index() * self.width;
+        &self.facts[start..start + self.lens[slot.index()] as usize]
     }
 
-    fn store(&mut self, node: u32, facts: &[Fact]) {
+    fn store(&mut self, node: NodeId, facts: &[Fact]) {
         assert!(facts.len() <= self.width, "a clock has at most one fact per core and at most `cap` facts");
         let slot = self.free.pop().unwrap_or_else(|| {
             self.facts.resize(self.facts.len() + self.width, (0, 0));
             self.lens.push(0);
-            (self.lens.len() - 1) as u32
+            Slot::from_index(self.lens.len() - 1)
         });
-        let start = slot as usize * self.width;
+        let start = slot.index() * self.width;
         self.facts[start..start + facts.len()].copy_from_slice(facts);
-        self.lens[slot as usize] = facts.len() as u32;
-        self.slot_of[node as usize] = slot;
+        self.lens[slot.index()] = facts.len() as u32;
+        self.slot_of[node] = OptId::some(slot);
     }
 
-    fn release(&mut self, node: u32) {
-        let slot = std::mem::replace(&mut self.slot_of[node as usize], NONE);
-        if slot != NONE {
+    fn release(&mut self, node: NodeId) {
+        if let Some(slot) = std::mem::take(&mut self.slot_of[node]).get() {
             self.free.push(slot);
         }
     }
@@ -427,9 +439,9 @@ mod tests {
             if x == to {
                 return true;
             }
-            let next = chain.next[x as usize];
+            let next = chain.next[NodeId::new(x)].get().map(NodeId::raw);
             let succ = kept_succ.row(x).iter().copied().filter(|&y| skip != Some((x, y)));
-            for y in succ.chain((next != NONE).then_some(next)) {
+            for y in succ.chain(next) {
                 if !std::mem::replace(&mut seen[y as usize], true) {
                     stack.push(y);
                 }
@@ -444,7 +456,7 @@ mod tests {
         let chain = CoreChain::new(dag.nodes(), &p.queues);
         let kept_succ = kept.transpose();
         for (u, v) in dag.succ.pairs() {
-            let cross = p.core_of[u as usize] != p.core_of[v as usize];
+            let cross = p.core_of[NodeId::new(u)] != p.core_of[NodeId::new(v)];
             assert!(cross || !kept.row(v).contains(&u), "same-core edge {u} → {v} kept");
             if cross {
                 assert!(reaches(&chain, &kept_succ, u, v, None), "edge {u} → {v} lost");
@@ -468,7 +480,8 @@ mod tests {
             let p = list_schedule(&exp, &prof, &SimpleCost::default());
             let kept = reduce_cross_core_edges(&exp.dag, &p);
             assert_sound(&exp.dag, &p, &kept, true);
-            let cross = exp.dag.succ.pairs().filter(|&(u, v)| p.core_of[u as usize] != p.core_of[v as usize]).count();
+            let cross =
+                exp.dag.succ.pairs().filter(|&(u, v)| p.core_of[NodeId::new(u)] != p.core_of[NodeId::new(v)]).count();
             dropped += cross - kept.edges();
         }
         assert!(dropped > 0, "the random cases exercise dropping");

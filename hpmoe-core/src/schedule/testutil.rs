@@ -2,6 +2,7 @@
 
 use crate::expand::{Expanded, InstanceSpace, Work};
 use crate::graph::{Csr, Dag};
+use crate::ids::{CoreId, IdVec, NodeId};
 use crate::model::{CoreKind, MachineProfile};
 use crate::schedule::Placement;
 use smallvec::smallvec;
@@ -88,14 +89,15 @@ pub(crate) fn random_expanded(seed: u64, ranks: u32, families: u32, max_count: u
 /// A placement with the given queues (row `c`: core `c`'s nodes in order); start and finish
 /// times are all 0.
 pub(crate) fn placement(nodes: usize, rows: &[&[u32]]) -> Placement {
-    let mut core_of = vec![0; nodes];
-    let mut position = vec![0; nodes];
+    let mut core_of = IdVec::filled(nodes, CoreId::new(0));
+    let mut position = IdVec::filled(nodes, 0);
     for (c, row) in rows.iter().enumerate() {
         for (i, &v) in row.iter().enumerate() {
-            core_of[v as usize] = c as u32;
-            position[v as usize] = i as u32;
+            core_of[NodeId::new(v)] = CoreId::from_index(c);
+            position[NodeId::new(v)] = i as u32;
         }
     }
     let queues = Csr::from_rows(rows.iter().map(|r| r.iter().copied()));
-    Placement { core_of, position, queues, start_ns: vec![0; nodes], finish_ns: vec![0; nodes], makespan_ns: 0 }
+    let (start_ns, finish_ns) = (IdVec::filled(nodes, 0), IdVec::filled(nodes, 0));
+    Placement { core_of, position, queues, start_ns, finish_ns, makespan_ns: 0 }
 }

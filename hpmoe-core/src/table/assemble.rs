@@ -119,7 +119,7 @@ impl Assembler {
         }
         let (wait_counter, wait_target) = match wait {
             None => (NO_WAIT, 0),
-            Some(w) if w.counter == NO_WAIT => {
+            Some(w) if w.counter.raw() == NO_WAIT => {
                 return Err(TableError::inconsistent(format!("instance {instance} waits on counter {NO_WAIT}")));
             }
             Some(w) => {
@@ -130,7 +130,7 @@ impl Assembler {
                         MAX_FAN_IN.into(),
                     )
                 })?;
-                (w.counter, target)
+                (w.counter.raw(), target)
             }
         };
         let signal_count = u16::try_from(signals.len()).map_err(|_| {
@@ -143,10 +143,10 @@ impl Assembler {
             return Err(TableError::too_large("number of signals", total, u32::MAX.into()));
         }
         for s in signals {
-            let rank = u16::try_from(s.rank).map_err(|_| {
+            let rank = u16::try_from(s.rank.raw()).map_err(|_| {
                 TableError::inconsistent(format!("instance {instance} signals rank {}, beyond any rank", s.rank))
             })?;
-            self.signals.push(SignalRecord { counter: s.counter, rank, reserved: 0 });
+            self.signals.push(SignalRecord { counter: s.counter.raw(), rank, reserved: 0 });
         }
         self.entries.push(EntryRecord {
             instance,

@@ -4,6 +4,7 @@ use super::ScheduleTable;
 use super::assemble::Assembler;
 use super::error::TableError;
 use crate::expand::Expanded;
+use crate::ids::NodeId;
 use crate::model::MachineProfile;
 use crate::placement::{Placement, SyncPlan};
 
@@ -72,7 +73,7 @@ impl ScheduleTable {
         for ((span, family_name), &kind) in space.families.iter().zip(family_names).zip(&exp.family_core) {
             a.family(family_name, kind, &span.extents)?;
         }
-        a.counters(&sync.counters_per_rank);
+        a.counters(sync.counters_per_rank.as_slice());
         for core in 0..profile.total_cores() {
             a.start_core();
             let (rank, _) = profile.split_core(core);
@@ -83,7 +84,8 @@ impl ScheduleTable {
                         "node {node} is queued on {core_name}, which is not on the node's rank"
                     )));
                 }
-                a.entry(space.local_of(node), sync.waits[node as usize], sync.signals(node))?;
+                let id = NodeId::new(node);
+                a.entry(space.local_of(node), sync.waits[id], sync.signals(id))?;
             }
         }
         a.finish()

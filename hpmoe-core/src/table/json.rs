@@ -34,7 +34,7 @@
 use super::ScheduleTable;
 use super::assemble::Assembler;
 use super::error::TableError;
-use super::records::FORMAT_VERSION;
+use super::records::{FORMAT_VERSION, SignalRecord};
 use crate::model::CoreKind;
 use crate::placement::{Signal, Wait};
 use serde::{Deserialize, Serialize};
@@ -140,11 +140,7 @@ impl ScheduleTable {
                         family: family.map(|f| view.family_name(f).to_owned()),
                         coords: coords.map(|c| c.to_vec()),
                         wait: e.wait(),
-                        signals: view
-                            .entry_signals(e)
-                            .iter()
-                            .map(|s| Signal { rank: s.rank.into(), counter: s.counter })
-                            .collect(),
+                        signals: view.entry_signals(e).iter().map(SignalRecord::signal).collect(),
                     };
                     one_line(&entry)
                 });

@@ -5,9 +5,10 @@
 //! in the same order has no implicit padding. Their byte images in the binary blob are the
 //! fields in declaration order, little-endian; the sizes below are those images' sizes.
 
+use crate::ids::{CounterId, RankId};
 use crate::limits::MAX_GRID_DIMS;
 use crate::model::CoreKind;
-use crate::placement::Wait;
+use crate::placement::{Signal, Wait};
 use serde::{Deserialize, Serialize};
 
 /// First eight bytes of every binary table.
@@ -154,7 +155,8 @@ impl EntryRecord {
 
     /// The entry's wait, if it has one.
     pub fn wait(&self) -> Option<Wait> {
-        (self.wait_counter != NO_WAIT).then_some(Wait { counter: self.wait_counter, target: self.wait_target as u32 })
+        (self.wait_counter != NO_WAIT)
+            .then(|| Wait { counter: CounterId::new(self.wait_counter), target: self.wait_target as u32 })
     }
 
     /// Indices of the entry's signals in the table's signal list.
@@ -178,4 +180,9 @@ pub struct SignalRecord {
 impl SignalRecord {
     /// Bytes of one record in the blob.
     pub const SIZE: usize = 8;
+
+    /// The signal this record stores, with typed ids.
+    pub fn signal(&self) -> Signal {
+        Signal { rank: RankId::new(self.rank.into()), counter: CounterId::new(self.counter) }
+    }
 }

@@ -247,7 +247,7 @@ impl TableView<'_> {
             let rank = self.rank_of_core(core);
             for e in self.core_entries(core) {
                 let Some(wait) = e.wait() else { continue };
-                let key = (rank, wait.counter);
+                let key = (rank, wait.counter.raw());
                 let count = received.partition_point(|&k| k <= key) - received.partition_point(|&k| k < key);
                 if (count as u64) < u64::from(wait.target) {
                     return Err(TableError::inconsistent(format!(

@@ -1,6 +1,7 @@
 //! Building a table from scheduler results, and what it refuses.
 
 use crate::fixture::{placement_of, tiny};
+use hpmoe_core::ids::{CounterId, NodeId};
 use hpmoe_core::model::CoreKind;
 use hpmoe_core::schedule::Wait;
 use hpmoe_core::table::{EntryRecord, NO_WAIT, SignalRecord, TableError};
@@ -20,8 +21,8 @@ fn tiny_table_has_every_core_entry_wait_and_signal() {
     let gmm = t.core_entries(3);
     assert_eq!(gmm.len(), 2);
     assert_eq!(gmm[0].instance, 4);
-    assert_eq!(gmm[0].wait(), Some(Wait { counter: 0, target: 2 }));
-    assert_eq!(gmm[1].wait(), Some(Wait { counter: 1, target: 2 }));
+    assert_eq!(gmm[0].wait(), Some(Wait { counter: CounterId::new(0), target: 2 }));
+    assert_eq!(gmm[1].wait(), Some(Wait { counter: CounterId::new(1), target: 2 }));
     assert_eq!(t.entry_signals(&gmm[1]), &[SignalRecord { counter: 2, rank: 1, reserved: 0 }]);
 
     // Rank 1's first AIV (global core 4): dispatch[0, 0], dispatch[0, 1], combine.
@@ -32,7 +33,7 @@ fn tiny_table_has_every_core_entry_wait_and_signal() {
         EntryRecord { instance: 0, wait_counter: NO_WAIT, wait_target: 0, signal_count: 1, first_signal: 8 }
     );
     assert_eq!(t.entry_signals(&aiv[1]), &[SignalRecord { counter: 1, rank: 0, reserved: 0 }]);
-    assert_eq!(aiv[2].wait(), Some(Wait { counter: 2, target: 2 }));
+    assert_eq!(aiv[2].wait(), Some(Wait { counter: CounterId::new(2), target: 2 }));
     assert!(t.entry_signals(&aiv[2]).is_empty());
 
     let view = t.view();
@@ -109,14 +110,14 @@ fn refuses_missing_duplicated_and_misplaced_instances() {
 #[test]
 fn refuses_a_wait_no_signals_can_release() {
     let mut inputs = tiny();
-    inputs.sync.waits[6] = Some(Wait { counter: 2, target: 3 });
+    inputs.sync.waits[NodeId::new(6)] = Some(Wait { counter: CounterId::new(2), target: 3 });
     inconsistent(inputs.try_build("tiny"), "only 2 signals ever go to it");
 }
 
 #[test]
 fn refuses_counters_out_of_range() {
     let mut inputs = tiny();
-    inputs.sync.counters_per_rank = vec![3, 2];
+    inputs.sync.counters_per_rank = vec![3, 2].into();
     // Rank 1's combine waits on counter 2, which rank 1 no longer has.
     inconsistent(inputs.try_build("tiny"), "rank 1 has 2");
 }
@@ -124,7 +125,7 @@ fn refuses_counters_out_of_range() {
 #[test]
 fn reports_values_beyond_the_format() {
     let mut inputs = tiny();
-    inputs.sync.waits[6] = Some(Wait { counter: 2, target: 70_000 });
+    inputs.sync.waits[NodeId::new(6)] = Some(Wait { counter: CounterId::new(2), target: 70_000 });
     match inputs.try_build("tiny") {
         Err(TableError::TooLarge { value: 70_000, limit: 65_535, what }) => assert!(what.contains("wait target")),
         other => panic!("expected TooLarge, got {other:?}"),

@@ -2,6 +2,7 @@
 
 use hpmoe_core::expand::{Expanded, InstanceSpace, Work};
 use hpmoe_core::graph::{Csr, Dag};
+use hpmoe_core::ids::{CoreId, CounterId, RankId};
 use hpmoe_core::model::{CoreKind, MachineProfile};
 use hpmoe_core::schedule::{Placement, Signal, SyncPlan, Wait};
 use hpmoe_core::table::ScheduleTable;
@@ -28,7 +29,8 @@ impl Inputs {
 
 /// Placement with the given queues (one row per global core); times are the queue positions.
 pub fn placement_of(nodes: usize, queues: Vec<Vec<u32>>) -> Placement {
-    let mut core_of = vec![u32::MAX; nodes];
+    // A node on no queue (the refusal tests make some) keeps core 0: the builder reads the queues.
+    let mut core_of = vec![0; nodes];
     let mut position = vec![u32::MAX; nodes];
     for (core, row) in queues.iter().enumerate() {
         for (pos, &n) in row.iter().enumerate() {
@@ -39,6 +41,8 @@ pub fn placement_of(nodes: usize, queues: Vec<Vec<u32>>) -> Placement {
     let start_ns: Vec<u64> = position.iter().map(|&p| u64::from(p) * 10).collect();
     let finish_ns: Vec<u64> = start_ns.iter().map(|s| s + 10).collect();
     let makespan_ns = finish_ns.iter().copied().max().unwrap_or(0);
+    let core_of = core_of.into_iter().map(CoreId::new).collect();
+    let (position, start_ns, finish_ns) = (position.into(), start_ns.into(), finish_ns.into());
     Placement { core_of, position, queues: Csr::from_rows(queues), start_ns, finish_ns, makespan_ns }
 }
 
@@ -52,10 +56,10 @@ pub fn sync_of(waits: Vec<Option<Wait>>, signals: Vec<Vec<Signal>>, counters_per
     }
     let edges = signal_list.len() as u64;
     SyncPlan {
-        waits,
+        waits: waits.into(),
         signal_offsets,
         signal_list,
-        counters_per_rank,
+        counters_per_rank: counters_per_rank.into(),
         cross_edges_before: edges,
         cross_edges_after: edges,
     }
@@ -99,13 +103,14 @@ pub fn tiny() -> Inputs {
     let mut signals = vec![Vec::new(); nodes];
     for r in 0..ranks {
         for m in 0..2 {
-            waits[node(r, 4 + m) as usize] = Some(Wait { counter: m, target: 2 });
-            signals[node(r, 4 + m) as usize].push(Signal { rank: r, counter: 2 });
+            waits[node(r, 4 + m) as usize] = Some(Wait { counter: CounterId::new(m), target: 2 });
+            signals[node(r, 4 + m) as usize].push(Signal { rank: RankId::new(r), counter: CounterId::new(2) });
             for dst in 0..ranks {
-                signals[node(r, 2 * dst + m) as usize].push(Signal { rank: dst, counter: m });
+                signals[node(r, 2 * dst + m) as usize]
+                    .push(Signal { rank: RankId::new(dst), counter: CounterId::new(m) });
             }
         }
-        waits[node(r, 6) as usize] = Some(Wait { counter: 2, target: 2 });
+        waits[node(r, 6) as usize] = Some(Wait { counter: CounterId::new(2), target: 2 });
     }
     Inputs {
         profile,

@@ -4,6 +4,7 @@
 use crate::fixture::{Inputs, placement_of, reseal, sync_of};
 use hpmoe_core::expand::{Expanded, InstanceSpace, Work};
 use hpmoe_core::graph::Dag;
+use hpmoe_core::ids::{CounterId, RankId};
 use hpmoe_core::model::{CoreKind, MachineProfile};
 use hpmoe_core::schedule::{Signal, Wait};
 use hpmoe_core::table::ScheduleTable;
@@ -53,6 +54,7 @@ fn random_inputs(ranks: u32, aic: u32, aiv_per_aic: u32, grids: &[(bool, Vec<u32
         let counter = counters[rank as usize];
         counters[rank as usize] += 1;
         let target = rng.below(4);
+        let (rank, counter) = (RankId::new(rank), CounterId::new(counter));
         waits[node as usize] = Some(Wait { counter, target });
         for _ in 0..target {
             signals[rng.below(nodes as u32) as usize].push(Signal { rank, counter });

@@ -22,6 +22,7 @@
 //! slices the wait re-checks the counter, the run's stop flag and its deadline, so a lost
 //! wake-up costs at most one slice and no wait outlives its deadline.
 
+use hpmoe_core::ids::{CoreId, CounterId, IdVec, OptId, RankId};
 use hpmoe_core::table::ScheduleTable;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -44,9 +45,9 @@ pub(crate) enum WaitOutcome {
 #[derive(Debug)]
 pub(crate) struct Counters {
     /// `[rank][counter]`.
-    values: Vec<Vec<AtomicU32>>,
-    /// `[rank][counter]`: (target, global core of the waiting entry).
-    waiters: Vec<Vec<(u32, u32)>>,
+    values: IdVec<RankId, IdVec<CounterId, AtomicU32>>,
+    /// `[rank][counter]`: (target, global core of the waiting entry, if any).
+    waiters: IdVec<RankId, IdVec<CounterId, (u32, OptId<CoreId>)>>,
 }
 
 impl Counters {
@@ -54,14 +55,15 @@ impl Counters {
     pub(crate) fn new(table: &ScheduleTable) -> Self {
         let counts = table.counters_per_rank();
         let values = counts.iter().map(|&n| (0..n).map(|_| AtomicU32::new(0)).collect()).collect();
-        // A validated table has exactly one waiter per counter; u32::MAX marks none.
-        let mut waiters: Vec<Vec<(u32, u32)>> =
-            counts.iter().map(|&n| vec![(u32::MAX, u32::MAX); n as usize]).collect();
+        // A validated table has exactly one waiter per counter.
+        let mut waiters: IdVec<RankId, IdVec<CounterId, _>> =
+            counts.iter().map(|&n| IdVec::filled(n as usize, (u32::MAX, OptId::NONE))).collect();
         let cores_per_rank = table.header().cores_per_rank.max(1);
         for core in 0..table.cores().len() as u32 {
             for e in table.core_entries(core) {
                 if let Some(w) = e.wait() {
-                    waiters[(core / cores_per_rank) as usize][w.counter as usize] = (w.target, core);
+                    let rank = RankId::new(core / cores_per_rank);
+                    waiters[rank][w.counter] = (w.target, OptId::some(CoreId::new(core)));
                 }
             }
         }
@@ -69,29 +71,29 @@ impl Counters {
     }
 
     /// Current value (`Acquire`).
-    pub(crate) fn load(&self, rank: u32, counter: u32) -> u32 {
-        self.values[rank as usize][counter as usize].load(Ordering::Acquire)
+    pub(crate) fn load(&self, rank: RankId, counter: CounterId) -> u32 {
+        self.values[rank][counter].load(Ordering::Acquire)
     }
 
     /// Adds 1 (`Release`). Returns the waiting core if this increment reached its target.
-    pub(crate) fn signal(&self, rank: u32, counter: u32) -> Option<u32> {
-        let after = self.values[rank as usize][counter as usize].fetch_add(1, Ordering::Release).wrapping_add(1);
-        let (target, core) = self.waiters[rank as usize][counter as usize];
-        (after == target && core != u32::MAX).then_some(core)
+    pub(crate) fn signal(&self, rank: RankId, counter: CounterId) -> Option<CoreId> {
+        let after = self.values[rank][counter].fetch_add(1, Ordering::Release).wrapping_add(1);
+        let (target, core) = self.waiters[rank][counter];
+        core.get().filter(|_| after == target)
     }
 
     /// Waits until counter `counter` of `rank` is at least `target`: spins `spin` times,
     /// then parks in slices until the target is met, `stop` is set, or `deadline` passes.
     pub(crate) fn wait(
         &self,
-        rank: u32,
-        counter: u32,
+        rank: RankId,
+        counter: CounterId,
         target: u32,
         spin: u32,
         deadline: Instant,
         stop: &AtomicBool,
     ) -> WaitOutcome {
-        let cell = &self.values[rank as usize][counter as usize];
+        let cell = &self.values[rank][counter];
         for _ in 0..spin {
             if cell.load(Ordering::Acquire) >= target {
                 return WaitOutcome::Reached;

@@ -9,6 +9,7 @@
 //! missing producers were running, finished without signalling, or were never reached.
 
 use super::workers::{Phase, RunState};
+use hpmoe_core::ids::{CounterId, RankId};
 use std::fmt;
 use std::time::Duration;
 
@@ -125,9 +126,9 @@ pub struct StuckWait {
     pub tile: String,
     /// The rank of the counter waited on (the core's own: a core only waits on its rank's
     /// counters).
-    pub rank: u32,
+    pub rank: RankId,
     /// The counter's id on that rank.
-    pub counter: u32,
+    pub counter: CounterId,
     /// The value the wait needed: the number of signals its producers send.
     pub expected: u32,
     /// The value the counter held when the wait timed out (`expected - seen` signals were missing).
@@ -237,7 +238,7 @@ fn stuck_wait(state: &RunState, core: u32, entry: u32, seen: Option<u32>) -> Opt
     let view = state.table.view();
     let e = view.core_entries(core).get(entry as usize)?;
     let wait = e.wait()?;
-    let rank = view.rank_of_core(core);
+    let rank = RankId::new(view.rank_of_core(core));
     let mut missing = Vec::new();
     let mut cores = Vec::new();
     for &(pcore, pentry) in state.producers(rank, wait.counter) {

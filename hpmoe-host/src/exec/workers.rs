@@ -17,6 +17,7 @@ use super::flags::FlagState;
 use super::memory::Memory;
 use super::options::{RunOptions, TileInfo};
 use super::program::{Program, TileRun};
+use hpmoe_core::ids::{CounterId, RankId};
 use hpmoe_core::table::ScheduleTable;
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -100,7 +101,7 @@ pub(crate) enum Failure {
 }
 
 /// Per (rank, counter): the (core, entry) pairs that signal it.
-type ProducerMap = HashMap<(u32, u32), Vec<(u32, u32)>>;
+type ProducerMap = HashMap<(RankId, CounterId), Vec<(u32, u32)>>;
 
 /// Everything the workers of one run share.
 #[derive(Debug)]
@@ -173,13 +174,14 @@ impl RunState {
     }
 
     /// The (core, entry) pairs that signal counter `counter` of `rank`, per the table.
-    pub(crate) fn producers(&self, rank: u32, counter: u32) -> &[(u32, u32)] {
+    pub(crate) fn producers(&self, rank: RankId, counter: CounterId) -> &[(u32, u32)] {
         let map = self.producers.get_or_init(|| {
             let mut map = ProducerMap::new();
             for core in 0..self.table.cores().len() as u32 {
                 for (i, e) in self.table.core_entries(core).iter().enumerate() {
                     for s in self.table.entry_signals(e) {
-                        map.entry((u32::from(s.rank), s.counter)).or_default().push((core, i as u32));
+                        let s = s.signal();
+                        map.entry((s.rank, s.counter)).or_default().push((core, i as u32));
                     }
                 }
             }
@@ -240,7 +242,7 @@ fn worker(state: &RunState, core: u32) {
         return;
     }
     let entries = state.table.core_entries(core);
-    let rank = state.table.view().rank_of_core(core);
+    let rank = RankId::new(state.table.view().rank_of_core(core));
     let progress = &state.progress[core as usize];
     for (i, e) in entries.iter().enumerate() {
         let i = i as u32;
@@ -266,12 +268,12 @@ fn worker(state: &RunState, core: u32) {
             return;
         }
         progress.set(i, Phase::Running, state.now_ns());
-        let node = rank * state.program.space.per_rank + e.instance;
+        let node = rank.raw() * state.program.space.per_rank + e.instance;
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             if let Some(hook) = &state.options.tile_hook {
                 let (family, coords) = state.program.locate(node);
                 let family = &state.program.tf.families[family].name;
-                hook(&TileInfo { node, rank, core, family, coords: &coords });
+                hook(&TileInfo { node, rank: rank.raw(), core, family, coords: &coords });
             }
             state.program.run_tile(&state.memory, node)
         }));
@@ -295,8 +297,9 @@ fn worker(state: &RunState, core: u32) {
                 aivs.into_iter().for_each(|v| state.wake(v));
             }
             for s in state.table.entry_signals(e) {
-                if let Some(waiter) = state.counters.signal(u32::from(s.rank), s.counter) {
-                    state.wake(waiter);
+                let s = s.signal();
+                if let Some(waiter) = state.counters.signal(s.rank, s.counter) {
+                    state.wake(waiter.raw());
                 }
             }
         }

@@ -23,6 +23,7 @@ use super::fabric::{Due, Fabric, NetParams};
 use super::hbm::Hbm;
 use super::program::Program;
 use super::{SimError, Stuck};
+use hpmoe_core::ids::{CoreId, OptId};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -47,8 +48,10 @@ impl Timing {
     }
 }
 
-/// No task (a wait released by nothing recorded).
-pub(crate) const NONE: u32 = u32::MAX;
+hpmoe_core::define_id! {
+    /// A task of a [`Program`] (for a compiled taskflow, a node id).
+    pub(crate) struct TaskId;
+}
 
 /// When things happened to one task.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -65,8 +68,8 @@ pub(crate) struct TaskTimes {
     pub delivered: u64,
     /// Start of its link put (0 if none).
     pub link_start: u64,
-    /// The task whose signal completed this task's wait, or [`NONE`].
-    pub released_by: u32,
+    /// The task whose signal completed this task's wait, if recorded.
+    pub released_by: OptId<TaskId>,
 }
 
 /// The engine's output.
@@ -104,10 +107,10 @@ struct Engine<'a> {
     /// Per counter: the target of its (first) waiter, and the task whose signal made the
     /// counter reach it.
     target: Vec<u32>,
-    reached_by: Vec<u32>,
+    reached_by: Vec<OptId<TaskId>>,
     /// Per counter: the first core blocked on it; per core: the next core blocked on the same.
-    waiter_head: Vec<u32>,
-    waiter_next: Vec<u32>,
+    waiter_head: Vec<OptId<CoreId>>,
+    waiter_next: Vec<OptId<CoreId>>,
     net: Fabric,
     hbm: Hbm,
     run: Run,
@@ -143,9 +146,9 @@ pub(crate) fn run(p: &Program, t: Timing) -> Result<Run, SimError> {
         pc: vec![0; cores],
         counters: vec![0; counters],
         target,
-        reached_by: vec![NONE; counters],
-        waiter_head: vec![NONE; counters],
-        waiter_next: vec![NONE; cores],
+        reached_by: vec![OptId::NONE; counters],
+        waiter_head: vec![OptId::NONE; counters],
+        waiter_next: vec![OptId::NONE; cores],
         net: Fabric::new(t.net, p.ranks, p.tasks.len()),
         hbm: Hbm::new(t.hbm_bytes_per_s, p.ranks),
         run: Run { times: vec![TaskTimes::default(); p.tasks.len()], core_of, core_end: vec![0; cores] },
@@ -160,7 +163,7 @@ pub(crate) fn run(p: &Program, t: Timing) -> Result<Run, SimError> {
         .filter(|&c| (e.pc[c as usize] as usize) < p.queues.degree(c))
         .map(|c| {
             let task = p.queues.row(c)[e.pc[c as usize] as usize];
-            let (counter, target) = p.tasks[task as usize].wait.unwrap_or((NONE, 0));
+            let (counter, target) = p.tasks[task as usize].wait.expect("a task without a wait never blocks its core");
             let seen = e.counters.get(counter as usize).copied().unwrap_or(0);
             Stuck { core: c, node: p.tasks[task as usize].node, counter, target, seen }
         })
@@ -210,24 +213,23 @@ impl Engine<'_> {
                 let c = counter as usize;
                 self.counters[c] += 1;
                 if self.counters[c] == self.target[c] {
-                    self.reached_by[c] = from;
+                    self.reached_by[c] = OptId::some(TaskId::new(from));
                 }
                 // Release every blocked core whose target is now met.
-                let mut prev = NONE;
+                let mut prev: OptId<CoreId> = OptId::NONE;
                 let mut w = self.waiter_head[c];
-                while w != NONE {
-                    let next = self.waiter_next[w as usize];
-                    let task = self.current(w);
+                while let Some(core) = w.get() {
+                    let next = self.waiter_next[core.index()];
+                    let task = self.current(core.raw());
                     let (_, target) = self.p.tasks[task as usize].wait.expect("a blocked core's task waits");
                     if self.counters[c] >= target {
-                        if prev == NONE {
-                            self.waiter_head[c] = next
-                        } else {
-                            self.waiter_next[prev as usize] = next
+                        match prev.get() {
+                            None => self.waiter_head[c] = next,
+                            Some(prev) => self.waiter_next[prev.index()] = next,
                         }
-                        self.waiter_next[w as usize] = NONE;
-                        self.run.times[task as usize].released_by = from;
-                        self.push(now.saturating_add(self.t.poll_ns), Event::Begin { core: w });
+                        self.waiter_next[core.index()] = OptId::NONE;
+                        self.run.times[task as usize].released_by = OptId::some(TaskId::new(from));
+                        self.push(now.saturating_add(self.t.poll_ns), Event::Begin { core: core.raw() });
                     } else {
                         prev = w;
                     }
@@ -245,7 +247,7 @@ impl Engine<'_> {
         let task = self.current(core);
         let times = &mut self.run.times[task as usize];
         times.arrive = now;
-        times.released_by = NONE;
+        times.released_by = OptId::NONE;
         match self.p.tasks[task as usize].wait {
             None => self.push(now, Event::Begin { core }),
             Some((counter, target)) => {
@@ -255,7 +257,7 @@ impl Engine<'_> {
                     self.push(now.saturating_add(self.t.poll_ns), Event::Begin { core });
                 } else {
                     self.waiter_next[core as usize] = self.waiter_head[c];
-                    self.waiter_head[c] = core;
+                    self.waiter_head[c] = OptId::some(CoreId::new(core));
                 }
             }
         }

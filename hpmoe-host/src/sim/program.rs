@@ -8,6 +8,7 @@ use hpmoe_core::Compiled;
 use hpmoe_core::cost::TaskflowCost;
 use hpmoe_core::expand::Expanded;
 use hpmoe_core::graph::Csr;
+use hpmoe_core::ids::NodeId;
 
 /// The link part of a task: bytes from its rank to rank `to` through the network, at most
 /// `cap` bytes/s.
@@ -122,9 +123,9 @@ impl Program {
         let sync = &compiled.sync;
         let mut counter_base = Vec::with_capacity(h.ranks as usize);
         let mut counter_rank = Vec::new();
-        for (rank, &n) in sync.counters_per_rank.iter().enumerate() {
+        for (rank, &n) in sync.counters_per_rank.iter() {
             counter_base.push(counter_rank.len() as u32);
-            counter_rank.extend(std::iter::repeat_n(rank as u32, n as usize));
+            counter_rank.extend(std::iter::repeat_n(rank.raw(), n as usize));
         }
         let nodes = exp.nodes();
         let mut tasks: Vec<Option<Task>> = vec![None; nodes];
@@ -135,12 +136,13 @@ impl Program {
             let mut row = Vec::new();
             for &node in compiled.placement.queues.row(core) {
                 let (exec_ns, link, computes) = lower_node(exp, cost, node);
-                let wait = sync.waits[node as usize].map(|w| (counter_base[rank as usize] + w.counter, w.target));
+                let id = NodeId::new(node);
+                let wait = sync.waits[id].map(|w| (counter_base[rank as usize] + w.counter.raw(), w.target));
                 let family = exp.space.family_of(node) as u32;
                 let hbm_bytes = node_hbm_bytes(exp, cost, node);
                 tasks[node as usize] = Some(Task { node, family, rank, wait, exec_ns, link, computes, hbm_bytes });
                 signal_rows[node as usize] =
-                    sync.signals(node).iter().map(|s| counter_base[s.rank as usize] + s.counter).collect();
+                    sync.signals(id).iter().map(|s| counter_base[s.rank.index()] + s.counter.raw()).collect();
                 row.push(node);
             }
             queue_rows.push(row);

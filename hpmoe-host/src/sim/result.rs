@@ -1,7 +1,7 @@
 //! What a simulation reports: per-tile and per-put records, per-core and per-rank figures,
 //! and the derived metrics (makespan, utilisation, exposed communication).
 
-use super::engine::{NONE, Run};
+use super::engine::Run;
 use super::program::Program;
 use hpmoe_core::model::CoreKind;
 
@@ -157,7 +157,7 @@ impl SimResult {
                 start_ns: t.start + offset,
                 end_ns: t.end + offset,
                 done_ns: t.done + offset,
-                released_by: (t.released_by != NONE).then(|| program.tasks[t.released_by as usize].node),
+                released_by: t.released_by.get().map(|task| program.tasks[task.index()].node),
                 waits: spec.wait.is_some(),
                 computes: spec.computes,
             };

@@ -2,6 +2,7 @@
 //! its body exactly when its count is above its threshold, reads the count only after the
 //! put that wrote it arrived, and signals either way, so the tiles after it still run.
 
+use hpmoe_core::ids::NodeId;
 use hpmoe_core::model::{Affine, CoreKind, DType, IndexSel, MachineProfile, Taskflow};
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_host::exec::{
@@ -148,12 +149,12 @@ fn a_skipped_producer_whose_signals_are_lost_is_reported_as_finished_without_sig
     let work = space.families[1].clone();
     let skipped = (work.first..work.first + work.count)
         .map(|local| space.node(1, local))
-        .find(|&n| !compiled.sync.signals(n).is_empty())
+        .find(|&n| !compiled.sync.signals(NodeId::new(n)).is_empty())
         .expect("some work tile of rank 1 signals");
     let waiter = {
-        let s = compiled.sync.signals(skipped)[0];
-        let on_rank = space.node(s.rank, 0)..space.node(s.rank, space.per_rank);
-        on_rank.clone().find(|&n| compiled.sync.waits[n as usize].is_some_and(|w| w.counter == s.counter)).unwrap()
+        let s = compiled.sync.signals(NodeId::new(skipped))[0];
+        let on_rank = space.node(s.rank.raw(), 0)..space.node(s.rank.raw(), space.per_rank);
+        on_rank.clone().find(|&n| compiled.sync.waits[NodeId::new(n)].is_some_and(|w| w.counter == s.counter)).unwrap()
     };
     let options = RunOptions::default().with_timeout(Duration::from_millis(200)).dropping_signals_of(skipped);
     let err = exec.run(&guarded_inputs(), &options).unwrap_err();

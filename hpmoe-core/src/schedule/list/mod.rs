@@ -107,6 +107,7 @@ use super::bound::lower_bound_of;
 use super::priority::{bottom_levels_with, node_costs};
 use crate::expand::Expanded;
 use crate::graph::Csr;
+use crate::ids::{CoreId, IdVec, NodeId};
 use crate::model::{CoreKind, MachineProfile};
 use lanes::Lanes;
 
@@ -168,7 +169,7 @@ struct Setup<'a> {
     edge_local: u64,
     edge_remote: u64,
     group_of_node: Vec<u32>,
-    group_of_core: Vec<u32>,
+    group_of_core: IdVec<CoreId, u32>,
 }
 
 /// At most this many rounds of forward-backward improvement (two passes each) follow the
@@ -190,16 +191,16 @@ enum Direction {
 
 /// The outcome of one pass: where and when every node ran.
 struct Pass {
-    core_of: Vec<u32>,
-    position: Vec<u32>,
-    queue_len: Vec<u32>,
-    start_ns: Vec<u64>,
-    finish_ns: Vec<u64>,
+    core_of: IdVec<NodeId, CoreId>,
+    position: IdVec<NodeId, u32>,
+    queue_len: IdVec<CoreId, u32>,
+    start_ns: IdVec<NodeId, u64>,
+    finish_ns: IdVec<NodeId, u64>,
 }
 
 impl Pass {
     fn makespan_ns(&self) -> u64 {
-        self.finish_ns.iter().copied().max().unwrap_or(0)
+        self.finish_ns.values().copied().max().unwrap_or(0)
     }
 }
 
@@ -259,8 +260,8 @@ impl<'a> Setup<'a> {
             if best.makespan_ns().saturating_sub(bound) < best.makespan_ns() / IMPROVEMENT_TOLERANCE {
                 break;
             }
-            let back = self.pass(Direction::Backward, best.finish_ns.clone());
-            let next = self.pass(Direction::Forward, back.finish_ns);
+            let back = self.pass(Direction::Backward, best.finish_ns.clone().into_vec());
+            let next = self.pass(Direction::Forward, back.finish_ns.into_vec());
             if next.makespan_ns() >= best.makespan_ns() {
                 break;
             }
@@ -279,7 +280,7 @@ impl<'a> Setup<'a> {
         };
         let pass = sim::run(self, pred, succ, levels);
         assert!(
-            pass.queue_len.iter().map(|&n| n as usize).sum::<usize>() == self.exp.nodes(),
+            pass.queue_len.values().map(|&n| n as usize).sum::<usize>() == self.exp.nodes(),
             "the instance DAG is acyclic (checked before scheduling), so every node gets placed"
         );
         pass
@@ -287,17 +288,21 @@ impl<'a> Setup<'a> {
 }
 
 /// Builds the per-core queues (one row per core) from each node's core and position. O(V).
-fn queues_from_positions(core_of: &[u32], position: &[u32], queue_len: &[u32]) -> Csr {
+fn queues_from_positions(
+    core_of: &IdVec<NodeId, CoreId>,
+    position: &IdVec<NodeId, u32>,
+    queue_len: &IdVec<CoreId, u32>,
+) -> Csr {
     let mut offsets = Vec::with_capacity(queue_len.len() + 1);
     let mut total = 0usize;
     offsets.push(0usize);
-    for &len in queue_len {
+    for &len in queue_len.values() {
         total += len as usize;
         offsets.push(total);
     }
     let mut flat = vec![0u32; total];
-    for (v, (&core, &pos)) in core_of.iter().zip(position).enumerate() {
-        flat[offsets[core as usize] + pos as usize] = v as u32;
+    for (v, &core) in core_of.iter() {
+        flat[offsets[core.index()] + position[v] as usize] = v.raw();
     }
     Csr::from_rows((0..queue_len.len()).map(|c| flat[offsets[c]..offsets[c + 1]].iter().copied()))
 }

@@ -3,6 +3,7 @@
 
 use super::{CLASSES, LANE, Pass, Setup};
 use crate::graph::Csr;
+use crate::ids::{CoreId, IdVec, OptId};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 
@@ -15,9 +16,6 @@ fn node_of(key: ReadyKey) -> u32 {
     key.2.0
 }
 
-/// No core.
-const NO_CORE: u32 = u32::MAX;
-
 /// Runs one pass over the DAG whose predecessor and successor rows are `pred` and `succ` (the
 /// instance DAG, or it reversed), most urgent first by `levels`: where and when every node ran.
 /// A node never placed (only on a cyclic DAG) has no queue position: the caller checks.
@@ -25,11 +23,11 @@ pub(super) fn run<'a>(s: &'a Setup<'a>, pred: &'a Csr, succ: &'a Csr, levels: Ve
     let mut sim = Sim::new(s, pred, succ, levels);
     sim.run();
     Pass {
-        core_of: sim.core_of,
-        position: sim.position,
+        core_of: IdVec::from_vec(sim.core_of).map(|c| c.get().unwrap_or(CoreId::new(0))),
+        position: IdVec::from_vec(sim.position),
         queue_len: sim.queue_len,
-        start_ns: sim.start_ns,
-        finish_ns: sim.finish_ns,
+        start_ns: IdVec::from_vec(sim.start_ns),
+        finish_ns: IdVec::from_vec(sim.finish_ns),
     }
 }
 
@@ -40,46 +38,47 @@ struct Sim<'a> {
     succ: &'a Csr,
     levels: Vec<u64>,
 
-    // Per node.
+    // Per node (raw ids, as the DAG's rows and the heaps hold them).
     waiting_preds: Vec<u32>,
     started: Vec<bool>,
-    core_of: Vec<u32>,
+    /// None until placed.
+    core_of: Vec<OptId<CoreId>>,
     position: Vec<u32>,
     start_ns: Vec<u64>,
     finish_ns: Vec<u64>,
 
     // Per core.
-    queue_len: Vec<u32>,
-    busy: Vec<bool>,
+    queue_len: IdVec<CoreId, u32>,
+    busy: IdVec<CoreId, bool>,
     /// The core has an entry in its group's idle stack (possibly outdated).
-    in_stack: Vec<bool>,
+    in_stack: IdVec<CoreId, bool>,
     /// Idle, with affine nodes waiting: in `pending` while its group is dispatched.
-    has_affine: Vec<bool>,
+    has_affine: IdVec<CoreId, bool>,
     /// Nodes ready on this core only (their affine core).
-    affine: Vec<BinaryHeap<ReadyKey>>,
-    dirty_core: Vec<bool>,
+    affine: IdVec<CoreId, BinaryHeap<ReadyKey>>,
+    dirty_core: IdVec<CoreId, bool>,
 
     // Per group.
     ready: Vec<BinaryHeap<ReadyKey>>,
     /// Idle cores without affine nodes, most recently freed on top; entries of cores that
     /// have since become busy or gained affine nodes are skipped.
-    idle: Vec<Vec<u32>>,
+    idle: Vec<Vec<CoreId>>,
     /// Idle cores, with or without affine nodes.
     idle_count: Vec<u32>,
     cores_in_group: Vec<u32>,
     /// Cores freed, or given an affine node, at the current time.
-    dirty_cores: Vec<Vec<u32>>,
+    dirty_cores: Vec<Vec<CoreId>>,
     dirty_group: Vec<bool>,
     dirty_groups: Vec<u32>,
 
     /// Running nodes by finish time: `(finish, node)`, at most one per core.
     running: BinaryHeap<Reverse<(u64, u32)>>,
     /// Nodes about to become ready: `(time, node, core)`, ready on `core` only, or on every
-    /// core of their (rank, kind) when `core` is [`NO_CORE`].
-    arrivals: BinaryHeap<Reverse<(u64, u32, u32)>>,
+    /// core of their (rank, kind) when `core` is none (which orders after every core).
+    arrivals: BinaryHeap<Reverse<(u64, u32, OptId<CoreId>)>>,
     /// While a group is dispatched: its idle cores with affine nodes, keyed by their most
     /// urgent one.
-    pending: BTreeSet<(ReadyKey, u32)>,
+    pending: BTreeSet<(ReadyKey, CoreId)>,
 }
 
 impl<'a> Sim<'a> {
@@ -89,14 +88,16 @@ impl<'a> Sim<'a> {
         let total_cores = s.profile.total_cores() as usize;
         // Every core starts idle; the lowest id is on top of its group's stack.
         let mut idle = vec![Vec::new(); groups];
-        for c in (0..total_cores as u32).rev() {
-            idle[s.group_of_core[c as usize] as usize].push(c);
+        for (c, &g) in s.group_of_core.iter().rev() {
+            idle[g as usize].push(c);
         }
         let cores_in_group: Vec<u32> = idle.iter().map(|s| s.len() as u32).collect();
 
         let waiting_preds: Vec<u32> = (0..nodes as u32).map(|v| pred.degree(v) as u32).collect();
-        let sources: Vec<_> =
-            (0..nodes as u32).filter(|&v| waiting_preds[v as usize] == 0).map(|v| Reverse((0, v, NO_CORE))).collect();
+        let sources: Vec<_> = (0..nodes as u32)
+            .filter(|&v| waiting_preds[v as usize] == 0)
+            .map(|v| Reverse((0, v, OptId::NONE)))
+            .collect();
 
         Sim {
             s,
@@ -105,16 +106,16 @@ impl<'a> Sim<'a> {
             levels,
             waiting_preds,
             started: vec![false; nodes],
-            core_of: vec![NO_CORE; nodes],
+            core_of: vec![OptId::NONE; nodes],
             position: vec![0; nodes],
             start_ns: vec![0; nodes],
             finish_ns: vec![0; nodes],
-            queue_len: vec![0; total_cores],
-            busy: vec![false; total_cores],
-            in_stack: vec![true; total_cores],
-            has_affine: vec![false; total_cores],
-            affine: vec![BinaryHeap::new(); total_cores],
-            dirty_core: vec![false; total_cores],
+            queue_len: IdVec::filled(total_cores, 0),
+            busy: IdVec::filled(total_cores, false),
+            in_stack: IdVec::filled(total_cores, true),
+            has_affine: IdVec::filled(total_cores, false),
+            affine: IdVec::filled(total_cores, BinaryHeap::new()),
+            dirty_core: IdVec::filled(total_cores, false),
             ready: vec![BinaryHeap::new(); groups],
             idle,
             idle_count: cores_in_group.clone(),
@@ -167,11 +168,11 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// `v` becomes ready on `core` only or, for [`NO_CORE`], on every core of its group.
-    fn arrive(&mut self, v: u32, core: u32) {
+    /// `v` becomes ready on `core` only or, for none, on every core of its group.
+    fn arrive(&mut self, v: u32, core: OptId<CoreId>) {
         let key = self.key(v);
-        if core != NO_CORE {
-            self.affine[core as usize].push(key);
+        if let Some(core) = core.get() {
+            self.affine[core].push(key);
             self.mark_core(core);
             return;
         }
@@ -189,9 +190,9 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn mark_core(&mut self, core: u32) {
-        if !std::mem::replace(&mut self.dirty_core[core as usize], true) {
-            let g = self.s.group_of_core[core as usize];
+    fn mark_core(&mut self, core: CoreId) {
+        if !std::mem::replace(&mut self.dirty_core[core], true) {
+            let g = self.s.group_of_core[core];
             self.dirty_cores[g as usize].push(core);
             self.mark_group(g);
         }
@@ -200,9 +201,9 @@ impl<'a> Sim<'a> {
     /// `v` finished at `now`: its core is free, and successors whose last predecessor it was
     /// get their ready times.
     fn finish(&mut self, v: u32, now: u64) {
-        let core = self.core_of[v as usize];
-        let g = self.s.group_of_core[core as usize];
-        self.busy[core as usize] = false;
+        let core = self.core_of[v as usize].get().expect("a finished node was placed");
+        let g = self.s.group_of_core[core];
+        self.busy[core] = false;
         self.idle_count[g as usize] += 1;
         self.push_idle(core);
         self.mark_core(core);
@@ -225,10 +226,10 @@ impl<'a> Sim<'a> {
             let edge = if space.rank_of(u) == rank { self.s.edge_local } else { self.s.edge_remote };
             self.finish_ns[u as usize].saturating_add(edge)
         };
-        let (mut everywhere, mut late_core, mut one_core) = (0u64, NO_CORE, true);
+        let (mut everywhere, mut late_core, mut one_core) = (0u64, OptId::NONE, true);
         for &u in pred.row(v) {
             let (t, core) = (arrival(u), self.core_of[u as usize]);
-            if late_core == NO_CORE || t > everywhere {
+            if late_core.is_none() || t > everywhere {
                 (everywhere, late_core, one_core) = (t, core, true);
             } else if t == everywhere && core != late_core {
                 one_core = false;
@@ -236,7 +237,10 @@ impl<'a> Sim<'a> {
         }
         debug_assert!(everywhere >= now);
         let g = self.s.group_of_node[v as usize];
-        if late_core != NO_CORE && one_core && self.s.group_of_core[late_core as usize] == g {
+        if let Some(late) = late_core.get()
+            && one_core
+            && self.s.group_of_core[late] == g
+        {
             let on_core = pred
                 .row(v)
                 .iter()
@@ -246,22 +250,21 @@ impl<'a> Sim<'a> {
                 self.arrivals.push(Reverse((on_core, v, late_core)));
             }
         }
-        self.arrivals.push(Reverse((everywhere, v, NO_CORE)));
+        self.arrivals.push(Reverse((everywhere, v, OptId::NONE)));
     }
 
     /// Puts an idle core without affine nodes on its group's idle stack (once).
-    fn push_idle(&mut self, core: u32) {
-        if !std::mem::replace(&mut self.in_stack[core as usize], true) {
-            self.idle[self.s.group_of_core[core as usize] as usize].push(core);
+    fn push_idle(&mut self, core: CoreId) {
+        if !std::mem::replace(&mut self.in_stack[core], true) {
+            self.idle[self.s.group_of_core[core] as usize].push(core);
         }
     }
 
     /// Pops an idle core without affine nodes from group `g`'s stack.
-    fn pop_plain_idle(&mut self, g: u32) -> Option<u32> {
+    fn pop_plain_idle(&mut self, g: u32) -> Option<CoreId> {
         while let Some(core) = self.idle[g as usize].pop() {
-            let c = core as usize;
-            self.in_stack[c] = false;
-            if !self.busy[c] && !self.has_affine[c] {
+            self.in_stack[core] = false;
+            if !self.busy[core] && !self.has_affine[core] {
                 return Some(core);
             }
         }
@@ -281,15 +284,14 @@ impl<'a> Sim<'a> {
 
     /// Files idle `core` under its most urgent affine node in `pending`, or back on the idle
     /// stack if it has none left.
-    fn file_idle_core(&mut self, core: u32) {
-        let c = core as usize;
-        match Self::top_unstarted(&mut self.affine[c], &self.started) {
+    fn file_idle_core(&mut self, core: CoreId) {
+        match Self::top_unstarted(&mut self.affine[core], &self.started) {
             Some(key) => {
-                self.has_affine[c] = true;
+                self.has_affine[core] = true;
                 self.pending.insert((key, core));
             }
             None => {
-                self.has_affine[c] = false;
+                self.has_affine[core] = false;
                 self.push_idle(core);
             }
         }
@@ -300,8 +302,8 @@ impl<'a> Sim<'a> {
     fn dispatch(&mut self, g: u32, now: u64) {
         debug_assert!(self.pending.is_empty());
         for core in std::mem::take(&mut self.dirty_cores[g as usize]) {
-            self.dirty_core[core as usize] = false;
-            if !self.busy[core as usize] {
+            self.dirty_core[core] = false;
+            if !self.busy[core] {
                 self.file_idle_core(core);
             }
         }
@@ -320,15 +322,15 @@ impl<'a> Sim<'a> {
                 (None, None) => break,
                 (Some((key, core)), _) if best_ready.is_none_or(|r| key >= r) => {
                     self.pending.pop_last();
-                    self.affine[core as usize].pop();
-                    self.has_affine[core as usize] = false;
+                    self.affine[core].pop();
+                    self.has_affine[core] = false;
                     self.start(node_of(key), core, now);
                 }
                 (_, Some(key)) => {
                     self.ready[g as usize].pop();
                     let core = self.pop_plain_idle(g).unwrap_or_else(|| {
                         let (_, core) = self.pending.pop_first().expect("an idle core without affine nodes is stacked");
-                        self.has_affine[core as usize] = false;
+                        self.has_affine[core] = false;
                         core
                     });
                     self.start(node_of(key), core, now);
@@ -340,15 +342,15 @@ impl<'a> Sim<'a> {
         self.pending.clear();
     }
 
-    fn start(&mut self, v: u32, core: u32, now: u64) {
-        let (vi, c) = (v as usize, core as usize);
-        debug_assert!(!self.busy[c] && !self.started[vi]);
-        self.busy[c] = true;
-        self.idle_count[self.s.group_of_core[c] as usize] -= 1;
+    fn start(&mut self, v: u32, core: CoreId, now: u64) {
+        let vi = v as usize;
+        debug_assert!(!self.busy[core] && !self.started[vi]);
+        self.busy[core] = true;
+        self.idle_count[self.s.group_of_core[core] as usize] -= 1;
         self.started[vi] = true;
-        self.core_of[vi] = core;
-        self.position[vi] = self.queue_len[c];
-        self.queue_len[c] += 1;
+        self.core_of[vi] = OptId::some(core);
+        self.position[vi] = self.queue_len[core];
+        self.queue_len[core] += 1;
         self.start_ns[vi] = now;
         let finish = now.saturating_add(self.s.costs[vi]);
         self.finish_ns[vi] = finish;

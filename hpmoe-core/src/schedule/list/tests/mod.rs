@@ -106,8 +106,8 @@ fn assert_valid(exp: &Expanded, prof: &MachineProfile, p: &Placement, cost: &dyn
         for (i, &v) in row.iter().enumerate() {
             assert!(!seen[v as usize], "node {v} queued twice");
             seen[v as usize] = true;
-            assert_eq!(p.core_of[v as usize], core);
-            assert_eq!(p.position[v as usize] as usize, i);
+            assert_eq!(p.core_of[NodeId::new(v)].raw(), core);
+            assert_eq!(p.position[NodeId::new(v)] as usize, i);
             assert_eq!(exp.space.rank_of(v), rank, "node {v} runs on its own rank");
             assert_eq!(prof.kind_of_local(local), exp.core_kind(v), "node {v} runs on its kind");
             assert_eq!(
@@ -116,24 +116,35 @@ fn assert_valid(exp: &Expanded, prof: &MachineProfile, p: &Placement, cost: &dyn
                 "node {v}: link puts, and only they, run on the {lanes} lanes"
             );
             if i > 0 {
-                assert!(p.start_ns[v as usize] >= p.finish_ns[row[i - 1] as usize], "core {core} overlaps");
+                assert!(p.start_ns[NodeId::new(v)] >= p.finish_ns[NodeId::new(row[i - 1])], "core {core} overlaps");
             }
         }
     }
     for (v, c) in expected_ns(exp, cost, lanes).into_iter().enumerate() {
-        assert_eq!(p.finish_ns[v], p.start_ns[v] + c, "node {v} runs for its cost");
+        assert_eq!(
+            p.finish_ns[NodeId::from_index(v)],
+            p.start_ns[NodeId::from_index(v)] + c,
+            "node {v} runs for its cost"
+        );
     }
     for (u, v) in exp.dag.succ.pairs() {
         let (ui, vi) = (u as usize, v as usize);
-        let mut ready = p.finish_ns[ui];
-        if p.core_of[ui] != p.core_of[vi] {
+        let mut ready = p.finish_ns[NodeId::from_index(ui)];
+        if p.core_of[NodeId::from_index(ui)] != p.core_of[NodeId::from_index(vi)] {
             ready += cost.edge_ns(exp.space.rank_of(u) != exp.space.rank_of(v));
         } else {
-            assert!(p.position[ui] < p.position[vi], "{u} before {v} on their core");
+            assert!(
+                p.position[NodeId::from_index(ui)] < p.position[NodeId::from_index(vi)],
+                "{u} before {v} on their core"
+            );
         }
-        assert!(p.start_ns[vi] >= ready, "edge {u} → {v}: start {} < {ready}", p.start_ns[vi]);
+        assert!(
+            p.start_ns[NodeId::from_index(vi)] >= ready,
+            "edge {u} → {v}: start {} < {ready}",
+            p.start_ns[NodeId::from_index(vi)]
+        );
     }
-    assert_eq!(p.makespan_ns, p.finish_ns.iter().copied().max().unwrap_or(0));
+    assert_eq!(p.makespan_ns, p.finish_ns.values().copied().max().unwrap_or(0));
 }
 
 /// Lanes per rank by the rule the module documents: with a shared link and link puts, enough
@@ -179,8 +190,8 @@ fn expected_ns(exp: &Expanded, cost: &dyn CostModel, lanes: u32) -> Vec<u64> {
 /// edge cost for those on other cores.
 fn ready_on(exp: &Expanded, p: &Placement, cost: &dyn CostModel, v: u32, core: u32) -> u64 {
     let arrival = |u: u32| {
-        let finish = p.finish_ns[u as usize];
-        if p.core_of[u as usize] == core {
+        let finish = p.finish_ns[NodeId::new(u)];
+        if p.core_of[NodeId::new(u)].raw() == core {
             finish
         } else {
             finish + cost.edge_ns(exp.space.rank_of(u) != exp.space.rank_of(v))
@@ -197,7 +208,7 @@ fn assert_work_conserving(exp: &Expanded, prof: &MachineProfile, p: &Placement, 
     let lanes = expected_lanes(exp, prof, cost);
     for v in 0..exp.nodes() as u32 {
         let rank = exp.space.rank_of(v);
-        let start = p.start_ns[v as usize];
+        let start = p.start_ns[NodeId::new(v)];
         let cores = prof.cores_of(exp.core_kind(v));
         let link_put = is_link_put(exp, lanes, v);
         for local in cores.filter(|&l| on_lane(prof, lanes, rank * prof.cores_per_rank() + l) == link_put) {
@@ -206,7 +217,7 @@ fn assert_work_conserving(exp: &Expanded, prof: &MachineProfile, p: &Placement, 
             // The end of the busy stretch of `core` that began at or before `ready`.
             let mut busy_until = ready;
             for &w in p.queues.row(core) {
-                let (s, f) = (p.start_ns[w as usize], p.finish_ns[w as usize]);
+                let (s, f) = (p.start_ns[NodeId::new(w)], p.finish_ns[NodeId::new(w)]);
                 if busy_until >= start {
                     break;
                 }

@@ -85,8 +85,8 @@ fn improve_without_tolerance(setup: &Setup, first: Pass, skipped: &mut usize) ->
     for _ in 0..IMPROVEMENT_ROUNDS {
         stopped |= best.makespan_ns() - bound < best.makespan_ns() / IMPROVEMENT_TOLERANCE;
         *skipped += usize::from(stopped);
-        let back = setup.pass(Direction::Backward, best.finish_ns.clone());
-        let next = setup.pass(Direction::Forward, back.finish_ns);
+        let back = setup.pass(Direction::Backward, best.finish_ns.clone().into_vec());
+        let next = setup.pass(Direction::Forward, back.finish_ns.into_vec());
         if next.makespan_ns() >= best.makespan_ns() {
             break;
         }

@@ -8,7 +8,7 @@ fn fork_runs_on_both_vector_cores_after_the_matmul() {
     // One rank: core 0 = AIC, cores 1 and 2 = AIV. Node 0 (AIC) feeds nodes 1 and 2 (AIV).
     let exp = expanded(1, &[(AIC, 1, W), (AIV, 2, W)], &[(0, 1), (0, 2)]);
     let p = list_schedule(&exp, &profile(1, 2, 1), &UnitCost);
-    assert_eq!(p.core_of, vec![0, 1, 2]);
+    assert_eq!(p.core_of.values().map(|c| c.raw()).collect::<Vec<_>>(), vec![0, 1, 2]);
     assert_eq!(p.position, vec![0, 0, 0]);
     assert_eq!(p.start_ns, vec![0, 1, 1]);
     assert_eq!(p.finish_ns, vec![1, 2, 2]);
@@ -38,7 +38,7 @@ fn a_node_waiting_for_its_inputs_does_not_hold_up_ready_work() {
     // behind it at 33.)
     let exp = expanded(1, &[(AIC, 2, W), (AIV, 2, W)], &[(0, 2), (1, 2)]);
     let p = list_schedule(&exp, &profile(1, 1, 1), &TenAndEdges);
-    assert_eq!(p.core_of, vec![0, 0, 1, 1]);
+    assert_eq!(p.core_of.values().map(|c| c.raw()).collect::<Vec<_>>(), vec![0, 0, 1, 1]);
     assert_eq!(p.start_ns, vec![0, 10, 23, 0]);
     assert_eq!(p.finish_ns, vec![10, 20, 33, 10]);
     assert_eq!(rows(&p.queues), vec![vec![0, 1], vec![3, 2]]);
@@ -106,11 +106,11 @@ fn same_core_predecessor_costs_no_edge_and_cross_rank_costs_more() {
     // Rank 0's node 0 also feeds rank 1's node 3 (a put and its remote reader).
     let exp = expanded(2, &[(AIV, 2, W)], &[(0, 1), (2, 3), (0, 3)]);
     let p = list_schedule(&exp, &profile(1, 1, 2), &TenAndEdges);
-    assert_eq!(p.core_of, vec![1, 1, 3, 3]);
+    assert_eq!(p.core_of.values().map(|c| c.raw()).collect::<Vec<_>>(), vec![1, 1, 3, 3]);
     // Node 1 follows node 0 on its own core: no edge cost.
-    assert_eq!((p.start_ns[1], p.finish_ns[1]), (10, 20));
+    assert_eq!((p.start_ns[NodeId::new(1)], p.finish_ns[NodeId::new(1)]), (10, 20));
     // Node 3 waits for node 2 (same core, 10) and node 0 (other rank, 10 + 7).
-    assert_eq!((p.start_ns[3], p.finish_ns[3]), (17, 27));
+    assert_eq!((p.start_ns[NodeId::new(3)], p.finish_ns[NodeId::new(3)]), (17, 27));
     assert_eq!(p.makespan_ns, 27);
 }
 
@@ -135,7 +135,7 @@ fn equally_urgent_puts_go_out_in_rank_rotated_order() {
         assert_eq!(dsts, expected, "rank {rank}");
     }
     for slot in 0..4u64 {
-        let mut dsts: Vec<u32> = (0..16u32).filter(|&v| p.start_ns[v as usize] == slot).map(|v| v % 4).collect();
+        let mut dsts: Vec<u32> = (0..16u32).filter(|&v| p.start_ns[NodeId::new(v)] == slot).map(|v| v % 4).collect();
         dsts.sort_unstable();
         assert_eq!(dsts, vec![0, 1, 2, 3], "slot {slot}");
     }
@@ -183,8 +183,8 @@ fn with_a_shared_link_a_rank_streams_its_puts_on_a_few_dedicated_vector_cores() 
     let rank0: Vec<Vec<u32>> = vec![vec![], vec![0, 6], vec![4, 5], vec![1], vec![2, 3]];
     let expected: Vec<Vec<u32>> = rank0.iter().cloned().chain(rank0.iter().map(|r| shift(r, 7))).collect();
     assert_eq!(rows(&p.queues), expected);
-    assert_eq!(&p.start_ns[..7], &[0, 0, 0, 22, 0, 10, 17]);
-    assert_eq!(&p.finish_ns[..7], &[17, 22, 22, 44, 10, 20, 27]);
+    assert_eq!(&p.start_ns.as_slice()[..7], &[0, 0, 0, 22, 0, 10, 17]);
+    assert_eq!(&p.finish_ns.as_slice()[..7], &[17, 22, 22, 44, 10, 20, 27]);
     assert_eq!(p.makespan_ns, 44);
     assert_valid(&exp, &prof, &p, &cost);
     assert_work_conserving(&exp, &prof, &p, &cost);
@@ -204,7 +204,7 @@ fn lanes_leave_a_vector_core_for_other_work_and_need_two() {
     let cost = LinkCost { link: 100, stream: 1, edge: 0 };
     let p = list_schedule(&exp, &profile(1, 2, 2), &cost);
     assert_eq!(&rows(&p.queues)[..3], &[vec![], vec![0, 4, 5, 6], vec![1, 2, 3]]);
-    assert_eq!(p.finish_ns[3], 3 * 62);
+    assert_eq!(p.finish_ns[NodeId::new(3)], 3 * 62);
     assert_valid(&exp, &profile(1, 2, 2), &p, &cost);
     // With a single vector core there is no lane: everything runs there, puts charged alone.
     let p = list_schedule(&exp, &profile(1, 1, 2), &cost);
@@ -259,7 +259,7 @@ fn lanes_send_round_by_round_when_every_destination_takes_as_long_and_by_priorit
     for r in 0..3u32 {
         assert_eq!(p.queues.row(3 * r + 2), &[3 * r, 3 * r + 1], "rank {r}'s lane");
     }
-    assert_eq!((&p.start_ns[..3], &p.finish_ns[..3]), (&[0, 17, 34][..], &[17, 34, 134][..]));
+    assert_eq!((&p.start_ns.as_slice()[..3], &p.finish_ns.as_slice()[..3]), (&[0, 17, 34][..], &[17, 34, 134][..]));
     assert_valid(&exp, &prof, &p, &cost);
     // The second put expected to take half as long (8): the destinations' loads differ, the
     // rounds would drift apart, and the lane goes by priority: put 1 [0, 8], put 0 [8, 25],
@@ -269,7 +269,7 @@ fn lanes_send_round_by_round_when_every_destination_takes_as_long_and_by_priorit
     for r in 0..3u32 {
         assert_eq!(p.queues.row(3 * r + 2), &[3 * r + 1, 3 * r], "rank {r}'s lane");
     }
-    assert_eq!((&p.start_ns[..3], &p.finish_ns[..3]), (&[8, 0, 8][..], &[25, 8, 108][..]));
+    assert_eq!((&p.start_ns.as_slice()[..3], &p.finish_ns.as_slice()[..3]), (&[8, 0, 8][..], &[25, 8, 108][..]));
     assert_valid(&exp, &prof, &p, &cost);
     assert_work_conserving(&exp, &prof, &p, &cost);
 }
