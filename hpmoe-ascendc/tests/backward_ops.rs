@@ -8,31 +8,15 @@
 
 mod common;
 
+use common::emulated::{self, kernel_of};
 use common::taskflows::{backward_matmuls, backward_vector_ops};
-use hpmoe_ascendc::emulator::{EmulateError, Emulation};
+use hpmoe_ascendc::emulator::EmulateError;
 use hpmoe_ascendc::{EmitErrorKind, KernelFiles, emit};
 use hpmoe_core::model::{CoreKind::*, DType, MachineProfile, Taskflow};
-use hpmoe_core::schedule::SimpleCost;
-use hpmoe_host::exec::{Executor, Inputs, OpImpls, RunOptions};
 
-fn kernel_of(tf: &Taskflow) -> (hpmoe_core::Compiled, KernelFiles) {
-    let compiled = hpmoe_core::compile_with(tf, &SimpleCost::default(), &hpmoe_core::CompileOptions::default())
-        .unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
-    let kernel = emit(tf, &compiled).unwrap_or_else(|e| panic!("{e}"));
-    (compiled, kernel)
-}
-
-/// Runs `kernel` on the emulator; every tensor of every rank must equal the host executor's run.
+/// [`emulated::equals_executor`] with this file's input seed.
 fn equals_executor(tf: &Taskflow, compiled: &hpmoe_core::Compiled, kernel: &KernelFiles) -> Result<(), EmulateError> {
-    let Some(options) = common::emulator_options() else { return Ok(()) };
-    let inputs = Inputs::random(tf, 11);
-    let run = Emulation::build(kernel, &options)?.run(tf, &inputs)?;
-    let host = Executor::for_compiled(tf, compiled, &OpImpls::builtin()).unwrap();
-    let host = host.run(&inputs, &RunOptions::default()).unwrap();
-    if let Some(d) = run.first_difference(&host.snapshot) {
-        panic!("{}: the emulated kernel and the host executor differ: {d}", tf.name);
-    }
-    Ok(())
+    emulated::equals_executor(tf, compiled, kernel, 11)
 }
 
 #[test]

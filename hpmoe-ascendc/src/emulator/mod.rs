@@ -163,8 +163,10 @@ impl KernelSources {
         let cpp = program
             .kernel_source
             .map_err(|why| EmulateError::Input(format!("`{}` has no kernel: {why}", program.name)))?;
-        let table = program.table().map_err(|e| EmulateError::Input(e.to_string()))?;
+        // Unpacked once: the blob the launcher uploads, and decoded from it the table.
         let table_bin = program.table_bytes().map_err(|e| EmulateError::Input(e.to_string()))?;
+        let table = ScheduleTable::from_bytes(&table_bin)
+            .map_err(|e| EmulateError::Input(hpmoe_core::dsl::ProgramError::Table(e).to_string()))?;
         Ok(KernelSources {
             name: crate::emit::names::identifier(program.name),
             cpp: cpp.to_string(),

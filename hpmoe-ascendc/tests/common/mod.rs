@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod decl_cases;
+pub mod emulated;
 pub mod taskflows;
 
 use hpmoe_ascendc::check::SyntaxCheck;

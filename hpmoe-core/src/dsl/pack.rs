@@ -95,7 +95,7 @@ pub enum UnpackError {
     /// Bytes follow the sequence that completed the output.
     Trailing {
         /// How many bytes follow.
-        at: usize,
+        extra: usize,
     },
 }
 
@@ -111,7 +111,7 @@ impl fmt::Display for UnpackError {
             UnpackError::Offset { at, offset } => {
                 write!(f, "the match at byte {at} points {offset} bytes back, before the start of the output")
             }
-            UnpackError::Trailing { at } => write!(f, "{at} bytes follow the end of the packed data"),
+            UnpackError::Trailing { extra } => write!(f, "{extra} bytes follow the end of the packed data"),
         }
     }
 }
@@ -162,7 +162,7 @@ pub fn unpack(packed: &[u8]) -> Result<Vec<u8>, UnpackError> {
         }
     }
     if r.at != packed.len() {
-        return Err(UnpackError::Trailing { at: packed.len() - r.at });
+        return Err(UnpackError::Trailing { extra: packed.len() - r.at });
     }
     Ok(unshuffle(&out, usize::from(stride)))
 }
@@ -372,7 +372,7 @@ mod tests {
         // Bytes after the end.
         let mut trailing = pack(b"abcdefgh");
         trailing.push(0);
-        assert_eq!(unpack(&trailing), Err(UnpackError::Trailing { at: 1 }));
+        assert_eq!(unpack(&trailing), Err(UnpackError::Trailing { extra: 1 }));
         // An overlong varint.
         let mut varint = MAGIC.to_vec();
         varint.extend([0xff; 11]);

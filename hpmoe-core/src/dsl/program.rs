@@ -162,8 +162,13 @@ impl Program {
     /// The table's flag plan, decoded for the host executor
     /// (`hpmoe_host::exec::Executor::with_flags`).
     pub fn flag_plan(&self) -> Result<crate::schedule::FlagPlan, ProgramError> {
-        let table = self.table()?;
-        crate::schedule::flags::decode_plan(self.flags_bytes, &table).map_err(ProgramError::Flags)
+        self.flag_plan_of(&self.table()?)
+    }
+
+    /// [`Program::flag_plan`] for a table already decoded by [`Program::table`] (which unpacks
+    /// and validates the whole table; callers that need both decode it once).
+    pub fn flag_plan_of(&self, table: &ScheduleTable) -> Result<crate::schedule::FlagPlan, ProgramError> {
+        crate::schedule::flags::decode_plan(self.flags_bytes, table).map_err(ProgramError::Flags)
     }
 
     /// Runs the instance of family `family` at `coords` on `ctx` (see [`TileFn`]).

@@ -156,13 +156,13 @@ impl Executor {
     }
 
     /// Runs a `#[taskflow]` program's table with its flag plan: the table and plan the macro
-    /// embedded (`table_bytes`, `flags_bytes`), its IR, and the op bodies of `impls` (usually
+    /// embedded (`table_bytes()`, `flags_bytes`), its IR, and the op bodies of `impls` (usually
     /// [`OpImpls::for_program`]).
     pub fn for_program(program: &hpmoe_core::dsl::Program, impls: &OpImpls) -> Result<Executor, ExecError> {
         let setup = |e: hpmoe_core::dsl::ProgramError| ExecError::Setup(e.to_string());
         let tf = program.taskflow().map_err(setup)?;
         let table = program.table().map_err(setup)?;
-        let flags = program.flag_plan().map_err(setup)?;
+        let flags = program.flag_plan_of(&table).map_err(setup)?;
         Executor::with_flags(&tf, &table, &flags, impls)
     }
 
