@@ -4,7 +4,7 @@
 //! `recv` (the dispatched rows `X`), `h` (GMM1's `[g | u]`), `act` (SwiGLU's output `A`) and
 //! `back` (the expert outputs `Y` in send-slot order) — the backward computes, on balanced
 //! routing (the layout of [`crate::moe`], `S` rows per source, `B` per block, `M = R·S/B`
-//! blocks per expert):
+//! blocks per expert; natural routing and INT8 dispatch below):
 //!
 //! | family | core | grid | what |
 //! |---|---|---|---|
@@ -38,6 +38,27 @@
 //! (`R·S/B` times); with `W = R·S` ([`MoeShape::with_whole_expert_wgrad`], the DeepSeek-V3
 //! shapes) each gradient is written once and an expert's weight-gradient tiles wait for all
 //! its rows, interleaving with other experts' data-gradient tiles on the AICs instead.
+//!
+//! # Natural routing
+//!
+//! Under [`Routing::Natural`] a token's rows sit wherever the routing put them and a slot's
+//! rows past its run-time count were never sent. The families keep their names; what changes:
+//! `scale_dout` runs per send block `(dst, e, b)`, guarded by `send_counts` like the forward's
+//! dispatch, and fills each slot row from the choice it carries (`gather_scale_rows_repeat` by
+//! the input `choice_of` `[R·E·C]`, the inverse of `slot_of`; padding rows get zeros);
+//! `combine_bwd`, `gmm2_dgrad`, `swiglu_bwd`, `gmm1_dgrad` and `dispatch_bwd` are guarded per
+//! block by the counts, on the forward's `(e, src, b)` blocks; `weights_grad` and `sum_bwd`
+//! gather by `slot_of` (`gather_row_dot_topk`, `gather_sum_topk`); the weight gradients are
+//! zeroed (`*_zero`, AIV) and summed block by block by one guarded chain (see
+//! `add_natural_weight_gradient`), [`MoeShape::wgrad_rows`] unused. The backward
+//! alone takes `send_counts`, `slot_of` and `recv_counts` (the forward's announced counts) as
+//! inputs besides the saved tensors.
+//!
+//! # INT8 dispatch
+//!
+//! GMM1 multiplied the dequantised rows `xin`, so `dW13 = Xᵀ·dH` reads those: the backward
+//! alone takes `xin` ([`MoeShape::gmm1_input_name`]) as its saved input instead of `recv`, the
+//! training step reads the forward's own.
 //!
 //! [`Pass::TrainingStep`] declares the forward and then the backward in one taskflow: the
 //! backward reads the forward's own `recv`, `h`, `act` and `back`, so each backward tile waits
@@ -123,8 +144,9 @@ impl MoeShape {
     /// The taskflow of `pass`.
     ///
     /// # Errors
-    /// If the shape is invalid, or (backward and training step) not balanced or with a row
-    /// block that is not a multiple of `top_k`.
+    /// If the shape is invalid, or (backward and training step, balanced routing) its
+    /// `wgrad_rows` does not divide the rows per expert or its row block is not a multiple of
+    /// `top_k`.
     pub fn pass_taskflow(&self, pass: Pass) -> Result<Taskflow, String> {
         match pass {
             Pass::Forward => self.taskflow(),
@@ -211,7 +233,7 @@ impl MoeShape {
     /// `name` (grid `(e, n)`) writes the first group of [`MoeShape::wgrad_rows`] rows'
     /// product (`matmul_tn`); if an expert receives more rows, `{name}_acc` (grid `(e, m, n)`)
     /// adds group `m + 1`'s (`matmul_tn_accumulate`), instance `m` after `m − 1`: one order.
-    /// Under natural routing see [`MoeShape::add_natural_weight_gradient`].
+    /// Under natural routing see `add_natural_weight_gradient`.
     fn add_weight_gradient(
         &self,
         tf: &mut Taskflow,
