@@ -571,7 +571,8 @@ mod tests {
         // gmm2_dgrad(e=0, src=1, b=2, n=0) on rank 0: the one put carrying block 2 of rank 1's slot.
         assert_eq!(preds(&tf, "gmm2_dgrad", (3 + 2) * 2), ["combine_bwd(dst=0, e=0, b=2) on rank 1"]);
         // combine_bwd(dst=1, e=0, b=1): the scaled rows of its block only.
-        assert_eq!(preds(&tf, "combine_bwd", (2 + 0) * 3 + 1), ["scale_dout(dst=1, e=0, b=1) on rank 0"]);
+        // (local index (dst·E + e)·3 + b)
+        assert_eq!(preds(&tf, "combine_bwd", 2 * 3 + 1), ["scale_dout(dst=1, e=0, b=1) on rank 0"]);
         // gmm1_wgrad_acc(e=0, src=1, b=0, n=0): its block's dH columns (one SwiGLU tile), the
         // zeroed gradient, and the chain's previous link (src=0, b=2).
         assert_eq!(
