@@ -515,7 +515,14 @@ impl MoeShape {
                 }
             }
         });
-        backward::LayerTensors { w13, w2, weights, recv, h: hbuf, act, back }
+        // The backward multiplies the rows GMM1 multiplied: the dequantised ones under INT8 dispatch.
+        let recv = gmm1_input.clone();
+        let natural = counts.map(|(send_counts, slot_of, recv_counts)| backward::NaturalTensors {
+            send_counts,
+            slot_of,
+            recv_counts,
+        });
+        backward::LayerTensors { w13, w2, weights, recv, h: hbuf, act, back, natural }
     }
 }
 
