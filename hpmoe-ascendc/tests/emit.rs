@@ -6,14 +6,13 @@
 mod common;
 
 use common::taskflows::{all_ops, backward_matmuls, backward_vector_ops, guarded, small};
-use common::{gxx, syntax_check, temp_dir};
+use common::{syntax_check, temp_dir};
 use expect_test::expect_file;
-use hpmoe_ascendc::{EmitErrorKind, EmitOptions, FlagPolicy, KernelFiles, emit, emit_with};
+use hpmoe_ascendc::{EmitErrorKind, EmitOptions, FlagPolicy, emit, emit_with};
 use hpmoe_core::model::{CoreKind, DType, MachineProfile, Taskflow};
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_core::table::ScheduleTable;
 use hpmoe_host::moe::MoeShape;
-use std::path::Path;
 
 /// Compiled with hardware flags (the default of a plan).
 fn compile(tf: &Taskflow) -> hpmoe_core::Compiled {
