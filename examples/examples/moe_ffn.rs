@@ -56,7 +56,7 @@
 //! as much CPU as the rest of that sweep), in a table of their own and under `backward` and
 //! `training_step` in each EP's JSON object; their kernels (`moe_ffn_backward.cpp`,
 //! `moe_ffn_training_step.cpp`) go beside the others. They are measured on a second thread
-//! (which then runs the emulator checks) while the first measures the forward sweep. The host
+//! (which then simulates the all-to-all alone and runs the emulator checks) while the first measures the forward sweep. The host
 //! checks run `tiny(2)`'s and `tiny(4)`'s backward and training step against
 //! `moe_backward_reference` (and the step's `out` against `moe_reference`), the emulator checks
 //! `tiny(2)`'s kernels. At EP 8 the job draws the forward's and the training step's SVG

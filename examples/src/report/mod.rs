@@ -4,7 +4,7 @@
 //! EP 8), simulate the all-to-all alone at each EP to print its effective bandwidth beside the
 //! measured A3 table, then run the scaled-down host checks and print the results tables (or
 //! `--json`). A job with a [`Training`] also measures the layer's backward and training step,
-//! on a second thread that then runs the emulator checks.
+//! on a second thread that then simulates the all-to-all alone and runs the emulator checks.
 //!
 //! `moe_ffn` (the main job) and `moe_ffn_shared` (the custom variant) differ only in their
 //! [`Job`]: the taskflow, the emission options (a user op's header), and the host checks.
@@ -55,7 +55,7 @@ pub type PassFn<'a> = dyn Fn(Pass, u32, u64) -> Result<Taskflow, ExampleError> +
 pub type HostCheckFn<'a> = dyn Fn(&CostProfile) -> Result<HostCheck, ExampleError> + 'a;
 
 /// Runs one emulator check under a cost profile: `Ok(None)` when the emulator cannot run here
-/// (no C++ compiler). `Sync`: a job with a [`Training`] runs them on its second thread.
+/// (no C++ compiler). `Sync`: they run on the job's second thread, beside the forward sweep.
 pub type EmulatorCheckFn<'a> = dyn Fn(&CostProfile) -> Result<Option<HostCheck>, ExampleError> + Sync + 'a;
 
 /// One scaled-down configuration a check runs, `F` the check ([`HostCheckFn`] or
@@ -181,9 +181,9 @@ impl std::fmt::Debug for Variant<'_> {
 
 /// The layer's backward and training step (forward and backward as one taskflow), measured at
 /// every EP beside its forward, each against its own kernel-by-kernel baseline and bound, and
-/// printed as a table of their own. They are measured on a second thread (which then runs the
-/// emulator checks) while the first measures the forward sweep and runs the host checks: the
-/// two share nothing but the output folder.
+/// printed as a table of their own. They are measured on a second thread (which then simulates
+/// the all-to-all alone and runs the emulator checks) while the first measures the forward sweep
+/// and runs the host checks: the two share nothing but the output folder.
 pub struct Training<'a> {
     /// Lines before its table: what the passes are.
     pub header: &'a [&'a str],
@@ -363,8 +363,8 @@ pub fn run_with(job: &Job<'_>, args: Vec<String>) -> Result<bool, ExampleError> 
     let setup = Setup { tokens, profile: &profile, out_dir: &out_dir, json_tables, routed_all, started, readme_assets };
     let training_all = opts.flag("--training-all");
     // Two threads (the schedulers and simulators are single-threaded): the backward and the
-    // training step, then the emulator checks, on one; the forward sweep, the network and the
-    // host checks on the other.
+    // training step, the network and the emulator checks on one; the forward sweep and the host
+    // checks on the other (the longer: about as long as the whole job was without the backward).
     let (rows, network, passes, host, emulator) = std::thread::scope(|scope| {
         let second = {
             let (training, emit, checks) = (job.training.as_ref(), &job.emit, &job.emulator_checks);
@@ -375,27 +375,25 @@ pub fn run_with(job: &Job<'_>, args: Vec<String>) -> Result<bool, ExampleError> 
                     eps.map(|&ep| Ok((ep, measure_passes(emit, training, ep, setup)?)))
                         .collect::<Result<Vec<_>, ExampleError>>()
                 });
+                let network =
+                    EPS.iter().map(|&ep| AllToAllRow::measure(ep, tokens, profile)).collect::<Result<Vec<_>, _>>();
+                eprintln!(
+                    "[network] simulated the all-to-all alone at every EP ({:.1} s)",
+                    started.elapsed().as_secs_f64()
+                );
                 let emulator = run_emulator_checks(checks, profile);
-                (passes, emulator, thread_cpu_s())
+                (passes, network, emulator, thread_cpu_s())
             })
         };
         let forward = EPS.iter().map(|&ep| measure(job, ep, &setup)).collect::<Result<Vec<_>, _>>();
-        let network = forward.is_ok().then(|| {
-            let network =
-                EPS.iter().map(|&ep| AllToAllRow::measure(ep, tokens, &profile)).collect::<Result<Vec<_>, _>>();
-            eprintln!(
-                "[network] simulated the all-to-all alone at every EP ({:.1} s)",
-                started.elapsed().as_secs_f64()
-            );
-            network
-        });
         let host = host_checks(job, &profile);
         let first_cpu = thread_cpu_s();
-        let (passes, emulator, second_cpu) = second.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let (passes, network, emulator, second_cpu) =
+            second.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (forward, network, passes.map(|p| (p, [first_cpu, second_cpu])), host, emulator)
     });
     let mut rows = rows?;
-    let network = network.unwrap_or_else(|| Ok(Vec::new()))?;
+    let network = network?;
     let mut cpu = String::new();
     if let Some((passes, [first, second])) = passes {
         for (ep, passes) in passes? {
@@ -405,8 +403,9 @@ pub fn run_with(job: &Job<'_>, args: Vec<String>) -> Result<bool, ExampleError> 
         }
         if let (Some(first), Some(second)) = (first, second) {
             cpu = format!(
-                " (CPU time of the forward sweep and host checks' thread {first:.1} s, of the backward and \
-                 emulator checks' {second:.1} s, g++ not included: on two free cores the job takes about the longer)"
+                " (CPU time of the forward sweep and host checks' thread {first:.1} s, of the backward, network \
+                 and emulator checks' {second:.1} s, g++ not included: on two free cores the job takes about the \
+                 longer)"
             );
         }
     }
