@@ -52,8 +52,8 @@
 //!
 //! Backward and training step (issue 12): `MoeShape::pass_taskflow(Pass::Backward |
 //! Pass::TrainingStep)` of the same layer, each against its own kernel-by-kernel baseline and
-//! bound, at EP 8–64 (every EP with `--training-all`; EP 128's training step alone costs about
-//! as much CPU as the rest of that sweep), in a table of their own and under `backward` and
+//! bound, at EP 8–64 (every EP with `--training-all`; EP 128's backward and training step cost
+//! more CPU than EP 8–64's together), in a table of their own and under `backward` and
 //! `training_step` in each EP's JSON object; their kernels (`moe_ffn_backward.cpp`,
 //! `moe_ffn_training_step.cpp`) go beside the others. They are measured on a second thread
 //! (which then simulates the all-to-all alone and runs the emulator checks) while the first measures the forward sweep. The host
@@ -180,7 +180,7 @@ fn main() -> ExitCode {
                 "output gradient and the forward's saved activations to dX, dW13, dW2 and the routing weights' gradient,",
                 "each expert's weight gradients summed in one tile per column block; the training step: the forward",
                 "and the backward as one taskflow and one schedule, the backward starting on a rank once its output is",
-                "complete; EP 8-64 by default, every EP with --training-all (EP 128 alone costs as much as the rest):",
+                "complete; EP 8-64 by default, every EP with --training-all (EP 128 costs more than the rest):",
             ],
             taskflow: &pass,
             eps: &[8, 16, 32, 64],

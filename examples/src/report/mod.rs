@@ -190,8 +190,8 @@ pub struct Training<'a> {
     /// Builds the taskflow of [`Pass::Backward`] or [`Pass::TrainingStep`] at `(ep, tokens)`.
     pub taskflow: &'a PassFn<'a>,
     /// The EPs measured by default (every EP with `--training-all`): the training step has
-    /// three times the forward's instances, and at EP 128 alone it costs about as much CPU as
-    /// the rest of the backward sweep.
+    /// three times the forward's instances, and EP 128's backward and training step cost more
+    /// CPU than EP 8–64's together.
     pub eps: &'a [u32],
 }
 
