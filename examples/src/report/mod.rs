@@ -180,7 +180,7 @@ impl std::fmt::Debug for Variant<'_> {
 }
 
 /// The layer's backward and training step (forward and backward as one taskflow), measured at
-/// every EP beside its forward, each against its own kernel-by-kernel baseline and bound, and
+/// its EPs beside its forward, each against its own kernel-by-kernel baseline and bound, and
 /// printed as a table of their own. They are measured on a second thread (which then simulates
 /// the all-to-all alone and runs the emulator checks) while the first measures the forward sweep
 /// and runs the host checks: the two share nothing but the output folder.
@@ -221,7 +221,7 @@ pub struct Job<'a> {
     pub routed: Option<Routed<'a>>,
     /// The layer with another option, measured at every EP (the main job's INT8 dispatch).
     pub variant: Option<Variant<'a>>,
-    /// The layer's backward and training step, measured at every EP (the main job's).
+    /// The layer's backward and training step, measured at their EPs (the main job's: 8–64).
     pub training: Option<Training<'a>>,
     /// Whether the job's EP 8 timelines are the README's images (the main job's only): run with
     /// [`README_SETTINGS`], it refreshes their committed copies under [`ASSETS`].

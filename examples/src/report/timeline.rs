@@ -70,6 +70,46 @@ mod tests {
         assert_eq!(asset_name("moe_ffn_int8"), None);
     }
 
+    /// The taskflow makespan in a timeline's first panel title, rounded to µs as the README
+    /// writes it (`32 039`).
+    fn makespan_us(svg: &str) -> String {
+        let title = "taskflow (one kernel): ";
+        let start = svg.find(title).expect("a taskflow panel") + title.len();
+        let us: f64 = svg[start..].split(' ').next().unwrap().parse().unwrap();
+        let digits = format!("{:.0}", us);
+        let mut grouped = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                grouped.push(' ');
+            }
+            grouped.push(c);
+        }
+        grouped
+    }
+
+    /// The README's table cell in column `column` of the first row whose cells start with `first`.
+    fn readme_cell(readme: &str, first: &[&str], column: usize) -> String {
+        let row = readme
+            .lines()
+            .map(|l| l.split('|').map(str::trim).collect::<Vec<_>>())
+            .find(|cells| cells.len() > column && cells[1..].starts_with(first))
+            .unwrap_or_else(|| panic!("a README table row starting with {first:?}"));
+        row[column].to_string()
+    }
+
+    /// The committed pictures and the README's figures come from the same run of the main job:
+    /// a table re-generated without its picture (or the reverse) fails here.
+    #[test]
+    fn the_committed_timelines_match_the_readme_figures() {
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let readme = std::fs::read_to_string(workspace.join("README.md")).unwrap();
+        let svg = |kernel| std::fs::read_to_string(workspace.join(asset_name(kernel).unwrap())).unwrap();
+        // First table: | EP | kernel-by-kernel µs | taskflow µs | ...
+        assert_eq!(makespan_us(&svg("moe_ffn")), readme_cell(&readme, &["8"], 3));
+        // Training table: | EP | pass | kernel-by-kernel µs | taskflow µs | ...
+        assert_eq!(makespan_us(&svg("moe_ffn_training_step")), readme_cell(&readme, &["8", "training step"], 4));
+    }
+
     #[test]
     fn the_committed_timelines_exist_and_are_named_in_the_readme() {
         let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
