@@ -1,13 +1,14 @@
 //! The main job: schedule the DeepSeek-V3 routed-expert MoE-FFN layer (H 7168, I 2048,
-//! 256 experts, top-8, 4096 tokens per rank) at EP 8, 16, 32, 64 and 128, simulate each schedule
-//! against the kernel-by-kernel baseline, write each EP's AscendC kernel and schedule
-//! tables (and a Chrome trace at EP 8), run the scaled-down layer on the host executor
-//! against a naive reference, and print the results.
+//! 256 experts, top-8, 4096 tokens per rank) at EP 8, 16, 32, 64 and 128 — its forward, and its
+//! backward and training step at EP 8–64 — simulate each schedule against the kernel-by-kernel
+//! baseline, write each EP's AscendC kernels and schedule tables (and Chrome traces and SVG
+//! timelines at EP 8), run the scaled-down layers on the host executor and their generated
+//! kernels on the CPU emulator against plain-loop references, and print the results.
 //!
 //! ```sh
 //! cargo run --release -p hpmoe-examples --example moe_ffn [-- --out DIR] [--tokens N] [--json] [--json-tables]
 //!                                                          [--profile ascend_a3_die|ascend910b|FILE.toml|FILE.json]
-//!                                                          [--routed-all]
+//!                                                          [--routed-all] [--training-all]
 //! ```
 //!
 //! Each EP's folder gets the kernel as `hpmoe_ascendc::emit` writes it: `moe_ffn.cpp`,
@@ -49,14 +50,29 @@
 //! at every EP, in a table of its own and under `int8` in each EP's JSON object; its kernel is
 //! `moe_ffn_int8.cpp` beside the others. The host and emulator checks run it at the tiny shapes.
 //!
+//! Backward and training step (issue 12): `MoeShape::pass_taskflow(Pass::Backward |
+//! Pass::TrainingStep)` of the same layer, each against its own kernel-by-kernel baseline and
+//! bound, at EP 8–64 (every EP with `--training-all`; EP 128's backward and training step cost
+//! more CPU than EP 8–64's together), in a table of their own and under `backward` and
+//! `training_step` in each EP's JSON object; their kernels (`moe_ffn_backward.cpp`,
+//! `moe_ffn_training_step.cpp`) go beside the others. They are measured on a second thread
+//! (which then simulates the all-to-all alone and runs the emulator checks) while the first measures the forward sweep. The host
+//! checks run `tiny(2)`'s and `tiny(4)`'s backward and training step against
+//! `moe_backward_reference` (and the step's `out` against `moe_reference`), the emulator checks
+//! `tiny(2)`'s kernels. At EP 8 the job draws the forward's and the training step's SVG
+//! timelines; run with the default tokens and profile it refreshes the README's copies in
+//! `examples/assets/`.
+//!
 //! The loop over EPs and the printing live in `hpmoe_examples::report`, shared with the custom
 //! variant `moe_ffn_shared`; this file says which layer and which host checks.
 
 use hpmoe_examples::report::{
-    self, EmulatorConfig, HostConfig, Job, PLAN_SAMPLES, ROUTING_SEED, Routed, RoutedLayer, Variant,
+    self, EmulatorConfig, HostConfig, Job, PLAN_SAMPLES, ROUTING_SEED, Routed, RoutedLayer, Training, Variant,
 };
-use hpmoe_examples::{ExampleError, moe_emulator_check, moe_host_check};
-use hpmoe_host::moe::{DispatchPrecision, MoeShape};
+use hpmoe_examples::{
+    ExampleError, moe_backward_emulator_check, moe_backward_host_check, moe_emulator_check, moe_host_check,
+};
+use hpmoe_host::moe::{DispatchPrecision, MoeShape, Pass};
 use std::process::ExitCode;
 
 /// The scaled-down layers the host executor runs.
@@ -85,8 +101,18 @@ fn tiny_layers(ranks: u32) -> [(String, String, MoeShape); 4] {
     ]
 }
 
+/// The backward and the training step of the scaled-down layer at `ranks`, as (short name,
+/// description, shape, pass).
+fn tiny_passes(ranks: u32) -> [(String, String, MoeShape, Pass); 2] {
+    [Pass::Backward, Pass::TrainingStep].map(|pass| {
+        let name = format!("tiny({ranks}) {}", pass.name());
+        (name, format!("MoeShape::tiny({ranks}).pass_taskflow(Pass::{pass:?})"), MoeShape::tiny(ranks), pass)
+    })
+}
+
 fn main() -> ExitCode {
     let taskflow = |ep, tokens| MoeShape::deepseek_v3(ep, tokens).taskflow().map_err(ExampleError::Shape);
+    let pass = |pass, ep, tokens| MoeShape::deepseek_v3(ep, tokens).pass_taskflow(pass).map_err(ExampleError::Shape);
     let int8 = |ep, tokens| {
         MoeShape::deepseek_v3(ep, tokens).with_dispatch(DispatchPrecision::Int8).taskflow().map_err(ExampleError::Shape)
     };
@@ -99,6 +125,26 @@ fn main() -> ExitCode {
                 run: Box::new(move |profile| moe_host_check(&shape, profile, ROUTING_SEED)),
             })
         })
+        .chain(HOST_CHECK_RANKS.iter().flat_map(|&ranks| {
+            tiny_passes(ranks).map(|(name, description, shape, pass)| HostConfig {
+                name,
+                description,
+                run: Box::new(move |profile| moe_backward_host_check(&shape, pass, profile, ROUTING_SEED)),
+            })
+        }))
+        .collect();
+    let emulator_checks = tiny_layers(2)
+        .map(|(name, description, shape)| EmulatorConfig {
+            name,
+            description,
+            run: Box::new(move |profile| moe_emulator_check(&shape, profile, ROUTING_SEED)),
+        })
+        .into_iter()
+        .chain(tiny_passes(2).map(|(name, description, shape, pass)| EmulatorConfig {
+            name,
+            description,
+            run: Box::new(move |profile| moe_backward_emulator_check(&shape, pass, profile, ROUTING_SEED)),
+        }))
         .collect();
     report::main(&Job {
         title: "DeepSeek-V3 MoE-FFN layer",
@@ -128,13 +174,19 @@ fn main() -> ExitCode {
             ],
             taskflow: &int8,
         }),
+        training: Some(Training {
+            header: &[
+                "backward and training step (MoeShape::pass_taskflow; balanced routing, BF16): the backward from the",
+                "output gradient and the forward's saved activations to dX, dW13, dW2 and the routing weights' gradient,",
+                "each expert's weight gradients summed in one tile per column block; the training step: the forward",
+                "and the backward as one taskflow and one schedule, the backward starting on a rank once its output is",
+                "complete; EP 8-64 by default, every EP with --training-all (EP 128 costs more than the rest):",
+            ],
+            taskflow: &pass,
+            eps: &[8, 16, 32, 64],
+        }),
+        readme_timelines: true,
         host_checks,
-        emulator_checks: tiny_layers(2)
-            .map(|(name, description, shape)| EmulatorConfig {
-                name,
-                description,
-                run: Box::new(move |profile| moe_emulator_check(&shape, profile, ROUTING_SEED)),
-            })
-            .into(),
+        emulator_checks,
     })
 }

@@ -58,6 +58,8 @@ fn main() -> ExitCode {
         ],
         routed: None,
         variant: None,
+        training: None,
+        readme_timelines: false,
         extra: Some(ExtraTable {
             progress: "simulating the routed layer alone",
             header: &effect::HEADER,

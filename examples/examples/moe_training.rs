@@ -2,6 +2,9 @@
 //! as one taskflow), each scheduled and simulated against its kernel-by-kernel baseline and its
 //! lower bound at EP 8, 16, 32 and 64 (issue 12 item 5), then the backward and the training
 //! step of the tiny layers run on the host executor against the plain-loop gradient reference.
+//! The main job (`moe_ffn`) prints the same backward and training-step figures at every EP of
+//! its sweep (and runs these host checks, and the emulator's); this example is the quick way to
+//! look at one EP (`--ep 8` takes seconds) or at the three passes side by side.
 //!
 //! ```sh
 //! cargo run --release -p hpmoe-examples --example moe_training [-- --ep N] [--tokens N] [--json]

@@ -1,20 +1,25 @@
-//! Simulates the DeepSeek-V3 MoE-FFN layer and its kernel-by-kernel baseline and writes
-//! their traces: Chrome/Perfetto JSON of each run (open in ui.perfetto.dev) and an SVG
-//! timeline of one rank with the taskflow above the baseline on one time axis.
+//! Simulates the DeepSeek-V3 MoE-FFN layer (its forward, backward or training step) and its
+//! kernel-by-kernel baseline and writes their traces: Chrome/Perfetto JSON of each run (open in
+//! ui.perfetto.dev) and an SVG timeline of one rank with the taskflow above the baseline on one
+//! time axis.
 //!
 //! ```sh
 //! cargo run --release -p hpmoe-examples --example timeline [-- --ep N] [--tokens N] [--rank R]
+//!                                                           [--pass forward|backward|training_step]
 //!                                                           [--profile NAME|FILE] [--out DIR] [--tiny]
 //! ```
 //!
-//! `--tiny` uses `MoeShape::tiny(ep)` instead: a trace small enough to read tile by tile.
+//! `--tiny` uses `MoeShape::tiny(ep)` instead: a trace small enough to read tile by tile. The
+//! README's two timelines (the forward's and the training step's at EP 8, rank 0) are drawn the
+//! same way by the main job, which refreshes their committed copies in `examples/assets/`.
 
 use hpmoe_core::cost::TaskflowCost;
 use hpmoe_examples::ExampleError;
 use hpmoe_examples::cli::Options;
-use hpmoe_host::moe::MoeShape;
+use hpmoe_examples::report::timeline_svg;
+use hpmoe_host::moe::{MoeShape, Pass};
 use hpmoe_host::sim;
-use hpmoe_host::trace::{Labels, Panel, chrome_trace, svg_timeline};
+use hpmoe_host::trace::{Labels, chrome_trace};
 use std::path::{Path, PathBuf};
 
 fn main() {
@@ -25,7 +30,7 @@ fn main() {
 }
 
 fn run() -> Result<(), ExampleError> {
-    let options = ["--ep", "--tokens", "--rank", "--profile", "--out", "--tiny"];
+    let options = ["--ep", "--tokens", "--rank", "--pass", "--profile", "--out", "--tiny"];
     let opts = Options::from_env(&options, &options.join(", "))?;
     let ep = opts.number_u32("--ep", 8)?;
     let tokens = opts.number("--tokens", 4096)?;
@@ -35,6 +40,14 @@ fn run() -> Result<(), ExampleError> {
     }
     let profile = opts.profile()?;
     let tiny = opts.flag("--tiny");
+    let pass = match opts.value("--pass") {
+        None => Pass::Forward,
+        Some(name) => Pass::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| ExampleError::NotAChoice {
+            option: "--pass".into(),
+            value: name.clone(),
+            choices: Pass::ALL.iter().map(|p| p.name().to_string()).collect(),
+        })?,
+    };
     let out = opts.value("--out").map(PathBuf::from).unwrap_or_else(|| {
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .parent()
@@ -45,7 +58,7 @@ fn run() -> Result<(), ExampleError> {
     });
 
     let shape = if tiny { MoeShape::tiny(ep) } else { MoeShape::deepseek_v3(ep, tokens) };
-    let tf = shape.taskflow().map_err(ExampleError::Shape)?;
+    let tf = shape.pass_taskflow(pass).map_err(ExampleError::Shape)?;
     let cost = TaskflowCost::new(&tf, profile);
     let compiled = hpmoe_core::compile(&tf, &cost).map_err(|d| ExampleError::plan(&tf, d))?;
     let cmp = sim::compare(&compiled, &tf.profile, &cost)
@@ -61,8 +74,7 @@ fn run() -> Result<(), ExampleError> {
     };
     write("taskflow_trace.json", &chrome_trace(&cmp.taskflow, &labels))?;
     write("baseline_trace.json", &chrome_trace(&cmp.baseline.result, &labels))?;
-    let panels = [Panel::taskflow(&cmp.taskflow), Panel::baseline(&cmp.baseline, &labels)];
-    write("timeline.svg", &svg_timeline(&panels, rank, &labels))?;
+    write("timeline.svg", &timeline_svg(&cmp, &labels, rank))?;
     println!(
         "taskflow {:.1} us, kernel by kernel {:.1} us ({:.2}x), bound {:.1} us ({})",
         cmp.taskflow.makespan_ns as f64 / 1e3,

@@ -29,6 +29,15 @@ pub enum ExampleError {
         /// What it was given.
         value: String,
     },
+    /// An option that takes one of a few names got `value`.
+    NotAChoice {
+        /// The option.
+        option: String,
+        /// What it was given.
+        value: String,
+        /// The names it takes.
+        choices: Vec<String>,
+    },
     /// `--profile` names no preset and no readable profile file, or a profile field cannot take
     /// a value.
     Profile(ProfileError),
@@ -171,6 +180,9 @@ impl fmt::Display for ExampleError {
         match self {
             ExampleError::UnknownOption { option, usage } => write!(f, "unknown option {option}; options: {usage}"),
             ExampleError::NotANumber { option, value } => write!(f, "{option} takes a number, got {value}"),
+            ExampleError::NotAChoice { option, value, choices } => {
+                write!(f, "{option} takes one of {}, got {value}", choices.join(", "))
+            }
             ExampleError::Profile(e) => write!(f, "{e}"),
             ExampleError::UnknownProfileField { field } => write!(f, "no field {field}"),
             ExampleError::RankOutOfRange { rank, ranks } => write!(f, "--rank {rank} is not a rank of EP {ranks}"),

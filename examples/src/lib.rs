@@ -6,9 +6,11 @@
 //! - [`report`]: the per-EP measurement loop and the results table (text and JSON) that the
 //!   main job (`moe_ffn`) and the custom variant (`moe_ffn_shared`) both print;
 //! - [`host_check`]: run a taskflow's schedule on the host executor and compare one output
-//!   bitwise with a reference; [`moe_host_check`] does it for the main job's layer;
+//!   bitwise with a reference; [`moe_host_check`] does it for the main job's layer,
+//!   [`moe_backward_host_check`] for its backward and training step;
 //! - [`emulator_check`]: the same comparison for the generated AscendC kernel, run on the CPU
-//!   emulation of the device API; [`moe_emulator_check`] for the main job's layer;
+//!   emulation of the device API; [`moe_emulator_check`] and [`moe_backward_emulator_check`]
+//!   for the main job's layers;
 //! - [`shared_expert`]: the custom variant — DeepSeek-V3's shared expert overlapped with
 //!   dispatch, built on `MoeShape::taskflow()` with a user-defined op and no change to hpmoe.
 
@@ -23,9 +25,10 @@ pub use error::ExampleError;
 
 use hpmoe_core::cost::CostProfile;
 use hpmoe_core::model::Taskflow;
+use hpmoe_host::exec::moe_backward_reference::{MoeGradients, moe_backward_inputs, moe_backward_reference};
 use hpmoe_host::exec::moe_reference::{moe_inputs, moe_reference};
 use hpmoe_host::exec::{Executor, HostTensor, Inputs, OpImpls, RunOptions};
-use hpmoe_host::moe::MoeShape;
+use hpmoe_host::moe::{MoeShape, Pass};
 
 /// The taskflow's one plan ([`hpmoe_core::plan_with`]) under the cost profile `profile`: the table
 /// and flag plan the kernel files, the host executor and the emulator all use.
@@ -85,15 +88,34 @@ pub fn host_check(
     output: &str,
     expected: &[HostTensor],
 ) -> Result<HostCheck, ExampleError> {
+    host_check_outputs(tf, impls, profile, inputs, &[(output, expected)])
+}
+
+/// [`host_check`] of several outputs of one run: each `(output, expected)` compared bitwise on
+/// every rank; the first difference found (in the order given) is the check's.
+///
+/// # Errors
+/// As [`host_check`].
+pub fn host_check_outputs(
+    tf: &Taskflow,
+    impls: &OpImpls,
+    profile: &CostProfile,
+    inputs: &Inputs,
+    expected: &[(&str, &[HostTensor])],
+) -> Result<HostCheck, ExampleError> {
     let ranks = tf.profile.ranks;
-    per_rank(tf, output, expected)?;
+    for (output, want) in expected {
+        per_rank(tf, output, want)?;
+    }
     let compiled = plan(tf, profile)?;
     let execute = |error| ExampleError::Execute { taskflow: tf.name.clone(), error };
     let exec = Executor::for_compiled(tf, &compiled, impls).map_err(execute)?;
     let out = exec.run(inputs, &RunOptions::default()).map_err(execute)?;
     let (tiles, skipped) = (out.stats.tiles, out.stats.skipped);
     let mut check = HostCheck { ranks, elements: 0, max_abs_err: 0.0, first_difference: None, tiles, skipped };
-    compare(&mut check, output, expected, |rank| out.snapshot.get(rank, output))?;
+    for (output, want) in expected {
+        compare(&mut check, output, want, |rank| out.snapshot.get(rank, output))?;
+    }
     Ok(check)
 }
 
@@ -109,24 +131,42 @@ pub fn host_check(
 pub fn emulator_check(
     tf: &Taskflow,
     profile: &CostProfile,
-    (emit, include_dirs): (&hpmoe_ascendc::EmitOptions, &[std::path::PathBuf]),
+    emit: (&hpmoe_ascendc::EmitOptions, &[std::path::PathBuf]),
     inputs: &Inputs,
     output: &str,
     expected: &[HostTensor],
+) -> Result<Option<HostCheck>, ExampleError> {
+    emulator_check_outputs(tf, profile, emit, inputs, &[(output, expected)])
+}
+
+/// [`emulator_check`] of several outputs of one launch, as [`host_check_outputs`].
+///
+/// # Errors
+/// As [`emulator_check`].
+pub fn emulator_check_outputs(
+    tf: &Taskflow,
+    profile: &CostProfile,
+    (emit, include_dirs): (&hpmoe_ascendc::EmitOptions, &[std::path::PathBuf]),
+    inputs: &Inputs,
+    expected: &[(&str, &[HostTensor])],
 ) -> Result<Option<HostCheck>, ExampleError> {
     let options = hpmoe_ascendc::EmulateOptions { include_dirs: include_dirs.to_vec(), ..Default::default() };
     if !hpmoe_ascendc::emulator::compiler_available(&options) {
         return Ok(None);
     }
     let ranks = tf.profile.ranks;
-    per_rank(tf, output, expected)?;
+    for (output, want) in expected {
+        per_rank(tf, output, want)?;
+    }
     let compiled = plan(tf, profile)?;
     let kernel = hpmoe_ascendc::emit_with(tf, &compiled, emit)
         .map_err(|errors| ExampleError::Emit { taskflow: tf.name.clone(), errors })?;
     let run = hpmoe_ascendc::emulate(tf, &kernel, inputs, &options)
         .map_err(|error| ExampleError::Emulate { taskflow: tf.name.clone(), error })?;
     let mut check = HostCheck { ranks, elements: 0, max_abs_err: 0.0, first_difference: None, tiles: 0, skipped: 0 };
-    compare(&mut check, output, expected, |rank| run.get(rank, output))?;
+    for (output, want) in expected {
+        compare(&mut check, output, want, |rank| run.get(rank, output))?;
+    }
     Ok(Some(check))
 }
 
@@ -182,4 +222,63 @@ pub fn moe_host_check(shape: &MoeShape, profile: &CostProfile, seed: u64) -> Res
     let inputs = moe_inputs(shape, seed);
     let reference = moe_reference(shape, &inputs).map_err(ExampleError::Reference)?;
     host_check(&tf, &OpImpls::builtin(), profile, &inputs, "out", &reference)
+}
+
+/// Per output name, what it must equal on every rank.
+type Expected = Vec<(&'static str, Vec<HostTensor>)>;
+
+/// The backward's (or the training step's) taskflow of `shape`, its inputs
+/// ([`moe_backward_inputs`]: the forward's, the saved activations and `dout`, from `seed`) and
+/// what each output must equal on every rank: the gradients of [`moe_backward_reference`] and,
+/// for the training step, the forward's `out` from [`moe_reference`].
+fn backward_case(shape: &MoeShape, pass: Pass, seed: u64) -> Result<(Taskflow, Inputs, Expected), ExampleError> {
+    if pass == Pass::Forward {
+        return Err(ExampleError::Shape("the backward checks run the backward or the training step".into()));
+    }
+    let tf = shape.pass_taskflow(pass).map_err(ExampleError::Shape)?;
+    let inputs = moe_backward_inputs(shape, seed).map_err(ExampleError::Reference)?;
+    let grads = moe_backward_reference(shape, &inputs).map_err(ExampleError::Reference)?;
+    let mut expected: Expected = MoeGradients::NAMES
+        .iter()
+        .map(|&name| (name, grads.iter().filter_map(|g| g.get(name).cloned()).collect()))
+        .collect();
+    if pass == Pass::TrainingStep {
+        expected.push(("out", moe_reference(shape, &inputs).map_err(ExampleError::Reference)?));
+    }
+    Ok((tf, inputs, expected))
+}
+
+/// The main job's host check of the backward ([`Pass::Backward`]) or the training step
+/// ([`Pass::TrainingStep`]) of `shape` (balanced routing): the executor's `dx`, `dw13`, `dw2`
+/// and `d_weights` on every rank against [`moe_backward_reference`] (plain loops) bitwise, and
+/// the training step's `out` against [`moe_reference`].
+///
+/// # Errors
+/// As [`host_check`], when the shape has no backward, or for [`Pass::Forward`] (use
+/// [`moe_host_check`]).
+pub fn moe_backward_host_check(
+    shape: &MoeShape,
+    pass: Pass,
+    profile: &CostProfile,
+    seed: u64,
+) -> Result<HostCheck, ExampleError> {
+    let (tf, inputs, expected) = backward_case(shape, pass, seed)?;
+    let expected: Vec<(&str, &[HostTensor])> = expected.iter().map(|(n, t)| (*n, t.as_slice())).collect();
+    host_check_outputs(&tf, &OpImpls::builtin(), profile, &inputs, &expected)
+}
+
+/// [`moe_backward_host_check`] for the generated kernel on the CPU emulation (see
+/// [`emulator_check`]); `Ok(None)` where no C++ compiler is installed.
+///
+/// # Errors
+/// As [`emulator_check`] and [`moe_backward_host_check`].
+pub fn moe_backward_emulator_check(
+    shape: &MoeShape,
+    pass: Pass,
+    profile: &CostProfile,
+    seed: u64,
+) -> Result<Option<HostCheck>, ExampleError> {
+    let (tf, inputs, expected) = backward_case(shape, pass, seed)?;
+    let expected: Vec<(&str, &[HostTensor])> = expected.iter().map(|(n, t)| (*n, t.as_slice())).collect();
+    emulator_check_outputs(&tf, profile, (&Default::default(), &[]), &inputs, &expected)
 }

@@ -37,6 +37,8 @@ fn job(broken: &'static str) -> Job<'static> {
         extra: None,
         routed: None,
         variant: None,
+        training: None,
+        readme_timelines: false,
         host_checks: vec![HostConfig {
             name: "tiny(2)".into(),
             description: "MoeShape::tiny(2)".into(),

@@ -6,14 +6,13 @@
 mod common;
 
 use common::taskflows::{all_ops, backward_matmuls, backward_vector_ops, guarded, small};
-use common::{gxx, temp_dir};
+use common::{syntax_check, temp_dir};
 use expect_test::expect_file;
-use hpmoe_ascendc::{EmitErrorKind, EmitOptions, FlagPolicy, KernelFiles, emit, emit_with};
+use hpmoe_ascendc::{EmitErrorKind, EmitOptions, FlagPolicy, emit, emit_with};
 use hpmoe_core::model::{CoreKind, DType, MachineProfile, Taskflow};
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_core::table::ScheduleTable;
 use hpmoe_host::moe::MoeShape;
-use std::path::Path;
 
 /// Compiled with hardware flags (the default of a plan).
 fn compile(tf: &Taskflow) -> hpmoe_core::Compiled {
@@ -31,29 +30,6 @@ fn no_flags() -> FlagPolicy {
 
 fn with_user_ops() -> EmitOptions {
     EmitOptions { includes: vec!["user_ops.h".into()], ..EmitOptions::default() }
-}
-
-/// Writes the kernel and syntax-checks its .cpp (skipped without g++).
-fn syntax_check(k: &KernelFiles, dir: &Path) {
-    k.write_to(dir).unwrap();
-    let Some(check) = gxx() else { return };
-    let check = check.include(dir).include(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cpp"));
-    check.run(&dir.join(format!("{}.cpp", k.name))).unwrap_or_else(|e| panic!("{}.cpp:\n{e}", k.name));
-    // The launcher's NPU build, against declarations of exactly the host APIs it calls.
-    let kernel_args = kernel_arg_count(&k.cpp, &k.name);
-    std::fs::write(
-        dir.join(format!("aclrtlaunch_{}.h", k.name)),
-        hpmoe_ascendc::check::aclrtlaunch_decl(&k.name, kernel_args),
-    )
-    .unwrap();
-    check.run(&dir.join(format!("{}_launch.cpp", k.name))).unwrap_or_else(|e| panic!("{}_launch.cpp:\n{e}", k.name));
-}
-
-/// The number of arguments of the kernel's entry point in `cpp`.
-fn kernel_arg_count(cpp: &str, name: &str) -> usize {
-    let sig = format!("__aicore__ void {name}(");
-    let start = cpp.find(&sig).expect("the kernel's entry point") + sig.len();
-    cpp[start..cpp[start..].find(')').unwrap() + start].matches("GM_ADDR").count()
 }
 
 /// The kernel's own part of NAME_schedule.h (the table part is hpmoe-core's, tested there).

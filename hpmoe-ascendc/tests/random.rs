@@ -54,13 +54,6 @@ fn sample() -> Vec<(TaskflowSpec, Taskflow, Compiled, KernelFiles)> {
         .collect()
 }
 
-/// The number of arguments of the kernel's entry point in `cpp`.
-fn kernel_arg_count(cpp: &str, name: &str) -> usize {
-    let sig = format!("__aicore__ void {name}(");
-    let start = cpp.find(&sig).expect("the kernel's entry point") + sig.len();
-    cpp[start..cpp[start..].find(')').unwrap() + start].matches("GM_ADDR").count()
-}
-
 #[test]
 fn a_sample_of_random_kernels_pass_the_syntax_check() {
     let sample = sample();
@@ -86,7 +79,7 @@ fn a_sample_of_random_kernels_pass_the_syntax_check() {
         kernel.write_to(&dir).unwrap();
         let check = check.clone().include(&dir);
         check.run(&dir.join(format!("{}.cpp", tf.name))).unwrap_or_else(|e| panic!("{}.cpp:\n{e}", tf.name));
-        let decl = hpmoe_ascendc::check::aclrtlaunch_decl(&tf.name, kernel_arg_count(&kernel.cpp, &tf.name));
+        let decl = hpmoe_ascendc::check::aclrtlaunch_decl(&tf.name, common::kernel_arg_count(&kernel.cpp, &tf.name));
         std::fs::write(dir.join(format!("aclrtlaunch_{}.h", tf.name)), decl).unwrap();
         let launcher = dir.join(format!("{}_launch.cpp", tf.name));
         check.run(&launcher).unwrap_or_else(|e| panic!("{}_launch.cpp:\n{e}", tf.name));

@@ -1,10 +1,11 @@
 //! One EP of a job: schedule, simulate against the kernel-by-kernel baseline, write the
 //! kernel (and the EP 8 trace), and keep the figures the table prints.
 
-use super::{Job, Routed, Variant};
+use super::{Job, Routed, Training, Variant};
 use crate::ExampleError;
 use hpmoe_core::cost::{CostProfile, TaskflowCost};
 use hpmoe_core::model::Taskflow;
+use hpmoe_host::moe::Pass;
 use hpmoe_host::sim;
 use hpmoe_host::trace::{Labels, chrome_trace};
 use std::path::Path;
@@ -77,6 +78,8 @@ pub struct Row {
     pub put_bytes_per_rank: u64,
     /// The job's variant (the main job's INT8 dispatch), if it has one.
     pub variant: Option<VariantRow>,
+    /// The layer's backward and training step, if the job has them ([`super::Training`]).
+    pub passes: Vec<PassRow>,
 }
 
 /// One EP of the job's variant (see [`super::Variant`]).
@@ -93,6 +96,24 @@ pub struct VariantRow {
     /// Wall time of simulating it, in ms.
     pub sim_ms: f64,
     /// Its simulated figures beside its baseline and bound.
+    pub figures: Figures,
+}
+
+/// One pass of the layer other than its forward (the backward, the training step) at one EP
+/// (see [`super::Training`]).
+#[derive(Clone, Debug)]
+pub struct PassRow {
+    /// Which pass.
+    pub pass: Pass,
+    /// Its kernel's name (`moe_ffn_backward`).
+    pub kernel: String,
+    /// Tile instances of its taskflow, all ranks.
+    pub instances: usize,
+    /// Wall time of scheduling it, in ms.
+    pub sched_ms: f64,
+    /// Wall time of simulating it, in ms.
+    pub sim_ms: f64,
+    /// Its simulated figures beside its own kernel-by-kernel baseline and bound.
     pub figures: Figures,
 }
 
@@ -151,6 +172,10 @@ pub struct Setup<'a> {
     pub routed_all: bool,
     /// When the job started, for the progress lines.
     pub started: Instant,
+    /// The workspace, when the job's EP 8 timelines are the README's and it runs with the
+    /// README's settings: their committed copies under it are refreshed
+    /// ([`write_timeline`](super::write_timeline)).
+    pub readme_assets: Option<&'a Path>,
 }
 
 /// A compiled layer and its simulated comparison, with the time each took.
@@ -169,7 +194,6 @@ fn schedule_and_simulate(tf: &Taskflow, plan: &TaskflowCost, run: &TaskflowCost)
     let options = hpmoe_core::CompileOptions::default();
     let compiled = hpmoe_core::compile_with(tf, plan, &options).map_err(|d| ExampleError::plan(tf, d))?;
     let sched_ms = t.elapsed().as_secs_f64() * 1e3;
-    eprint!(" simulating…");
     let t = Instant::now();
     let comparison = sim::compare(&compiled, &tf.profile, run)
         .map_err(|error| ExampleError::Simulate { taskflow: tf.name.clone(), error })?;
@@ -178,13 +202,13 @@ fn schedule_and_simulate(tf: &Taskflow, plan: &TaskflowCost, run: &TaskflowCost)
 
 /// Writes `tf`'s kernel files (and its table as JSON if asked) into `dir`.
 fn write_kernel(
-    job: &Job<'_>,
+    emit: &hpmoe_ascendc::EmitOptions,
     tf: &Taskflow,
     compiled: &hpmoe_core::Compiled,
     dir: &Path,
     json_tables: bool,
 ) -> Result<hpmoe_ascendc::KernelFiles, ExampleError> {
-    let kernel = hpmoe_ascendc::emit_with(tf, compiled, &job.emit)
+    let kernel = hpmoe_ascendc::emit_with(tf, compiled, emit)
         .map_err(|errors| ExampleError::Emit { taskflow: tf.name.clone(), errors })?;
     kernel.write_to(dir).map_err(|e| ExampleError::io("write the kernel to", dir, e))?;
     if json_tables {
@@ -195,30 +219,25 @@ fn write_kernel(
 }
 
 /// Measures `job` at expert parallelism `ep`, writing its files to `out_dir/epN/`; progress
-/// goes to stderr.
+/// goes to stderr, a whole line per layer measured (the backward may be measured on another
+/// thread at the same time).
 pub fn measure(job: &Job<'_>, ep: u32, setup: &Setup<'_>) -> Result<Row, ExampleError> {
-    eprint!("[ep {ep}] scheduling…");
     let tf = (job.taskflow)(ep, setup.tokens)?;
     let cost = TaskflowCost::new(&tf, setup.profile.clone());
     let Measured { compiled: c, comparison: cmp, sched_ms, sim_ms } = schedule_and_simulate(&tf, &cost, &cost)?;
     let extra = match &job.extra {
         Some(x) => {
-            eprint!(" {}…", x.progress);
             let run = EpRun { ep, tokens: setup.tokens, profile: setup.profile, taskflow: &tf, comparison: &cmp };
             Some((x.row)(&run)?)
         }
         None => None,
     };
-    eprint!(" writing kernel…");
-    let dir = setup.out_dir.join(format!("ep{ep}"));
-    std::fs::create_dir_all(&dir).map_err(|e| ExampleError::io("create", &dir, e))?;
-    let kernel = write_kernel(job, &tf, &c, &dir, setup.json_tables)?;
+    let dir = ep_dir(setup, ep)?;
+    let kernel = write_kernel(&job.emit, &tf, &c, &dir, setup.json_tables)?;
     if ep == TRACE_EP {
-        eprint!(" writing trace…");
-        let labels = Labels::new(&tf, &c.expanded);
-        let path = dir.join(format!("{}_trace.json", kernel.name));
-        std::fs::write(&path, chrome_trace(&cmp.taskflow, &labels)).map_err(|e| ExampleError::io("write", &path, e))?;
+        write_trace(&tf, &c, &cmp, &dir, &kernel.name, setup)?;
     }
+    progress(ep, "", sched_ms, sim_ms, setup);
     let routed = match &job.routed {
         Some(r) if setup.routed_all || r.eps.contains(&ep) => Some(measure_routed(job, r, ep, setup, &dir)?),
         _ => None,
@@ -227,7 +246,6 @@ pub fn measure(job: &Job<'_>, ep: u32, setup: &Setup<'_>) -> Result<Row, Example
         Some(v) => Some(measure_variant(job, v, ep, setup, &dir)?),
         None => None,
     };
-    eprintln!(" done ({:.1} s)", setup.started.elapsed().as_secs_f64());
     Ok(Row {
         ep,
         kernel: kernel.name.clone(),
@@ -244,7 +262,80 @@ pub fn measure(job: &Job<'_>, ep: u32, setup: &Setup<'_>) -> Result<Row, Example
         routed,
         put_bytes_per_rank: put_bytes_per_rank(&tf, &cost),
         variant,
+        passes: Vec::new(),
     })
+}
+
+/// `OUT/epN/`, created.
+fn ep_dir(setup: &Setup<'_>, ep: u32) -> Result<std::path::PathBuf, ExampleError> {
+    let dir = setup.out_dir.join(format!("ep{ep}"));
+    std::fs::create_dir_all(&dir).map_err(|e| ExampleError::io("create", &dir, e))?;
+    Ok(dir)
+}
+
+/// One progress line on stderr: `[ep 8] natural: scheduled in 1.2 s, simulated in 0.8 s (9.1 s)`.
+fn progress(ep: u32, what: &str, sched_ms: f64, sim_ms: f64, setup: &Setup<'_>) {
+    let what = if what.is_empty() { String::new() } else { format!(" {what}:") };
+    eprintln!(
+        "[ep {ep}]{what} scheduled in {:.1} s, simulated in {:.1} s, kernel written ({:.1} s)",
+        sched_ms / 1e3,
+        sim_ms / 1e3,
+        setup.started.elapsed().as_secs_f64()
+    );
+}
+
+/// Writes the simulated taskflow run of `tf` as a Chrome/Perfetto trace (`NAME_trace.json`) and
+/// rank [`TIMELINE_RANK`](super::TIMELINE_RANK)'s SVG timeline above its kernel-by-kernel
+/// baseline (`NAME_timeline.svg`) into `dir`, refreshing the README's copy if `setup` says so.
+fn write_trace(
+    tf: &Taskflow,
+    c: &hpmoe_core::Compiled,
+    cmp: &sim::Comparison,
+    dir: &Path,
+    name: &str,
+    setup: &Setup<'_>,
+) -> Result<(), ExampleError> {
+    let labels = Labels::new(tf, &c.expanded);
+    let path = dir.join(format!("{name}_trace.json"));
+    std::fs::write(&path, chrome_trace(&cmp.taskflow, &labels)).map_err(|e| ExampleError::io("write", &path, e))?;
+    let svg = super::timeline_svg(cmp, &labels, super::TIMELINE_RANK);
+    if let Some(asset) = super::write_timeline(&svg, dir, name, setup.readme_assets)? {
+        eprintln!("[ep {TRACE_EP}] redrew the README's {}", asset.display());
+    }
+    Ok(())
+}
+
+/// The layer's backward and training step at `ep` ([`Training`]), each scheduled and simulated
+/// against its own kernel-by-kernel baseline and bound under the job's costs; their kernels go
+/// into `OUT/epN/` (with the training step's trace and timeline at [`TRACE_EP`]).
+pub fn measure_passes(
+    emit: &hpmoe_ascendc::EmitOptions,
+    training: &Training<'_>,
+    ep: u32,
+    setup: &Setup<'_>,
+) -> Result<Vec<PassRow>, ExampleError> {
+    let dir = ep_dir(setup, ep)?;
+    [Pass::Backward, Pass::TrainingStep]
+        .into_iter()
+        .map(|pass| {
+            let tf = (training.taskflow)(pass, ep, setup.tokens)?;
+            let cost = TaskflowCost::new(&tf, setup.profile.clone());
+            let m = schedule_and_simulate(&tf, &cost, &cost)?;
+            let kernel = write_kernel(emit, &tf, &m.compiled, &dir, setup.json_tables)?;
+            if ep == TRACE_EP && pass == Pass::TrainingStep {
+                write_trace(&tf, &m.compiled, &m.comparison, &dir, &kernel.name, setup)?;
+            }
+            progress(ep, pass.name(), m.sched_ms, m.sim_ms, setup);
+            Ok(PassRow {
+                pass,
+                kernel: kernel.name,
+                instances: m.compiled.expanded.nodes(),
+                sched_ms: m.sched_ms,
+                sim_ms: m.sim_ms,
+                figures: Figures::of(&m.comparison),
+            })
+        })
+        .collect()
 }
 
 /// The job's variant at `ep`, scheduled and simulated under the job's costs; its kernel goes
@@ -256,12 +347,11 @@ fn measure_variant(
     setup: &Setup<'_>,
     dir: &Path,
 ) -> Result<VariantRow, ExampleError> {
-    eprint!(" | {}: scheduling…", variant.name);
     let tf = (variant.taskflow)(ep, setup.tokens)?;
     let cost = TaskflowCost::new(&tf, setup.profile.clone());
     let m = schedule_and_simulate(&tf, &cost, &cost)?;
-    eprint!(" writing kernel…");
-    let kernel = write_kernel(job, &tf, &m.compiled, dir, setup.json_tables)?;
+    let kernel = write_kernel(&job.emit, &tf, &m.compiled, dir, setup.json_tables)?;
+    progress(ep, variant.name, m.sched_ms, m.sim_ms, setup);
     Ok(VariantRow {
         kernel: kernel.name,
         instances: m.compiled.expanded.nodes(),
@@ -281,16 +371,14 @@ fn measure_routed(
     setup: &Setup<'_>,
     dir: &Path,
 ) -> Result<RoutedRow, ExampleError> {
-    eprint!(" | {}: routing…", routed.name);
     let layer = (routed.layer)(ep, setup.tokens)?;
     let cost = TaskflowCost::new(&layer.taskflow, setup.profile.clone());
     let skipped = layer.run.skipped();
     let plan = cost.clone().with_expected_activity(layer.plan);
     let run = cost.with_activity(layer.run);
-    eprint!(" scheduling…");
     let m = schedule_and_simulate(&layer.taskflow, &plan, &run)?;
-    eprint!(" writing kernel…");
-    let kernel = write_kernel(job, &layer.taskflow, &m.compiled, dir, setup.json_tables)?;
+    let kernel = write_kernel(&job.emit, &layer.taskflow, &m.compiled, dir, setup.json_tables)?;
+    progress(ep, routed.name, m.sched_ms, m.sim_ms, setup);
     Ok(RoutedRow {
         kernel: kernel.name,
         instances: m.compiled.expanded.nodes(),

@@ -1,8 +1,10 @@
 //! The job both MoE examples run, parameterised by the layer: for EP 8, 16, 32, 64 and 128,
 //! schedule the layer's taskflow, simulate it against the kernel-by-kernel baseline, write its
-//! AscendC kernel and schedule blobs to `OUT/epN/` (and a Chrome trace at EP 8), simulate the
-//! all-to-all alone at each EP to print its effective bandwidth beside the measured A3 table,
-//! then run the scaled-down host checks and print the results tables (or `--json`).
+//! AscendC kernel and schedule blobs to `OUT/epN/` (and a Chrome trace and an SVG timeline at
+//! EP 8), simulate the all-to-all alone at each EP to print its effective bandwidth beside the
+//! measured A3 table, then run the scaled-down host checks and print the results tables (or
+//! `--json`). A job with a [`Training`] also measures the layer's backward and training step,
+//! on a second thread that then simulates the all-to-all alone and runs the emulator checks.
 //!
 //! `moe_ffn` (the main job) and `moe_ffn_shared` (the custom variant) differ only in their
 //! [`Job`]: the taskflow, the emission options (a user op's header), and the host checks.
@@ -12,10 +14,12 @@
 mod measure;
 mod network;
 mod print;
+mod timeline;
 
-pub use measure::{EpRun, Figures, RoutedRow, Row, Setup, TRACE_EP, VariantRow, measure};
+pub use measure::{EpRun, Figures, PassRow, RoutedRow, Row, Setup, TRACE_EP, VariantRow, measure, measure_passes};
 pub use network::AllToAllRow;
 pub use print::{Results, json, text};
+pub use timeline::{ASSETS, README_SETTINGS, TIMELINE_RANK, asset_name, timeline_svg, write_timeline};
 
 use crate::cli::Options;
 use crate::{ExampleError, HostCheck};
@@ -23,7 +27,7 @@ use hpmoe_ascendc::EmitOptions;
 use hpmoe_core::cost::{Activity, CostProfile};
 use hpmoe_core::expand::InstanceSpace;
 use hpmoe_core::model::Taskflow;
-use hpmoe_host::moe::MoeShape;
+use hpmoe_host::moe::{MoeShape, Pass};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -43,12 +47,16 @@ pub const EPS: [u32; 5] = [8, 16, 32, 64, 128];
 /// The taskflow of a job at expert parallelism `ep` with `tokens` tokens per rank.
 pub type TaskflowFn<'a> = dyn Fn(u32, u64) -> Result<Taskflow, ExampleError> + 'a;
 
+/// The taskflow of one pass of a job's layer at `(ep, tokens)`; `Sync`: the passes are measured
+/// on a thread of their own beside the forward sweep.
+pub type PassFn<'a> = dyn Fn(Pass, u32, u64) -> Result<Taskflow, ExampleError> + Sync + 'a;
+
 /// Runs one host check under a cost profile (it decides the schedule the executor walks).
 pub type HostCheckFn<'a> = dyn Fn(&CostProfile) -> Result<HostCheck, ExampleError> + 'a;
 
 /// Runs one emulator check under a cost profile: `Ok(None)` when the emulator cannot run here
-/// (no C++ compiler).
-pub type EmulatorCheckFn<'a> = dyn Fn(&CostProfile) -> Result<Option<HostCheck>, ExampleError> + 'a;
+/// (no C++ compiler). `Sync`: they run on the job's second thread, beside the forward sweep.
+pub type EmulatorCheckFn<'a> = dyn Fn(&CostProfile) -> Result<Option<HostCheck>, ExampleError> + Sync + 'a;
 
 /// One scaled-down configuration a check runs, `F` the check ([`HostCheckFn`] or
 /// [`EmulatorCheckFn`]).
@@ -171,6 +179,28 @@ impl std::fmt::Debug for Variant<'_> {
     }
 }
 
+/// The layer's backward and training step (forward and backward as one taskflow), measured at
+/// its EPs beside its forward, each against its own kernel-by-kernel baseline and bound, and
+/// printed as a table of their own. They are measured on a second thread (which then simulates
+/// the all-to-all alone and runs the emulator checks) while the first measures the forward sweep
+/// and runs the host checks: the two share nothing but the output folder.
+pub struct Training<'a> {
+    /// Lines before its table: what the passes are.
+    pub header: &'a [&'a str],
+    /// Builds the taskflow of [`Pass::Backward`] or [`Pass::TrainingStep`] at `(ep, tokens)`.
+    pub taskflow: &'a PassFn<'a>,
+    /// The EPs measured by default (every EP with `--training-all`): the training step has
+    /// three times the forward's instances, and EP 128's backward and training step cost more
+    /// CPU than EP 8–64's together.
+    pub eps: &'a [u32],
+}
+
+impl std::fmt::Debug for Training<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Training").field("header", &self.header).finish_non_exhaustive()
+    }
+}
+
 /// A layer the report measures.
 pub struct Job<'a> {
     /// What the first lines call it: `DeepSeek-V3 MoE-FFN layer`.
@@ -191,6 +221,11 @@ pub struct Job<'a> {
     pub routed: Option<Routed<'a>>,
     /// The layer with another option, measured at every EP (the main job's INT8 dispatch).
     pub variant: Option<Variant<'a>>,
+    /// The layer's backward and training step, measured at their EPs (the main job's: 8–64).
+    pub training: Option<Training<'a>>,
+    /// Whether the job's EP 8 timelines are the README's images (the main job's only): run with
+    /// [`README_SETTINGS`], it refreshes their committed copies under [`ASSETS`].
+    pub readme_timelines: bool,
     /// Scaled-down configurations run on the host executor against a plain-Rust reference.
     pub host_checks: Vec<HostConfig<'a>>,
     /// Scaled-down configurations whose generated kernels run on the CPU emulator.
@@ -230,14 +265,14 @@ fn run_checks<'c>(
     for (name, description, run) in configs {
         outcome.names.push(name.to_string());
         outcome.descriptions.push(description.to_string());
-        eprint!("[{what}] running {description}…");
         let check = run();
         let verdict = match &check {
             Ok(Some(c)) if c.passed() => "ok",
             Ok(None) => "not run",
             _ => "FAILED",
         };
-        eprintln!(" {verdict}");
+        // One whole line per check: the backward may be printing from another thread.
+        eprintln!("[{what}] {description}: {verdict}");
         let failure = match &check {
             Ok(None) => {
                 outcome.not_run.get_or_insert_with(|| "no C++ compiler (g++) to build the emulated kernel".into());
@@ -273,9 +308,14 @@ pub fn host_checks(job: &Job<'_>, profile: &CostProfile) -> HostOutcome {
 /// Runs every emulator check of `job` (the generated kernels on the CPU emulator), with
 /// progress on stderr.
 pub fn emulator_checks(job: &Job<'_>, profile: &CostProfile) -> HostOutcome {
+    run_emulator_checks(&job.emulator_checks, profile)
+}
+
+/// Runs `checks` (a job's emulator checks), with progress on stderr.
+fn run_emulator_checks(checks: &[EmulatorConfig<'_>], profile: &CostProfile) -> HostOutcome {
     run_checks(
         "emulator",
-        job.emulator_checks.iter().map(|c| {
+        checks.iter().map(|c| {
             let run: Box<dyn FnOnce() -> CheckResult> = Box::new(move || (c.run)(profile));
             (c.name.as_str(), c.description.as_str(), run)
         }),
@@ -292,8 +332,8 @@ pub fn run(job: &Job<'_>) -> Result<bool, ExampleError> {
 pub fn run_with(job: &Job<'_>, args: Vec<String>) -> Result<bool, ExampleError> {
     let opts = Options::parse(
         args,
-        &["--out", "--tokens", "--json", "--json-tables", "--profile", "--routed-all"],
-        "--out DIR, --tokens N, --json, --json-tables, --profile NAME|FILE, --routed-all",
+        &["--out", "--tokens", "--json", "--json-tables", "--profile", "--routed-all", "--training-all"],
+        "--out DIR, --tokens N, --json, --json-tables, --profile NAME|FILE, --routed-all, --training-all",
     )?;
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("examples/ sits in the workspace");
     let out_dir = opts
@@ -318,20 +358,58 @@ pub fn run_with(job: &Job<'_>, args: Vec<String>) -> Result<bool, ExampleError> 
     }
 
     let routed_all = opts.flag("--routed-all");
-    let setup = Setup { tokens, profile: &profile, out_dir: &out_dir, json_tables, routed_all, started };
-    let rows = EPS.iter().map(|&ep| measure(job, ep, &setup)).collect::<Result<Vec<_>, _>>()?;
-    eprint!("[network] simulating the all-to-all alone at EP");
-    let network = EPS
-        .iter()
-        .map(|&ep| {
-            eprint!(" {ep}…");
-            AllToAllRow::measure(ep, tokens, &profile)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    eprintln!(" done ({:.1} s)", started.elapsed().as_secs_f64());
-    let host = host_checks(job, &profile);
-    let emulator = emulator_checks(job, &profile);
-    eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
+    let readme = job.readme_timelines && (tokens, profile.name.as_str()) == README_SETTINGS;
+    let readme_assets = readme.then_some(workspace);
+    let setup = Setup { tokens, profile: &profile, out_dir: &out_dir, json_tables, routed_all, started, readme_assets };
+    let training_all = opts.flag("--training-all");
+    // Two threads (the schedulers and simulators are single-threaded): the backward and the
+    // training step, the network and the emulator checks on one; the forward sweep and the host
+    // checks on the other (the longer: about as long as the whole job was without the backward).
+    let (rows, network, passes, host, emulator) = std::thread::scope(|scope| {
+        let second = {
+            let (training, emit, checks) = (job.training.as_ref(), &job.emit, &job.emulator_checks);
+            let (setup, profile) = (&setup, &profile);
+            scope.spawn(move || {
+                let passes = training.map(|training| {
+                    let eps = EPS.iter().filter(|ep| training_all || training.eps.contains(ep));
+                    eps.map(|&ep| Ok((ep, measure_passes(emit, training, ep, setup)?)))
+                        .collect::<Result<Vec<_>, ExampleError>>()
+                });
+                let network =
+                    EPS.iter().map(|&ep| AllToAllRow::measure(ep, tokens, profile)).collect::<Result<Vec<_>, _>>();
+                eprintln!(
+                    "[network] simulated the all-to-all alone at every EP ({:.1} s)",
+                    started.elapsed().as_secs_f64()
+                );
+                let emulator = run_emulator_checks(checks, profile);
+                (passes, network, emulator, thread_cpu_s())
+            })
+        };
+        let forward = EPS.iter().map(|&ep| measure(job, ep, &setup)).collect::<Result<Vec<_>, _>>();
+        let host = host_checks(job, &profile);
+        let first_cpu = thread_cpu_s();
+        let (passes, network, emulator, second_cpu) =
+            second.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (forward, network, passes.map(|p| (p, [first_cpu, second_cpu])), host, emulator)
+    });
+    let mut rows = rows?;
+    let network = network?;
+    let mut cpu = String::new();
+    if let Some((passes, [first, second])) = passes {
+        for (ep, passes) in passes? {
+            if let Some(row) = rows.iter_mut().find(|row| row.ep == ep) {
+                row.passes = passes;
+            }
+        }
+        if let (Some(first), Some(second)) = (first, second) {
+            cpu = format!(
+                " (CPU time of the forward sweep and host checks' thread {first:.1} s, of the backward, network \
+                 and emulator checks' {second:.1} s, g++ not included: on two free cores the job takes about the \
+                 longer)"
+            );
+        }
+    }
+    eprintln!("done in {:.1} s{cpu}", started.elapsed().as_secs_f64());
 
     let results = Results {
         title: job.title,
@@ -346,6 +424,7 @@ pub fn run_with(job: &Job<'_>, args: Vec<String>) -> Result<bool, ExampleError> 
         extra: job.extra.as_ref().map(|x| (x.header, x.footer)),
         routed: job.routed.as_ref().map(|r| (r.name, r.header)),
         variant: job.variant.as_ref().map(|v| (v.name, v.header)),
+        training: job.training.as_ref().map(|t| t.header),
         host: &host,
         emulator: &emulator,
     };
@@ -355,6 +434,14 @@ pub fn run_with(job: &Job<'_>, args: Vec<String>) -> Result<bool, ExampleError> 
         print!("{}", text(&results));
     }
     Ok(host.failure.is_none() && emulator.failure.is_none())
+}
+
+/// CPU time the calling thread has run, in seconds (Linux's `/proc/thread-self/schedstat`;
+/// `None` elsewhere): what the job's two threads each cost, whatever else the machine runs.
+fn thread_cpu_s() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = stat.split_whitespace().next()?.parse().ok()?;
+    Some(ns as f64 / 1e9)
 }
 
 /// [`run`] as a process's exit code: success when every host check passed, failure (1) for a

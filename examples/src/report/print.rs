@@ -5,6 +5,7 @@ use super::measure::{Figures, Row, TRACE_EP};
 use super::network::{self, AllToAllRow};
 use super::{HostOutcome, REFERENCE_SPEEDUP};
 use hpmoe_core::cost::CostProfile;
+use hpmoe_host::moe::Pass;
 use serde_json::json;
 use std::path::Path;
 
@@ -35,6 +36,8 @@ pub struct Results<'a> {
     pub routed: Option<(&'a str, &'a [&'a str])>,
     /// The variant's name and header lines (its rows are in `rows`), if any.
     pub variant: Option<(&'a str, &'a [&'a str])>,
+    /// The backward and training step's header lines (their rows are in `rows`), if any.
+    pub training: Option<&'a [&'a str]>,
     /// The host executor's checks.
     pub host: &'a HostOutcome,
     /// The generated kernels on the CPU emulator.
@@ -117,6 +120,19 @@ pub fn json(r: &Results<'_>) -> Result<String, crate::ExampleError> {
                 );
                 merge(&mut object, json!({ name: inner }));
             }
+            for pass in &row.passes {
+                let mut inner = figures_json(&pass.figures);
+                merge(
+                    &mut inner,
+                    json!({
+                        "kernel": pass.kernel,
+                        "instances": pass.instances,
+                        "schedule_ms": pass.sched_ms,
+                        "simulate_ms": pass.sim_ms,
+                    }),
+                );
+                merge(&mut object, json!({ pass.pass.name(): inner }));
+            }
             object
         })
         .collect();
@@ -168,6 +184,10 @@ pub fn text(r: &Results<'_>) -> String {
     }
     if let Some((_, header)) = r.variant {
         variant_table(r, header, &mut line);
+        line(String::new());
+    }
+    if let Some(header) = r.training {
+        training_table(r, header, &mut line);
         line(String::new());
     }
     schedules_table(r, &mut line);
@@ -309,6 +329,37 @@ fn variant_table(r: &Results<'_>, header: &[&str], line: &mut impl FnMut(String)
     );
 }
 
+/// The backward and the training step beside the forward, per EP: the same columns, each pass
+/// against its own kernel-by-kernel baseline and bound.
+fn training_table(r: &Results<'_>, header: &[&str], line: &mut impl FnMut(String)) {
+    header.iter().for_each(|h| line(h.to_string()));
+    line(format!("{:<14}{}", "pass", figures_heading("")));
+    for row in r.rows.iter().filter(|row| !row.passes.is_empty()) {
+        line(format!("{:<14}{}", "forward", figures_line(row.ep, &row.figures, "")));
+        for pass in &row.passes {
+            line(format!("{:<14}{}", pass.pass.name(), figures_line(row.ep, &pass.figures, "")));
+        }
+    }
+    for pass in [Pass::Backward, Pass::TrainingStep] {
+        let figures = r.rows.iter().flat_map(|row| &row.passes).filter(|p| p.pass == pass).map(|p| &p.figures);
+        let (speedups, ratios): (Vec<f64>, Vec<f64>) = figures.map(|f| (f.speedup, f.taskflow_over_bound)).unzip();
+        if speedups.is_empty() {
+            continue;
+        }
+        let (lo, hi) = speedup_range(speedups.into_iter());
+        let (blo, bhi) = speedup_range(ratios.into_iter());
+        line(format!("{}: speedup {lo:.2}–{hi:.2}x, {blo:.2}–{bhi:.2}x its bound (simulated)", pass.name()));
+    }
+    line(
+        "Each pass against its own kernel-by-kernel baseline (the backward's kernels in a framework's order: the"
+            .into(),
+    );
+    line(
+        "all-to-all, the grouped matmuls, the SwiGLU gradient, the grouped matmuls, the all-to-all back and the".into(),
+    );
+    line("top-k sum; the training step: the forward's kernels, then the backward's) and its own lower bound.".into());
+}
+
 fn schedules_table(r: &Results<'_>, line: &mut impl FnMut(String)) {
     line(format!(
         "{:>4} {:>9} {:>10} {:>17} {:>9} {:>8} {:>10} {:>9} {:>7}",
@@ -341,12 +392,13 @@ fn files(r: &Results<'_>, line: &mut impl FnMut(String)) {
         eps.join(",")
     ));
     line(format!(
-        "({k}_schedule.bin, {k}_flags.bin{}), runtime headers in include/; Chrome trace of the",
+        "({k}_schedule.bin, {k}_flags.bin{}), runtime headers in include/; Chrome trace and SVG timeline (rank 0",
         if r.json_tables { format!(", {k}_schedule.json") } else { String::new() }
     ));
     line(format!(
-        "simulated EP {TRACE_EP} taskflow run: ep{TRACE_EP}/{k}_trace.json (EP {TRACE_EP} only; open in ui.perfetto.dev)."
+        "above its baseline) of the simulated EP {TRACE_EP} taskflow run: ep{TRACE_EP}/{k}_trace.json, ep{TRACE_EP}/{k}_timeline.svg (EP {TRACE_EP} only; open the"
     ));
+    line("trace in ui.perfetto.dev).".into());
     let routed: Vec<(u32, &str)> =
         r.rows.iter().filter_map(|row| row.routed.as_ref().map(|x| (row.ep, x.kernel.as_str()))).collect();
     if let (Some((_, k)), Some((name, _))) = (routed.first(), r.routed) {
@@ -360,6 +412,19 @@ fn files(r: &Results<'_>, line: &mut impl FnMut(String)) {
     if let (Some(k), Some((name, _))) = (variant.first(), r.variant) {
         line(format!(
             "The {name} layer's kernel is beside it in every ep folder: {k}.cpp, {k}_schedule.h, {k}_schedule.bin, {k}_flags.bin, {k}_launch.cpp."
+        ));
+    }
+    let with_passes: Vec<&Row> = r.rows.iter().filter(|row| !row.passes.is_empty()).collect();
+    let kernels = with_passes.first().map(|row| (row.passes.first(), row.passes.last()));
+    if let Some((Some(b), Some(t))) = kernels {
+        let eps: Vec<String> = with_passes.iter().map(|row| row.ep.to_string()).collect();
+        let (b, t) = (&b.kernel, &t.kernel);
+        line(format!(
+            "The backward's and the training step's kernels are beside it in ep{{{}}}/ ({b}.cpp, {t}.cpp, with their",
+            eps.join(",")
+        ));
+        line(format!(
+            "headers, launchers and blobs); the training step's trace and timeline: ep{TRACE_EP}/{t}_trace.json, ep{TRACE_EP}/{t}_timeline.svg."
         ));
     }
     line(

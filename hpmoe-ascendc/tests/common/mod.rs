@@ -27,6 +27,31 @@ pub fn gxx() -> Option<SyntaxCheck> {
     }
 }
 
+/// Writes the kernel into `dir` and syntax-checks its .cpp and its launcher's NPU build
+/// (`g++ -fsyntax-only` against the declaration-only devkit and the test user ops' headers in
+/// `tests/cpp`, the launcher against declarations of exactly the host APIs it calls); skipped
+/// without g++.
+pub fn syntax_check(k: &hpmoe_ascendc::KernelFiles, dir: &std::path::Path) {
+    k.write_to(dir).unwrap();
+    let Some(check) = gxx() else { return };
+    let check = check.include(dir).include(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cpp"));
+    check.run(&dir.join(format!("{}.cpp", k.name))).unwrap_or_else(|e| panic!("{}.cpp:\n{e}", k.name));
+    let kernel_args = kernel_arg_count(&k.cpp, &k.name);
+    std::fs::write(
+        dir.join(format!("aclrtlaunch_{}.h", k.name)),
+        hpmoe_ascendc::check::aclrtlaunch_decl(&k.name, kernel_args),
+    )
+    .unwrap();
+    check.run(&dir.join(format!("{}_launch.cpp", k.name))).unwrap_or_else(|e| panic!("{}_launch.cpp:\n{e}", k.name));
+}
+
+/// The number of arguments of the kernel's entry point in `cpp`.
+pub fn kernel_arg_count(cpp: &str, name: &str) -> usize {
+    let sig = format!("__aicore__ void {name}(");
+    let start = cpp.find(&sig).expect("the kernel's entry point") + sig.len();
+    cpp[start..cpp[start..].find(')').unwrap() + start].matches("GM_ADDR").count()
+}
+
 /// Asserts that the check rejects `file` with a message containing `expected`.
 pub fn assert_rejected(check: &SyntaxCheck, file: &std::path::Path, expected: &str) {
     match check.run(file) {

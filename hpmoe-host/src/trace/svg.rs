@@ -48,8 +48,14 @@ const LEFT: f64 = 80.0;
 const RIGHT: f64 = 70.0;
 const ROW: f64 = 3.0;
 const LINK_ROW: f64 = 10.0;
-const PALETTE: [&str; 10] =
-    ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+/// Twenty colours: a taskflow of up to twenty families (the training step has sixteen) gives
+/// each its own; the first ten are the forward's.
+const PALETTE: [&str; 20] = [
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
+    "#a0cbe8", "#ffbe7d", "#8cd17d", "#b6992d", "#499894", "#79706e", "#d37295", "#d4a6c8", "#6b4c9a", "#2f4b7c",
+];
+/// Height of one legend line; the legend wraps onto more lines when it is wider than the plot.
+const LEGEND_LINE: f64 = 16.0;
 const WAIT: &str = "#dddddd";
 
 /// The colour of family `f`.
@@ -91,30 +97,30 @@ pub fn svg_timeline(panels: &[Panel<'_>], rank: u32, labels: &Labels) -> String 
     let x = |t: u64| LEFT + t as f64 / span as f64 * plot;
     let gap = (span as f64 / plot * 0.5) as u64;
     let mut body = String::new();
-    let mut y = 30.0;
-    // Legend.
-    let mut lx = LEFT;
-    for f in 0..labels.families() {
-        let name = escape(labels.family(f));
+    // Legend: one entry per family, then the wait and link keys, wrapped at the plot's width.
+    let mut entries: Vec<(String, &str, f64)> = (0..labels.families())
+        .map(|f| {
+            let name = escape(labels.family(f));
+            let width = 30.0 + 7.5 * name.len() as f64;
+            (name, colour(f), width)
+        })
+        .collect();
+    entries.push(("waiting on a counter".into(), WAIT, 160.0));
+    entries.push(("link busy".into(), "#333", 80.0));
+    let (mut lx, mut ly) = (LEFT, 10.0);
+    for (name, fill, width) in &entries {
+        if lx > LEFT && lx + width > WIDTH {
+            (lx, ly) = (LEFT, ly + LEGEND_LINE);
+        }
         let _ = write!(
             body,
-            r#"<rect x="{lx:.1}" y="10" width="10" height="10" fill="{}"/><text x="{:.1}" y="19">{name}</text>"#,
-            colour(f),
-            lx + 14.0
+            r#"<rect x="{lx:.1}" y="{ly}" width="10" height="10" fill="{fill}"/><text x="{:.1}" y="{}">{name}</text>"#,
+            lx + 14.0,
+            ly + 9.0
         );
-        lx += 30.0 + 7.5 * name.len() as f64;
+        lx += width;
     }
-    let _ = write!(
-        body,
-        r#"<rect x="{lx:.1}" y="10" width="10" height="10" fill="{WAIT}"/><text x="{:.1}" y="19">waiting on a counter</text>"#,
-        lx + 14.0
-    );
-    lx += 160.0;
-    let _ = write!(
-        body,
-        r##"<rect x="{lx:.1}" y="10" width="10" height="10" fill="#333"/><text x="{:.1}" y="19">link busy</text>"##,
-        lx + 14.0
-    );
+    let mut y = 30.0 + (ly - 10.0);
     for panel in panels {
         let r = panel.result;
         let cpr = r.cores_per_rank;
@@ -235,6 +241,13 @@ mod tests {
         assert_eq!(tick_step(13_000, 10), 2_000);
         assert_eq!(tick_step(45_000, 10), 5_000);
         assert_eq!(tick_step(3, 10), 1);
+    }
+
+    #[test]
+    fn families_have_distinct_colours_up_to_twenty() {
+        let colours: std::collections::BTreeSet<&str> = (0..20).map(colour).collect();
+        assert_eq!(colours.len(), 20);
+        assert!(!colours.contains(WAIT));
     }
 
     #[test]
