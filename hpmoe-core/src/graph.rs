@@ -65,6 +65,24 @@ impl Csr {
         Csr { offsets, targets }
     }
 
+    /// Builds from its two arrays, for callers that fill rows in place without a `Vec` per row:
+    /// row `n` is `targets[offsets[n]..offsets[n+1]]`.
+    ///
+    /// # Panics
+    /// If `offsets` is empty, does not start at 0, decreases, or does not end at
+    /// `targets.len()`.
+    pub fn from_parts(offsets: Vec<u32>, targets: Vec<u32>) -> Csr {
+        assert!(offsets.first() == Some(&0), "offsets start at 0");
+        assert!(offsets.windows(2).all(|w| w[0] <= w[1]), "offsets never decrease");
+        assert!(offsets.last().map(|&o| o as usize) == Some(targets.len()), "offsets end at the number of targets");
+        Csr { offsets, targets }
+    }
+
+    /// Every row's targets, row after row.
+    pub fn targets(&self) -> &[u32] {
+        &self.targets
+    }
+
     /// Number of rows (nodes).
     pub fn nodes(&self) -> usize {
         self.offsets.len().saturating_sub(1)

@@ -94,21 +94,24 @@ fn pass(tf: &Taskflow, exp: &Expanded, g: &Graph, order: &[u32], band: &[u32]) -
     // Per core, the clock of its last entry walked so far; per channel, the join of its sends.
     let mut last_on_core: Vec<Tick> = vec![0; g.core_count * width];
     let mut channel: Vec<Option<Box<[Tick]>>> = vec![None; g.receivers.len()];
+    // Clocks of closed channels, for channels opened later (zeroed on reuse).
+    let mut spare: Vec<Box<[Tick]>> = Vec::new();
     let mut unread: Vec<u32> = g.receivers.iter().map(|r| r.len() as u32).collect();
-    let mut clock: Vec<Tick> = vec![0; width];
     let mut checked = 0u64;
     for &v in order {
         let Slot { core, pos } = g.slots[v as usize];
-        let row = core as usize * width..(core as usize + 1) * width;
-        clock.copy_from_slice(&last_on_core[row.clone()]);
+        // `v`'s clock starts as that of the entry before it on its core, and replaces it.
+        let clock = &mut last_on_core[core as usize * width..(core as usize + 1) * width];
         for &ch in g.receives[v as usize].iter().flatten() {
             let ch = ch as usize;
             if let Some(sends) = &channel[ch] {
-                join(&mut clock, sends);
+                join(clock, sends);
             }
             unread[ch] -= 1;
-            if unread[ch] == 0 {
-                channel[ch] = None;
+            if unread[ch] == 0
+                && let Some(closed) = channel[ch].take()
+            {
+                spare.push(closed);
             }
         }
         if let Some(col) = column_of[core as usize] {
@@ -149,9 +152,15 @@ fn pass(tf: &Taskflow, exp: &Expanded, g: &Graph, order: &[u32], band: &[u32]) -
             }
         }
         for &ch in &g.sends[v as usize] {
-            join(channel[ch as usize].get_or_insert_with(|| vec![0; width].into_boxed_slice()), &clock);
+            let open = channel[ch as usize].get_or_insert_with(|| match spare.pop() {
+                Some(mut reused) => {
+                    reused.fill(0);
+                    reused
+                }
+                None => vec![0; width].into_boxed_slice(),
+            });
+            join(open, clock);
         }
-        last_on_core[row].copy_from_slice(&clock);
     }
     Ok(checked)
 }

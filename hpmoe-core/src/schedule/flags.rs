@@ -115,16 +115,19 @@ impl FlagPlan {
     }
 }
 
-/// The kept dependencies of a sync plan, as `consumers[u]` (ascending node ids).
-pub fn kept_edges(exp: &Expanded, sync: &SyncPlan) -> Vec<Vec<u32>> {
+/// The kept dependencies of a sync plan, as rows `consumers.row(u)` (ascending node ids).
+pub fn kept_edges(exp: &Expanded, sync: &SyncPlan) -> Csr {
     let waiter = Waiters::new(exp, sync);
-    (0..exp.nodes() as u32)
-        .map(|u| {
-            let mut vs: Vec<u32> = sync.signals(NodeId::new(u)).iter().filter_map(|&s| waiter.get(s)).collect();
-            vs.sort_unstable();
-            vs
-        })
-        .collect()
+    let mut offsets = Vec::with_capacity(exp.nodes() + 1);
+    let mut targets = Vec::with_capacity(sync.signal_list.len());
+    offsets.push(0u32);
+    for u in 0..exp.nodes() as u32 {
+        let first = targets.len();
+        targets.extend(sync.signals(NodeId::new(u)).iter().filter_map(|&s| waiter.get(s)));
+        targets[first..].sort_unstable();
+        offsets.push(u32::try_from(targets.len()).expect("kept edges fit u32"));
+    }
+    Csr::from_parts(offsets, targets)
 }
 
 /// The node waiting on each counter of a sync plan: a dense table per rank (counters are
@@ -211,14 +214,7 @@ pub fn plan_flags(
 }
 
 /// One AIC and its two AIVs: the greedy walk of the rule.
-fn plan_channel(
-    exp: &Expanded,
-    placement: &Placement,
-    consumers: &[Vec<u32>],
-    aic: u32,
-    aivs: [u32; 2],
-    plan: &mut FlagPlan,
-) {
+fn plan_channel(exp: &Expanded, placement: &Placement, consumers: &Csr, aic: u32, aivs: [u32; 2], plan: &mut FlagPlan) {
     let pos = |n: u32| placement.position[NodeId::new(n)];
     let core_of = |n: u32| placement.core_of[NodeId::new(n)].raw();
     // Per AIV: (set index, queue position) of its flag consumers so far; the sets it has
@@ -238,7 +234,7 @@ fn plan_channel(
         }
         // u's kept consumer on each own AIV (the earliest, if the reduction kept several).
         let cand: [Option<u32>; 2] = std::array::from_fn(|s| {
-            consumers[u as usize].iter().copied().filter(|&v| core_of(v) == aivs[s]).min_by_key(|&v| pos(v))
+            consumers.row(u).iter().copied().filter(|&v| core_of(v) == aivs[s]).min_by_key(|&v| pos(v))
         });
         if cand.iter().all(Option::is_none) {
             continue;
@@ -285,15 +281,25 @@ pub fn without_flagged(exp: &Expanded, sync: &SyncPlan, plan: &FlagPlan) -> Sync
         return sync.clone();
     }
     let nodes = exp.nodes();
-    let mut consumers = kept_edges(exp, sync);
-    for &(u, v) in &plan.edges {
-        consumers[u as usize].retain(|&x| x != v);
-    }
-    let mut fan_in = vec![0u32; nodes];
-    for vs in &consumers {
-        for &v in vs {
-            fan_in[v as usize] += 1;
+    let kept = kept_edges(exp, sync);
+    // `plan.edges` is sorted, as the rows are: walk both to drop the flagged edges.
+    let mut flagged = plan.edges.iter().copied().peekable();
+    let mut offsets = Vec::with_capacity(nodes + 1);
+    let mut targets = Vec::with_capacity(kept.edges());
+    offsets.push(0u32);
+    for u in 0..nodes as u32 {
+        for &v in kept.row(u) {
+            while flagged.next_if(|&e| e < (u, v)).is_some() {}
+            if flagged.peek() != Some(&(u, v)) {
+                targets.push(v);
+            }
         }
+        offsets.push(targets.len() as u32);
+    }
+    let consumers = Csr::from_parts(offsets, targets);
+    let mut fan_in = vec![0u32; nodes];
+    for &v in consumers.targets() {
+        fan_in[v as usize] += 1;
     }
     let mut counters_per_rank: IdVec<RankId, u32> = IdVec::filled(exp.space.ranks as usize, 0);
     let mut counter_of: IdVec<NodeId, OptId<CounterId>> = IdVec::filled(nodes, OptId::NONE);
@@ -311,9 +317,9 @@ pub fn without_flagged(exp: &Expanded, sync: &SyncPlan, plan: &FlagPlan) -> Sync
     let mut signal_offsets = Vec::with_capacity(nodes + 1);
     let mut signal_list = Vec::new();
     signal_offsets.push(0u32);
-    for vs in &consumers {
+    for u in 0..nodes as u32 {
         let first = signal_list.len();
-        signal_list.extend(vs.iter().map(|&v| {
+        signal_list.extend(consumers.row(u).iter().map(|&v| {
             let v = NodeId::new(v);
             Signal { rank: exp.space.rank_id(v), counter: counter_of[v].get().expect("a consumer waits on a counter") }
         }));

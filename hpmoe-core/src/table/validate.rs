@@ -241,14 +241,12 @@ impl TableView<'_> {
     }
 
     fn check_fan_in(&self) -> Result<()> {
-        let mut received: Vec<(u32, u32)> = self.signals.iter().map(|s| (u32::from(s.rank), s.counter)).collect();
-        received.sort_unstable();
+        let received = Received::count(self);
         for core in 0..self.cores.len() as u32 {
             let rank = self.rank_of_core(core);
             for e in self.core_entries(core) {
                 let Some(wait) = e.wait() else { continue };
-                let key = (rank, wait.counter.raw());
-                let count = received.partition_point(|&k| k <= key) - received.partition_point(|&k| k < key);
+                let count = received.get(rank, wait.counter.raw());
                 if (count as u64) < u64::from(wait.target) {
                     return Err(TableError::inconsistent(format!(
                         "instance {} on core {core} waits for counter {} of rank {rank} to reach {}, \
@@ -259,5 +257,83 @@ impl TableView<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// How many signals each counter of each rank receives, from the whole table. Signals and
+/// waits name counters in range (checked before), so the counts are one flat array over every
+/// rank's counters when it is no larger than the table's entries and signals (hpmoe's tables:
+/// at most one counter per waiting entry); a table declaring more counters than that gets the
+/// sorted `(rank, counter)` keys of its signals instead, so memory stays proportional to the
+/// table whatever its header says.
+enum Received {
+    /// Per rank, where its counters start in `count`; per counter, its signals.
+    Dense { base: Vec<usize>, count: Vec<usize> },
+    /// Every signal's `(rank, counter)`, sorted.
+    Sorted(Vec<(u32, u32)>),
+}
+
+impl Received {
+    fn count(t: &TableView<'_>) -> Self {
+        let total: u64 = t.counters_per_rank.iter().map(|&c| u64::from(c)).sum();
+        if total > (t.entries.len() + t.signals.len()) as u64 {
+            return Self::sorted(t);
+        }
+        let mut base = Vec::with_capacity(t.counters_per_rank.len() + 1);
+        let mut next = 0usize;
+        for &c in t.counters_per_rank.iter() {
+            base.push(next);
+            next += c as usize;
+        }
+        base.push(next);
+        let mut count = vec![0usize; next];
+        for s in t.signals.iter() {
+            count[base[usize::from(s.rank)] + s.counter as usize] += 1;
+        }
+        Received::Dense { base, count }
+    }
+
+    fn sorted(t: &TableView<'_>) -> Self {
+        let mut keys: Vec<(u32, u32)> = t.signals.iter().map(|s| (u32::from(s.rank), s.counter)).collect();
+        keys.sort_unstable();
+        Received::Sorted(keys)
+    }
+
+    /// The signals counter `counter` of rank `rank` receives.
+    fn get(&self, rank: u32, counter: u32) -> usize {
+        match self {
+            Received::Dense { base, count } => count[base[rank as usize] + counter as usize],
+            Received::Sorted(keys) => {
+                let key = (rank, counter);
+                keys.partition_point(|&k| k <= key) - keys.partition_point(|&k| k < key)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Received;
+    use crate::testing::taskflow_spec;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        /// Both ways of counting give every counter of a planned table the same count, and a
+        /// planned table is counted densely.
+        #[test]
+        fn dense_and_sorted_counts_agree(spec in taskflow_spec(5)) {
+            let c = crate::plan(&spec.taskflow()).expect("the generator's taskflows plan");
+            let view = c.table.view();
+            let (dense, sorted) = (Received::count(&view), Received::sorted(&view));
+            let counted_densely = matches!(dense, Received::Dense { .. });
+            prop_assert!(counted_densely);
+            for (rank, &counters) in view.counters_per_rank.iter().enumerate() {
+                for counter in 0..counters {
+                    prop_assert_eq!(dense.get(rank as u32, counter), sorted.get(rank as u32, counter));
+                }
+            }
+        }
     }
 }

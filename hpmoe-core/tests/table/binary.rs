@@ -143,6 +143,27 @@ fn bad_indices_are_rejected_after_a_valid_checksum() {
 }
 
 #[test]
+fn fan_in_is_checked_however_many_counters_the_header_declares() {
+    // Rank 0 declaring 1000 counters, more than the table has entries and signals: the
+    // signals are counted by sorted keys instead of one slot per counter, with the same verdict.
+    let many = |b: &mut Vec<u8>| {
+        put_u32(b, COUNTERS, 1000);
+        put_u32(b, 44, 1000); // the header's counters_per_rank_max
+    };
+    let mut b = blob();
+    many(&mut b);
+    reseal(&mut b);
+    assert!(ScheduleTable::from_bytes(&b).is_ok(), "1000 counters of which 3 are used is a valid table");
+    assert_inconsistent(
+        tampered(|b| {
+            many(b);
+            b[ENTRIES + 8] = 3;
+        }),
+        "only 2 signals ever go to it",
+    );
+}
+
+#[test]
 fn names_section_must_be_exact() {
     assert_inconsistent(tampered(|b| b[TOTAL - 1] = b'x'), "besides its padding");
     assert_inconsistent(tampered(|b| b[NAMES + 25..].fill(b'x')), "fewer than 4 names");

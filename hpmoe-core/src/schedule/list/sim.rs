@@ -3,17 +3,47 @@
 
 use super::{CLASSES, LANE, Pass, Setup};
 use crate::graph::Csr;
-use crate::ids::{CoreId, IdVec, OptId};
+use crate::ids::{CoreId, Id, IdVec, NodeId, OptId};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 
 /// Priority of a ready node in a max-heap: bottom level descending, then send round
 /// ascending, then node id ascending; for a link put on a lane when lanes go by round
-/// (`Setup::lanes_by_round`), send round first.
-type ReadyKey = (u64, Reverse<u32>, Reverse<u32>);
+/// (`Setup::lanes_by_round`), send round first. Packed into one integer, ordered as the tuple
+/// `(level, Reverse(round), Reverse(node))`: `level << 64 | !round << 32 | !node`. (One
+/// integer compares in a few instructions where the tuple branches field by field; the heaps
+/// are most of a pass's time at 10^6 nodes. Keys are distinct, as each holds its node, so any
+/// heap pops them in the same order.)
+type ReadyKey = u128;
 
-fn node_of(key: ReadyKey) -> u32 {
-    key.2.0
+fn ready_key(level: u64, round: u32, v: NodeId) -> ReadyKey {
+    u128::from(level) << 64 | u128::from(!round) << 32 | u128::from(!v.raw())
+}
+
+fn node_of(key: ReadyKey) -> NodeId {
+    NodeId::new(!(key as u32))
+}
+
+/// A running node in a min-heap by finish time: `finish << 32 | node`, ordered as the tuple
+/// `(finish, node)`.
+type RunningKey = Reverse<u128>;
+
+fn running_key(finish: u64, v: NodeId) -> RunningKey {
+    Reverse(u128::from(finish) << 32 | u128::from(v.raw()))
+}
+
+/// A node about to become ready in a min-heap: `time << 64 | node << 32 | core`, ordered as
+/// the tuple `(time, node, core)`, none (`u32::MAX`) after every core.
+type ArrivalKey = Reverse<u128>;
+
+fn arrival_key(time: u64, v: NodeId, core: OptId<CoreId>) -> ArrivalKey {
+    let core = core.get().map_or(crate::ids::RESERVED, CoreId::raw);
+    Reverse(u128::from(time) << 64 | u128::from(v.raw()) << 32 | u128::from(core))
+}
+
+fn arrival_of(key: ArrivalKey) -> (u64, NodeId, OptId<CoreId>) {
+    let k = key.0;
+    ((k >> 64) as u64, NodeId::new((k >> 32) as u32), CoreId::try_new(k as u32).into())
 }
 
 /// Runs one pass over the DAG whose predecessor and successor rows are `pred` and `succ` (the
@@ -23,11 +53,11 @@ pub(super) fn run<'a>(s: &'a Setup<'a>, pred: &'a Csr, succ: &'a Csr, levels: Ve
     let mut sim = Sim::new(s, pred, succ, levels);
     sim.run();
     Pass {
-        core_of: IdVec::from_vec(sim.core_of).map(|c| c.get().unwrap_or(CoreId::new(0))),
-        position: IdVec::from_vec(sim.position),
+        core_of: sim.core_of.map(|c| c.get().unwrap_or(CoreId::new(0))),
+        position: sim.position,
         queue_len: sim.queue_len,
-        start_ns: IdVec::from_vec(sim.start_ns),
-        finish_ns: IdVec::from_vec(sim.finish_ns),
+        start_ns: sim.start_ns,
+        finish_ns: sim.finish_ns,
     }
 }
 
@@ -36,16 +66,16 @@ struct Sim<'a> {
     s: &'a Setup<'a>,
     pred: &'a Csr,
     succ: &'a Csr,
-    levels: Vec<u64>,
+    levels: IdVec<NodeId, u64>,
 
-    // Per node (raw ids, as the DAG's rows and the heaps hold them).
-    waiting_preds: Vec<u32>,
-    started: Vec<bool>,
+    // Per node.
+    waiting_preds: IdVec<NodeId, u32>,
+    started: IdVec<NodeId, bool>,
     /// None until placed.
-    core_of: Vec<OptId<CoreId>>,
-    position: Vec<u32>,
-    start_ns: Vec<u64>,
-    finish_ns: Vec<u64>,
+    core_of: IdVec<NodeId, OptId<CoreId>>,
+    position: IdVec<NodeId, u32>,
+    start_ns: IdVec<NodeId, u64>,
+    finish_ns: IdVec<NodeId, u64>,
 
     // Per core.
     queue_len: IdVec<CoreId, u32>,
@@ -72,10 +102,15 @@ struct Sim<'a> {
     dirty_groups: Vec<u32>,
 
     /// Running nodes by finish time: `(finish, node)`, at most one per core.
-    running: BinaryHeap<Reverse<(u64, u32)>>,
+    running: BinaryHeap<RunningKey>,
     /// Nodes about to become ready: `(time, node, core)`, ready on `core` only, or on every
     /// core of their (rank, kind) when `core` is none (which orders after every core).
-    arrivals: BinaryHeap<Reverse<(u64, u32, OptId<CoreId>)>>,
+    arrivals: BinaryHeap<ArrivalKey>,
+    /// The sources' arrivals at time 0, in key order, before `next_source`: merged with
+    /// `arrivals` as if they were in it. (A sorted run costs nothing to take from; heaped, the
+    /// many sources of a large taskflow cost a sift through a deep heap each.)
+    sources: Vec<ArrivalKey>,
+    next_source: usize,
     /// While a group is dispatched: its idle cores with affine nodes, keyed by their most
     /// urgent one.
     pending: BTreeSet<(ReadyKey, CoreId)>,
@@ -93,23 +128,21 @@ impl<'a> Sim<'a> {
         }
         let cores_in_group: Vec<u32> = idle.iter().map(|s| s.len() as u32).collect();
 
-        let waiting_preds: Vec<u32> = (0..nodes as u32).map(|v| pred.degree(v) as u32).collect();
-        let sources: Vec<_> = (0..nodes as u32)
-            .filter(|&v| waiting_preds[v as usize] == 0)
-            .map(|v| Reverse((0, v, OptId::NONE)))
-            .collect();
+        let waiting_preds: IdVec<NodeId, u32> = (0..nodes as u32).map(|v| pred.degree(v) as u32).collect();
+        let sources: Vec<_> =
+            waiting_preds.iter().filter(|&(_, &w)| w == 0).map(|(v, _)| arrival_key(0, v, OptId::NONE)).collect();
 
         Sim {
             s,
             pred,
             succ,
-            levels,
+            levels: IdVec::from_vec(levels),
             waiting_preds,
-            started: vec![false; nodes],
-            core_of: vec![OptId::NONE; nodes],
-            position: vec![0; nodes],
-            start_ns: vec![0; nodes],
-            finish_ns: vec![0; nodes],
+            started: IdVec::filled(nodes, false),
+            core_of: IdVec::filled(nodes, OptId::NONE),
+            position: IdVec::filled(nodes, 0),
+            start_ns: IdVec::filled(nodes, 0),
+            finish_ns: IdVec::filled(nodes, 0),
             queue_len: IdVec::filled(total_cores, 0),
             busy: IdVec::filled(total_cores, false),
             in_stack: IdVec::filled(total_cores, true),
@@ -124,19 +157,21 @@ impl<'a> Sim<'a> {
             dirty_group: vec![false; groups],
             dirty_groups: Vec::new(),
             running: BinaryHeap::new(),
-            arrivals: BinaryHeap::from(sources),
+            arrivals: BinaryHeap::new(),
+            sources,
+            next_source: 0,
             pending: BTreeSet::new(),
         }
     }
 
-    fn key(&self, v: u32) -> ReadyKey {
-        let round = self.s.send_order[v as usize];
+    fn key(&self, v: NodeId) -> ReadyKey {
+        let round = self.s.send_order[v.index()];
         // A lane takes its ready puts round by round when the rounds stay in step (see "Link
         // lanes" in the module docs).
-        if self.s.lanes_by_round && self.s.group_of_node[v as usize] % CLASSES == LANE {
-            return (u64::MAX - u64::from(round), Reverse(0), Reverse(v));
+        if self.s.lanes_by_round && self.s.group_of_node[v.index()] % CLASSES == LANE {
+            return ready_key(u64::MAX - u64::from(round), 0, v);
         }
-        (self.levels[v as usize], Reverse(round), Reverse(v))
+        ready_key(self.levels[v], round, v)
     }
 
     /// Advances time from event to event (a node finishes, a node becomes ready); after all
@@ -144,20 +179,21 @@ impl<'a> Sim<'a> {
     /// Starting a zero-cost node adds an event at the same time, which the next round handles.
     fn run(&mut self) {
         loop {
-            let next_finish = self.running.peek().map(|e| e.0.0);
-            let next_arrival = self.arrivals.peek().map(|e| e.0.0);
+            let next_finish = self.running.peek().map(|e| (e.0 >> 32) as u64);
+            let next_arrival = self.peek_arrival().map(|e| arrival_of(e).0);
             let Some(now) = next_finish.into_iter().chain(next_arrival).min() else { break };
-            while let Some(&Reverse((t, v))) = self.running.peek()
-                && t == now
+            while let Some(&Reverse(k)) = self.running.peek()
+                && (k >> 32) as u64 == now
             {
                 self.running.pop();
-                self.finish(v, now);
+                self.finish(NodeId::new(k as u32), now);
             }
-            while let Some(&Reverse((t, v, core))) = self.arrivals.peek()
+            while let Some(key) = self.peek_arrival()
+                && let (t, v, core) = arrival_of(key)
                 && t == now
             {
-                self.arrivals.pop();
-                if !self.started[v as usize] {
+                self.pop_arrival();
+                if !self.started[v] {
                     self.arrive(v, core);
                 }
             }
@@ -168,17 +204,37 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// The next arrival: the first of the sources' run and the heap.
+    fn peek_arrival(&self) -> Option<ArrivalKey> {
+        // Min-heap keys are `Reverse`d: the larger key comes first.
+        let source = self.sources.get(self.next_source).copied();
+        match (source, self.arrivals.peek().copied()) {
+            (Some(s), Some(h)) => Some(s.max(h)),
+            (s, h) => s.or(h),
+        }
+    }
+
+    /// Drops the arrival [`Self::peek_arrival`] returns.
+    fn pop_arrival(&mut self) {
+        let source = self.sources.get(self.next_source);
+        if source.is_some() && self.arrivals.peek().is_none_or(|h| source > Some(h)) {
+            self.next_source += 1;
+        } else {
+            self.arrivals.pop();
+        }
+    }
+
     /// `v` becomes ready on `core` only or, for none, on every core of its group.
-    fn arrive(&mut self, v: u32, core: OptId<CoreId>) {
+    fn arrive(&mut self, v: NodeId, core: OptId<CoreId>) {
         let key = self.key(v);
         if let Some(core) = core.get() {
             self.affine[core].push(key);
             self.mark_core(core);
             return;
         }
-        let g = self.s.group_of_node[v as usize];
+        let g = self.s.group_of_node[v.index()];
         if self.cores_in_group[g as usize] == 0 {
-            panic!("profile {} has no {} core for node {v}", self.s.profile.name, self.s.exp.core_kind(v));
+            panic!("profile {} has no {} core for node {v}", self.s.profile.name, self.s.exp.core_kind(v.raw()));
         }
         self.ready[g as usize].push(key);
         self.mark_group(g);
@@ -200,16 +256,16 @@ impl<'a> Sim<'a> {
 
     /// `v` finished at `now`: its core is free, and successors whose last predecessor it was
     /// get their ready times.
-    fn finish(&mut self, v: u32, now: u64) {
-        let core = self.core_of[v as usize].get().expect("a finished node was placed");
+    fn finish(&mut self, v: NodeId, now: u64) {
+        let core = self.core_of[v].get().expect("a finished node was placed");
         let g = self.s.group_of_core[core];
         self.busy[core] = false;
         self.idle_count[g as usize] += 1;
         self.push_idle(core);
         self.mark_core(core);
         let succ = self.succ;
-        for &s in succ.row(v) {
-            let w = &mut self.waiting_preds[s as usize];
+        for s in succ.row(v.raw()).iter().map(|&s| NodeId::new(s)) {
+            let w = &mut self.waiting_preds[s];
             *w -= 1;
             if *w == 0 {
                 self.schedule_ready(s, now);
@@ -219,16 +275,16 @@ impl<'a> Sim<'a> {
 
     /// Adds the events at which `v`, whose predecessors have all finished by `now`, becomes
     /// ready on its affine core (if any) and on every core.
-    fn schedule_ready(&mut self, v: u32, now: u64) {
-        let (space, pred) = (&self.s.exp.space, self.pred);
-        let rank = space.rank_of(v);
-        let arrival = |u: u32| {
-            let edge = if space.rank_of(u) == rank { self.s.edge_local } else { self.s.edge_remote };
-            self.finish_ns[u as usize].saturating_add(edge)
+    fn schedule_ready(&mut self, v: NodeId, now: u64) {
+        let (space, preds) = (&self.s.exp.space, self.pred.row(v.raw()));
+        let rank = space.rank_of(v.raw());
+        let arrival = |u: NodeId| {
+            let edge = if space.rank_of(u.raw()) == rank { self.s.edge_local } else { self.s.edge_remote };
+            self.finish_ns[u].saturating_add(edge)
         };
         let (mut everywhere, mut late_core, mut one_core) = (0u64, OptId::NONE, true);
-        for &u in pred.row(v) {
-            let (t, core) = (arrival(u), self.core_of[u as usize]);
+        for u in preds.iter().map(|&u| NodeId::new(u)) {
+            let (t, core) = (arrival(u), self.core_of[u]);
             if late_core.is_none() || t > everywhere {
                 (everywhere, late_core, one_core) = (t, core, true);
             } else if t == everywhere && core != late_core {
@@ -236,21 +292,21 @@ impl<'a> Sim<'a> {
             }
         }
         debug_assert!(everywhere >= now);
-        let g = self.s.group_of_node[v as usize];
+        let g = self.s.group_of_node[v.index()];
         if let Some(late) = late_core.get()
             && one_core
             && self.s.group_of_core[late] == g
         {
-            let on_core = pred
-                .row(v)
+            let on_core = preds
                 .iter()
-                .map(|&u| if self.core_of[u as usize] == late_core { self.finish_ns[u as usize] } else { arrival(u) });
+                .map(|&u| NodeId::new(u))
+                .map(|u| if self.core_of[u] == late_core { self.finish_ns[u] } else { arrival(u) });
             let on_core = on_core.max().unwrap_or(now);
             if on_core < everywhere {
-                self.arrivals.push(Reverse((on_core, v, late_core)));
+                self.arrivals.push(arrival_key(on_core, v, late_core));
             }
         }
-        self.arrivals.push(Reverse((everywhere, v, OptId::NONE)));
+        self.arrivals.push(arrival_key(everywhere, v, OptId::NONE));
     }
 
     /// Puts an idle core without affine nodes on its group's idle stack (once).
@@ -272,9 +328,9 @@ impl<'a> Sim<'a> {
     }
 
     /// The most urgent node of `heap` that has not started, dropping started ones on top.
-    fn top_unstarted(heap: &mut BinaryHeap<ReadyKey>, started: &[bool]) -> Option<ReadyKey> {
+    fn top_unstarted(heap: &mut BinaryHeap<ReadyKey>, started: &IdVec<NodeId, bool>) -> Option<ReadyKey> {
         while let Some(&key) = heap.peek() {
-            if !started[node_of(key) as usize] {
+            if !started[node_of(key)] {
                 return Some(key);
             }
             heap.pop();
@@ -310,7 +366,7 @@ impl<'a> Sim<'a> {
         while self.idle_count[g as usize] > 0 {
             let best_affine = loop {
                 match self.pending.last() {
-                    Some(&(key, core)) if self.started[node_of(key) as usize] => {
+                    Some(&(key, core)) if self.started[node_of(key)] => {
                         self.pending.pop_last();
                         self.file_idle_core(core);
                     }
@@ -342,18 +398,17 @@ impl<'a> Sim<'a> {
         self.pending.clear();
     }
 
-    fn start(&mut self, v: u32, core: CoreId, now: u64) {
-        let vi = v as usize;
-        debug_assert!(!self.busy[core] && !self.started[vi]);
+    fn start(&mut self, v: NodeId, core: CoreId, now: u64) {
+        debug_assert!(!self.busy[core] && !self.started[v]);
         self.busy[core] = true;
         self.idle_count[self.s.group_of_core[core] as usize] -= 1;
-        self.started[vi] = true;
-        self.core_of[vi] = OptId::some(core);
-        self.position[vi] = self.queue_len[core];
+        self.started[v] = true;
+        self.core_of[v] = OptId::some(core);
+        self.position[v] = self.queue_len[core];
         self.queue_len[core] += 1;
-        self.start_ns[vi] = now;
-        let finish = now.saturating_add(self.s.costs[vi]);
-        self.finish_ns[vi] = finish;
-        self.running.push(Reverse((finish, v)));
+        self.start_ns[v] = now;
+        let finish = now.saturating_add(self.s.costs[v.index()]);
+        self.finish_ns[v] = finish;
+        self.running.push(running_key(finish, v));
     }
 }
