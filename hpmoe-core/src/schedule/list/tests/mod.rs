@@ -159,8 +159,18 @@ fn expected_lanes(exp: &Expanded, prof: &MachineProfile, cost: &dyn CostModel) -
     if prof.aiv_per_rank() < 2 || !used {
         return 0;
     }
-    let stream = |f: usize| cost.family_put(f, AIV, &exp.family_work[f]).stream_bytes_per_s.clamp(1, link);
-    let need = puts.iter().map(|&f| link.div_ceil(stream(f))).max().expect("some put family is used");
+    // Per family: enough lanes that the link streams through each put's fixed part (its
+    // whole cycle over its bytes' time on the link), at most one more than streaming alone
+    // needs.
+    let lanes_of = |f: usize| {
+        let put = cost.family_put(f, AIV, &exp.family_work[f]);
+        let stream = put.stream_bytes_per_s.clamp(1, link);
+        let streaming = link.div_ceil(stream);
+        let cycle = put.exec_ns + (put.bytes as u128 * 1_000_000_000).div_ceil(stream as u128) as u64;
+        let fill = (cycle as u128 * link as u128).div_ceil(put.bytes.max(1) as u128 * 1_000_000_000) as u64;
+        fill.clamp(1, streaming + 1)
+    };
+    let need = puts.iter().map(|&f| lanes_of(f)).max().expect("some put family is used");
     need.min(u64::from(prof.aiv_per_rank() - 1)) as u32
 }
 
