@@ -148,8 +148,8 @@ fn assert_valid(exp: &Expanded, prof: &MachineProfile, p: &Placement, cost: &dyn
 }
 
 /// Lanes per rank by the rule the module documents: with a shared link and link puts, enough
-/// to fill the link with the slowest-streaming put family, at most one fewer than the
-/// vector cores; otherwise none.
+/// to keep the link busy through the puts of every family, fixed parts included, at most
+/// one fewer than the vector cores; otherwise none.
 fn expected_lanes(exp: &Expanded, prof: &MachineProfile, cost: &dyn CostModel) -> u32 {
     let Some(link) = cost.link_bytes_per_s().filter(|&l| l > 0) else { return 0 };
     let puts: Vec<usize> = (0..exp.family_core.len())
