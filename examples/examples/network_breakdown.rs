@@ -8,8 +8,12 @@
 //! cargo run --release -p hpmoe-examples --example network_breakdown [-- --ep N] [--tokens N]
 //!                                                                  [--profile NAME|FILE] [--int8]
 //!                                                                  [--natural [--seed N] [--plan-on-run]]
+//!                                                                  [--pass forward|backward|training_step]
 //! ```
 //!
+//! `--pass` takes the balanced layer's backward or training step (`MoeShape::pass_taskflow`,
+//! each expert's weight gradient in one tile as `moe_training` builds them) instead of the
+//! forward.
 //! `--int8` takes the layer with INT8 dispatch (`DispatchPrecision::Int8`).
 //! `--natural` takes the naturally routed layer instead, planned and priced as the main job
 //! does (planned on 8 sampled routings, run under routing seed 42, or `--seed N`); with
@@ -31,7 +35,7 @@ use hpmoe_core::model::CoreKind;
 use hpmoe_examples::ExampleError;
 use hpmoe_examples::cli::Options;
 use hpmoe_examples::report::{PLAN_SAMPLES, ROUTING_SEED, RoutedLayer};
-use hpmoe_host::moe::{DispatchPrecision, MoeShape};
+use hpmoe_host::moe::{DispatchPrecision, MoeShape, Pass};
 use hpmoe_host::sim::{self, FlowRecord, SimResult, TileRecord};
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
@@ -44,13 +48,25 @@ fn main() {
 }
 
 fn run() -> Result<(), ExampleError> {
-    let options = ["--ep", "--tokens", "--profile", "--natural", "--plan-on-run", "--seed", "--int8"];
+    let options = ["--ep", "--tokens", "--profile", "--natural", "--plan-on-run", "--seed", "--int8", "--pass"];
     let opts = Options::from_env(&options, &options.join(", "))?;
     let ep = opts.number_u32("--ep", 8)?;
     let tokens = opts.number("--tokens", 4096)?;
     let profile = opts.profile()?;
     let precision = if opts.flag("--int8") { DispatchPrecision::Int8 } else { DispatchPrecision::Bf16 };
-    let (tf, plan, cost) = if opts.flag("--natural") {
+    let pass = match opts.value("--pass") {
+        None => Pass::Forward,
+        Some(name) => Pass::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| ExampleError::UnknownOption {
+            option: format!("--pass {name}"),
+            usage: "--pass takes forward, backward or training_step".to_string(),
+        })?,
+    };
+    let (tf, plan, cost) = if pass != Pass::Forward {
+        let shape = MoeShape::deepseek_v3(ep, tokens).with_whole_expert_wgrad().with_dispatch(precision);
+        let tf = shape.pass_taskflow(pass).map_err(ExampleError::Shape)?;
+        let cost = TaskflowCost::new(&tf, profile);
+        (tf, cost.clone(), cost)
+    } else if opts.flag("--natural") {
         let seed = opts.number("--seed", ROUTING_SEED)?;
         let shape = MoeShape::deepseek_v3_natural(ep, tokens).with_dispatch(precision);
         let layer = RoutedLayer::natural(&shape, seed, PLAN_SAMPLES)?;

@@ -296,8 +296,9 @@ fn a_rank_streams_its_puts_a_few_at_a_time_so_matmuls_start_on_the_first_blocks(
     let at_once = compile(&tf, &WithoutLink(&cost)).unwrap();
     let (streamed, at_once) = (sim::simulate(&streamed, &cost).unwrap(), sim::simulate(&at_once, &cost).unwrap());
     // Dispatch puts stream at 59 GB/s (cold reads), combine puts at 118: two fill the die's
-    // 112 GB/s injection, so each rank has two lanes.
-    assert_eq!(max_puts_in_flight(&streamed), vec![2; 4]);
+    // 112 GB/s injection, and a third streams while another does a put's fixed part (the
+    // tile's own work and its quiet), so each rank has three lanes.
+    assert_eq!(max_puts_in_flight(&streamed), vec![3; 4]);
     assert!(max_puts_in_flight(&at_once).iter().all(|&n| n > 20), "{:?}", max_puts_in_flight(&at_once));
     // So the first blocks land early and matmuls start on them, instead of every block
     // landing near the end of the all-to-all.

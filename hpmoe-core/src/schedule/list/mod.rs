@@ -34,16 +34,20 @@
 //! a destination other than its own rank, `rotation != 0`) streams through its rank's link,
 //! which all the rank's link puts share. When the cost model has such a link
 //! ([`CostModel::link_bytes_per_s`]), each rank gets a few *lanes*: its last vector cores,
-//! which run its link puts and nothing else, as many as it takes to fill the link with the
-//! puts of the slowest-streaming family (`⌈link / stream⌉`, from [`CostModel::family_put`]),
-//! but always leaving one vector core for other work. On a lane a put is charged its exec
+//! which run its link puts and nothing else, as many as it takes to keep the link busy with
+//! the puts of every family: a put's cycle on a lane (its fixed part — setup, quiet — plus its
+//! bytes at its stream rate) over the time its bytes take at the link's rate, rounded up
+//! (`lanes::lanes_to_fill`, from [`CostModel::family_put`]), so one lane streams while another
+//! does a put's fixed part; but always leaving one vector core for other work. On a lane a put is charged its exec
 //! part plus its bytes at `min(stream, link / lanes)`, its share when every lane streams, and
 //! planned at the time the cost model expects of it ([`CostModel::node_tile_ns`]), as every
 //! other node is: a put likely to skip its bytes at run time is planned shorter.
 //!
 //! When every rank's puts to each destination take the same planned time
 //! ([`order::rounds_stay_in_step`]), a lane takes its ready puts by send round
-//! ([`order::send_order`]), not by priority: every rank then sends round by round in step, each
+//! ([`order::send_order`]), not by priority — family by family in declaration order
+//! ([`order::lane_turn`]), so a later family's puts do not overtake an earlier one's that
+//! consumers wait for: every rank then sends round by round in step, each
 //! receiver takes the puts of one sender at a time, as many as a sender has lanes, and no
 //! receiver is crowded while another idles. Ordered by priority instead, the puts in flight
 //! spread unevenly over the receivers (on the calibrated A3 network a die's ejection sat idle
@@ -278,7 +282,7 @@ impl<'a> Setup<'a> {
             Direction::Forward => (&dag.pred, &dag.succ),
             Direction::Backward => (&dag.succ, &dag.pred),
         };
-        let pass = sim::run(self, pred, succ, levels);
+        let pass = sim::run(self, pred, succ, levels, direction);
         assert!(
             pass.queue_len.values().map(|&n| n as usize).sum::<usize>() == self.exp.nodes(),
             "the instance DAG is acyclic (checked before scheduling), so every node gets placed"

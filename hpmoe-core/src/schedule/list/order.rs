@@ -23,6 +23,20 @@ pub(super) fn send_order(exp: &Expanded, v: u32, ranks_per_server: Option<u32>) 
     within * servers + across
 }
 
+/// The turn of link put `v` of `exp`, whose send round is `round`, on a lane that goes by
+/// round: its family first, in declaration order, then its round. A rank's puts of one family
+/// go out round by round; a put of a later family waits for the ready puts of earlier ones,
+/// even of a later round. Families are declared in dependency order, so in a taskflow with
+/// several put families (a backward: the output gradient out, then the input gradient back;
+/// a training step: four) the later family's puts become ready while the earlier one still
+/// streams, and taken by round alone a later family's early round would overtake the earlier
+/// family's late rounds, delaying the blocks whose consumers are waiting (on the DeepSeek-V3
+/// backward at EP 16: AICs waiting 1.2 ms per core for the output gradient's rows instead of
+/// 0.4 ms).
+pub(super) fn lane_turn(exp: &Expanded, v: u32, round: u32) -> u64 {
+    ((exp.space.family_of(v) as u64) << 32) | u64::from(round)
+}
+
 /// Loads within 1/`EVEN_WITHIN` of the largest are even (about 1.6%).
 const EVEN_WITHIN: u64 = 64;
 

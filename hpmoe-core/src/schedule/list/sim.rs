@@ -1,7 +1,7 @@
 //! One list-scheduling pass: an event-driven simulation of the cores under the cost model
 //! (see the module documentation of [`super`] for the rules it follows).
 
-use super::{CLASSES, LANE, Pass, Setup};
+use super::{CLASSES, Direction, LANE, Pass, Setup, order};
 use crate::graph::Csr;
 use crate::ids::{CoreId, Id, IdVec, NodeId, OptId};
 use std::cmp::Reverse;
@@ -9,7 +9,8 @@ use std::collections::{BTreeSet, BinaryHeap};
 
 /// Priority of a ready node in a max-heap: bottom level descending, then send round
 /// ascending, then node id ascending; for a link put on a lane when lanes go by round
-/// (`Setup::lanes_by_round`), send round first. Packed into one integer, ordered as the tuple
+/// (`Setup::lanes_by_round`), its turn first ([`order::lane_turn`]: family, then send round;
+/// in a backward pass the last turn first). Packed into one integer, ordered as the tuple
 /// `(level, Reverse(round), Reverse(node))`: `level << 64 | !round << 32 | !node`. (One
 /// integer compares in a few instructions where the tuple branches field by field; the heaps
 /// are most of a pass's time at 10^6 nodes. Keys are distinct, as each holds its node, so any
@@ -49,8 +50,8 @@ fn arrival_of(key: ArrivalKey) -> (u64, NodeId, OptId<CoreId>) {
 /// Runs one pass over the DAG whose predecessor and successor rows are `pred` and `succ` (the
 /// instance DAG, or it reversed), most urgent first by `levels`: where and when every node ran.
 /// A node never placed (only on a cyclic DAG) has no queue position: the caller checks.
-pub(super) fn run<'a>(s: &'a Setup<'a>, pred: &'a Csr, succ: &'a Csr, levels: Vec<u64>) -> Pass {
-    let mut sim = Sim::new(s, pred, succ, levels);
+pub(super) fn run<'a>(s: &'a Setup<'a>, pred: &'a Csr, succ: &'a Csr, levels: Vec<u64>, direction: Direction) -> Pass {
+    let mut sim = Sim::new(s, pred, succ, levels, direction);
     sim.run();
     Pass {
         core_of: sim.core_of.map(|c| c.get().unwrap_or(CoreId::new(0))),
@@ -114,10 +115,13 @@ struct Sim<'a> {
     /// While a group is dispatched: its idle cores with affine nodes, keyed by their most
     /// urgent one.
     pending: BTreeSet<(ReadyKey, CoreId)>,
+    /// Which way the pass walks the DAG: a lane of a backward pass, which schedules from the
+    /// end, takes its puts in the reverse of the forward turn order.
+    direction: Direction,
 }
 
 impl<'a> Sim<'a> {
-    fn new(s: &'a Setup<'a>, pred: &'a Csr, succ: &'a Csr, levels: Vec<u64>) -> Self {
+    fn new(s: &'a Setup<'a>, pred: &'a Csr, succ: &'a Csr, levels: Vec<u64>, direction: Direction) -> Self {
         let nodes = s.exp.nodes();
         let groups = (CLASSES * s.profile.ranks) as usize;
         let total_cores = s.profile.total_cores() as usize;
@@ -161,6 +165,7 @@ impl<'a> Sim<'a> {
             sources,
             next_source: 0,
             pending: BTreeSet::new(),
+            direction,
         }
     }
 
@@ -169,7 +174,14 @@ impl<'a> Sim<'a> {
         // A lane takes its ready puts round by round when the rounds stay in step (see "Link
         // lanes" in the module docs).
         if self.s.lanes_by_round && self.s.group_of_node[v.index()] % CLASSES == LANE {
-            return ready_key(u64::MAX - u64::from(round), 0, v);
+            // A backward pass schedules from the end: its lanes take the last turn first, so
+            // that the times it hands the next forward pass mirror the forward's order.
+            let turn = order::lane_turn(self.s.exp, v.raw(), round);
+            let first = match self.direction {
+                Direction::Forward => u64::MAX - turn,
+                Direction::Backward => turn,
+            };
+            return ready_key(first, 0, v);
         }
         ready_key(self.levels[v], round, v)
     }

@@ -148,8 +148,8 @@ fn assert_valid(exp: &Expanded, prof: &MachineProfile, p: &Placement, cost: &dyn
 }
 
 /// Lanes per rank by the rule the module documents: with a shared link and link puts, enough
-/// to fill the link with the slowest-streaming put family, at most one fewer than the
-/// vector cores; otherwise none.
+/// to keep the link busy through the puts of every family, fixed parts included, at most
+/// one fewer than the vector cores; otherwise none.
 fn expected_lanes(exp: &Expanded, prof: &MachineProfile, cost: &dyn CostModel) -> u32 {
     let Some(link) = cost.link_bytes_per_s().filter(|&l| l > 0) else { return 0 };
     let puts: Vec<usize> = (0..exp.family_core.len())
@@ -159,8 +159,18 @@ fn expected_lanes(exp: &Expanded, prof: &MachineProfile, cost: &dyn CostModel) -
     if prof.aiv_per_rank() < 2 || !used {
         return 0;
     }
-    let stream = |f: usize| cost.family_put(f, AIV, &exp.family_work[f]).stream_bytes_per_s.clamp(1, link);
-    let need = puts.iter().map(|&f| link.div_ceil(stream(f))).max().expect("some put family is used");
+    // Per family: enough lanes that the link streams through each put's fixed part (its
+    // whole cycle over its bytes' time on the link), at most one more than streaming alone
+    // needs.
+    let lanes_of = |f: usize| {
+        let put = cost.family_put(f, AIV, &exp.family_work[f]);
+        let stream = put.stream_bytes_per_s.clamp(1, link);
+        let streaming = link.div_ceil(stream);
+        let cycle = put.exec_ns + (put.bytes as u128 * 1_000_000_000).div_ceil(stream as u128) as u64;
+        let fill = (cycle as u128 * link as u128).div_ceil(put.bytes.max(1) as u128 * 1_000_000_000) as u64;
+        fill.clamp(1, streaming + 1)
+    };
+    let need = puts.iter().map(|&f| lanes_of(f)).max().expect("some put family is used");
     need.min(u64::from(prof.aiv_per_rank() - 1)) as u32
 }
 
