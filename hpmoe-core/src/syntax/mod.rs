@@ -32,6 +32,7 @@
 // Not API: hpmoe-macros uses `ast::helper` alone, to strip the helper attributes (`#[tile]`,
 // `#[op]`) the front-end reads from the function it re-emits.
 #[doc(hidden)]
+mod affine;
 pub mod ast;
 mod attr;
 mod consts;
