@@ -1,30 +1,32 @@
-// The backward of the MoE-FFN layer of `examples/dsl/moe_ffn.rs` under balanced routing, as the
-// body of a `#[taskflow]`: the taskflow `hpmoe_host::moe::MoeShape::backward_taskflow` builds
-// (its module docs describe every family), tile by tile, in one kernel. Included at the tiny
-// size by `hpmoe-host/tests/dsl_backward.rs`, which checks it against the builder and runs it.
+// The backward of the MoE-FFN layer of `examples/dsl/moe_ffn.rs` under balanced routing, as items
+// of a `#[taskflow]` body: the taskflow `hpmoe_host::moe::MoeShape::backward_taskflow` builds
+// (its module docs describe every family), tile by tile, in one kernel, from `combine_bwd` on.
+// Included at the tiny size by
+//
+//   hpmoe-host/tests/dsl_backward.rs   the backward alone, after `moe_ffn_backward_inputs.rs`
+//   hpmoe-host/tests/dsl_training.rs   the training step, after `moe_ffn.rs` (the forward)
+//
+// which each check it against the builder and run it against the plain-loop reference.
 //
 // The includer declares the forward's shape (T, HIDDEN, INTER, EXPERTS, TOP_K, B, N1, N2, SUM,
 // as for `moe_ffn.rs`), W (received rows per weight-gradient tile, a multiple of B dividing the
 // rows per expert, with at least two groups: the first is written, the later ones added in a
-// chain) and WB13, WB2 (gradient rows per weight-gradient tile of dW13 and dW2).
+// chain) and WB13, WB2 (gradient rows per weight-gradient tile of dW13 and dW2); the tensors
+// the forward saves (W13, W2, TOPK_WEIGHTS, RECV, H, ACT, BACK, and the consts E, R, S, SENT of
+// `moe_ffn.rs`), as inputs (`moe_ffn_backward_inputs.rs`) or as the forward's own; and the
+// output gradient's first use, which differs between the two (the training step's waits for
+// the forward's output, as a later layer's backward would):
+//
+//   const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
+//   const DBACK: Tensor<Bf16> = scratch([SENT, HIDDEN]);
+//   #[tile(aiv, grid(t in 0..T / SUM))] // plus `after(weighted_sum)` in a training step
+//   fn scale_dout(t: Idx) {
+//       scale_rows_repeat(DOUT.slice(t * SUM, SUM), TOPK_WEIGHTS.slice(t * SUM, SUM), DBACK.slice(t * (SUM * TOP_K), SUM * TOP_K));
+//   }
 
-const E: u64 = EXPERTS / RANKS; // local experts
-const R: u64 = T * TOP_K * RANKS / EXPERTS; // rows per local expert, balanced routing
-const S: u64 = R / RANKS; // rows one source rank sends to one expert
-const SENT: u64 = RANKS * E * S; // rows each rank sends (T * TOP_K)
 const HALF: u64 = N1 / 2; // SwiGLU output columns per [gate | up] block
 
-// What the forward saved, and the output gradient.
-const W13: Tensor<Bf16> = input([E, HIDDEN, 2 * INTER]);
-const W2: Tensor<Bf16> = input([E, INTER, HIDDEN]);
-const TOPK_WEIGHTS: Tensor<F32> = input([T, TOP_K]);
-const RECV: Tensor<Bf16> = input([E, R, HIDDEN]); // the dispatched rows X
-const H: Tensor<Bf16> = input([E, R, 2 * INTER]); // GMM1's [gate | up]
-const ACT: Tensor<Bf16> = input([E, R, INTER]); // SwiGLU's output A
-const BACK: Tensor<Bf16> = input([SENT, HIDDEN]); // the expert outputs Y, in send order
-const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
 // The gradients on their way.
-const DBACK: Tensor<Bf16> = scratch([SENT, HIDDEN]);
 const DY: Tensor<Bf16> = symmetric([E, R, HIDDEN]);
 const DA: Tensor<Bf16> = scratch([E, R, INTER]);
 const DH: Tensor<Bf16> = scratch([E, R, 2 * INTER]);
@@ -34,14 +36,6 @@ const DX: Tensor<Bf16> = output([T, HIDDEN]);
 const DW13: Tensor<F32> = output([E, HIDDEN, 2 * INTER]);
 const DW2: Tensor<F32> = output([E, INTER, HIDDEN]);
 const D_WEIGHTS: Tensor<F32> = output([T, TOP_K]);
-
-/// Each choice's output gradient scaled by its routing weight, in send order.
-#[tile(aiv, grid(t in 0..T / SUM))]
-fn scale_dout(t: Idx) {
-    let tokens = t * SUM;
-    let slots = t * (SUM * TOP_K);
-    scale_rows_repeat(DOUT.slice(tokens, SUM), TOPK_WEIGHTS.slice(tokens, SUM), DBACK.slice(slots, SUM * TOP_K));
-}
 
 /// The reverse of the combine: the rows go to the rank owning their expert.
 #[tile(aiv, grid(dst in 0..RANKS, e in 0..E, b in 0..S / B))]

@@ -9,7 +9,7 @@
 mod common;
 
 use common::emulated::{self, kernel_of};
-use common::taskflows::{backward_matmuls, backward_vector_ops};
+use common::taskflows::{backward_gather_ops, backward_matmuls, backward_vector_ops};
 use hpmoe_ascendc::emulator::EmulateError;
 use hpmoe_ascendc::{EmitErrorKind, KernelFiles, emit};
 use hpmoe_core::model::{CoreKind::*, DType, MachineProfile, Taskflow};
@@ -46,6 +46,31 @@ fn backward_vector_ops_equal_the_executor() {
             assert_eq!(kernel.cpp.matches(call).count(), 1, "{call}");
         }
         equals_executor(&tf, &compiled, &kernel).unwrap_or_else(|e| panic!("{}: {e}", tf.name));
+    }
+}
+
+#[test]
+fn backward_gathering_ops_equal_the_executor() {
+    // 16 table rows and indices in -1..15: every index in range, some dropped (-1);
+    // rows of 2100 columns take two column tiles in gather_row_dot_topk.
+    for (t, k, h, out) in [(8, 2, 2100, DType::F32), (6, 3, 40, DType::Bf16)] {
+        let tf = backward_gather_ops(t, k, h, 16, out);
+        let (compiled, kernel) = kernel_of(&tf);
+        for call in ["GatherScaleRowsRepeat(", "GatherRowDotTopk(", "GatherSumTopk("] {
+            assert_eq!(kernel.cpp.matches(call).count(), 1, "{call}");
+        }
+        let mut inputs = hpmoe_host::exec::Inputs::random(&tf, 11);
+        for (name, step) in [("choice_of", 5), ("slot_of", 7)] {
+            let decl = tf.tensor(name).unwrap();
+            let n = decl.shape.iter().product::<u64>();
+            let indices: Vec<u32> = (0..n).map(|j| ((j * step + 1) % 17) as i32 - 1).map(|i| i as u32).collect();
+            assert!(indices.contains(&u32::MAX), "{name}: some index is -1");
+            for rank in 0..tf.profile.ranks {
+                let tensor = hpmoe_host::exec::HostTensor::from_bits(DType::I32, &decl.shape, indices.clone());
+                inputs.set_rank(name, rank, tensor);
+            }
+        }
+        emulated::equals_executor_on(&tf, &compiled, &kernel, &inputs).unwrap_or_else(|e| panic!("{}: {e}", tf.name));
     }
 }
 

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::taskflows::{all_ops, backward_matmuls, backward_vector_ops, guarded, small};
+use common::taskflows::{all_ops, backward_gather_ops, backward_matmuls, backward_vector_ops, guarded, small};
 use hpmoe_ascendc::emulator::Emulation;
 use hpmoe_ascendc::{EmitOptions, KernelFiles, emit_with};
 use hpmoe_core::model::Taskflow;
@@ -213,7 +213,11 @@ fn every_built_in_op_alone_in_a_kernel() {
     // One kernel per family of the op-covering taskflows: each built-in op runs in a kernel of
     // its own (or beside only the ops its family needs), against the executor bitwise.
     let mut ops_seen = std::collections::BTreeSet::new();
-    let backward = [backward_matmuls(1), backward_vector_ops(3, 2, 40, 24, hpmoe_core::model::DType::Bf16)];
+    let backward = [
+        backward_matmuls(1),
+        backward_vector_ops(3, 2, 40, 24, hpmoe_core::model::DType::Bf16),
+        backward_gather_ops(8, 2, 40, 16, hpmoe_core::model::DType::Bf16),
+    ];
     for tf in [all_ops(), small(), guarded(), MoeShape::tiny(2).taskflow().unwrap()].into_iter().chain(backward) {
         for family in 0..tf.families.len() {
             let one = family_alone(&tf, family);
@@ -251,6 +255,9 @@ fn every_built_in_op_alone_in_a_kernel() {
         "scale_rows_repeat",
         "row_dot_topk",
         "sum_topk",
+        "gather_scale_rows_repeat",
+        "gather_row_dot_topk",
+        "gather_sum_topk",
     ];
     for op in every {
         assert!(ops_seen.contains(op), "{op} ran in no kernel of its own");

@@ -9,11 +9,11 @@ use hpmoe_core::certify::{self, FlagSync};
 use hpmoe_core::model::Taskflow;
 use hpmoe_core::schedule::{CostModel, SimpleCost};
 use hpmoe_host::exec::moe_backward_reference::{
-    LayerValues, MoeGradients, SAVED, moe_backward_inputs, moe_backward_reference, moe_saved,
+    LayerValues, MoeGradients, moe_backward_inputs, moe_backward_reference, moe_saved, saved_names,
 };
 use hpmoe_host::exec::moe_reference::moe_reference;
 use hpmoe_host::exec::{Executor, OpImpls, RunOptions, SequentialRunner, Snapshot};
-use hpmoe_host::moe::MoeShape;
+use hpmoe_host::moe::{DispatchPrecision, MoeShape};
 use std::time::Duration;
 
 /// Which value a gradient entry is the derivative by, and how to perturb it.
@@ -169,15 +169,23 @@ fn assert_bitwise(got: &[MoeGradients], want: &[MoeGradients], what: &str) {
     }
 }
 
-/// The shapes the layer is checked on: the tiny ones, top-4, and one weight-gradient tile
-/// per expert instead of a chain of four.
+/// The shapes the layer is checked on: the tiny ones, top-4, one weight-gradient tile per
+/// expert instead of a chain of four; natural routing (1.5× the average load per slot, and one
+/// block per slot, which drops about half the choices); INT8 dispatch, balanced and natural.
 fn shapes() -> Vec<(&'static str, MoeShape)> {
+    let int8 = |s: MoeShape| s.with_dispatch(DispatchPrecision::Int8);
     vec![
         ("tiny(1)", MoeShape::tiny(1)),
         ("tiny(2)", MoeShape::tiny(2)),
         ("tiny(4)", MoeShape::tiny(4)),
         ("tiny(2), top-4", MoeShape { top_k: 4, ..MoeShape::tiny(2) }),
         ("tiny(2), whole-expert wgrad", MoeShape::tiny(2).with_whole_expert_wgrad()),
+        ("tiny_natural(1)", MoeShape::tiny_natural(1)),
+        ("tiny_natural(2)", MoeShape::tiny_natural(2)),
+        ("tiny_natural(4)", MoeShape::tiny_natural(4)),
+        ("tiny(2), natural, capacity 4", MoeShape::tiny(2).with_natural_routing(4)),
+        ("tiny(2), int8", int8(MoeShape::tiny(2))),
+        ("tiny_natural(2), int8", int8(MoeShape::tiny_natural(2))),
     ]
 }
 
@@ -220,7 +228,7 @@ fn the_training_step_computes_the_output_and_the_gradients_in_one_schedule() {
         let saved = moe_saved(&shape, &inputs).unwrap();
         for rank in 0..shape.ranks {
             assert_eq!(out.snapshot.get(rank, "out"), Some(&forward[rank as usize]), "{what}: `out` on rank {rank}");
-            for (name, tensor) in SAVED.iter().zip(&saved[rank as usize]) {
+            for (name, tensor) in saved_names(&shape).iter().zip(&saved[rank as usize]) {
                 assert_eq!(out.snapshot.get(rank, name), Some(tensor), "{what}: saved `{name}` on rank {rank}");
             }
         }
@@ -240,8 +248,48 @@ fn the_executor_s_gradients_agree_with_finite_differences() {
 }
 
 #[test]
+fn natural_routing_s_dropped_choices_and_padding_are_handled_and_seen() {
+    let shape = MoeShape::tiny(2).with_natural_routing(4);
+    let inputs = moe_backward_inputs(&shape, 11).unwrap();
+    let routing = shape.route(11);
+    assert!(routing.dropped() > 8, "capacity 4 drops choices: {}", routing.dropped());
+    let want = moe_backward_reference(&shape, &inputs).unwrap();
+    // A dropped choice's routing-weight gradient is +0, a kept one's is not.
+    for (rank, slots) in routing.slot_of.iter().enumerate() {
+        let dw = want[rank].d_weights.to_f32();
+        for (choice, &slot) in slots.iter().enumerate() {
+            assert_eq!(slot < 0, dw[choice].to_bits() == 0, "rank {rank}, choice {choice}");
+        }
+    }
+    // The layer reads `choice_of`, the reference inverts `slot_of` itself: a `choice_of` whose
+    // two rows trade places gives other gradients, which the comparison sees.
+    let tf = shape.backward_taskflow().unwrap();
+    let exec = executor(&tf, &SimpleCost::default());
+    let out = exec.run(&inputs, &RunOptions::default()).unwrap();
+    assert_bitwise(&gradients(&out.snapshot), &want, "capacity 4");
+    let mut swapped = inputs.clone();
+    let mut bits = inputs.get("choice_of", 0).unwrap().bits().to_vec();
+    bits.swap(0, 1);
+    let shape_of = inputs.get("choice_of", 0).unwrap().shape().to_vec();
+    swapped.set_rank(
+        "choice_of",
+        0,
+        hpmoe_host::exec::HostTensor::from_bits(hpmoe_core::model::DType::I32, &shape_of, bits),
+    );
+    let out = exec.run(&swapped, &RunOptions::default()).unwrap();
+    let got = gradients(&out.snapshot);
+    assert!(got.iter().zip(&want).any(|(g, w)| g != w), "a wrong choice_of went unseen");
+}
+
+#[test]
 fn gradients_are_bitwise_identical_over_20_runs_with_perturbed_timing_and_other_schedules() {
-    let shape = MoeShape::tiny(2);
+    for shape in [MoeShape::tiny(2), MoeShape::tiny_natural(2)] {
+        twenty_runs_and_other_schedules(&shape);
+    }
+}
+
+fn twenty_runs_and_other_schedules(shape: &MoeShape) {
+    let shape = shape.clone();
     let inputs = moe_backward_inputs(&shape, 7).unwrap();
     let want = moe_backward_reference(&shape, &inputs).unwrap();
     let tf = shape.backward_taskflow().unwrap();
@@ -264,7 +312,7 @@ fn gradients_are_bitwise_identical_over_20_runs_with_perturbed_timing_and_other_
 
 #[test]
 fn the_checks_accept_the_layer_and_refuse_its_weight_gradients_unchained() {
-    for shape in [MoeShape::tiny(2), MoeShape::tiny(4)] {
+    for shape in [MoeShape::tiny(2), MoeShape::tiny(4), MoeShape::tiny_natural(2)] {
         for tf in [shape.backward_taskflow().unwrap(), shape.training_step_taskflow().unwrap()] {
             // Planned as every front end plans (flags too), and certified from the blobs.
             let compiled = hpmoe_core::plan(&tf).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
@@ -275,10 +323,12 @@ fn the_checks_accept_the_layer_and_refuse_its_weight_gradients_unchained() {
     }
     // Without the chain, the weight-gradient tiles of one expert and column block add into
     // the same data in no fixed order: refused.
-    for family in ["gmm2_wgrad_acc", "gmm1_wgrad_acc"] {
-        let mut tf = MoeShape::tiny(2).backward_taskflow().unwrap();
-        tf.families.iter_mut().find(|f| f.name == family).unwrap().after.clear();
-        let errors = hpmoe_core::analyse(&tf).expect_err("an unchained accumulation was accepted");
-        assert_eq!(errors.kinds(), [ErrorKind::UnorderedAccumulation], "{family}: {}", errors.render(&tf.sources));
+    for shape in [MoeShape::tiny(2), MoeShape::tiny_natural(2)] {
+        for family in ["gmm2_wgrad_acc", "gmm1_wgrad_acc"] {
+            let mut tf = shape.backward_taskflow().unwrap();
+            tf.families.iter_mut().find(|f| f.name == family).unwrap().after.clear();
+            let errors = hpmoe_core::analyse(&tf).expect_err("an unchained accumulation was accepted");
+            assert_eq!(errors.kinds(), [ErrorKind::UnorderedAccumulation], "{family}: {}", errors.render(&tf.sources));
+        }
     }
 }

@@ -1,4 +1,5 @@
-//! The MoE-FFN backward written in the `#[taskflow]` DSL (`examples/dsl/moe_ffn_backward.rs`) at
+//! The MoE-FFN backward written in the `#[taskflow]` DSL (`examples/dsl/moe_ffn_backward.rs`
+//! after `moe_ffn_backward_inputs.rs`) at
 //! the tiny size: the macro's IR has the structure of the builder's
 //! ([`MoeShape::backward_taskflow`]), and its compiled table runs on the host executor to the
 //! plain-loop reference's gradients, bitwise.
@@ -23,6 +24,15 @@ fn moe_ffn_backward() {
     const W: u64 = 4; // MoeShape::tiny's wgrad_rows
     const WB13: u64 = HIDDEN; // gradient rows per weight-gradient tile: all of them at this size
     const WB2: u64 = INTER;
+    include!("../../examples/dsl/moe_ffn_backward_inputs.rs");
+    const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
+    const DBACK: Tensor<Bf16> = scratch([SENT, HIDDEN]);
+    /// Each choice's output gradient scaled by its routing weight, in send order.
+    #[tile(aiv, grid(t in 0..T / SUM))]
+    fn scale_dout(t: Idx) {
+        let slots = DBACK.slice(t * (SUM * TOP_K), SUM * TOP_K);
+        scale_rows_repeat(DOUT.slice(t * SUM, SUM), TOPK_WEIGHTS.slice(t * SUM, SUM), slots);
+    }
     include!("../../examples/dsl/moe_ffn_backward.rs");
 }
 

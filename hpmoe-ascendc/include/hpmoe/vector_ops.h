@@ -697,6 +697,126 @@ HPMOE_FN void SumTopk(Vec& vec, const View<S>& src, const View<D>& dst) {
     OpDone();
 }
 
+/* The gathering forms of ScaleRowsRepeat, RowDotTopk and SumTopk, for natural routing, where a
+ * token's copies sit wherever the routing put them. Each works row by row: the row's index is a
+ * scalar read fresh from global memory (it may have been written during the launch), the picked
+ * row comes into UB with Vec::Load, column tile by column tile. An index past the table is treated
+ * like a negative one (the host reference rejects it; the device cannot report it). */
+
+/* dst[j, :] = weights[i] * table[i / k, :] for the choice i = index[j] (k = weights.cols, weights
+ * read row-major as table.rows * k contiguous elements), a row of zeros where i < 0 (a padding row
+ * of a send slot); one FP32 product per element, rounded once. */
+template <typename S, typename W, typename D>
+HPMOE_FN void GatherScaleRowsRepeat(Vec& vec, const View<S>& table, const View<int32_t>& index,
+                                    const View<W>& weights, const View<D>& dst) {
+    const uint32_t k = weights.cols;
+    const View<int32_t> choices = index.Flat();
+    const View<W> flat = weights.Flat();
+    const TileGrid grid(dst.rows, dst.cols, 1);
+    AscendC::LocalTensor<float> x = vec.W0();
+    AscendC::LocalTensor<float> w = vec.S0();
+    for (uint32_t i = 0; i < grid.Count(); ++i) {
+        const Tile t = grid.At(i);
+        const int32_t choice = LoadFresh(choices.At(0, t.r0));
+        if (choice < 0 || static_cast<uint32_t>(choice) >= table.rows * k) {
+            VBarrier(); /* x was read by the previous Store */
+            AscendC::Duplicate(x, 0.0f, static_cast<int32_t>(t.Elems()));
+        } else {
+            Tile picked = t;
+            picked.r0 = static_cast<uint32_t>(choice) / k;
+            vec.Load(table, picked, x);
+            vec.VectorAfterScalar(); /* the scalar unit read the previous weight in w */
+            LoadScalars(vec, flat, static_cast<uint32_t>(choice), 1, w);
+            vec.ScalarAfterVector(); /* the weight, read below */
+            AscendC::Muls(x, x, w.GetValue(0), static_cast<int32_t>(t.cols));
+        }
+        vec.Store(dst, t, x);
+    }
+    OpDone();
+}
+
+/* d_weights[t, c] = sum over h = 0, 1, .. H-1 of a[t, h] * table[index[t, c], h], in FP32 from +0.0
+ * in that order, rounded once; +0.0 where index[t, c] < 0 (a dropped choice): index T x k (k at most
+ * kRowScalars), a T rows of table's columns, d_weights T*k contiguous elements. The running sum of
+ * each choice lives in S0 across a's column tiles and is added first, as in RowDotTopk. */
+template <typename T, typename A, typename D>
+HPMOE_FN void GatherRowDotTopk(Vec& vec, const View<T>& table, const View<int32_t>& index, const View<A>& a,
+                               const View<D>& d_weights) {
+    const uint32_t k = index.cols;
+    const TileGrid grid(a.rows, a.cols, 1, kHalfTile);
+    const uint32_t col_tiles = grid.ColumnTiles();
+    AscendC::LocalTensor<float> x = vec.W0();
+    AscendC::LocalTensor<float> y = vec.W1();
+    AscendC::LocalTensor<float> prod = vec.W2();
+    AscendC::LocalTensor<float> work = vec.W2()[kDotWork];
+    AscendC::LocalTensor<float> acc = vec.S0();
+    AscendC::LocalTensor<float> red = vec.S1();
+    for (uint32_t r = 0; r < a.rows; ++r) {
+        VBarrier(); /* acc and prod were read by earlier vector instructions */
+        AscendC::Duplicate(acc, 0.0f, static_cast<int32_t>(kRowScalars));
+        AscendC::Duplicate(prod, 0.0f, static_cast<int32_t>(kDotPrefix));
+        vec.ScalarAfterVector(); /* the scalar unit reads acc and writes prod below */
+        for (uint32_t cc = 0; cc < col_tiles; ++cc) {
+            const Tile t = grid.At(r * col_tiles + cc);
+            vec.Load(a, t, x);
+            for (uint32_t c = 0; c < k; ++c) {
+                const int32_t row = LoadFresh(index.At(r, c));
+                if (row < 0 || static_cast<uint32_t>(row) >= table.rows) {
+                    continue;
+                }
+                Tile picked = t;
+                picked.r0 = static_cast<uint32_t>(row);
+                vec.Load(table, picked, y);
+                prod.SetValue(kDotPrefix - 1, acc.GetValue(c));
+                vec.VectorAfterScalar(); /* the running sum, written above */
+                VBarrier();              /* prod was read by the previous ReduceSum */
+                AscendC::Mul(prod[kDotPrefix], x, y, static_cast<int32_t>(t.cols));
+                VBarrier();
+                AscendC::ReduceSum(red, prod, work, static_cast<int32_t>(kDotPrefix + t.cols));
+                vec.ScalarAfterVector(); /* the sum, read below; prod[kDotPrefix - 1] is written next */
+                acc.SetValue(c, red.GetValue(0));
+            }
+        }
+        vec.VectorAfterScalar(); /* the sums, stored next */
+        Tile st;
+        st.r0 = 0;
+        st.c0 = r * k;
+        st.rows = 1;
+        st.cols = k;
+        st.pitch = AlignUp(k, kRowAlign);
+        vec.Store(d_weights.Flat(), st, acc);
+    }
+    OpDone();
+}
+
+/* dst[t, :] = sum over c = 0, 1, .. k-1 of table[index[t, c], :] for index[t, c] >= 0, in FP32 from
+ * +0.0 in that order, rounded once: index T x k, dst T rows of table's columns. */
+template <typename S, typename D>
+HPMOE_FN void GatherSumTopk(Vec& vec, const View<S>& table, const View<int32_t>& index, const View<D>& dst) {
+    const uint32_t k = index.cols;
+    const TileGrid grid(dst.rows, dst.cols, 1);
+    AscendC::LocalTensor<float> acc = vec.W0();
+    AscendC::LocalTensor<float> x = vec.W1();
+    for (uint32_t i = 0; i < grid.Count(); ++i) {
+        const Tile t = grid.At(i);
+        const int32_t n = static_cast<int32_t>(t.Elems());
+        VBarrier(); /* acc was read by the previous Store */
+        AscendC::Duplicate(acc, 0.0f, n);
+        for (uint32_t c = 0; c < k; ++c) {
+            const int32_t row = LoadFresh(index.At(t.r0, c));
+            if (row < 0 || static_cast<uint32_t>(row) >= table.rows) {
+                continue;
+            }
+            Tile picked = t;
+            picked.r0 = static_cast<uint32_t>(row);
+            vec.Load(table, picked, x);
+            AscendC::Add(acc, acc, x, n);
+        }
+        vec.Store(dst, t, acc);
+    }
+    OpDone();
+}
+
 }  // namespace hpmoe
 
 #endif /* HPMOE_VECTOR_OPS_H */

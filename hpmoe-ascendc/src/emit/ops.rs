@@ -140,6 +140,9 @@ pub fn statement(
             float_type(&v[1])?;
             Ok(format!("hpmoe::SumTopk(vec,\n    {},\n    {});", a(0), a(1)))
         }
+        BuiltinOp::GatherScaleRowsRepeat | BuiltinOp::GatherRowDotTopk | BuiltinOp::GatherSumTopk => {
+            gather_topk(op, v, names)
+        }
         BuiltinOp::Matmul
         | BuiltinOp::MatmulAccumulate
         | BuiltinOp::MatmulNt
@@ -401,6 +404,88 @@ fn top_k(many: &ViewSpec, few: &ViewSpec, op: &str) -> Result<u64, EmitFault> {
         ));
     }
     Ok(many.rows / few.rows)
+}
+
+/// The gathering forms of `scale_rows_repeat`, `row_dot_topk` and `sum_topk`: `table` (argument
+/// 0) and `i32` row or choice indices (argument 1, contiguous), checked against the other
+/// arguments as the runtime's wrappers read them.
+fn gather_topk(op: BuiltinOp, v: &[ViewSpec], names: &[String]) -> Result<String, EmitFault> {
+    let name = op.name();
+    let shape = |message: String| Err(EmitFault::new(Kind::ShapeMismatch, message));
+    let (table, index) = (&v[0], &v[1]);
+    if index.dtype != DType::I32 {
+        return Err(EmitFault::new(
+            Kind::UnsupportedDType,
+            format!("{name}: the indices `{}` must be i32, not {}", index.text, index.dtype.name()),
+        ));
+    }
+    if !index.contiguous() {
+        return shape(format!("{name}: the indices `{}` must be contiguous", index.text));
+    }
+    // The argument whose rows are as long as the table's, and what else each form needs.
+    let rows_like = match op {
+        BuiltinOp::GatherScaleRowsRepeat => {
+            let (weights, dst) = (&v[2], &v[3]);
+            if index.elements() != dst.rows {
+                return shape(format!(
+                    "{name}: `{}` needs one index per row of `{}` ({})",
+                    index.text, dst.text, dst.rows
+                ));
+            }
+            if weights.rows != table.rows || !weights.contiguous() {
+                let message = format!(
+                    "{name}: `{}` must be {} contiguous rows of weights, one per row of `{}`",
+                    weights.text, table.rows, table.text
+                );
+                return shape(message);
+            }
+            float_type(weights)?;
+            dst
+        }
+        BuiltinOp::GatherRowDotTopk => {
+            let (a, dw) = (&v[2], &v[3]);
+            if index.rows != a.rows {
+                return shape(format!(
+                    "{name}: `{}` needs one row of indices per row of `{}` ({})",
+                    index.text, a.text, a.rows
+                ));
+            }
+            if index.cols > u64::from(crate::emit::ROW_SCALARS) {
+                let message = format!("{name}: k = {} choices per row; the backend handles at most 512", index.cols);
+                return Err(EmitFault::new(Kind::TooManyRows, message));
+            }
+            per_row(dw, index.elements(), name)?;
+            float_type(dw)?;
+            a
+        }
+        _ => {
+            let dst = &v[2];
+            if index.rows != dst.rows {
+                return shape(format!(
+                    "{name}: `{}` needs one row of indices per row of `{}` ({})",
+                    index.text, dst.text, dst.rows
+                ));
+            }
+            dst
+        }
+    };
+    if table.cols != rows_like.cols {
+        let (t, d) = (&table.text, &rows_like.text);
+        return shape(format!(
+            "{name}: the table `{t}` ({} columns) and `{d}` ({}) differ",
+            table.cols, rows_like.cols
+        ));
+    }
+    for x in v.iter().filter(|x| x.dtype != DType::I32) {
+        float_type(x)?;
+    }
+    let f = match op {
+        BuiltinOp::GatherScaleRowsRepeat => "GatherScaleRowsRepeat",
+        BuiltinOp::GatherRowDotTopk => "GatherRowDotTopk",
+        _ => "GatherSumTopk",
+    };
+    let args: Vec<String> = v.iter().map(|x| x.cpp(names)).collect();
+    Ok(format!("hpmoe::{f}(vec,\n    {});", args.join(",\n    ")))
 }
 
 /// One element per row, contiguous.

@@ -23,11 +23,20 @@ pub fn equals_executor(
     kernel: &KernelFiles,
     seed: u64,
 ) -> Result<(), EmulateError> {
+    equals_executor_on(tf, compiled, kernel, &Inputs::random(tf, seed))
+}
+
+/// [`equals_executor`] on the given `inputs`.
+pub fn equals_executor_on(
+    tf: &Taskflow,
+    compiled: &hpmoe_core::Compiled,
+    kernel: &KernelFiles,
+    inputs: &Inputs,
+) -> Result<(), EmulateError> {
     let Some(options) = super::emulator_options() else { return Ok(()) };
-    let inputs = Inputs::random(tf, seed);
-    let run = Emulation::build(kernel, &options)?.run(tf, &inputs)?;
+    let run = Emulation::build(kernel, &options)?.run(tf, inputs)?;
     let host = Executor::for_compiled(tf, compiled, &OpImpls::builtin()).unwrap();
-    let host = host.run(&inputs, &RunOptions::default()).unwrap();
+    let host = host.run(inputs, &RunOptions::default()).unwrap();
     if let Some(d) = run.first_difference(&host.snapshot) {
         panic!("{}: the emulated kernel and the host executor differ: {d}", tf.name);
     }

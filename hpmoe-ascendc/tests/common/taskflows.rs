@@ -185,3 +185,30 @@ pub fn backward_vector_ops(t: u64, k: u64, h: u64, w: u64, out: DType) -> Taskfl
     tf.tile("dispatch_grad", CoreKind::Aiv, |tile| tile.op("sum_topk", [expert_out.whole(), summed.whole()]));
     tf
 }
+
+/// The gathering forms of the backward's vector ops on `t` tokens, `k` choices and `h`
+/// columns (natural routing's combine and dispatch backward): a table of `n` rows gathered by
+/// i32 indices (inputs: random, folded into `-1..15` by the tests that run it, so some are
+/// dropped), `dy` a column block of a wider tensor (strided rows).
+pub fn backward_gather_ops(t: u64, k: u64, h: u64, n: u64, out: DType) -> Taskflow {
+    let mut tf = Taskflow::new(format!("bwd_gather_{}", out.name()), MachineProfile::small(1, 2));
+    let dy = tf.input("dy", DType::Bf16, &[t, h + 16]);
+    let weights = tf.input("weights", DType::F32, &[t, k]);
+    let choice_of = tf.input("choice_of", DType::I32, &[n]);
+    let slot_of = tf.input("slot_of", DType::I32, &[t, k]);
+    let table = tf.input("table", DType::Bf16, &[n, h]);
+    let scattered = tf.output("scattered", out, &[n, h]);
+    let d_weights = tf.output("d_weights", out, &[t, k]);
+    let summed = tf.output("summed", out, &[t, h]);
+    let dy = || dy.whole().all(t).slice(16, h);
+    tf.tile("combine_grad", CoreKind::Aiv, |tile| {
+        tile.op("gather_scale_rows_repeat", [dy(), choice_of.whole(), weights.whole(), scattered.whole()])
+    });
+    tf.tile("weight_grad", CoreKind::Aiv, |tile| {
+        tile.op("gather_row_dot_topk", [table.whole(), slot_of.whole(), dy(), d_weights.whole()])
+    });
+    tf.tile("dispatch_grad", CoreKind::Aiv, |tile| {
+        tile.op("gather_sum_topk", [table.whole(), slot_of.whole(), summed.whole()])
+    });
+    tf
+}

@@ -142,6 +142,40 @@ pub fn sum_topk(src: impl Into<Region>, dst: impl Into<Region>) {
     let _ = (src.into(), dst.into());
 }
 
+/// AIV: the gathering form of [`scale_rows_repeat`] (natural routing, where a token's copies
+/// sit wherever the routing put them): `table` is `[T, H]`, `index` (`i32`, `N` contiguous
+/// elements) names for each row `j` of `dst` (`[N, H]`) the choice `i = t·k + c` it carries, and
+/// `dst[j, :] = weights[t, c] · table[t, :]` (`weights` `[T, k]`, `k` its last extent), or a row
+/// of zeros where `index[j] < 0` (padding). One FP32 product per element, rounded once.
+pub fn gather_scale_rows_repeat(
+    table: impl Into<Region>,
+    index: impl Into<Region>,
+    weights: impl Into<Region>,
+    dst: impl Into<Region>,
+) {
+    let _ = (table.into(), index.into(), weights.into(), dst.into());
+}
+
+/// AIV: the gathering form of [`row_dot_topk`]: `d_weights[t, c] = Σ_h a[t, h] ·
+/// table[index[t, c], h]` (`index` `i32` `[T, k]`, its rows counted from the first row of
+/// `table`'s region), summed in FP32 over `h` ascending from `+0.0`; `+0.0` where
+/// `index[t, c] < 0` (a dropped choice).
+pub fn gather_row_dot_topk(
+    table: impl Into<Region>,
+    index: impl Into<Region>,
+    a: impl Into<Region>,
+    d_weights: impl Into<Region>,
+) {
+    let _ = (table.into(), index.into(), a.into(), d_weights.into());
+}
+
+/// AIV: the gathering form of [`sum_topk`]: `dst[t, :] = Σ_c table[index[t, c], :]` over the
+/// `c` with `index[t, c] ≥ 0` (`index` `i32` `[T, k]`), summed in FP32 for `c = 0, 1, …` from
+/// `+0.0`, rounded once.
+pub fn gather_sum_topk(table: impl Into<Region>, index: impl Into<Region>, dst: impl Into<Region>) {
+    let _ = (table.into(), index.into(), dst.into());
+}
+
 /// The parameter names of the function this module declares for `op` (named
 /// [`BuiltinOp::name`]). Matched exhaustively: a new built-in does not compile until it has its
 /// function here.
@@ -167,6 +201,9 @@ pub const fn builtin_params(op: BuiltinOp) -> &'static [&'static str] {
         BuiltinOp::ScaleRowsRepeat => &["src", "weights", "dst"],
         BuiltinOp::RowDotTopk => &["a", "b", "d_weights"],
         BuiltinOp::SumTopk => &["src", "dst"],
+        BuiltinOp::GatherScaleRowsRepeat => &["table", "index", "weights", "dst"],
+        BuiltinOp::GatherRowDotTopk => &["table", "index", "a", "d_weights"],
+        BuiltinOp::GatherSumTopk => &["table", "index", "dst"],
     }
 }
 

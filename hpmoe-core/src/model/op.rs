@@ -186,11 +186,21 @@ pub enum BuiltinOp {
     RowDotTopk,
     /// AIV: `dst[t, :] = Σ_c src[t·k + c, :]`, c ascending, FP32 (the dispatch's backward).
     SumTopk,
+    /// AIV: the gathering form of [`BuiltinOp::ScaleRowsRepeat`]: `dst[j, :] = weights[i / k,
+    /// i % k] · table[i / k, :]` for the choice `i = index[j]`, a zero row where `index[j] < 0`
+    /// (the combine's backward under natural routing: each send slot's row from its token).
+    GatherScaleRowsRepeat,
+    /// AIV: the gathering form of [`BuiltinOp::RowDotTopk`]: `d_weights[t, c] = Σ_h a[t, h] ·
+    /// table[index[t, c], h]`, FP32, h ascending, `+0.0` where `index[t, c] < 0`.
+    GatherRowDotTopk,
+    /// AIV: the gathering form of [`BuiltinOp::SumTopk`]: `dst[t, :] = Σ_c table[index[t, c], :]`
+    /// over the `c` with `index[t, c] ≥ 0`, c ascending, FP32 from `+0.0`.
+    GatherSumTopk,
 }
 
 impl BuiltinOp {
     /// Every built-in, in registry order.
-    pub const ALL: [BuiltinOp; 20] = [
+    pub const ALL: [BuiltinOp; 23] = [
         BuiltinOp::Matmul,
         BuiltinOp::MatmulAccumulate,
         BuiltinOp::MatmulNt,
@@ -211,6 +221,9 @@ impl BuiltinOp {
         BuiltinOp::ScaleRowsRepeat,
         BuiltinOp::RowDotTopk,
         BuiltinOp::SumTopk,
+        BuiltinOp::GatherScaleRowsRepeat,
+        BuiltinOp::GatherRowDotTopk,
+        BuiltinOp::GatherSumTopk,
     ];
 
     /// The name tile bodies call the op by (and the DSL function's name).
@@ -236,6 +249,9 @@ impl BuiltinOp {
             BuiltinOp::ScaleRowsRepeat => "scale_rows_repeat",
             BuiltinOp::RowDotTopk => "row_dot_topk",
             BuiltinOp::SumTopk => "sum_topk",
+            BuiltinOp::GatherScaleRowsRepeat => "gather_scale_rows_repeat",
+            BuiltinOp::GatherRowDotTopk => "gather_row_dot_topk",
+            BuiltinOp::GatherSumTopk => "gather_sum_topk",
         }
     }
 
@@ -348,6 +364,24 @@ impl BuiltinOp {
                 vec![P::read("src"), P::write("dst")],
                 v(1),
                 "dst[t, :] = sum over c < k of src[t*k + c, :], src [T*k, H], dst [T, H], in FP32, c ascending from +0.0",
+            ),
+            BuiltinOp::GatherScaleRowsRepeat => (
+                Aiv,
+                vec![P::read("table"), P::read("index"), P::read("weights"), P::write("dst")],
+                WorkModel::Gather { flops_per_element: 1 },
+                "dst[j, :] = weights[i / k, i % k] * table[i / k, :] for the choice i = index[j] (i32), a zero row where index[j] < 0, table [T, H], weights [T, k], dst [N, H], N = elements of index, in FP32",
+            ),
+            BuiltinOp::GatherRowDotTopk => (
+                Aiv,
+                vec![P::read("table"), P::read("index"), P::read("a"), P::write("d_weights")],
+                WorkModel::Gather { flops_per_element: 2 },
+                "d_weights[t, c] = sum over h of a[t, h] * table[index[t, c], h] (index i32), +0.0 where index[t, c] < 0, a [T, H], index and d_weights [T, k], in FP32, h ascending from +0.0",
+            ),
+            BuiltinOp::GatherSumTopk => (
+                Aiv,
+                vec![P::read("table"), P::read("index"), P::write("dst")],
+                WorkModel::Gather { flops_per_element: 1 },
+                "dst[t, :] = sum over c < k of table[index[t, c], :] for index[t, c] >= 0 (i32), index [T, k], dst [T, H], in FP32, c ascending from +0.0",
             ),
         };
         OpSpec { name: self.name().into(), core, params, work, doc: doc.into(), kind: OpKind::Builtin(self) }

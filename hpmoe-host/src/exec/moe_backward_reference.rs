@@ -1,12 +1,31 @@
 //! The backward of the MoE-FFN layer ([`MoeShape::backward_taskflow`]), computed with plain
-//! loops over ranks, experts, received rows and columns from the balanced routing layout of
-//! [`crate::moe`] — no tiles, regions or schedule.
+//! loops over ranks, experts, received rows and columns from the routing layouts of
+//! [`crate::moe`] (balanced, or natural with capacity padding; BF16 or INT8 dispatch) — no
+//! tiles, regions or schedule.
+//!
+//! # Routings and dispatch precisions
+//!
+//! Under natural routing the rows are those the routing sent: on the rank owning local expert
+//! `e`, row `j < count` of source `src`'s slot of `C` rows (`count` = what `src` sent, from
+//! `send_counts`), its send slot `(rank·E + e)·C + j` on `src`, carrying the choice whose
+//! `slot_of` names that slot (the reference inverts `slot_of` itself). Rows past a count are
+//! padding: the forward computes zeros on the padding rows of a sent block and never writes the
+//! blocks past the count ([`moe_saved`] leaves those rows at the executor's NaN poison, so a
+//! layer reading them fails the comparison). A dropped choice gets `dw = +0` and adds nothing
+//! to its token's `dx`. The weight gradients sum block by block (`B` rows, the sent blocks of
+//! each source in turn, `(src, b)` ascending), each block's rows ascending from `+0`, starting
+//! from `+0`: the order of the layer's chain of `matmul_tn_accumulate` tiles (padding rows of a
+//! block are zeros in both factors and change no bit).
+//!
+//! Under INT8 dispatch the rows GMM1 multiplied — and so `dW13`'s `X` — are the dequantised
+//! ones ([`int8_round_trip`] of the sent rows), saved as `xin` instead of `recv`.
 //!
 //! # What the forward saves, what is recomputed
 //!
-//! The forward keeps four tensors for the backward ([`SAVED`]), each as it stores them (BF16):
-//! - `recv` `[E, R·S, H]` on the rank owning the experts: the dispatched rows `X` each expert
-//!   multiplied (GMM1's input, for `dW13 = Xᵀ·dH`);
+//! The forward keeps four tensors for the backward ([`saved_names`]), each as it stores them
+//! (BF16):
+//! - `recv` `[E, R·S, H]` on the rank owning the experts (`xin` under INT8 dispatch): the
+//!   dispatched rows `X` each expert multiplied (GMM1's input, for `dW13 = Xᵀ·dH`);
 //! - `h` `[E, R·S, 2I]`: GMM1's output, the gate/up pre-activations `[g | u]` per column block
 //!   (for SwiGLU's derivative);
 //! - `act` `[E, R·S, I]`: SwiGLU's output `A` (GMM2's input, for `dW2 = Aᵀ·dY`);
@@ -39,14 +58,21 @@
 //! [`LayerValues`] evaluates the forward in f64 without any rounding, for finite differences.
 
 use super::memory::Inputs;
-use super::moe_reference::{expert_forward, moe_inputs};
-use super::tensor::{HostTensor, round_to};
-use crate::moe::{MoeShape, Routing};
+use super::moe_reference::{expert_forward, int8_round_trip, moe_inputs};
+use super::tensor::{HostTensor, poison, round_to};
+use crate::moe::{DispatchPrecision, MoeShape, Routing};
 use crate::rng::SplitMix;
 use hpmoe_core::model::DType;
 
-/// The tensors the forward saves for the backward, by their names in both taskflows.
+/// The tensors the forward saves for the backward under BF16 dispatch, by their names in both
+/// taskflows ([`saved_names`] for any shape).
 pub const SAVED: [&str; 4] = ["recv", "h", "act", "back"];
+
+/// The names of the tensors `shape`'s forward saves for its backward: [`SAVED`], with the
+/// dequantised `xin` instead of `recv` under INT8 dispatch.
+pub fn saved_names(shape: &MoeShape) -> [&'static str; 4] {
+    [shape.gmm1_input_name(), "h", "act", "back"]
+}
 
 /// The gradients of one rank, as the backward layer outputs them.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,60 +103,144 @@ impl MoeGradients {
     pub const NAMES: [&'static str; 4] = ["dx", "dw13", "dw2", "d_weights"];
 }
 
-/// The balanced layout's sizes, checked once.
+/// The layer's sizes, checked once.
 struct Dims {
     r: usize,
     e: usize,
-    s: usize,
-    /// Rows per weight-gradient group ([`MoeShape::wgrad_rows`]).
+    /// Rows per (source rank, expert) slot: `S` balanced, the capacity `C` natural.
+    c: usize,
+    /// Rows per weight-gradient group under balanced routing ([`MoeShape::wgrad_rows`]).
     w: usize,
+    /// Rows per block.
+    b: usize,
     t: usize,
     k: usize,
     h: usize,
     i: usize,
     n1: usize,
+    natural: bool,
+    int8: bool,
 }
 
 impl Dims {
     fn of(shape: &MoeShape) -> Result<Dims, String> {
         shape.validate()?;
-        if shape.routing != Routing::Balanced {
-            return Err("the MoE backward reference covers balanced routing only".into());
-        }
-        if shape.dispatch != crate::moe::DispatchPrecision::Bf16 {
-            return Err("the MoE backward reference covers BF16 dispatch only".into());
-        }
+        let natural = matches!(shape.routing, Routing::Natural { .. });
         let rows = shape.rows_per_expert();
-        if shape.wgrad_rows == 0 || !rows.is_multiple_of(shape.wgrad_rows) {
+        if !natural && (shape.wgrad_rows == 0 || !rows.is_multiple_of(shape.wgrad_rows)) {
             return Err(format!("wgrad_rows {} does not divide the {rows} rows per expert", shape.wgrad_rows));
         }
         let u = |v: u64| usize::try_from(v).map_err(|_| format!("size {v} does not fit usize"));
         Ok(Dims {
             r: shape.ranks as usize,
             e: u(shape.local_experts())?,
-            s: u(shape.rows_per_source())?,
+            c: u(shape.slot_rows())?,
             w: u(shape.wgrad_rows)?,
+            b: u(shape.row_block)?,
             t: u(shape.tokens_per_rank)?,
             k: u(shape.top_k)?,
             h: u(shape.hidden)?,
             i: u(shape.intermediate)?,
             n1: u(shape.gmm1_cols)?,
+            natural,
+            int8: shape.dispatch == DispatchPrecision::Int8,
         })
     }
 
-    /// Rows each local expert receives (`R·S`).
+    /// [`Dims::of`] a balanced, BF16-dispatched shape (what [`LayerValues`] evaluates).
+    fn balanced_bf16(shape: &MoeShape) -> Result<Dims, String> {
+        let d = Dims::of(shape)?;
+        if d.natural || d.int8 {
+            return Err("LayerValues evaluates balanced routing with BF16 dispatch only".into());
+        }
+        Ok(d)
+    }
+
+    /// Rows each local expert has room for (`R·C`).
     fn rows(&self) -> usize {
-        self.r * self.s
+        self.r * self.c
     }
 
-    /// Send slots per rank (`R·E·S = T·k`).
+    /// Send slots per rank (`R·E·C`).
     fn slots(&self) -> usize {
-        self.r * self.e * self.s
+        self.r * self.e * self.c
+    }
+}
+
+/// Where every rank's choices went: per rank, the send slot of each choice (`None` if dropped),
+/// the choice each slot carries (`None` for padding), and the rows it sent each global expert.
+struct Placement {
+    slot_of: Vec<Vec<Option<usize>>>,
+    choice_of: Vec<Vec<Option<usize>>>,
+    sent: Vec<Vec<usize>>,
+}
+
+impl Placement {
+    /// Balanced: choice `j` in slot `j`, every slot full. Natural: from the inputs' `slot_of`
+    /// and `send_counts`, each slot checked to lie below its expert's count and used once.
+    fn of(d: &Dims, inputs: &Inputs) -> Result<Placement, String> {
+        let experts = d.r * d.e;
+        if !d.natural {
+            let identity: Vec<Option<usize>> = (0..d.slots()).map(Some).collect();
+            return Ok(Placement {
+                slot_of: vec![identity.clone(); d.r],
+                choice_of: vec![identity; d.r],
+                sent: vec![vec![d.c; experts]; d.r],
+            });
+        }
+        let mut p = Placement { slot_of: Vec::new(), choice_of: Vec::new(), sent: Vec::new() };
+        for rank in 0..d.r {
+            let counts = ints(inputs, "send_counts", rank, experts)?;
+            let sent: Vec<usize> = counts
+                .iter()
+                .map(|&n| usize::try_from(n).ok().filter(|&n| n <= d.c))
+                .collect::<Option<_>>()
+                .ok_or_else(|| format!("rank {rank}: a send count is outside 0..={}", d.c))?;
+            let mut choice_of = vec![None; d.slots()];
+            let mut slot_of = Vec::with_capacity(d.t * d.k);
+            for (choice, &s) in ints(inputs, "slot_of", rank, d.t * d.k)?.iter().enumerate() {
+                let Ok(slot) = usize::try_from(s) else {
+                    slot_of.push(None);
+                    continue;
+                };
+                let bad = slot >= d.slots() || slot % d.c >= sent[slot / d.c] || choice_of[slot].is_some();
+                if bad {
+                    return Err(format!("rank {rank}: slot_of[{choice}] = {slot} is not a free sent row"));
+                }
+                choice_of[slot] = Some(choice);
+                slot_of.push(Some(slot));
+            }
+            p.slot_of.push(slot_of);
+            p.choice_of.push(choice_of);
+            p.sent.push(sent);
+        }
+        Ok(p)
     }
 
-    /// Source rank and send slot of received row `row` of local expert `e` on `rank`.
-    fn source(&self, rank: usize, e: usize, row: usize) -> (usize, usize) {
-        (row / self.s, (rank * self.e + e) * self.s + row % self.s)
+    /// The rows local expert `e` of `rank` received, as (row in its `[R·C]` rows, source rank,
+    /// send slot on the source), sources ascending, rows ascending.
+    fn received(&self, d: &Dims, rank: usize, e: usize) -> Vec<(usize, usize, usize)> {
+        let expert = rank * d.e + e;
+        (0..d.r)
+            .flat_map(|src| (0..self.sent[src][expert]).map(move |j| (src * d.c + j, src, expert * d.c + j)))
+            .collect()
+    }
+
+    /// The weight gradients' groups of local expert `e` of `rank`, in summation order: groups of
+    /// `W` rows (balanced); the sent blocks of `B` rows, source by source (natural), each with
+    /// its rows that carry a choice.
+    fn groups(&self, d: &Dims, rank: usize, e: usize) -> Vec<Vec<usize>> {
+        if !d.natural {
+            return (0..d.rows() / d.w).map(|g| (g * d.w..(g + 1) * d.w).collect()).collect();
+        }
+        let sent = |src: usize| self.sent[src][rank * d.e + e];
+        (0..d.r)
+            .flat_map(|src| {
+                (0..d.c / d.b)
+                    .filter(move |blk| blk * d.b < sent(src))
+                    .map(move |blk| (src * d.c + blk * d.b..src * d.c + ((blk + 1) * d.b).min(sent(src))).collect())
+            })
+            .collect()
     }
 }
 
@@ -143,45 +253,64 @@ fn values(inputs: &Inputs, name: &str, rank: usize, len: usize) -> Result<Vec<f3
     Ok(tensor.to_f32())
 }
 
-/// The saved activations of every rank ([`SAVED`], in that order, BF16), computed from the
-/// forward's inputs (`xs`, `w13`, `w2`) with the forward reference's arithmetic
-/// ([`expert_forward`]): what the forward layer leaves in those tensors.
+/// Input `name` of `rank` as `i32` (read as bits), its element count checked.
+fn ints(inputs: &Inputs, name: &str, rank: usize, len: usize) -> Result<Vec<i32>, String> {
+    let tensor = inputs.get(name, rank as u32).ok_or_else(|| format!("input `{name}` missing for rank {rank}"))?;
+    if tensor.len() != len {
+        return Err(format!("input `{name}` on rank {rank} has {} elements, the shape needs {len}", tensor.len()));
+    }
+    Ok(tensor.bits().iter().map(|&b| b as i32).collect())
+}
+
+/// The saved activations of every rank (named [`saved_names`], in that order, BF16), computed
+/// from the forward's inputs (`xs`, `w13`, `w2`, and under natural routing `send_counts`,
+/// `slot_of`) with the forward reference's arithmetic ([`expert_forward`]): what the forward
+/// layer leaves in those tensors. Under natural routing the rows the forward never writes (the
+/// blocks past a count) hold the executor's poison (a NaN); the padding rows of a sent block are
+/// the zero rows `xs` carries there, and what the experts make of them.
 ///
 /// # Errors
-/// If the shape is invalid or not balanced, or an input is missing or misshapen.
+/// If the shape is invalid, or an input is missing or misshapen.
 pub fn moe_saved(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<[HostTensor; 4]>, String> {
     let d = Dims::of(shape)?;
+    let place = Placement::of(&d, inputs)?;
     let (h, i) = (d.h, d.i);
+    let nan = f32::NAN; // stored as the executor's poison by `saved_tensor`
     let mut xs = Vec::new();
     let mut back = Vec::new();
     for rank in 0..d.r {
         xs.push(values(inputs, "xs", rank, d.slots() * h)?);
-        back.push(vec![0.0f32; d.slots() * h]);
+        back.push(vec![nan; d.slots() * h]);
     }
     let mut per_rank = Vec::new();
     for rank in 0..d.r {
         let w13 = values(inputs, "w13", rank, d.e * h * 2 * i)?;
         let w2 = values(inputs, "w2", rank, d.e * i * h)?;
         let rows = d.e * d.rows();
-        let (mut recv, mut gate_up, mut act) =
-            (Vec::with_capacity(rows * h), Vec::with_capacity(rows * 2 * i), Vec::with_capacity(rows * i));
+        let (mut recv, mut gate_up, mut act) = (vec![nan; rows * h], vec![nan; rows * 2 * i], vec![nan; rows * i]);
         for e in 0..d.e {
-            for row in 0..d.rows() {
-                let (src, slot) = d.source(rank, e, row);
-                let x = &xs[src][slot * h..(slot + 1) * h];
-                let w13 = &w13[e * h * 2 * i..(e + 1) * h * 2 * i];
-                let out = expert_forward(x, w13, &w2[e * i * h..(e + 1) * i * h], i, d.n1);
-                recv.extend_from_slice(x);
-                gate_up.extend(out.gate_up);
-                act.extend(out.act);
-                back[src][slot * h..(slot + 1) * h].copy_from_slice(&out.y);
+            let expert = rank * d.e + e;
+            for src in 0..d.r {
+                // Whole blocks: the padding rows of a sent block are computed too.
+                let sent = place.sent[src][expert].div_ceil(d.b) * d.b;
+                for j in 0..sent {
+                    let (row, slot) = (e * d.rows() + src * d.c + j, expert * d.c + j);
+                    let sent_row = &xs[src][slot * h..(slot + 1) * h];
+                    let x = if d.int8 { int8_round_trip(sent_row) } else { sent_row.to_vec() };
+                    let w13 = &w13[e * h * 2 * i..(e + 1) * h * 2 * i];
+                    let out = expert_forward(&x, w13, &w2[e * i * h..(e + 1) * i * h], i, d.n1);
+                    recv[row * h..(row + 1) * h].copy_from_slice(&x);
+                    gate_up[row * 2 * i..(row + 1) * 2 * i].copy_from_slice(&out.gate_up);
+                    act[row * i..(row + 1) * i].copy_from_slice(&out.act);
+                    back[src][slot * h..(slot + 1) * h].copy_from_slice(&out.y);
+                }
             }
         }
         let (e, n, h, i) = (d.e as u64, d.rows() as u64, h as u64, i as u64);
         per_rank.push([
-            HostTensor::from_f32(DType::Bf16, &[e, n, h], &recv),
-            HostTensor::from_f32(DType::Bf16, &[e, n, 2 * i], &gate_up),
-            HostTensor::from_f32(DType::Bf16, &[e, n, i], &act),
+            saved_tensor(&[e, n, h], &recv),
+            saved_tensor(&[e, n, 2 * i], &gate_up),
+            saved_tensor(&[e, n, i], &act),
         ]);
     }
     Ok(per_rank
@@ -189,22 +318,52 @@ pub fn moe_saved(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<[HostTensor; 4
         .zip(back)
         .map(|([recv, gate_up, act], back)| {
             let shape = [d.slots() as u64, d.h as u64];
-            [recv, gate_up, act, HostTensor::from_f32(DType::Bf16, &shape, &back)]
+            [recv, gate_up, act, saved_tensor(&shape, &back)]
         })
         .collect())
 }
 
+/// A BF16 tensor of `values`, each NaN (a row the forward never writes) stored as the
+/// executor's poison pattern, so the tensor equals what the layer leaves bitwise.
+fn saved_tensor(shape: &[u64], values: &[f32]) -> HostTensor {
+    let bits = values
+        .iter()
+        .map(|&v| if v.is_nan() { poison(DType::Bf16) } else { super::tensor::encode(DType::Bf16, v) })
+        .collect();
+    HostTensor::from_bits(DType::Bf16, shape, bits)
+}
+
 /// The inputs of the backward taskflow on every rank: the forward's ([`moe_inputs`], `seed`),
-/// the activations the forward saves ([`moe_saved`]) and an output gradient `dout` (BF16
-/// `[T, H]`, uniform in `[-1, 1)`, deterministic in `seed`, different on every rank).
+/// the activations the forward saves ([`moe_saved`]), an output gradient `dout` (BF16
+/// `[T, H]`, uniform in `[-1, 1)`, deterministic in `seed`, different on every rank) and, under
+/// natural routing, `recv_counts` (`[R, E]`: what each source sent each local expert, as the
+/// forward's announce leaves it) and `choice_of` (`[R·E·C]`: the choice `t·k + c` each send
+/// slot carries, `-1` for padding: the inverse of `slot_of`, as the routing step makes it).
 ///
 /// # Errors
-/// If the shape is invalid or not balanced.
+/// If the shape is invalid.
 pub fn moe_backward_inputs(shape: &MoeShape, seed: u64) -> Result<Inputs, String> {
     let mut inputs = moe_inputs(shape, seed);
+    let names = saved_names(shape);
     for (rank, saved) in moe_saved(shape, &inputs)?.into_iter().enumerate() {
-        for (name, tensor) in SAVED.into_iter().zip(saved) {
+        for (name, tensor) in names.into_iter().zip(saved) {
             inputs.set_rank(name, rank as u32, tensor);
+        }
+    }
+    let d = Dims::of(shape)?;
+    if d.natural {
+        let place = Placement::of(&d, &inputs)?;
+        let i32s = |v: Vec<i32>, shape: &[u64]| {
+            HostTensor::from_bits(DType::I32, shape, v.into_iter().map(|c| c as u32).collect())
+        };
+        for rank in 0..d.r {
+            let counts: Vec<i32> = (0..d.r)
+                .flat_map(|src| (0..d.e).map(move |e| (src, e)))
+                .map(|(src, e)| place.sent[src][rank * d.e + e] as i32)
+                .collect();
+            inputs.set_rank("recv_counts", rank as u32, i32s(counts, &[d.r as u64, d.e as u64]));
+            let choices = place.choice_of[rank].iter().map(|c| c.map_or(-1, |c| c as i32)).collect();
+            inputs.set_rank("choice_of", rank as u32, i32s(choices, &[d.slots() as u64]));
         }
     }
     for rank in 0..shape.ranks {
@@ -216,12 +375,15 @@ pub fn moe_backward_inputs(shape: &MoeShape, seed: u64) -> Result<Inputs, String
 }
 
 /// The gradients on every rank (see the module docs for the arithmetic), from the backward
-/// taskflow's inputs (`w13`, `w2`, `topk_weights`, the [`SAVED`] tensors, `dout`).
+/// taskflow's inputs (`w13`, `w2`, `topk_weights`, the saved tensors ([`saved_names`]),
+/// `dout`, and under natural routing `send_counts` and `slot_of`; the reference finds which
+/// choice each slot carries from `slot_of` itself, not from the layer's `choice_of`).
 ///
 /// # Errors
-/// If the shape is invalid or not balanced, or an input is missing or misshapen.
+/// If the shape is invalid, or an input is missing or misshapen.
 pub fn moe_backward_reference(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<MoeGradients>, String> {
     let d = Dims::of(shape)?;
+    let place = Placement::of(&d, inputs)?;
     let (h, i, k, t) = (d.h, d.i, d.k, d.t);
     let bf = |v: f32| round_to(DType::Bf16, v);
     let mut dout = Vec::new();
@@ -230,13 +392,14 @@ pub fn moe_backward_reference(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<M
         dout.push(values(inputs, "dout", rank, t * h)?);
         weights.push(values(inputs, "topk_weights", rank, t * k)?);
     }
+    let x_name = shape.gmm1_input_name();
     // The activation gradient of every send slot, on its source rank (step 4's rows).
     let mut dxs = vec![vec![0.0f32; d.slots() * h]; d.r];
     let mut weight_grads = Vec::new();
     for rank in 0..d.r {
         let w13 = values(inputs, "w13", rank, d.e * h * 2 * i)?;
         let w2 = values(inputs, "w2", rank, d.e * i * h)?;
-        let recv = values(inputs, "recv", rank, d.e * d.rows() * h)?;
+        let recv = values(inputs, x_name, rank, d.e * d.rows() * h)?;
         let gate_up = values(inputs, "h", rank, d.e * d.rows() * 2 * i)?;
         let act = values(inputs, "act", rank, d.e * d.rows() * i)?;
         let mut dw13 = vec![0.0f32; d.e * h * 2 * i];
@@ -244,16 +407,17 @@ pub fn moe_backward_reference(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<M
         for e in 0..d.e {
             let w13 = &w13[e * h * 2 * i..(e + 1) * h * 2 * i];
             let w2 = &w2[e * i * h..(e + 1) * i * h];
-            // Row `row` of local expert `e` in a saved `[E, R·S, width]` tensor.
+            // Row `row` of local expert `e` in a saved `[E, R·C, width]` tensor.
             let row_of = |width: usize, row: usize| (e * d.rows() + row) * width..(e * d.rows() + row + 1) * width;
-            let mut dy = Vec::with_capacity(d.rows());
-            let mut dh = Vec::with_capacity(d.rows());
-            for row in 0..d.rows() {
-                let (src, slot) = d.source(rank, e, row);
+            let mut dy = vec![Vec::new(); d.rows()];
+            let mut dh = vec![Vec::new(); d.rows()];
+            for (row, src, slot) in place.received(&d, rank, e) {
+                let choice = place.choice_of[src][slot]
+                    .ok_or_else(|| format!("rank {src}: sent slot {slot} carries no choice (slot_of has a gap)"))?;
                 // 1. The output gradient scaled by the routing weight, on the source rank.
-                let w = weights[src][slot];
+                let w = weights[src][choice];
                 let dy_row: Vec<f32> =
-                    dout[src][(slot / k) * h..(slot / k + 1) * h].iter().map(|&g| bf(w * g)).collect();
+                    dout[src][(choice / k) * h..(choice / k + 1) * h].iter().map(|&g| bf(w * g)).collect();
                 // 2. dA = dY · W2ᵀ.
                 let da: Vec<f32> = (0..i)
                     .map(|q| {
@@ -283,18 +447,17 @@ pub fn moe_backward_reference(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<M
                     }
                     dxs[src][slot * h + p] = bf(acc);
                 }
-                dy.push(dy_row);
-                dh.push(dh_row);
+                dy[row] = dy_row;
+                dh[row] = dh_row;
             }
             // 5. Weight gradients: per group of rows, then group after group.
             let x = &recv[e * d.rows() * h..(e + 1) * d.rows() * h];
             let a = &act[e * d.rows() * i..(e + 1) * d.rows() * i];
-            for group in 0..d.rows() / d.w {
-                let rows = group * d.w..(group + 1) * d.w;
+            for rows in place.groups(&d, rank, e) {
                 for q in 0..i {
                     for j in 0..h {
                         let mut s = 0.0f32;
-                        for r in rows.clone() {
+                        for &r in &rows {
                             s += a[r * i + q] * dy[r][j];
                         }
                         dw2[(e * i + q) * h + j] += s;
@@ -303,7 +466,7 @@ pub fn moe_backward_reference(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<M
                 for p in 0..h {
                     for col in 0..2 * i {
                         let mut s = 0.0f32;
-                        for r in rows.clone() {
+                        for &r in &rows {
                             s += x[r * h + p] * dh[r][col];
                         }
                         dw13[(e * h + p) * 2 * i + col] += s;
@@ -316,23 +479,28 @@ pub fn moe_backward_reference(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<M
     let mut grads = Vec::new();
     for (rank, (dw13, dw2)) in weight_grads.into_iter().enumerate() {
         let back = values(inputs, "back", rank, d.slots() * h)?;
-        // 6. Each token's k rows summed in choice order.
+        let slot_of = &place.slot_of[rank];
+        // 6. Each token's k rows summed in choice order (a dropped choice adds nothing).
         let mut dx = vec![0.0f32; t * h];
         for token in 0..t {
             for p in 0..h {
                 let mut acc = 0.0f32;
                 for c in 0..k {
-                    acc += dxs[rank][(token * k + c) * h + p];
+                    if let Some(slot) = slot_of[token * k + c] {
+                        acc += dxs[rank][slot * h + p];
+                    }
                 }
                 dx[token * h + p] = acc;
             }
         }
-        // 7. The routing weights' gradient: dOut[t] · Y[t·k + c].
+        // 7. The routing weights' gradient: dOut[t] · Y[slot of (t, c)], +0 for a dropped choice.
         let d_weights: Vec<f32> = (0..t * k)
-            .map(|slot| {
+            .map(|choice| {
                 let mut acc = 0.0f32;
-                for p in 0..h {
-                    acc += dout[rank][(slot / k) * h + p] * back[slot * h + p];
+                if let Some(slot) = slot_of[choice] {
+                    for p in 0..h {
+                        acc += dout[rank][(choice / k) * h + p] * back[slot * h + p];
+                    }
                 }
                 acc
             })
@@ -379,9 +547,10 @@ impl LayerValues {
     /// The values of `inputs` (as [`moe_backward_inputs`] makes them).
     ///
     /// # Errors
-    /// If the shape is invalid or not balanced, or an input is missing or misshapen.
+    /// If the shape is invalid, not balanced or not BF16-dispatched, or an input is missing or
+    /// misshapen.
     pub fn from_inputs(shape: &MoeShape, inputs: &Inputs) -> Result<LayerValues, String> {
-        let d = Dims::of(shape)?;
+        let d = Dims::balanced_bf16(shape)?;
         let get = |name: &str, len: usize| -> Result<Vec<Vec<f64>>, String> {
             (0..d.r).map(|rank| Ok(values(inputs, name, rank, len)?.into_iter().map(f64::from).collect())).collect()
         };
@@ -398,14 +567,14 @@ impl LayerValues {
     /// (`g` the global expert of slot `t·k + c`), all in f64 with no rounding.
     ///
     /// # Errors
-    /// If the shape is invalid or not balanced.
+    /// If the shape is invalid, not balanced or not BF16-dispatched.
     pub fn loss(&self, shape: &MoeShape) -> Result<f64, String> {
-        let d = Dims::of(shape)?;
+        let d = Dims::balanced_bf16(shape)?;
         let (h, i, n1) = (d.h, d.i, d.n1);
         let mut loss = 0.0f64;
         for rank in 0..d.r {
             for slot in 0..d.slots() {
-                let expert = slot / d.s;
+                let expert = slot / d.c;
                 let (owner, e) = (expert / d.e, expert % d.e);
                 let x = &self.xs[rank][slot * h..(slot + 1) * h];
                 let w13 = &self.w13[owner][e * h * 2 * i..(e + 1) * h * 2 * i];

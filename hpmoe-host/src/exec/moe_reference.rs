@@ -148,8 +148,8 @@ fn slot_position(shape: &MoeShape, slot: i32, counts: &[i32]) -> Result<Option<u
 
 /// What GMM1 sees of a dispatched row `x` (BF16 values) after INT8 dispatch: the row's scale
 /// `s = max_j |x[j]| / 127` in FP32, each value `q = x[j] / s` in FP32 rounded half to even and
-/// clamped to `-127..=127` (all zeros, with `s = 0`, for a row of zeros), and the received
-/// value `bf16(q · s)`, the product in FP32.
+/// clamped to `-127..=127` (all zeros, with `s = 0`, for a row of zeros; a zero `q` is `+0`, as
+/// INT8 stores it), and the received value `bf16(q · s)`, the product in FP32.
 pub fn int8_round_trip(x: &[f32]) -> Vec<f32> {
     let mut amax = 0.0f32;
     for &v in x {
@@ -160,7 +160,8 @@ pub fn int8_round_trip(x: &[f32]) -> Vec<f32> {
     let scale = amax / 127.0;
     x.iter()
         .map(|&v| {
-            let q = if scale > 0.0 { (v / scale).round_ties_even().clamp(-127.0, 127.0) } else { 0.0 };
+            // `+ 0.0`: an INT8 zero has no sign, so a small negative value comes back as `+0`.
+            let q = if scale > 0.0 { (v / scale).round_ties_even().clamp(-127.0, 127.0) + 0.0 } else { 0.0 };
             round_to(DType::Bf16, q * scale)
         })
         .collect()

@@ -4,7 +4,7 @@
 //! `recv` (the dispatched rows `X`), `h` (GMM1's `[g | u]`), `act` (SwiGLU's output `A`) and
 //! `back` (the expert outputs `Y` in send-slot order) — the backward computes, on balanced
 //! routing (the layout of [`crate::moe`], `S` rows per source, `B` per block, `M = R·S/B`
-//! blocks per expert):
+//! blocks per expert; natural routing and INT8 dispatch below):
 //!
 //! | family | core | grid | what |
 //! |---|---|---|---|
@@ -39,6 +39,27 @@
 //! shapes) each gradient is written once and an expert's weight-gradient tiles wait for all
 //! its rows, interleaving with other experts' data-gradient tiles on the AICs instead.
 //!
+//! # Natural routing
+//!
+//! Under [`Routing::Natural`] a token's rows sit wherever the routing put them and a slot's
+//! rows past its run-time count were never sent. The families keep their names; what changes:
+//! `scale_dout` runs per send block `(dst, e, b)`, guarded by `send_counts` like the forward's
+//! dispatch, and fills each slot row from the choice it carries (`gather_scale_rows_repeat` by
+//! the input `choice_of` `[R·E·C]`, the inverse of `slot_of`; padding rows get zeros);
+//! `combine_bwd`, `gmm2_dgrad`, `swiglu_bwd`, `gmm1_dgrad` and `dispatch_bwd` are guarded per
+//! block by the counts, on the forward's `(e, src, b)` blocks; `weights_grad` and `sum_bwd`
+//! gather by `slot_of` (`gather_row_dot_topk`, `gather_sum_topk`); the weight gradients are
+//! zeroed (`*_zero`, AIV) and summed block by block by one guarded chain (see
+//! `add_natural_weight_gradient`), [`MoeShape::wgrad_rows`] unused. The backward
+//! alone takes `send_counts`, `slot_of` and `recv_counts` (the forward's announced counts) as
+//! inputs besides the saved tensors.
+//!
+//! # INT8 dispatch
+//!
+//! GMM1 multiplied the dequantised rows `xin`, so `dW13 = Xᵀ·dH` reads those: the backward
+//! alone takes `xin` ([`MoeShape::gmm1_input_name`]) as its saved input instead of `recv`, the
+//! training step reads the forward's own.
+//!
 //! [`Pass::TrainingStep`] declares the forward and then the backward in one taskflow: the
 //! backward reads the forward's own `recv`, `h`, `act` and `back`, so each backward tile waits
 //! for the forward tiles that wrote its rows, and one schedule covers both. `dout` stays an
@@ -48,7 +69,7 @@
 //! ranks and cores with the backward's head on others, under one schedule.
 
 use super::{MoeShape, Routing};
-use hpmoe_core::model::{Affine, CoreKind, DType, IndexSel, Taskflow, TensorRef};
+use hpmoe_core::model::{Affine, CoreKind, DType, IndexSel, Taskflow, TensorRef, TileBuilder};
 
 /// Which computation of the layer a taskflow holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -80,10 +101,21 @@ pub(super) struct LayerTensors {
     pub w13: TensorRef,
     pub w2: TensorRef,
     pub weights: TensorRef,
+    /// The rows GMM1 multiplied: `recv` under BF16 dispatch, the dequantised `xin` under INT8.
     pub recv: TensorRef,
     pub h: TensorRef,
     pub act: TensorRef,
     pub back: TensorRef,
+    /// Natural routing's run-time layout.
+    pub natural: Option<NaturalTensors>,
+}
+
+/// The run-time routing of a naturally routed layer: `send_counts` `[R·E]` and `slot_of`
+/// `[T, k]` (inputs of the forward) and `recv_counts` `[R, E]` (announced by the forward).
+pub(super) struct NaturalTensors {
+    pub send_counts: TensorRef,
+    pub slot_of: TensorRef,
+    pub recv_counts: TensorRef,
 }
 
 /// The most gradient rows one weight-gradient tile computes: its `x` panel (rows × 64 BF16,
@@ -112,8 +144,9 @@ impl MoeShape {
     /// The taskflow of `pass`.
     ///
     /// # Errors
-    /// If the shape is invalid, or (backward and training step) not balanced or with a row
-    /// block that is not a multiple of `top_k`.
+    /// If the shape is invalid, or (backward and training step, balanced routing) its
+    /// `wgrad_rows` does not divide the rows per expert or its row block is not a multiple of
+    /// `top_k`.
     pub fn pass_taskflow(&self, pass: Pass) -> Result<Taskflow, String> {
         match pass {
             Pass::Forward => self.taskflow(),
@@ -134,14 +167,23 @@ impl MoeShape {
         let (r, e, c, t, k) =
             (u64::from(self.ranks), self.local_experts(), self.slot_rows(), self.tokens_per_rank, self.top_k);
         let (h, i, bf) = (self.hidden, self.intermediate, DType::Bf16);
+        let natural = matches!(self.routing, Routing::Natural { .. });
+        let (w13, w2) = (tf.input("w13", bf, &[e, h, 2 * i]), tf.input("w2", bf, &[e, i, h]));
+        let weights = tf.input("topk_weights", DType::F32, &[t, k]);
+        let routing = natural.then(|| NaturalTensors {
+            send_counts: tf.input("send_counts", DType::I32, &[r * e]),
+            slot_of: tf.input("slot_of", DType::I32, &[t, k]),
+            recv_counts: tf.input("recv_counts", DType::I32, &[r, e]),
+        });
         let saved = LayerTensors {
-            w13: tf.input("w13", bf, &[e, h, 2 * i]),
-            w2: tf.input("w2", bf, &[e, i, h]),
-            weights: tf.input("topk_weights", DType::F32, &[t, k]),
-            recv: tf.input("recv", bf, &[e, r * c, h]),
+            w13,
+            w2,
+            weights,
+            recv: tf.input(self.gmm1_input_name(), bf, &[e, r * c, h]),
             h: tf.input("h", bf, &[e, r * c, 2 * i]),
             act: tf.input("act", bf, &[e, r * c, i]),
             back: tf.input("back", bf, &[r * e * c, h]),
+            natural: routing,
         };
         self.add_backward(&mut tf, &saved, false);
         Ok(tf)
@@ -167,22 +209,41 @@ impl MoeShape {
         let blocks = r * e * (self.slot_rows() / b); // row blocks sent, and received, per rank
         let (cols1, cols2) = (2 * self.intermediate / self.gmm1_cols, self.hidden / self.gmm2_cols);
         let token_blocks = self.tokens_per_rank / self.sum_rows;
-        // Weight-gradient tiles per column block and gradient row block.
-        let wgrad_tiles = e * (r * self.slot_rows() / self.wgrad_rows.max(1));
         let (h, i) = (self.hidden, self.intermediate);
         let (blocks1, blocks2) = (h / wgrad_row_block(h), i / wgrad_row_block(i));
-        token_blocks * 3 // scale_dout, weights_grad, sum_bwd
+        let (scale_dout, wgrad) = match self.routing {
+            // Per token block; weight-gradient tiles per row group of each expert, gradient row
+            // block and column block.
+            Routing::Balanced => (
+                token_blocks,
+                e * (r * self.slot_rows() / self.wgrad_rows.max(1)) * (blocks1 * cols1 + blocks2 * cols2),
+            ),
+            // Per send block; a zeroing tile per expert and column block, then one per received
+            // block and column block.
+            Routing::Natural { .. } => (blocks, (e + blocks) * (cols1 + cols2)),
+        };
+        token_blocks * 2 + scale_dout // weights_grad, sum_bwd, scale_dout
             + blocks * 2 // combine_bwd, dispatch_bwd
             + blocks * cols1 * 2 // gmm2_dgrad, swiglu_bwd
             + blocks * cols2 // gmm1_dgrad
-            + wgrad_tiles * (blocks1 * cols1 + blocks2 * cols2) // gmm1_wgrad, gmm2_wgrad
+            + wgrad // gmm1_wgrad, gmm2_wgrad
     }
 
     /// The weight gradient `grad[e] = Σ_rows x[e]ᵀ · g[e]` (see [`WeightGradient`]): family
     /// `name` (grid `(e, n)`) writes the first group of [`MoeShape::wgrad_rows`] rows'
     /// product (`matmul_tn`); if an expert receives more rows, `{name}_acc` (grid `(e, m, n)`)
     /// adds group `m + 1`'s (`matmul_tn_accumulate`), instance `m` after `m − 1`: one order.
-    fn add_weight_gradient(&self, tf: &mut Taskflow, name: &str, wg: WeightGradient<'_>) {
+    /// Under natural routing see `add_natural_weight_gradient`.
+    fn add_weight_gradient(
+        &self,
+        tf: &mut Taskflow,
+        name: &str,
+        wg: WeightGradient<'_>,
+        natural: Option<&NaturalTensors>,
+    ) {
+        if let Some(n) = natural {
+            return self.add_natural_weight_gradient(tf, name, wg, n);
+        }
         let WeightGradient { x, g, grad, rows, width, cols } = wg;
         let (e, w) = (self.local_experts(), self.wgrad_rows);
         let groups = u64::from(self.ranks) * self.slot_rows() / w;
@@ -212,16 +273,53 @@ impl MoeShape {
         }
     }
 
+    /// The weight gradient under natural routing: an expert's rows are `R` slots of `C` rows
+    /// of which only a run-time count was sent, so the rows of the blocks past a count were
+    /// never written and may not be read (padding rows inside a sent block are zeros and add
+    /// nothing). `{name}_zero` (AIV, grid `(e, n)`) zeroes each gradient column block, then
+    /// `{name}_acc` (grid `(e, src, b, n)`) adds block `b` of source `src`'s slot
+    /// (`matmul_tn_accumulate`, one call per block of gradient rows: the grid has no room for a
+    /// fifth dimension), guarded by its count like the GMM tiles of that block, and chained in
+    /// the order `(src, b)` ascending: after `(src, b − 1)` and after `(src − 1, C/B − 1)`
+    /// (implied by the first for `b > 0`). A skipped block still signals, so the chain holds
+    /// whatever the routing.
+    fn add_natural_weight_gradient(&self, tf: &mut Taskflow, name: &str, wg: WeightGradient<'_>, n: &NaturalTensors) {
+        let WeightGradient { x, g, grad, rows, width, cols } = wg;
+        let (r, e, c, b) = (u64::from(self.ranks), self.local_experts(), self.slot_rows(), self.row_block);
+        let block = wgrad_row_block(rows);
+        tf.tile(&format!("{name}_zero"), CoreKind::Aiv, |tb| {
+            let (ex, col) = (tb.grid("e", e), tb.grid("n", width / cols));
+            tb.op("zero", [grad.at(ex).all(rows).slice(col * cols as i64, cols)]);
+        });
+        let acc = format!("{name}_acc");
+        tf.tile(&acc, CoreKind::Aic, |tb| {
+            let (ex, src, blk) = (tb.grid("e", e), tb.grid("src", r), tb.grid("b", c / b));
+            let col = tb.grid("n", width / cols);
+            tb.run_if_above(n.recv_counts.at(src.clone()).at(ex.clone()), blk.clone() * b as i64);
+            let (row, cc) = (src.clone() * c as i64 + blk.clone() * b as i64, col.clone() * cols as i64);
+            for p in 0..(rows / block) as i64 {
+                let q = p * block as i64;
+                tb.op(
+                    "matmul_tn_accumulate",
+                    [
+                        x.at(ex.clone()).slice(row.clone(), b).slice(q, block),
+                        g.at(ex.clone()).slice(row.clone(), b).slice(cc.clone(), cols),
+                        grad.at(ex.clone()).slice(q, block).slice(cc.clone(), cols),
+                    ],
+                );
+            }
+            let at = IndexSel::At;
+            tb.after(&acc, [at(ex.clone()), at(src.clone()), at(blk - 1), at(col.clone())]);
+            tb.after(&acc, [at(ex), at(src - 1), at(Affine::constant((c / b) as i64 - 1)), at(col)]);
+        });
+    }
+
     /// What the backward needs beyond [`MoeShape::validate`].
     fn validate_backward(&self) -> Result<(), String> {
         self.validate()?;
         if self.routing != Routing::Balanced {
-            return Err(format!("the MoE backward is built for balanced routing only: {self:?}"));
-        }
-        if self.dispatch != super::DispatchPrecision::Bf16 {
-            // The saved `recv` would be INT8 rows; the weight gradient dW13 = Xᵀ·dH needs the
-            // dequantised rows GMM1 read, which the backward does not take yet.
-            return Err(format!("the MoE backward is built for BF16 dispatch only: {self:?}"));
+            // Natural routing: weight gradients per sent block, scale_dout per send block.
+            return Ok(());
         }
         let rows = self.rows_per_expert();
         if self.wgrad_rows == 0
@@ -239,6 +337,15 @@ impl MoeShape {
         Ok(())
     }
 
+    /// The name of the saved rows GMM1 multiplied: `recv` (BF16 dispatch) or the dequantised
+    /// `xin` (INT8 dispatch, where `recv` holds INT8 rows).
+    pub fn gmm1_input_name(&self) -> &'static str {
+        match self.dispatch {
+            super::DispatchPrecision::Bf16 => "recv",
+            super::DispatchPrecision::Int8 => "xin",
+        }
+    }
+
     /// Declares the backward's tensors and tiles in `tf`, reading the forward's `saved`; with
     /// `after_forward`, the output gradient is used only once the rank's forward output is
     /// complete (`scale_dout` after every `weighted_sum`).
@@ -248,9 +355,12 @@ impl MoeShape {
         let (h, i, b, n1, n2, rows) =
             (self.hidden, self.intermediate, self.row_block, self.gmm1_cols, self.gmm2_cols, self.sum_rows);
         let (bf, f32) = (DType::Bf16, DType::F32);
-        let LayerTensors { w13, w2, weights, recv, h: hbuf, act, back } = saved;
+        let LayerTensors { w13, w2, weights, recv, h: hbuf, act, back, natural } = saved;
         let slots = r * e * c;
         let dout = tf.input("dout", bf, &[t, h]);
+        // Natural routing: which choice `t·k + c` each send slot row carries (`-1`: padding), the
+        // inverse of `slot_of`, as the routing step produces it.
+        let choice_of = natural.as_ref().map(|_| tf.input("choice_of", DType::I32, &[slots]));
         let dback = tf.scratch("dback", bf, &[slots, h]);
         let dy = tf.symmetric("dy", bf, &[e, r * c, h]);
         let da = tf.scratch("da", bf, &[e, r * c, i]);
@@ -262,58 +372,100 @@ impl MoeShape {
         let dw2 = tf.output("dw2", f32, &[e, i, h]);
         let d_weights = tf.output("d_weights", f32, &[t, k]);
         let rank = Affine::rank;
-
-        // Token block `tb` owns send slots `tb·rows·k ..` (choice c of token t is slot t·k + c).
-        tf.tile("scale_dout", CoreKind::Aiv, |tb| {
-            let blk = tb.grid("t", t / rows);
-            if after_forward {
-                tb.after("weighted_sum", [IndexSel::All]);
-            }
-            let tokens = blk.clone() * rows as i64;
-            tb.op(
-                "scale_rows_repeat",
-                [
-                    dout.slice(tokens.clone(), rows),
-                    weights.slice(tokens, rows),
-                    dback.slice(blk * (rows * k) as i64, rows * k),
-                ],
-            );
-        });
-        tf.tile("combine_bwd", CoreKind::Aiv, |tb| {
+        // Block `b` of the send slot of (dst, e) (the rows the forward's dispatch sent), guarded
+        // by its run-time count under natural routing: (dst, e, first slot row).
+        let send_block = |tb: &mut TileBuilder<'_>| {
             let (dst, ex, blk) = (tb.grid("dst", r), tb.grid("e", e), tb.grid("b", c / b));
-            let slot = (dst.clone() * e as i64 + ex.clone()) * c as i64 + blk.clone() * b as i64;
+            let expert = dst.clone() * e as i64 + ex.clone();
+            if let Some(n) = natural {
+                tb.run_if_above(n.send_counts.at(expert.clone()), blk.clone() * b as i64);
+            }
+            (dst, ex, blk.clone(), expert * c as i64 + blk * b as i64)
+        };
+
+        match (natural, &choice_of) {
+            // Each block of a send slot gathers its rows from the tokens they carry.
+            (Some(_), Some(choice_of)) => tf.tile("scale_dout", CoreKind::Aiv, |tb| {
+                let (_, _, _, slot) = send_block(tb);
+                if after_forward {
+                    tb.after("weighted_sum", [IndexSel::All]);
+                }
+                tb.op(
+                    "gather_scale_rows_repeat",
+                    [dout.whole(), choice_of.slice(slot.clone(), b), weights.whole(), dback.slice(slot, b)],
+                );
+            }),
+            // Token block `tb` owns send slots `tb·rows·k ..` (choice c of token t is slot t·k + c).
+            _ => tf.tile("scale_dout", CoreKind::Aiv, |tb| {
+                let blk = tb.grid("t", t / rows);
+                if after_forward {
+                    tb.after("weighted_sum", [IndexSel::All]);
+                }
+                let tokens = blk.clone() * rows as i64;
+                tb.op(
+                    "scale_rows_repeat",
+                    [
+                        dout.slice(tokens.clone(), rows),
+                        weights.slice(tokens, rows),
+                        dback.slice(blk * (rows * k) as i64, rows * k),
+                    ],
+                );
+            }),
+        }
+        tf.tile("combine_bwd", CoreKind::Aiv, |tb| {
+            let (dst, ex, blk, slot) = send_block(tb);
             let dst_row = rank() * c as i64 + blk * b as i64;
             tb.put(dback.slice(slot, b), dy.on(dst).at(ex).slice(dst_row, b));
         });
         tf.tile("weights_grad", CoreKind::Aiv, |tb| {
             let blk = tb.grid("t", t / rows);
             let tokens = blk.clone() * rows as i64;
-            tb.op(
-                "row_dot_topk",
-                [
-                    dout.slice(tokens.clone(), rows),
-                    back.slice(blk * (rows * k) as i64, rows * k),
-                    d_weights.slice(tokens, rows),
-                ],
-            );
+            match natural {
+                // Each choice's expert output is wherever the routing put it (`slot_of`).
+                Some(n) => tb.op(
+                    "gather_row_dot_topk",
+                    [
+                        back.whole(),
+                        n.slot_of.slice(tokens.clone(), rows),
+                        dout.slice(tokens.clone(), rows),
+                        d_weights.slice(tokens, rows),
+                    ],
+                ),
+                None => tb.op(
+                    "row_dot_topk",
+                    [
+                        dout.slice(tokens.clone(), rows),
+                        back.slice(blk * (rows * k) as i64, rows * k),
+                        d_weights.slice(tokens, rows),
+                    ],
+                ),
+            }
         });
-        // Block `m` of an expert's received rows: rows `m·B ..` of `dy`, `recv`, `h`, `act`, ….
-        let block = |tb: &mut hpmoe_core::model::TileBuilder<'_>| {
+        // A block of an expert's received rows: block `m` under balanced routing, block `b` of
+        // source `src`'s slot (guarded by its run-time count) under natural routing.
+        let block = |tb: &mut TileBuilder<'_>| {
             let ex = tb.grid("e", e);
-            let m = tb.grid("m", r * c / b);
-            (ex, m.clone(), m * b as i64)
+            let row = match natural {
+                None => tb.grid("m", r * c / b) * b as i64,
+                Some(n) => {
+                    let (src, blk) = (tb.grid("src", r), tb.grid("b", c / b));
+                    tb.run_if_above(n.recv_counts.at(src.clone()).at(ex.clone()), blk.clone() * b as i64);
+                    src * c as i64 + blk * b as i64
+                }
+            };
+            (ex, row)
         };
         let (half, cols1, cols2) = (n1 / 2, 2 * i / n1, h / n2);
         tf.tile("gmm2_dgrad", CoreKind::Aic, |tb| {
-            let (ex, _, row) = block(tb);
+            let (ex, row) = block(tb);
             let n = tb.grid("n", cols1);
             let out = da.at(ex.clone()).slice(row.clone(), b).slice(n.clone() * half as i64, half);
             tb.op("matmul_nt", [dy.at(ex.clone()).slice(row, b), w2.at(ex).slice(n * half as i64, half), out]);
         });
         let wg = WeightGradient { x: act, g: &dy, grad: &dw2, rows: i, width: h, cols: n2 };
-        self.add_weight_gradient(tf, "gmm2_wgrad", wg);
+        self.add_weight_gradient(tf, "gmm2_wgrad", wg, natural.as_ref());
         tf.tile("swiglu_bwd", CoreKind::Aiv, |tb| {
-            let (ex, _, row) = block(tb);
+            let (ex, row) = block(tb);
             let n = tb.grid("n", cols1);
             let pairs =
                 |tensor: &TensorRef| tensor.at(ex.clone()).slice(row.clone(), b).slice(n.clone() * n1 as i64, n1);
@@ -321,25 +473,33 @@ impl MoeShape {
             tb.op("swiglu_backward", [pairs(hbuf), grad, pairs(&dh)]);
         });
         tf.tile("gmm1_dgrad", CoreKind::Aic, |tb| {
-            let (ex, _, row) = block(tb);
+            let (ex, row) = block(tb);
             let n = tb.grid("n", cols2);
             let out = dxr.at(ex.clone()).slice(row.clone(), b).slice(n.clone() * n2 as i64, n2);
             tb.op("matmul_nt", [dh.at(ex.clone()).slice(row, b), w13.at(ex).slice(n * n2 as i64, n2), out]);
         });
         let wg = WeightGradient { x: recv, g: &dh, grad: &dw13, rows: h, width: 2 * i, cols: n1 };
-        self.add_weight_gradient(tf, "gmm1_wgrad", wg);
+        self.add_weight_gradient(tf, "gmm1_wgrad", wg, natural.as_ref());
         tf.tile("dispatch_bwd", CoreKind::Aiv, |tb| {
             let (src, ex, blk) = (tb.grid("src", r), tb.grid("e", e), tb.grid("b", c / b));
+            if let Some(n) = natural {
+                tb.run_if_above(n.recv_counts.at(src.clone()).at(ex.clone()), blk.clone() * b as i64);
+            }
             let row = src.clone() * c as i64 + blk.clone() * b as i64;
             let slot = (rank() * e as i64 + ex.clone()) * c as i64 + blk * b as i64;
             tb.put(dxr.at(ex).slice(row, b), dxs.on(src).slice(slot, b));
         });
         tf.tile("sum_bwd", CoreKind::Aiv, |tb| {
             let blk = tb.grid("t", t / rows);
-            tb.op(
-                "sum_topk",
-                [dxs.slice(blk.clone() * (rows * k) as i64, rows * k), dx.slice(blk * rows as i64, rows)],
-            );
+            let tokens = blk.clone() * rows as i64;
+            match natural {
+                // A token's rows are wherever the routing put its choices; dropped ones add nothing.
+                Some(n) => tb.op(
+                    "gather_sum_topk",
+                    [dxs.whole(), n.slot_of.slice(tokens.clone(), rows), dx.slice(tokens, rows)],
+                ),
+                None => tb.op("sum_topk", [dxs.slice(blk * (rows * k) as i64, rows * k), dx.slice(tokens, rows)]),
+            }
         });
     }
 }
@@ -358,9 +518,18 @@ mod tests {
 
     #[test]
     fn every_pass_analyses_with_the_instances_it_counts() {
-        for shape in
-            [MoeShape::tiny(1), MoeShape::tiny(2), MoeShape::tiny(4), MoeShape::tiny(2).with_whole_expert_wgrad()]
-        {
+        let int8 = |s: MoeShape| s.with_dispatch(super::super::DispatchPrecision::Int8);
+        for shape in [
+            MoeShape::tiny(1),
+            MoeShape::tiny(2),
+            MoeShape::tiny(4),
+            MoeShape::tiny(2).with_whole_expert_wgrad(),
+            MoeShape::tiny_natural(1),
+            MoeShape::tiny_natural(2),
+            MoeShape::tiny_natural(4),
+            int8(MoeShape::tiny(2)),
+            int8(MoeShape::tiny_natural(2)),
+        ] {
             let per_rank = [
                 shape.instances_per_rank(),
                 shape.backward_instances_per_rank(),
@@ -376,7 +545,48 @@ mod tests {
             let shape = MoeShape::deepseek_v3(ep, 4096);
             assert_eq!(shape.wgrad_rows, shape.rows_per_expert());
             shape.validate_backward().unwrap();
+            MoeShape::deepseek_v3_natural(ep, 4096).validate_backward().unwrap();
         }
+    }
+
+    #[test]
+    fn natural_tiles_wait_only_for_the_block_they_read_and_the_weight_gradient_is_one_chain() {
+        // tiny_natural(2): slots of 12 rows (3 blocks of 4), 2 local experts, 2 gradient column
+        // blocks of GMM2's weight gradient and 2 of GMM1's.
+        let tf = MoeShape::tiny_natural(2).backward_taskflow().unwrap();
+        let guarded: Vec<&str> = tf.families.iter().filter(|f| f.guard.is_some()).map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            guarded,
+            [
+                "scale_dout",
+                "combine_bwd",
+                "gmm2_dgrad",
+                "gmm2_wgrad_acc",
+                "swiglu_bwd",
+                "gmm1_dgrad",
+                "gmm1_wgrad_acc",
+                "dispatch_bwd"
+            ]
+        );
+        // gmm2_dgrad(e=0, src=1, b=2, n=0) on rank 0: the one put carrying block 2 of rank 1's slot.
+        assert_eq!(preds(&tf, "gmm2_dgrad", (3 + 2) * 2), ["combine_bwd(dst=0, e=0, b=2) on rank 1"]);
+        // combine_bwd(dst=1, e=0, b=1): the scaled rows of its block only.
+        // (local index (dst·E + e)·3 + b)
+        assert_eq!(preds(&tf, "combine_bwd", 2 * 3 + 1), ["scale_dout(dst=1, e=0, b=1) on rank 0"]);
+        // gmm1_wgrad_acc(e=0, src=1, b=0, n=0): its block's dH columns (one SwiGLU tile), the
+        // zeroed gradient, and the chain's previous link (src=0, b=2).
+        assert_eq!(
+            preds(&tf, "gmm1_wgrad_acc", 3 * 2),
+            [
+                "swiglu_bwd(e=0, src=1, b=0, n=0) on rank 0",
+                "gmm1_wgrad_zero(e=0, n=0) on rank 0",
+                "gmm1_wgrad_acc(e=0, src=0, b=2, n=0) on rank 0"
+            ]
+        );
+        // The gathering sum and the routing-weight gradient read where the routing put the rows.
+        let sum = preds(&tf, "sum_bwd", 0);
+        assert_eq!(sum.len(), 2 * 2 * 3, "every dispatch_bwd landing on rank 0: {sum:?}");
+        assert!(preds(&tf, "weights_grad", 0).is_empty());
     }
 
     #[test]
@@ -443,8 +653,6 @@ mod tests {
             assert!(err.contains(what), "{err}");
             assert_eq!(shape.training_step_taskflow().unwrap_err(), err);
         };
-        refused(MoeShape::tiny_natural(2), "balanced routing only");
-        refused(MoeShape::tiny(2).with_dispatch(super::super::DispatchPrecision::Int8), "BF16 dispatch only");
         refused(MoeShape { wgrad_rows: 6, ..MoeShape::tiny(2) }, "wgrad_rows");
         refused(MoeShape { wgrad_rows: 0, ..MoeShape::tiny(2) }, "wgrad_rows");
         refused(MoeShape { top_k: 8, experts: 4, ..MoeShape::tiny(2) }, "multiple of top_k");

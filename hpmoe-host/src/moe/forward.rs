@@ -1,7 +1,7 @@
 //! The forward layer's taskflow: its tensors and tile families for every routing and dispatch
 //! precision ([`MoeShape::taskflow`]; the layout is in the [parent module's docs](super)).
 
-use super::backward::LayerTensors;
+use super::backward::{LayerTensors, NaturalTensors};
 use super::{DispatchPrecision, MoeShape, Routing};
 use hpmoe_core::model::{CoreKind, DType, MachineProfile, Taskflow};
 
@@ -177,7 +177,11 @@ impl MoeShape {
                 }
             }
         });
-        LayerTensors { w13, w2, weights, recv, h: hbuf, act, back }
+        // The backward multiplies the rows GMM1 multiplied: the dequantised ones under INT8 dispatch.
+        let recv = gmm1_input.clone();
+        let natural =
+            counts.map(|(send_counts, slot_of, recv_counts)| NaturalTensors { send_counts, slot_of, recv_counts });
+        LayerTensors { w13, w2, weights, recv, h: hbuf, act, back, natural }
     }
 }
 

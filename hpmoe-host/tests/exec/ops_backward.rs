@@ -1,5 +1,6 @@
 //! The built-in ops of the MoE-FFN backward (`matmul_nt`, `matmul_tn`, `matmul_tn_accumulate`,
-//! `swiglu_backward`, `scale_rows_repeat`, `row_dot_topk`, `sum_topk`) against plain loops
+//! `swiglu_backward`, `scale_rows_repeat`, `row_dot_topk`, `sum_topk`, and the gathering
+//! `gather_scale_rows_repeat`, `gather_row_dot_topk`, `gather_sum_topk`) against plain loops
 //! written here, bitwise, on random shapes and data; the sums' orders on hand-made
 //! cancellations; the SwiGLU gradient against a finite difference of the forward; and misshaped
 //! arguments refused before the run.
@@ -247,5 +248,86 @@ fn misshaped_arguments_are_refused_before_the_run() {
         let compiled = hpmoe_core::compile(&tf, &SimpleCost::default()).unwrap();
         let err = Executor::new(&tf, &compiled.table, &OpImpls::builtin()).unwrap_err().to_string();
         assert!(err.contains(&format!("op `{op}` in tile `t`")) && err.contains(want), "{op}: {err}");
+    }
+}
+
+/// One AIV tile running the three gathering ops on `t` tokens, `k` choices, `h` columns and a
+/// table of `n` rows, with the given choice indices (`n` of them, in `-1..t·k`) and slot
+/// indices (`t·k`, in `-1..n`).
+fn gather_taskflow(t: u64, k: u64, h: u64, n: u64, out: DType) -> Taskflow {
+    let mut tf = Taskflow::new("gather_backward", MachineProfile::small(1, 1));
+    let dy = tf.input("dy", DType::Bf16, &[t, h]);
+    let weights = tf.input("weights", DType::F32, &[t, k]);
+    let choice_of = tf.input("choice_of", DType::I32, &[n]);
+    let slot_of = tf.input("slot_of", DType::I32, &[t, k]);
+    let table = tf.input("table", DType::Bf16, &[n, h]);
+    let scattered = tf.output("scattered", out, &[n, h]);
+    let d_weights = tf.output("d_weights", out, &[t, k]);
+    let summed = tf.output("summed", out, &[t, h]);
+    tf.tile("v", CoreKind::Aiv, |tile| {
+        tile.op("gather_scale_rows_repeat", [dy.whole(), choice_of.whole(), weights.whole(), scattered.whole()]);
+        tile.op("gather_row_dot_topk", [table.whole(), slot_of.whole(), dy.whole(), d_weights.whole()]);
+        tile.op("gather_sum_topk", [table.whole(), slot_of.whole(), summed.whole()]);
+    });
+    tf
+}
+
+fn indices(values: &[i32]) -> HostTensor {
+    HostTensor::from_bits(DType::I32, &[values.len() as u64], values.iter().map(|&v| v as u32).collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn gathering_ops_equal_plain_loops_bitwise(
+        t in 1u64..5, k in 1u64..4, h in 1u64..40, n in 1u64..9, out in out_dtype(), seed in any::<u64>(),
+        picks in proptest::collection::vec(any::<u32>(), 64)
+    ) {
+        let tf = gather_taskflow(t, k, h, n, out);
+        let mut inputs = Inputs::random(&tf, seed);
+        let (tu, ku, hu, nu) = (t as usize, k as usize, h as usize, n as usize);
+        // Indices in -1..range, about one in (range + 1) dropped.
+        let pick = |i: usize, range: usize| (picks[i % picks.len()] % (range as u32 + 1)) as i32 - 1;
+        let choice_of: Vec<i32> = (0..nu).map(|j| pick(j, tu * ku)).collect();
+        let slot_of: Vec<i32> = (0..tu * ku).map(|i| pick(i + 17, nu)).collect();
+        inputs.set_rank("choice_of", 0, indices(&choice_of));
+        inputs.set_rank("slot_of", 0, HostTensor::from_bits(DType::I32, &[t, k], slot_of.iter().map(|&v| v as u32).collect()));
+        let result = run_both(&tf, &OpImpls::builtin(), &inputs);
+        let (dy, w, table) = (input(&inputs, "dy"), input(&inputs, "weights"), input(&inputs, "table"));
+        let mut scattered = vec![0.0f32; nu * hu];
+        for (j, &i) in choice_of.iter().enumerate() {
+            if let Ok(i) = usize::try_from(i) {
+                for c in 0..hu {
+                    scattered[j * hu + c] = w[i] * dy[(i / ku) * hu + c];
+                }
+            }
+        }
+        let mut d_weights = vec![0.0f32; tu * ku];
+        let mut summed = vec![0.0f32; tu * hu];
+        for (i, &s) in slot_of.iter().enumerate() {
+            let Ok(s) = usize::try_from(s) else { continue };
+            d_weights[i] = dot(hu, |c| dy[(i / ku) * hu + c], |c| table[s * hu + c]);
+            for c in 0..hu {
+                summed[(i / ku) * hu + c] += table[s * hu + c];
+            }
+        }
+        same(&result, "scattered", &rounded(out, &[n, h], &scattered));
+        same(&result, "d_weights", &rounded(out, &[t, k], &d_weights));
+        same(&result, "summed", &rounded(out, &[t, h], &summed));
+    }
+}
+
+#[test]
+fn gathering_ops_refuse_indices_past_their_table() {
+    for (choice, slot, want) in [(4, 0, "index[0] = 4 is out of range"), (0, 2, "index[0, 0] = 2 is out of range")] {
+        let tf = gather_taskflow(2, 2, 3, 2, DType::F32);
+        let mut inputs = Inputs::random(&tf, 1);
+        inputs.set_rank("choice_of", 0, indices(&[choice, -1]));
+        inputs.set_rank("slot_of", 0, HostTensor::from_bits(DType::I32, &[2, 2], vec![slot as u32, 0, 1, u32::MAX]));
+        let compiled = hpmoe_core::compile(&tf, &SimpleCost::default()).unwrap();
+        let exec = Executor::new(&tf, &compiled.table, &OpImpls::builtin()).unwrap();
+        let err = exec.run(&inputs, &hpmoe_host::exec::RunOptions::default()).unwrap_err().to_string();
+        assert!(err.contains(want), "{err}");
     }
 }

@@ -6,12 +6,13 @@
 //! `a * b + c`).
 //!
 //! One file a job: `scalar` (the scalar functions), `checks` (argument checks the bodies
-//! share), `matmul`, `forward` (copies, elementwise and row-wise ops) and `backward` (the
-//! backward layer's ops); this file maps each [`BuiltinOp`] to its body.
+//! share), `matmul`, `forward` (copies, elementwise and row-wise ops), `backward` (the
+//! backward layer's ops) and `gather` (their run-time-indexed forms); this file maps each [`BuiltinOp`] to its body.
 
 mod backward;
 mod checks;
 mod forward;
+mod gather;
 mod matmul;
 mod scalar;
 
@@ -22,6 +23,7 @@ use backward::{RowDotTopk, ScaleRowsRepeat, SumTopk, SwigluBackward};
 use forward::{
     Accumulate, Cast, Copy, Dequantize, GatherWeightedAccumulate, Quantize, ScaleRows, SwiGlu, WeightedAccumulate, Zero,
 };
+use gather::{GatherRowDotTopk, GatherScaleRowsRepeat, GatherSumTopk};
 use hpmoe_core::model::BuiltinOp;
 use matmul::{Matmul, MatmulAccumulate, MatmulNt, MatmulTn};
 use std::sync::Arc;
@@ -55,5 +57,8 @@ fn reference(op: BuiltinOp) -> Arc<dyn RefOp> {
         BuiltinOp::ScaleRowsRepeat => Arc::new(ScaleRowsRepeat),
         BuiltinOp::RowDotTopk => Arc::new(RowDotTopk),
         BuiltinOp::SumTopk => Arc::new(SumTopk),
+        BuiltinOp::GatherScaleRowsRepeat => Arc::new(GatherScaleRowsRepeat),
+        BuiltinOp::GatherRowDotTopk => Arc::new(GatherRowDotTopk),
+        BuiltinOp::GatherSumTopk => Arc::new(GatherSumTopk),
     }
 }

@@ -1,0 +1,22 @@
+// What the MoE-FFN backward of `moe_ffn_backward.rs` reads from the forward, as inputs of a
+// backward-alone `#[taskflow]` (balanced routing): the weights, the routing weights and the four
+// activations the forward of `moe_ffn.rs` saves. A training step includes `moe_ffn.rs` instead,
+// whose own tensors of these names the backward then reads. Included by
+// `hpmoe-host/tests/dsl_backward.rs`.
+//
+// The includer declares the forward's shape (T, HIDDEN, INTER, EXPERTS, TOP_K, as for
+// `moe_ffn.rs`).
+
+const E: u64 = EXPERTS / RANKS; // local experts
+const R: u64 = T * TOP_K * RANKS / EXPERTS; // rows per local expert, balanced routing
+const S: u64 = R / RANKS; // rows one source rank sends to one expert
+const SENT: u64 = RANKS * E * S; // rows each rank sends (T * TOP_K)
+
+// What the forward saved.
+const W13: Tensor<Bf16> = input([E, HIDDEN, 2 * INTER]);
+const W2: Tensor<Bf16> = input([E, INTER, HIDDEN]);
+const TOPK_WEIGHTS: Tensor<F32> = input([T, TOP_K]);
+const RECV: Tensor<Bf16> = input([E, R, HIDDEN]); // the dispatched rows X
+const H: Tensor<Bf16> = input([E, R, 2 * INTER]); // GMM1's [gate | up]
+const ACT: Tensor<Bf16> = input([E, R, INTER]); // SwiGLU's output A
+const BACK: Tensor<Bf16> = input([SENT, HIDDEN]); // the expert outputs Y, in send order
