@@ -159,6 +159,11 @@ impl fmt::Display for EmitErrors {
 
 impl std::error::Error for EmitErrors {}
 
+/// Environment variable naming the CANN toolkit's root (set by the toolkit's `set_env.sh`);
+/// [`crate::toolchain::Toolkit::from_env`] reads it, [`ToolkitError::NoCompiler`]'s message
+/// names it. Also `crate::toolchain::ASCEND_HOME_ENV`.
+pub const ASCEND_HOME_ENV: &str = "ASCEND_HOME_PATH";
+
 /// Why a compiler could not compile a file: the CANN toolkit's ([`crate::toolchain`]) or the
 /// host compiler of a syntax check ([`crate::check`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -194,7 +199,7 @@ impl fmt::Display for ToolkitError {
             ToolkitError::NoCompiler { root, looked_for } => write!(
                 f,
                 "{}={} holds no Ascend C compiler (looked for {})",
-                crate::toolchain::ASCEND_HOME_ENV,
+                ASCEND_HOME_ENV,
                 root.display(),
                 looked_for.join(", ")
             ),

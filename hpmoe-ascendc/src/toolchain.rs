@@ -13,8 +13,8 @@ use std::process::Command;
 
 /// The NPU architecture of Ascend 910B and A3 (`dav-c220`, numbered 2201 by the compiler).
 pub const NPU_ARCH: &str = "dav-2201";
-/// Environment variable naming the toolkit's root (set by the toolkit's `set_env.sh`).
-pub const ASCEND_HOME_ENV: &str = "ASCEND_HOME_PATH";
+// Defined beside the error whose message names it, so that `error` needs nothing of this module.
+pub use crate::error::ASCEND_HOME_ENV;
 /// Environment variable naming the CANN SHMEM library's root (its `include/` holds `shmem.h`).
 pub const SHMEM_HOME_ENV: &str = "SHMEM_HOME_PATH";
 

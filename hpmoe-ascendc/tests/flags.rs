@@ -62,13 +62,13 @@ fn simulate(
         for c in 0..cores {
             let row = placement.queues.row(c as u32);
             if next[c] == row.len() {
-                if is_aiv(c) && consumed[c] < plan.totals[c] && flag[c] > 0 {
+                if is_aiv(c) && consumed[c] < plan.totals[CoreId::from_index(c)] && flag[c] > 0 {
                     ready.push(c);
                 }
                 continue;
             }
             let n = row[next[c]];
-            let waits = pending_waits[c].unwrap_or(plan.waits_before[n as usize] as u32);
+            let waits = pending_waits[c].unwrap_or(u32::from(plan.waits_before[NodeId::new(n)]));
             if waits > 0 {
                 if flag[c] > 0 {
                     ready.push(c);
@@ -94,7 +94,7 @@ fn simulate(
             continue;
         }
         let n = row[next[c]];
-        let waits = pending_waits[c].unwrap_or(plan.waits_before[n as usize] as u32);
+        let waits = pending_waits[c].unwrap_or(u32::from(plan.waits_before[NodeId::new(n)]));
         if waits > 0 {
             flag[c] -= 1;
             consumed[c] += 1;
@@ -103,7 +103,7 @@ fn simulate(
         }
         // Run the tile, then its flag set and signals.
         ran_at[n as usize] = clock;
-        if plan.set_after[n as usize] {
+        if plan.set_after[NodeId::new(n)] {
             for a in own_aivs(c) {
                 flag[a] += 1;
                 assert!(flag[a] as usize <= MAX_PENDING, "seed {seed}: flag counter of core {a} reached {}", flag[a]);
@@ -118,7 +118,7 @@ fn simulate(
     for c in 0..cores {
         assert_eq!(next[c], placement.queues.row(c as u32).len(), "seed {seed}: core {c} deadlocked");
         if is_aiv(c) {
-            assert_eq!(consumed[c], plan.totals[c], "seed {seed}: core {c} left flag waits");
+            assert_eq!(consumed[c], plan.totals[CoreId::from_index(c)], "seed {seed}: core {c} left flag waits");
             assert_eq!(flag[c], 0, "seed {seed}: flag counter of core {c} not drained");
         }
     }
@@ -199,8 +199,8 @@ fn without_a_path_back_only_fifteen_sets_are_taken() {
     let sync = plan_sync(&exp, &p);
     let plan = check(&exp, &p, &one_aic(), &sync, 30);
     assert_eq!(plan.edges.len(), MAX_PENDING, "15 sets fit in the counters; the 16th has no back-pressure");
-    assert_eq!(plan.totals, [15, 15, 15]);
-    assert_eq!(plan.waits_before[n as usize..(n + 3) as usize], [1, 1, 1]);
+    assert_eq!(plan.totals.as_slice(), [15, 15, 15]);
+    assert_eq!(plan.waits_before.as_slice()[n as usize..(n + 3) as usize], [1, 1, 1]);
 }
 
 #[test]
@@ -223,7 +223,7 @@ fn with_both_aivs_ordered_behind_every_set_all_are_taken() {
     let sync = plan_sync(&exp, &p);
     let plan = check(&exp, &p, &one_aic(), &sync, 30);
     assert_eq!(plan.edges.len(), 2 * n as usize);
-    assert_eq!(plan.totals, [n, n, n]);
+    assert_eq!(plan.totals.as_slice(), [n, n, n]);
 }
 
 #[test]
@@ -253,8 +253,8 @@ fn consumers_out_of_order_stay_on_counters() {
         cross_edges_after: 2,
     };
     let plan = check(&exp, &p, &one_aic(), &sync, 20);
-    assert_eq!(plan.edges, [(0, 3)]);
-    assert_eq!(plan.waits_before, [0, 0, 0, 1]);
+    assert_eq!(plan.edges, [(NodeId::new(0), NodeId::new(3))]);
+    assert_eq!(plan.waits_before.as_slice(), [0, 0, 0, 1]);
     // Another AIC's AIVs never use it, nor do AIV -> AIC dependencies.
     let profile = MachineProfile { name: "t".into(), aic_per_rank: 2, aiv_per_aic: 2, ranks: 1 };
     let exp = expanded(&[(CoreKind::Aic, 1), (CoreKind::Aiv, 1), (CoreKind::Aic, 1)], &[(0, 1), (1, 2)]);

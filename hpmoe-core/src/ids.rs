@@ -271,6 +271,20 @@ impl<K: Id> fmt::Debug for OptId<K> {
     }
 }
 
+/// Serialised as the raw `u32` ([`RESERVED`] for none), as the bare sentinels it replaces were.
+impl<K> serde::Serialize for OptId<K> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u32(self.raw)
+    }
+}
+
+/// Read from the raw `u32` [`OptId`]'s `Serialize` writes.
+impl<'de, K> serde::Deserialize<'de> for OptId<K> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(OptId { raw: u32::deserialize(deserializer)?, id: PhantomData })
+    }
+}
+
 /// A vector indexed by the id type `K` only: `v[k]` for a `K`, never a bare integer.
 /// Iteration yields `(K, &V)`. The same memory and indexing code as the `Vec<V>` it wraps.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -466,6 +480,16 @@ mod tests {
         assert_eq!(format!("{id} {id:?}"), "42 42");
         assert_eq!(serde_json::to_string(&id).unwrap(), "42");
         assert_eq!(serde_json::from_str::<NodeId>("42").unwrap(), id);
+    }
+
+    #[test]
+    fn optional_ids_serialise_as_their_raw_value() {
+        assert_eq!(serde_json::to_string(&OptId::some(NodeId::new(7))).unwrap(), "7");
+        assert_eq!(serde_json::to_string(&OptId::<NodeId>::NONE).unwrap(), u32::MAX.to_string());
+        for packed in [OptId::some(NodeId::new(7)), OptId::NONE] {
+            let json = serde_json::to_string(&packed).unwrap();
+            assert_eq!(serde_json::from_str::<OptId<NodeId>>(&json).unwrap(), packed);
+        }
     }
 
     #[test]

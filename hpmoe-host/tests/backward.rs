@@ -316,7 +316,7 @@ fn the_checks_accept_the_layer_and_refuse_its_weight_gradients_unchained() {
         for tf in [shape.backward_taskflow().unwrap(), shape.training_step_taskflow().unwrap()] {
             // Planned as every front end plans (flags too), and certified from the blobs.
             let compiled = hpmoe_core::plan(&tf).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
-            let sync = FlagSync { set_after: &compiled.flags.set_after, waits_before: &compiled.flags.waits_before };
+            let sync = FlagSync::from(&compiled.flags);
             let cert = certify::verify(&tf, &compiled.expanded, compiled.table.view(), Some(sync)).unwrap();
             assert_eq!(cert.dependencies, compiled.expanded.dag.edges() as u64, "{}", tf.name);
         }

@@ -24,6 +24,7 @@
 
 use hpmoe_core::Compiled;
 use hpmoe_core::graph::Csr;
+use hpmoe_core::ids::{CoreId, NodeId};
 use hpmoe_core::model::{CoreKind, MachineProfile, Taskflow};
 use hpmoe_core::schedule::FlagPlan;
 use hpmoe_core::schedule::flags::{decode_plan, plan_bytes};
@@ -83,7 +84,8 @@ fn reseal_flags(plan: &FlagPlan, table: &ScheduleTable, profile: &MachineProfile
         } else {
             rank * h.cores_per_rank + (local - h.aic_per_rank) / h.aiv_per_aic
         };
-        plan.totals[core as usize] = queues.row(aic).iter().filter(|&&n| plan.set_after[n as usize]).count() as u32;
+        plan.totals[CoreId::new(core)] =
+            queues.row(aic).iter().filter(|&&n| plan.set_after[NodeId::new(n)]).count() as u32;
     }
     Some(plan_bytes(&plan, &queues, profile, table.checksum()))
 }
@@ -228,14 +230,14 @@ fn mutants(s: &Subject) -> Vec<Mutant> {
         }
     }
     if s.flagged {
-        for node in 0..plan.set_after.len() {
+        for node in plan.set_after.keys() {
             let mut p = plan.clone();
             if p.set_after[node] {
                 p.set_after[node] = false;
                 push(format!("node {node}: flag set removed"), table, &p);
             }
             let mut p = plan.clone();
-            let aiv = s.compiled.expanded.core_kind(node as u32) == CoreKind::Aiv;
+            let aiv = s.compiled.expanded.core_kind(node.raw()) == CoreKind::Aiv;
             if p.waits_before[node] > 0 {
                 p.waits_before[node] -= 1;
                 push(format!("node {node}: a flag wait removed"), table, &p);

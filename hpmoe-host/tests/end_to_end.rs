@@ -72,7 +72,7 @@ fn end_to_end(spec: &TaskflowSpec, seed: u64, tally: &mut Tally) -> Result<(), T
     prop_assert_eq!(&flags.waits_before, &compiled.flags.waits_before);
 
     // 3. The certificate, on what was decoded.
-    let sync = FlagSync { set_after: &flags.set_after, waits_before: &flags.waits_before };
+    let sync = FlagSync::from(&flags);
     let cert = certify::verify(&tf, exp, table.view(), Some(sync)).map_err(|e| fail("certificate", e.to_string()))?;
     prop_assert_eq!(cert.dependencies, exp.dag.edges() as u64);
 

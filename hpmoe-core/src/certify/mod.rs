@@ -94,7 +94,7 @@ pub struct FlagSync<'a> {
 
 impl<'a> From<&'a FlagPlan> for FlagSync<'a> {
     fn from(plan: &'a FlagPlan) -> Self {
-        FlagSync { set_after: &plan.set_after, waits_before: &plan.waits_before }
+        FlagSync { set_after: plan.set_after.as_slice(), waits_before: plan.waits_before.as_slice() }
     }
 }
 

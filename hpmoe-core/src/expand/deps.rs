@@ -14,12 +14,13 @@
 use super::access::{Extent, eval_region};
 use super::boxes::BoxIndex;
 use super::faults::{Faults, Selected};
+use super::plan::{Acc, ArgPlan};
 use super::space::{InstanceSpace, decode};
 use super::{Expanded, Work};
 use crate::error::{Diagnostic, Diagnostics, ErrorKind as K};
 use crate::graph::Dag;
 use crate::limits;
-use crate::model::{Access, IndexSel, Loc, OpSpec, Region, TensorDecl, WorkModel};
+use crate::model::{Access, IndexSel, Loc, TensorDecl, WorkModel};
 use crate::resolve::Resolved;
 use smallvec::SmallVec;
 
@@ -54,29 +55,6 @@ pub struct Expansion {
     pub expanded: Expanded,
     pub hazards: Vec<Hazard>,
     pub diagnostics: Diagnostics,
-}
-
-/// One region argument of one op call of one family.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct ArgPlan<'a> {
-    pub family: usize,
-    /// Position of the op call in the tile body.
-    pub call: usize,
-    pub access: Access,
-    pub region: &'a Region,
-    pub spec: &'a OpSpec,
-    pub param: usize,
-}
-
-/// One concrete access of one instance.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Acc {
-    pub node: u32,
-    pub family: u32,
-    pub call: u32,
-    pub plan: u32,
-    pub access: Access,
-    pub ext: Extent,
 }
 
 /// Expands every family on every rank and builds the DAG. Expects a taskflow that passed

@@ -4,7 +4,7 @@
 //! their target's grid or waiting for the instance itself.
 
 use super::access::RegionFault;
-use super::deps::{Acc, ArgPlan};
+use super::plan::{Acc, ArgPlan};
 use super::space::InstanceSpace;
 use crate::error::{Diagnostic, Diagnostics, ErrorKind as K};
 use crate::model::{Loc, TensorDecl};

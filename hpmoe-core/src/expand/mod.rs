@@ -9,6 +9,7 @@ mod boxes;
 mod deps;
 mod faults;
 mod interval;
+mod plan;
 mod space;
 
 pub use access::Extent;

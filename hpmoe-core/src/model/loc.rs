@@ -1,31 +1,27 @@
 //! Source locations carried by every IR node.
 //!
-//! A [`Loc`] is an opaque index. The IR itself only stores where a node came from as a
-//! [`SourcePos`] (file, line, column) when the producer knows it; a front-end such as the
-//! proc-macro keeps its own side table (for instance of `proc_macro2::Span`s) indexed by the
-//! same `Loc`, so diagnostics can be reported at the exact token.
+//! A [`Loc`] is an optional [`LocId`], an opaque index: [`Loc::NONE`] for a node with no
+//! known origin (generated, or built without location tracking). It is the crate's one
+//! sentinel type ([`OptId`]) under its own name, so "no location" is the same `u32::MAX` it
+//! always was and a serialised taskflow reads as before (a bare number). The IR itself only
+//! stores where a node came from as a [`SourcePos`] (file, line, column) when the producer
+//! knows it; a front-end such as the proc-macro keeps its own side table (for instance of
+//! `proc_macro2::Span`s) indexed by the same id, so diagnostics can be reported at the exact
+//! token.
 
+use crate::ids::OptId;
 use serde::{Deserialize, Serialize};
 
-/// Opaque handle to the place in user code an IR node came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Loc(pub u32);
-
-impl Loc {
-    /// A node with no known origin (generated, or built without location tracking).
-    pub const NONE: Loc = Loc(u32::MAX);
-
-    /// Whether this is [`Loc::NONE`].
-    pub fn is_none(self) -> bool {
-        self == Loc::NONE
-    }
+crate::define_id! {
+    /// A registered source location: its index in the taskflow's [`SourceMap`] (and in a
+    /// front-end's side table of the same locations).
+    pub struct LocId;
 }
 
-impl Default for Loc {
-    fn default() -> Self {
-        Loc::NONE
-    }
-}
+/// Opaque handle to the place in user code an IR node came from, or [`Loc::NONE`] (`OptId`'s
+/// none: a node with no known origin, generated or built without location tracking; also the
+/// default). Serialised as its raw `u32`, none as `u32::MAX`.
+pub type Loc = OptId<LocId>;
 
 /// A human-readable position: what a build script or the builder API can report.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -56,7 +52,7 @@ impl SourceMap {
         let id = u32::try_from(self.positions.len()).expect("more than 2^32 source locations");
         assert!(id != u32::MAX, "more than 2^32 - 1 source locations");
         self.positions.push(pos);
-        Loc(id)
+        Loc::some(LocId::new(id))
     }
 
     /// Registers the caller's caller position (for builder methods marked `#[track_caller]`).
@@ -68,7 +64,7 @@ impl SourceMap {
 
     /// The position of `loc`, if it is this map's and its producer knew it.
     pub fn get(&self, loc: Loc) -> Option<&SourcePos> {
-        self.positions.get(loc.0 as usize).and_then(Option::as_ref)
+        self.positions.get(loc.get()?.index()).and_then(Option::as_ref)
     }
 
     /// Number of locations registered (with or without a position).

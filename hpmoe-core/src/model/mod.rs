@@ -11,7 +11,7 @@ mod tensor;
 
 pub use expr::{Affine, Overflow, Var};
 pub use family::{After, GridDim, Guard, IndexSel, OpCall, TileFamily};
-pub use loc::{Loc, SourceMap, SourcePos};
+pub use loc::{Loc, LocId, SourceMap, SourcePos};
 pub use op::{Access, BuiltinOp, DuplicateOp, MatmulDims, OpKind, OpRegistry, OpSpec, Param, WorkModel};
 pub use profile::{CoreKind, MachineProfile};
 pub use region::{DimSlice, RankSel, Region};

@@ -50,7 +50,7 @@
 use super::{Placement, Signal, SyncPlan, Wait};
 use crate::expand::Expanded;
 use crate::graph::Csr;
-use crate::ids::{CounterId, IdVec, NodeId, OptId, RankId};
+use crate::ids::{CoreId, CounterId, IdVec, NodeId, OptId, RankId};
 use crate::model::{CoreKind, MachineProfile};
 
 /// A flag counter holds 0..15; one more pending set is a device error.
@@ -90,16 +90,17 @@ impl Default for FlagPolicy {
 /// Which dependencies the hardware flag carries, and what each core does with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlagPlan {
-    /// The flag id, or `None` when no dependency uses a flag.
+    /// The flag id, or `None` when no dependency uses a flag. A hardware flag id (0..15, see
+    /// [`check_flag_id`]), not an index: it stays a `u16`.
     pub flag_id: Option<u16>,
-    /// Flag-carried dependencies `(producer, consumer)` (global node ids), sorted.
-    pub edges: Vec<(u32, u32)>,
+    /// Flag-carried dependencies `(producer, consumer)`, sorted.
+    pub edges: Vec<(NodeId, NodeId)>,
     /// Per node: an AIC tile that sets the flag after it runs.
-    pub set_after: Vec<bool>,
+    pub set_after: IdVec<NodeId, bool>,
     /// Per node: the flag waits an AIV does before the tile (its own set and earlier drains).
-    pub waits_before: Vec<u8>,
+    pub waits_before: IdVec<NodeId, u8>,
     /// Per global core: the sets (AIC) or waits (AIV) of its whole list.
-    pub totals: Vec<u32>,
+    pub totals: IdVec<CoreId, u32>,
 }
 
 impl FlagPlan {
@@ -108,9 +109,9 @@ impl FlagPlan {
         FlagPlan {
             flag_id: None,
             edges: Vec::new(),
-            set_after: vec![false; nodes],
-            waits_before: vec![0; nodes],
-            totals: vec![0; cores],
+            set_after: IdVec::filled(nodes, false),
+            waits_before: IdVec::filled(nodes, 0),
+            totals: IdVec::filled(cores, 0),
         }
     }
 }
@@ -123,7 +124,7 @@ pub fn kept_edges(exp: &Expanded, sync: &SyncPlan) -> Csr {
     offsets.push(0u32);
     for u in 0..exp.nodes() as u32 {
         let first = targets.len();
-        targets.extend(sync.signals(NodeId::new(u)).iter().filter_map(|&s| waiter.get(s)));
+        targets.extend(sync.signals(NodeId::new(u)).iter().filter_map(|&s| waiter.get(s)).map(NodeId::raw));
         targets[first..].sort_unstable();
         offsets.push(u32::try_from(targets.len()).expect("kept edges fit u32"));
     }
@@ -166,14 +167,14 @@ impl Waiters {
         Waiters { base, node }
     }
 
-    fn get(&self, s: Signal) -> Option<u32> {
+    fn get(&self, s: Signal) -> Option<NodeId> {
         let r = s.rank.index();
         let (&start, &end) = (self.base.get(r)?, self.base.get(r + 1)?);
         let slot = start + s.counter.index();
         if slot >= end {
             return None;
         }
-        self.node[slot].get().map(NodeId::raw)
+        self.node[slot].get()
     }
 }
 
@@ -201,8 +202,9 @@ pub fn plan_flags(
     let cpr = profile.cores_per_rank();
     for rank in 0..profile.ranks {
         for c in 0..profile.aic_per_rank {
-            let aic = rank * cpr + c;
-            let aivs = [rank * cpr + profile.aic_per_rank + 2 * c, rank * cpr + profile.aic_per_rank + 2 * c + 1];
+            let aic = CoreId::new(rank * cpr + c);
+            let first_aiv = rank * cpr + profile.aic_per_rank + 2 * c;
+            let aivs = [CoreId::new(first_aiv), CoreId::new(first_aiv + 1)];
             plan_channel(exp, placement, &consumers, aic, aivs, &mut plan);
         }
     }
@@ -214,9 +216,16 @@ pub fn plan_flags(
 }
 
 /// One AIC and its two AIVs: the greedy walk of the rule.
-fn plan_channel(exp: &Expanded, placement: &Placement, consumers: &Csr, aic: u32, aivs: [u32; 2], plan: &mut FlagPlan) {
-    let pos = |n: u32| placement.position[NodeId::new(n)];
-    let core_of = |n: u32| placement.core_of[NodeId::new(n)].raw();
+fn plan_channel(
+    exp: &Expanded,
+    placement: &Placement,
+    consumers: &Csr,
+    aic: CoreId,
+    aivs: [CoreId; 2],
+    plan: &mut FlagPlan,
+) {
+    let pos = |n: NodeId| placement.position[n];
+    let core_of = |n: NodeId| placement.core_of[n];
     // Per AIV: (set index, queue position) of its flag consumers so far; the sets it has
     // consumed so far; the furthest position of a tile of it that some tile of the AIC's list up
     // to the current one depends on.
@@ -224,8 +233,8 @@ fn plan_channel(exp: &Expanded, placement: &Placement, consumers: &Csr, aic: u32
     let mut consumed = [0usize; 2];
     let mut reach: [Option<u32>; 2] = [None, None];
     let mut sets = 0usize;
-    for &u in placement.queues.row(aic) {
-        for &p in exp.dag.pred.row(u) {
+    for u in placement.queues.row(aic.raw()).iter().copied().map(NodeId::new) {
+        for p in exp.dag.pred.row(u.raw()).iter().copied().map(NodeId::new) {
             for s in 0..2 {
                 if core_of(p) == aivs[s] {
                     reach[s] = reach[s].max(Some(pos(p)));
@@ -233,8 +242,14 @@ fn plan_channel(exp: &Expanded, placement: &Placement, consumers: &Csr, aic: u32
             }
         }
         // u's kept consumer on each own AIV (the earliest, if the reduction kept several).
-        let cand: [Option<u32>; 2] = std::array::from_fn(|s| {
-            consumers.row(u).iter().copied().filter(|&v| core_of(v) == aivs[s]).min_by_key(|&v| pos(v))
+        let cand: [Option<NodeId>; 2] = std::array::from_fn(|s| {
+            consumers
+                .row(u.raw())
+                .iter()
+                .copied()
+                .map(NodeId::new)
+                .filter(|&v| core_of(v) == aivs[s])
+                .min_by_key(|&v| pos(v))
         });
         if cand.iter().all(Option::is_none) {
             continue;
@@ -257,10 +272,10 @@ fn plan_channel(exp: &Expanded, placement: &Placement, consumers: &Csr, aic: u32
             continue;
         }
         sets = j;
-        plan.set_after[u as usize] = true;
+        plan.set_after[u] = true;
         for s in 0..2 {
             if let Some(v) = cand[s] {
-                plan.waits_before[v as usize] = u8::try_from(j - consumed[s]).expect("at most 16 waits per tile");
+                plan.waits_before[v] = u8::try_from(j - consumed[s]).expect("at most 16 waits per tile");
                 consumed[s] = j;
                 real[s].push((j, pos(v)));
                 plan.edges.push((u, v));
@@ -268,9 +283,9 @@ fn plan_channel(exp: &Expanded, placement: &Placement, consumers: &Csr, aic: u32
         }
     }
     let total = u32::try_from(sets).expect("sets fit u32");
-    plan.totals[aic as usize] = total;
+    plan.totals[aic] = total;
     for a in aivs {
-        plan.totals[a as usize] = total;
+        plan.totals[a] = total;
     }
 }
 
@@ -283,7 +298,7 @@ pub fn without_flagged(exp: &Expanded, sync: &SyncPlan, plan: &FlagPlan) -> Sync
     let nodes = exp.nodes();
     let kept = kept_edges(exp, sync);
     // `plan.edges` is sorted, as the rows are: walk both to drop the flagged edges.
-    let mut flagged = plan.edges.iter().copied().peekable();
+    let mut flagged = plan.edges.iter().map(|&(u, v)| (u.raw(), v.raw())).peekable();
     let mut offsets = Vec::with_capacity(nodes + 1);
     let mut targets = Vec::with_capacity(kept.edges());
     offsets.push(0u32);
@@ -355,15 +370,15 @@ pub fn plan_bytes(plan: &FlagPlan, queues: &Csr, profile: &MachineProfile, table
     u32s(&mut out, plan.flag_id.map_or(u32::MAX, u32::from));
     u32s(&mut out, table_checksum);
     u32s(&mut out, plan.edges.len() as u32);
-    for &t in &plan.totals {
+    for &t in plan.totals.values() {
         u32s(&mut out, t);
     }
     for core in 0..profile.total_cores() {
         let kind = profile.kind_of_local(profile.split_core(core).1);
         for &n in queues.row(core) {
             out.push(match kind {
-                CoreKind::Aic => u8::from(plan.set_after[n as usize]),
-                CoreKind::Aiv => plan.waits_before[n as usize],
+                CoreKind::Aic => u8::from(plan.set_after[NodeId::new(n)]),
+                CoreKind::Aiv => plan.waits_before[NodeId::new(n)],
             });
         }
     }
@@ -418,8 +433,8 @@ pub fn decode_plan(bytes: &[u8], table: &crate::table::ScheduleTable) -> Result<
             Some(id)
         }
     };
-    for (c, total) in plan.totals.iter_mut().enumerate() {
-        *total = word(40 + 4 * c).ok_or("the blob ends inside the per-core totals")?;
+    for (c, total) in plan.totals.iter_mut() {
+        *total = word(40 + 4 * c.index()).ok_or("the blob ends inside the per-core totals")?;
     }
     let mut at = 40 + 4 * cores;
     for core in 0..cores as u32 {
@@ -429,7 +444,7 @@ pub fn decode_plan(bytes: &[u8], table: &crate::table::ScheduleTable) -> Result<
         for e in table.core_entries(core) {
             let op = *bytes.get(at).ok_or("the blob ends inside the per-entry ops")?;
             at += 1;
-            let node = (rank * per_rank + e.instance) as usize;
+            let node = NodeId::new(rank * per_rank + e.instance);
             sum += u32::from(op);
             if aic {
                 if op > 1 {
@@ -440,7 +455,7 @@ pub fn decode_plan(bytes: &[u8], table: &crate::table::ScheduleTable) -> Result<
                 plan.waits_before[node] = op;
             }
         }
-        let total = plan.totals[core as usize];
+        let total = plan.totals[CoreId::new(core)];
         if aic && sum != total {
             return Err(format!("core {core}'s flag total is {total}, but its entries set the flag {sum} times"));
         }
@@ -448,7 +463,7 @@ pub fn decode_plan(bytes: &[u8], table: &crate::table::ScheduleTable) -> Result<
             // An AIV drains the rest of its AIC's sets after its list: its total is theirs.
             let local = core % h.cores_per_rank - h.aic_per_rank;
             let own_aic = core - core % h.cores_per_rank + local / h.aiv_per_aic.max(1);
-            let sets = plan.totals.get(own_aic as usize).copied().unwrap_or(0);
+            let sets = plan.totals.get(CoreId::new(own_aic)).copied().unwrap_or(0);
             if total != sets || sum > total {
                 return Err(format!(
                     "core {core} waits {sum} times in its list and {total} in all, but its AIC (core {own_aic}) sets the flag {sets} times"
@@ -456,7 +471,7 @@ pub fn decode_plan(bytes: &[u8], table: &crate::table::ScheduleTable) -> Result<
             }
         }
     }
-    if plan.flag_id.is_none() && plan.totals.iter().any(|&t| t > 0) {
+    if plan.flag_id.is_none() && plan.totals.values().any(|&t| t > 0) {
         return Err("the plan names no flag id, yet its cores set or wait on a flag".into());
     }
     if bytes[at..].iter().any(|&b| b != 0) {

@@ -2,44 +2,13 @@
 //! compile-time constants, combined with `+`, `-`, `*` by a constant, and a final `% m`.
 //! Arithmetic on coefficients is checked: an overflow is an error, not a saturation.
 
+use super::affine::{add, scale};
 use super::consts::Failed;
 use super::lower::{Binding, Lower, Scope};
 use super::spans::written;
 use crate::model::{Affine, Var};
 use quote::ToTokens;
 use syn::{BinOp, Expr};
-
-/// `a + sign * b`, `None` on overflow. Neither may be reduced modulo.
-pub fn add(a: &Affine, b: &Affine, sign: i64) -> Option<Affine> {
-    let mut out = a.clone();
-    out.constant = out.constant.checked_add(b.constant.checked_mul(sign)?)?;
-    for &(v, k) in &b.terms {
-        let k = k.checked_mul(sign)?;
-        match out.terms.binary_search_by_key(&v, |t| t.0) {
-            Ok(pos) => {
-                out.terms[pos].1 = out.terms[pos].1.checked_add(k)?;
-                if out.terms[pos].1 == 0 {
-                    out.terms.remove(pos);
-                }
-            }
-            Err(pos) => out.terms.insert(pos, (v, k)),
-        }
-    }
-    Some(out)
-}
-
-/// `k * a`, `None` on overflow. `a` may not be reduced modulo.
-pub fn scale(a: &Affine, k: i64) -> Option<Affine> {
-    if k == 0 {
-        return Some(Affine::constant(0));
-    }
-    let mut out = a.clone();
-    out.constant = out.constant.checked_mul(k)?;
-    for t in &mut out.terms {
-        t.1 = t.1.checked_mul(k)?;
-    }
-    Some(out)
-}
 
 impl Lower {
     /// Whether `e` mentions a grid index, `RANK` or a `let`-bound index.
@@ -252,21 +221,5 @@ fn path_ident(e: &Expr) -> Option<&syn::Ident> {
     match e {
         Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
         _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn checked_affine_arithmetic() {
-        let e = Affine::index(0);
-        let r = Affine::rank();
-        let sum = add(&scale(&e, 3).unwrap(), &r, -1).unwrap();
-        assert_eq!(sum.to_string(), "3 * i0 - RANK");
-        assert_eq!(add(&sum, &scale(&e, 3).unwrap(), -1).unwrap().to_string(), "-RANK");
-        assert!(scale(&e, i64::MAX).and_then(|a| add(&a, &a, 1)).is_none());
-        assert!(scale(&Affine::constant(i64::MIN), -1).is_none());
     }
 }

@@ -496,7 +496,7 @@ impl Lower {
         let (start, end) = (start?, self.index(end, scope)?);
         let end = match r.limits {
             RangeLimits::HalfOpen(_) => Some(end),
-            RangeLimits::Closed(_) => super::index::add(&end, &Affine::constant(1), 1),
+            RangeLimits::Closed(_) => super::affine::add(&end, &Affine::constant(1), 1),
         };
         match end {
             Some(end) if start.modulo.is_none() && end.modulo.is_none() => Ok(IndexSel::Range { start, end }),

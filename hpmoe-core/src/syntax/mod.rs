@@ -25,12 +25,13 @@
 //! ```
 //!
 //! Stages: [`include`](mod@include) reads the files a body includes; `ast` sorts the body's items; `attr` reads the attributes (darling);
-//! `consts` evaluates compile-time integers; the lowering (`lower`, `index`, `region`,
-//! `op`) builds the IR; [`Frontend::compile`] runs the checks and the pipeline and maps
+//! `consts` evaluates compile-time integers; the lowering (`lower`, `index` with the checked
+//! arithmetic of `affine`, `region`, `op`) builds the IR; [`Frontend::compile`] runs the checks and the pipeline and maps
 //! every [`crate::Diagnostic`] back to its tokens through [`spans::Spans`].
 
 // Not API: hpmoe-macros uses `ast::helper` alone, to strip the helper attributes (`#[tile]`,
 // `#[op]`) the front-end reads from the function it re-emits.
+mod affine;
 #[doc(hidden)]
 pub mod ast;
 mod attr;

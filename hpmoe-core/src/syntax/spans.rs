@@ -59,15 +59,15 @@ impl Spans {
     /// Registers a node's place in both tables and returns its handle.
     pub fn add(&mut self, sources: &mut SourceMap, range: SpanRange) -> Loc {
         let loc = sources.add(source_pos(range.start));
-        debug_assert_eq!(loc.0 as usize, self.ranges.len(), "Spans and SourceMap out of step");
+        debug_assert_eq!(loc.get().map(|l| l.index()), Some(self.ranges.len()), "Spans and SourceMap out of step");
         self.ranges.push(range);
         loc
     }
 
     /// The range of `loc`, or the fallback.
     pub fn get(&self, loc: Loc) -> SpanRange {
-        self.ranges
-            .get(loc.0 as usize)
+        loc.get()
+            .and_then(|l| self.ranges.get(l.index()))
             .copied()
             .or(self.fallback)
             .unwrap_or_else(|| SpanRange::single(Span::call_site()))
@@ -81,7 +81,7 @@ impl Spans {
     }
 
     fn line_of(&self, loc: Loc) -> Option<usize> {
-        let range = self.ranges.get(loc.0 as usize)?;
+        let range = self.ranges.get(loc.get()?.index())?;
         let line = range.start.start().line;
         (line > 0).then_some(line)
     }

@@ -5,6 +5,7 @@
 //! tile the plan marks, an AIC adds one set to each of its two AIVs; before a tile, an AIV waits
 //! until its AIC has made as many sets as its waits up to and including that tile.
 
+use hpmoe_core::ids::NodeId;
 use hpmoe_core::schedule::FlagPlan;
 use hpmoe_core::table::ScheduleTable;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -24,7 +25,7 @@ pub(crate) struct FlagState {
 impl FlagState {
     /// `None` when the plan carries nothing.
     pub(crate) fn new(table: &ScheduleTable, plan: &FlagPlan) -> Result<Option<FlagState>, String> {
-        if plan.set_after.iter().all(|&s| !s) && plan.waits_before.iter().all(|&w| w == 0) {
+        if plan.set_after.values().all(|&s| !s) && plan.waits_before.values().all(|&w| w == 0) {
             return Ok(None);
         }
         let h = table.header();
@@ -52,7 +53,7 @@ impl FlagState {
                 .core_entries(core)
                 .iter()
                 .map(|e| {
-                    let node = (rank * h.instances_per_rank + e.instance) as usize;
+                    let node = NodeId::new(rank * h.instances_per_rank + e.instance);
                     if aic {
                         u32::from(plan.set_after[node])
                     } else {

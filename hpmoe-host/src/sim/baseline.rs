@@ -28,11 +28,12 @@
 //!   collective's synchronisation. Both are guesses the sensitivity study sweeps.
 
 use super::engine::{Timing, run};
-use super::program::{Program, Task, check_families, lower_node, node_hbm_bytes};
+use super::program::{Program, SimCounterId, Task, TaskId, check_families, lower_node, node_hbm_bytes};
 use super::{SimError, SimResult};
 use hpmoe_core::cost::TaskflowCost;
 use hpmoe_core::expand::Expanded;
 use hpmoe_core::graph::Csr;
+use hpmoe_core::ids::{FamilyId, IdVec, NodeId, RankId};
 use hpmoe_core::model::{CoreKind, MachineProfile};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -228,9 +229,9 @@ fn kernel_program(exp: &Expanded, profile: &MachineProfile, cost: &TaskflowCost,
     }
     // One counter per task with inner predecessors on other cores; each such predecessor
     // signals it once.
-    let mut counter_rank = Vec::new();
+    let mut counter_rank: IdVec<SimCounterId, RankId> = IdVec::new();
     let mut signal_rows: Vec<Vec<u32>> = vec![Vec::new(); tasks_n];
-    let mut tasks = Vec::with_capacity(tasks_n);
+    let mut tasks: IdVec<TaskId, Task> = IdVec::with_capacity(tasks_n);
     for (t, &v) in nodes.iter().enumerate() {
         let preds: Vec<u32> = exp
             .dag
@@ -241,16 +242,16 @@ fn kernel_program(exp: &Expanded, profile: &MachineProfile, cost: &TaskflowCost,
             .filter(|&u| core_of[u as usize] != core_of[t])
             .collect();
         let wait = (!preds.is_empty()).then(|| {
-            let counter = counter_rank.len() as u32;
-            counter_rank.push(exp.space.rank_of(v));
+            let counter = counter_rank.push(RankId::new(exp.space.rank_of(v)));
             for &u in &preds {
-                signal_rows[u as usize].push(counter);
+                signal_rows[u as usize].push(counter.raw());
             }
             (counter, preds.len() as u32)
         });
         let (exec_ns, link, computes) = lower_node(exp, cost, v);
-        let (rank, hbm_bytes) = (exp.space.rank_of(v), node_hbm_bytes(exp, cost, v));
-        tasks.push(Task { node: v, family: family as u32, rank, wait, exec_ns, link, computes, hbm_bytes });
+        let (rank, hbm_bytes) = (RankId::new(exp.space.rank_of(v)), node_hbm_bytes(exp, cost, v));
+        let (node, family) = (NodeId::new(v), FamilyId::from_index(family));
+        tasks.push(Task { node, family, rank, wait, exec_ns, link, computes, hbm_bytes });
     }
     Program {
         ranks,

@@ -78,7 +78,7 @@ pub(crate) fn node_min_ns(exp: &Expanded, cost: &TaskflowCost) -> Vec<u64> {
             let (exec, put, _) = lower_node(exp, cost, v);
             exec.saturating_add(put.map_or(0, |p| {
                 let mut rate = p.cap.min(net.inject).min(net.eject);
-                if net.crosses(exp.space.rank_of(v), p.to) {
+                if net.crosses(exp.space.rank_of(v), p.to.raw()) {
                     rate = rate.min(net.cross_server);
                 }
                 ns_at_rate(p.bytes, rate)
@@ -108,8 +108,8 @@ pub fn lower_bound(exp: &Expanded, profile: &MachineProfile, cost: &TaskflowCost
         hbm[r] = hbm[r].saturating_add(node_hbm_bytes(exp, cost, v));
         if let (_, Some(put), _) = lower_node(exp, cost, v) {
             link_bytes[r] = link_bytes[r].saturating_add(put.bytes);
-            landing[put.to as usize] = landing[put.to as usize].saturating_add(put.bytes);
-            if net.crosses(rank, put.to) {
+            landing[put.to.index()] = landing[put.to.index()].saturating_add(put.bytes);
+            if net.crosses(rank, put.to.raw()) {
                 cross[r] = cross[r].saturating_add(put.bytes);
             }
         }

@@ -21,7 +21,7 @@
 
 use super::fabric::{Due, Fabric, NetParams};
 use super::hbm::Hbm;
-use super::program::Program;
+use super::program::{Program, SimCounterId, TaskId};
 use super::{SimError, Stuck};
 use hpmoe_core::ids::{CoreId, OptId};
 use std::cmp::Reverse;
@@ -46,11 +46,6 @@ impl Timing {
             hbm_bytes_per_s: p.hbm_bytes_per_s(),
         }
     }
-}
-
-hpmoe_core::define_id! {
-    /// A task of a [`Program`] (for a compiled taskflow, a node id).
-    pub(crate) struct TaskId;
 }
 
 /// When things happened to one task.
@@ -86,9 +81,9 @@ pub(crate) struct Run {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
     /// A signal for a counter lands.
-    Arrive { counter: u32, from: u32 },
+    Arrive { counter: SimCounterId, from: TaskId },
     /// A task's put may be done (ignored if its version moved on).
-    FlowDue { task: u32, version: u64 },
+    FlowDue { task: TaskId, version: u64 },
     /// A core's current task finished exec.
     ExecEnd { core: u32 },
     /// A core's current task may start exec.
@@ -125,11 +120,11 @@ pub(crate) fn run(p: &Program, t: Timing) -> Result<Run, SimError> {
     let cores = p.queues.nodes();
     let counters = p.counter_rank.len();
     let mut target = vec![u32::MAX; counters];
-    for task in &p.tasks {
+    for task in p.tasks.values() {
         if let Some((c, n)) = task.wait
-            && target[c as usize] == u32::MAX
+            && target[c.index()] == u32::MAX
         {
-            target[c as usize] = n;
+            target[c.index()] = n;
         }
     }
     let mut core_of = vec![0u32; p.tasks.len()];
@@ -163,9 +158,10 @@ pub(crate) fn run(p: &Program, t: Timing) -> Result<Run, SimError> {
         .filter(|&c| (e.pc[c as usize] as usize) < p.queues.degree(c))
         .map(|c| {
             let task = p.queues.row(c)[e.pc[c as usize] as usize];
-            let (counter, target) = p.tasks[task as usize].wait.expect("a task without a wait never blocks its core");
-            let seen = e.counters.get(counter as usize).copied().unwrap_or(0);
-            Stuck { core: c, node: p.tasks[task as usize].node, counter, target, seen }
+            let task = &p.tasks[TaskId::new(task)];
+            let (counter, target) = task.wait.expect("a task without a wait never blocks its core");
+            let seen = e.counters.get(counter.index()).copied().unwrap_or(0);
+            Stuck { core: c, node: task.node.raw(), counter: counter.raw(), target, seen }
         })
         .collect();
     if stuck.is_empty() { Ok(e.run) } else { Err(SimError::Deadlock(stuck)) }
@@ -177,8 +173,8 @@ impl Engine<'_> {
         self.seq += 1;
     }
 
-    fn current(&self, core: u32) -> u32 {
-        self.p.queues.row(core)[self.pc[core as usize] as usize]
+    fn current(&self, core: u32) -> TaskId {
+        TaskId::new(self.p.queues.row(core)[self.pc[core as usize] as usize])
     }
 
     fn handle(&mut self, now: u64, ev: Event) {
@@ -186,34 +182,34 @@ impl Engine<'_> {
             Event::Next { core } => self.next(now, core),
             Event::Begin { core } => {
                 let task = self.current(core);
-                self.run.times[task as usize].start = now;
-                let spec = self.p.tasks[task as usize];
-                let hbm_done = self.hbm.reserve(spec.rank, now, spec.hbm_bytes);
+                self.run.times[task.index()].start = now;
+                let spec = self.p.tasks[task];
+                let hbm_done = self.hbm.reserve(spec.rank.raw(), now, spec.hbm_bytes);
                 self.push(now.saturating_add(spec.exec_ns).max(hbm_done), Event::ExecEnd { core });
             }
             Event::ExecEnd { core } => {
                 let task = self.current(core);
-                let spec = self.p.tasks[task as usize];
+                let spec = self.p.tasks[task];
                 match spec.link {
                     Some(l) => {
-                        self.run.times[task as usize].link_start = now;
-                        let due = self.net.start(now, task, l.bytes, l.cap, spec.rank, l.to);
+                        self.run.times[task.index()].link_start = now;
+                        let due = self.net.start(now, task.raw(), l.bytes, l.cap, spec.rank.raw(), l.to.raw());
                         self.wake(due);
                     }
                     None => self.finish(now, now, task, None),
                 }
             }
             Event::FlowDue { task, version } => {
-                if let Some(due) = self.net.finish_if_due(now, task, version) {
+                if let Some(due) = self.net.finish_if_due(now, task.raw(), version) {
                     self.wake(due);
                     self.put_done(now, task);
                 }
             }
             Event::Arrive { counter, from } => {
-                let c = counter as usize;
+                let c = counter.index();
                 self.counters[c] += 1;
                 if self.counters[c] == self.target[c] {
-                    self.reached_by[c] = OptId::some(TaskId::new(from));
+                    self.reached_by[c] = OptId::some(from);
                 }
                 // Release every blocked core whose target is now met.
                 let mut prev: OptId<CoreId> = OptId::NONE;
@@ -221,14 +217,14 @@ impl Engine<'_> {
                 while let Some(core) = w.get() {
                     let next = self.waiter_next[core.index()];
                     let task = self.current(core.raw());
-                    let (_, target) = self.p.tasks[task as usize].wait.expect("a blocked core's task waits");
+                    let (_, target) = self.p.tasks[task].wait.expect("a blocked core's task waits");
                     if self.counters[c] >= target {
                         match prev.get() {
                             None => self.waiter_head[c] = next,
                             Some(prev) => self.waiter_next[prev.index()] = next,
                         }
                         self.waiter_next[core.index()] = OptId::NONE;
-                        self.run.times[task as usize].released_by = OptId::some(TaskId::new(from));
+                        self.run.times[task.index()].released_by = OptId::some(from);
                         self.push(now.saturating_add(self.t.poll_ns), Event::Begin { core: core.raw() });
                     } else {
                         prev = w;
@@ -245,15 +241,15 @@ impl Engine<'_> {
             return;
         }
         let task = self.current(core);
-        let times = &mut self.run.times[task as usize];
+        let times = &mut self.run.times[task.index()];
         times.arrive = now;
         times.released_by = OptId::NONE;
-        match self.p.tasks[task as usize].wait {
+        match self.p.tasks[task].wait {
             None => self.push(now, Event::Begin { core }),
             Some((counter, target)) => {
-                let c = counter as usize;
+                let c = counter.index();
                 if self.counters[c] >= target {
-                    self.run.times[task as usize].released_by = self.reached_by[c];
+                    self.run.times[task.index()].released_by = self.reached_by[c];
                     self.push(now.saturating_add(self.t.poll_ns), Event::Begin { core });
                 } else {
                     self.waiter_next[core as usize] = self.waiter_head[c];
@@ -266,15 +262,15 @@ impl Engine<'_> {
     /// Task `task`'s put sent its last byte at `now`: the data lands one path latency later
     /// with the signal it carries (its first signal to the destination's rank); the core
     /// waits a round trip for the put's completion (the quiet), then issues the rest.
-    fn put_done(&mut self, now: u64, task: u32) {
-        let spec = self.p.tasks[task as usize];
+    fn put_done(&mut self, now: u64, task: TaskId) {
+        let spec = self.p.tasks[task];
         let to = spec.link.expect("a flow belongs to a put").to;
-        let latency = self.t.net.latency(spec.rank, to);
+        let latency = self.t.net.latency(spec.rank.raw(), to.raw());
         let delivered = now.saturating_add(latency);
-        self.run.times[task as usize].delivered = delivered;
-        let carried = self.p.signals.row(task).iter().position(|&c| self.p.counter_rank[c as usize] == to);
+        self.run.times[task.index()].delivered = delivered;
+        let carried = self.p.signals_of(task).position(|c| self.p.counter_rank[c] == to);
         if let Some(i) = carried {
-            let counter = self.p.signals.row(task)[i];
+            let counter = SimCounterId::new(self.p.signals.row(task.raw())[i]);
             self.push(delivered, Event::Arrive { counter, from: task });
         }
         self.finish(now, delivered.saturating_add(latency), task, carried);
@@ -282,20 +278,19 @@ impl Engine<'_> {
 
     /// Task `task` finished its exec and put at `end`; from `resume` on its core issues its
     /// signals (all but the one at index `carried`, which its put delivered) and moves on.
-    fn finish(&mut self, end: u64, resume: u64, task: u32, carried: Option<usize>) {
-        let spec = self.p.tasks[task as usize];
-        let signals = self.p.signals.row(task);
-        let issued = signals.len() - usize::from(carried.is_some());
+    fn finish(&mut self, end: u64, resume: u64, task: TaskId, carried: Option<usize>) {
+        let spec = self.p.tasks[task];
+        let p = self.p;
+        let issued = p.signals.degree(task.raw()) - usize::from(carried.is_some());
         let done = resume.saturating_add(self.t.issue_ns.saturating_mul(issued as u64));
-        let times = &mut self.run.times[task as usize];
+        let times = &mut self.run.times[task.index()];
         times.end = end;
         times.done = done;
-        for i in (0..signals.len()).filter(|&i| Some(i) != carried) {
-            let counter = self.p.signals.row(task)[i];
-            let at = done.saturating_add(self.t.net.latency(spec.rank, self.p.counter_rank[counter as usize]));
+        for (_, counter) in p.signals_of(task).enumerate().filter(|&(i, _)| Some(i) != carried) {
+            let at = done.saturating_add(self.t.net.latency(spec.rank.raw(), p.counter_rank[counter].raw()));
             self.push(at, Event::Arrive { counter, from: task });
         }
-        let core = self.run.core_of[task as usize];
+        let core = self.run.core_of[task.index()];
         self.pc[core as usize] += 1;
         self.push(done, Event::Next { core });
     }
@@ -303,7 +298,7 @@ impl Engine<'_> {
     /// Schedules the completion checks of flows whose rates changed.
     fn wake(&mut self, due: Vec<Due>) {
         for (at, task, version) in due {
-            self.push(at, Event::FlowDue { task, version });
+            self.push(at, Event::FlowDue { task: TaskId::new(task), version });
         }
     }
 }

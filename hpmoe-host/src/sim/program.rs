@@ -8,7 +8,19 @@ use hpmoe_core::Compiled;
 use hpmoe_core::cost::TaskflowCost;
 use hpmoe_core::expand::Expanded;
 use hpmoe_core::graph::Csr;
-use hpmoe_core::ids::NodeId;
+use hpmoe_core::ids::{FamilyId, IdVec, NodeId, RankId};
+
+hpmoe_core::define_id! {
+    /// A task of a [`Program`]: for a compiled taskflow its node id, for the baseline its
+    /// place in kernel order.
+    pub(crate) struct TaskId;
+}
+
+hpmoe_core::define_id! {
+    /// A counter of a [`Program`], numbered across all ranks (rank 0's first); unlike a
+    /// [`hpmoe_core::ids::CounterId`], which numbers one rank's counters.
+    pub(crate) struct SimCounterId;
+}
 
 /// The link part of a task: bytes from its rank to rank `to` through the network, at most
 /// `cap` bytes/s.
@@ -16,18 +28,18 @@ use hpmoe_core::ids::NodeId;
 pub(crate) struct LinkUse {
     pub bytes: u64,
     pub cap: u64,
-    pub to: u32,
+    pub to: RankId,
 }
 
 /// One tile instance as the engine sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Task {
     /// Node id in the expanded taskflow.
-    pub node: u32,
-    pub family: u32,
-    pub rank: u32,
-    /// Global counter id and the value to wait for.
-    pub wait: Option<(u32, u32)>,
+    pub node: NodeId,
+    pub family: FamilyId,
+    pub rank: RankId,
+    /// The counter and the value to wait for.
+    pub wait: Option<(SimCounterId, u32)>,
     /// Core time before the link part (overhead, roofline, a local put's copy).
     pub exec_ns: u64,
     pub link: Option<LinkUse>,
@@ -43,13 +55,14 @@ pub(crate) struct Program {
     pub ranks: u32,
     pub cores_per_rank: u32,
     pub aic_per_rank: u32,
-    /// Row `c`: the task ids global core `c` runs, in order.
+    /// Row `c`: the tasks ([`TaskId`]s, raw: a [`Csr`] holds bare `u32`s) global core `c`
+    /// runs, in order.
     pub queues: Csr,
-    pub tasks: Vec<Task>,
-    /// Row `t`: the global counters task `t` adds 1 to when it finishes.
+    pub tasks: IdVec<TaskId, Task>,
+    /// Row `t`: the counters ([`SimCounterId`]s, raw) task `t` adds 1 to when it finishes.
     pub signals: Csr,
-    /// Per global counter: the rank it lives on.
-    pub counter_rank: Vec<u32>,
+    /// Per counter: the rank it lives on.
+    pub counter_rank: IdVec<SimCounterId, RankId>,
 }
 
 /// The cost of node `node` as a task: exec time, link use, whether it computes.
@@ -75,7 +88,7 @@ pub(crate) fn lower_node(exp: &Expanded, cost: &TaskflowCost, node: u32) -> (u64
         }
         Some(put) => {
             let rank = exp.space.rank_of(node);
-            let to = (rank + exp.rotation[node as usize]) % exp.space.ranks.max(1);
+            let to = RankId::new((rank + exp.rotation[node as usize]) % exp.space.ranks.max(1));
             (c.exec_ns, Some(LinkUse { bytes: put.bytes, cap: put.stream_bytes_per_s, to }), c.computes(bare))
         }
     }
@@ -112,6 +125,11 @@ pub(crate) fn check_families(exp: &Expanded, cost: &TaskflowCost) -> Result<(), 
 }
 
 impl Program {
+    /// The counters task `task` signals, in order.
+    pub(crate) fn signals_of(&self, task: TaskId) -> impl Iterator<Item = SimCounterId> + '_ {
+        self.signals.row(task.raw()).iter().map(|&c| SimCounterId::new(c))
+    }
+
     /// The schedule of `compiled`: its per-core lists, with every kept dependency's wait and
     /// signals from its counter plan (`compiled.sync`, the table's counters before the hardware
     /// flag takes some dependencies off them: the simulator prices a flag-carried dependency like
@@ -122,13 +140,15 @@ impl Program {
         let h = compiled.table.header();
         let sync = &compiled.sync;
         let mut counter_base = Vec::with_capacity(h.ranks as usize);
-        let mut counter_rank = Vec::new();
+        let mut counter_rank = IdVec::new();
         for (rank, &n) in sync.counters_per_rank.iter() {
             counter_base.push(counter_rank.len() as u32);
-            counter_rank.extend(std::iter::repeat_n(rank.raw(), n as usize));
+            for _ in 0..n {
+                counter_rank.push(rank);
+            }
         }
         let nodes = exp.nodes();
-        let mut tasks: Vec<Option<Task>> = vec![None; nodes];
+        let mut tasks: IdVec<TaskId, Option<Task>> = IdVec::filled(nodes, None);
         let mut signal_rows: Vec<Vec<u32>> = vec![Vec::new(); nodes];
         let mut queue_rows: Vec<Vec<u32>> = Vec::with_capacity(compiled.placement.queues.nodes());
         for core in 0..compiled.placement.queues.nodes() as u32 {
@@ -137,10 +157,12 @@ impl Program {
             for &node in compiled.placement.queues.row(core) {
                 let (exec_ns, link, computes) = lower_node(exp, cost, node);
                 let id = NodeId::new(node);
-                let wait = sync.waits[id].map(|w| (counter_base[rank as usize] + w.counter.raw(), w.target));
-                let family = exp.space.family_of(node) as u32;
+                let wait = sync.waits[id]
+                    .map(|w| (SimCounterId::new(counter_base[rank as usize] + w.counter.raw()), w.target));
+                let family = FamilyId::from_index(exp.space.family_of(node));
                 let hbm_bytes = node_hbm_bytes(exp, cost, node);
-                tasks[node as usize] = Some(Task { node, family, rank, wait, exec_ns, link, computes, hbm_bytes });
+                tasks[TaskId::new(node)] =
+                    Some(Task { node: id, family, rank: RankId::new(rank), wait, exec_ns, link, computes, hbm_bytes });
                 signal_rows[node as usize] =
                     sync.signals(id).iter().map(|s| counter_base[s.rank.index()] + s.counter.raw()).collect();
                 row.push(node);
@@ -148,10 +170,11 @@ impl Program {
             queue_rows.push(row);
         }
         let tasks = tasks
+            .into_vec()
             .into_iter()
             .enumerate()
             .map(|(n, t)| t.ok_or_else(|| SimError::Mismatch(format!("node {n} is on no core of the table"))))
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<IdVec<_, _>, _>>()?;
         Ok(Program {
             ranks: h.ranks,
             cores_per_rank: h.cores_per_rank,

@@ -147,25 +147,25 @@ impl SimResult {
 
     /// Adds the records of `run` of `program`, shifted by `offset` ns.
     pub(crate) fn absorb(&mut self, program: &Program, run: &Run, offset: u64) {
-        for (task, (spec, t)) in program.tasks.iter().zip(&run.times).enumerate() {
-            let node = spec.node;
+        for ((task, spec), t) in program.tasks.iter().zip(&run.times) {
+            let node = spec.node.raw();
             self.tiles[node as usize] = TileRecord {
                 node,
-                family: spec.family,
-                core: run.core_of[task],
+                family: spec.family.raw(),
+                core: run.core_of[task.index()],
                 arrive_ns: t.arrive + offset,
                 start_ns: t.start + offset,
                 end_ns: t.end + offset,
                 done_ns: t.done + offset,
-                released_by: t.released_by.get().map(|task| program.tasks[task.index()].node),
+                released_by: t.released_by.get().map(|task| program.tasks[task].node.raw()),
                 waits: spec.wait.is_some(),
                 computes: spec.computes,
             };
             if let Some(l) = spec.link {
                 self.flows.push(FlowRecord {
                     node,
-                    rank: spec.rank,
-                    to: l.to,
+                    rank: spec.rank.raw(),
+                    to: l.to.raw(),
                     bytes: l.bytes,
                     start_ns: t.link_start + offset,
                     end_ns: t.end + offset,

@@ -3,10 +3,11 @@
 
 use super::engine::{Timing, run};
 use super::fabric::NetParams;
-use super::program::{LinkUse, Program, Task};
+use super::program::{LinkUse, Program, SimCounterId, Task};
 use super::*;
 use hpmoe_core::cost::CostProfile;
 use hpmoe_core::graph::Csr;
+use hpmoe_core::ids::{FamilyId, NodeId, RankId};
 use hpmoe_core::model::{Affine, CoreKind, DType, Taskflow};
 
 /// poll 7, issue 3, latency 1000 ns, injection and ejection 2 bytes/ns, all ranks on one
@@ -27,12 +28,12 @@ const T: Timing = Timing {
 
 fn task(node: u32, rank: u32, wait: Option<(u32, u32)>, exec_ns: u64, link: Option<u64>) -> Task {
     Task {
-        node,
-        family: 0,
-        rank,
-        wait,
+        node: NodeId::new(node),
+        family: FamilyId::new(0),
+        rank: RankId::new(rank),
+        wait: wait.map(|(counter, target)| (SimCounterId::new(counter), target)),
         exec_ns,
-        link: link.map(|bytes| LinkUse { bytes, cap: u64::MAX, to: rank ^ 1 }),
+        link: link.map(|bytes| LinkUse { bytes, cap: u64::MAX, to: RankId::new(rank ^ 1) }),
         computes: link.is_none(),
         hbm_bytes: 0,
     }
@@ -49,9 +50,9 @@ fn program(ranks: u32, queues: &[&[u32]], tasks: Vec<Task>, signals: &[&[u32]], 
         cores_per_rank: 3,
         aic_per_rank: 1,
         queues: Csr::from_rows(rows),
-        tasks,
+        tasks: tasks.into(),
         signals: Csr::from_rows(sig),
-        counter_rank,
+        counter_rank: counter_rank.into_iter().map(RankId::new).collect(),
     }
 }
 
