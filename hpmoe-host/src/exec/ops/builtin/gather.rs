@@ -22,6 +22,13 @@ fn gather_table(table: &ArgDesc, index: &ArgDesc) -> Result<(usize, usize), Stri
     Ok((rows, table.elements() / rows))
 }
 
+/// The gathered rows (`row` elements each, from `table`) are as long as the rows of `other`.
+fn rows_as_long(table: &ArgDesc, row: usize, other: &ArgDesc) -> Result<(), String> {
+    expect(row == other.cols(), || {
+        format!("the rows of {} ({row} elements) must be as long as the rows of {}", table.describe(), other.describe())
+    })
+}
+
 /// Row `row` of gather table `table` (the `[i, j]` element of `index` for messages), or an
 /// error if it is past the table.
 fn gathered_row(table: &Arg<'_>, row: i32, at: impl FnOnce() -> String) -> Result<Vec<f32>, String> {
@@ -52,13 +59,7 @@ impl RefOp for GatherScaleRowsRepeat {
         expect(index.elements() == dst.rows(), || {
             format!("{} needs one index per row of {} ({} rows)", index.describe(), dst.describe(), dst.rows())
         })?;
-        expect(row == dst.cols(), || {
-            format!(
-                "the rows of {} ({row} elements) must be as long as the rows of {}",
-                table.describe(),
-                dst.describe()
-            )
-        })
+        rows_as_long(table, row, dst)
     }
 
     fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
@@ -104,9 +105,7 @@ impl RefOp for GatherRowDotTopk {
         expect(dw.elements() == index.elements(), || {
             format!("{} needs one element per element of {}", dw.describe(), index.describe())
         })?;
-        expect(row == a.cols(), || {
-            format!("the rows of {} ({row} elements) must be as long as the rows of {}", table.describe(), a.describe())
-        })
+        rows_as_long(table, row, a)
     }
 
     fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
@@ -145,13 +144,7 @@ impl RefOp for GatherSumTopk {
         expect(index.rows() == dst.rows(), || {
             format!("{} needs one row of indices per row of {} ({})", index.describe(), dst.describe(), dst.rows())
         })?;
-        expect(row == dst.cols(), || {
-            format!(
-                "the rows of {} ({row} elements) must be as long as the rows of {}",
-                table.describe(),
-                dst.describe()
-            )
-        })
+        rows_as_long(table, row, dst)
     }
 
     fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
