@@ -1,0 +1,153 @@
+//! Tests of the backward and training-step builders: each tile's predecessors, refusals.
+
+use super::*;
+
+/// The predecessors of instance `(family, local index)` on rank 0, by name.
+fn preds(tf: &Taskflow, family: &str, local: u32) -> Vec<String> {
+    let e = hpmoe_core::analyse(tf).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
+    let f = tf.families.iter().position(|f| f.name == family).unwrap();
+    let node = e.space.node(0, e.space.families[f].first + local);
+    e.dag.pred.row(node).iter().map(|&p| hpmoe_core::check::node_name(tf, &e.space, p)).collect()
+}
+
+#[test]
+fn every_pass_analyses_with_the_instances_it_counts() {
+    let int8 = |s: MoeShape| s.with_dispatch(super::super::DispatchPrecision::Int8);
+    for shape in [
+        MoeShape::tiny(1),
+        MoeShape::tiny(2),
+        MoeShape::tiny(4),
+        MoeShape::tiny(2).with_whole_expert_wgrad(),
+        MoeShape::tiny_natural(1),
+        MoeShape::tiny_natural(2),
+        MoeShape::tiny_natural(4),
+        int8(MoeShape::tiny(2)),
+        int8(MoeShape::tiny_natural(2)),
+    ] {
+        let per_rank = [
+            shape.instances_per_rank(),
+            shape.backward_instances_per_rank(),
+            shape.instances_per_rank() + shape.backward_instances_per_rank(),
+        ];
+        for (pass, n) in Pass::ALL.into_iter().zip(per_rank) {
+            let tf = shape.pass_taskflow(pass).unwrap();
+            let e = hpmoe_core::analyse(&tf).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
+            assert_eq!(e.nodes() as u64, n * u64::from(shape.ranks), "{} of {shape:?}", pass.name());
+        }
+    }
+    for ep in [8, 16, 32, 64] {
+        let shape = MoeShape::deepseek_v3(ep, 4096);
+        assert_eq!(shape.wgrad_rows, shape.rows_per_expert());
+        shape.validate_backward().unwrap();
+        MoeShape::deepseek_v3_natural(ep, 4096).validate_backward().unwrap();
+    }
+}
+
+#[test]
+fn natural_tiles_wait_only_for_the_block_they_read_and_the_weight_gradient_is_one_chain() {
+    // tiny_natural(2): slots of 12 rows (3 blocks of 4), 2 local experts, 2 gradient column
+    // blocks of GMM2's weight gradient and 2 of GMM1's.
+    let tf = MoeShape::tiny_natural(2).backward_taskflow().unwrap();
+    let guarded: Vec<&str> = tf.families.iter().filter(|f| f.guard.is_some()).map(|f| f.name.as_str()).collect();
+    assert_eq!(
+        guarded,
+        [
+            "scale_dout",
+            "combine_bwd",
+            "gmm2_dgrad",
+            "gmm2_wgrad_acc",
+            "swiglu_bwd",
+            "gmm1_dgrad",
+            "gmm1_wgrad_acc",
+            "dispatch_bwd"
+        ]
+    );
+    // gmm2_dgrad(e=0, src=1, b=2, n=0) on rank 0: the one put carrying block 2 of rank 1's slot.
+    assert_eq!(preds(&tf, "gmm2_dgrad", (3 + 2) * 2), ["combine_bwd(dst=0, e=0, b=2) on rank 1"]);
+    // combine_bwd(dst=1, e=0, b=1): the scaled rows of its block only.
+    // (local index (dst·E + e)·3 + b)
+    assert_eq!(preds(&tf, "combine_bwd", 2 * 3 + 1), ["scale_dout(dst=1, e=0, b=1) on rank 0"]);
+    // gmm1_wgrad_acc(e=0, src=1, b=0, n=0): its block's dH columns (one SwiGLU tile), the
+    // zeroed gradient, and the chain's previous link (src=0, b=2).
+    assert_eq!(
+        preds(&tf, "gmm1_wgrad_acc", 3 * 2),
+        [
+            "swiglu_bwd(e=0, src=1, b=0, n=0) on rank 0",
+            "gmm1_wgrad_zero(e=0, n=0) on rank 0",
+            "gmm1_wgrad_acc(e=0, src=0, b=2, n=0) on rank 0"
+        ]
+    );
+    // The gathering sum and the routing-weight gradient read where the routing put the rows.
+    let sum = preds(&tf, "sum_bwd", 0);
+    assert_eq!(sum.len(), 2 * 2 * 3, "every dispatch_bwd landing on rank 0: {sum:?}");
+    assert!(preds(&tf, "weights_grad", 0).is_empty());
+}
+
+#[test]
+fn data_gradient_tiles_wait_only_for_the_block_they_read() {
+    // tiny(2): 8 rows per source and expert, blocks of 4, so rows 4..8 of expert 0 on
+    // rank 0 come from rank 0's block 1.
+    let tf = MoeShape::tiny(2).backward_taskflow().unwrap();
+    // gmm2_dgrad(e=0, m=1, n=0): one block of dy.
+    assert_eq!(preds(&tf, "gmm2_dgrad", 2), ["combine_bwd(dst=0, e=0, b=1) on rank 0"]);
+    // swiglu_bwd(e=0, m=1, n=1): the one dA tile of its columns.
+    assert_eq!(preds(&tf, "swiglu_bwd", 3), ["gmm2_dgrad(e=0, m=1, n=1) on rank 0"]);
+    // gmm1_dgrad(e=0, m=1, n=0): every SwiGLU tile of its block.
+    assert_eq!(
+        preds(&tf, "gmm1_dgrad", 2),
+        ["swiglu_bwd(e=0, m=1, n=0) on rank 0", "swiglu_bwd(e=0, m=1, n=1) on rank 0"]
+    );
+    // combine_bwd(dst=0, e=0, b=0): the scaled rows of its tokens (slots 0..4: token block 0).
+    assert_eq!(preds(&tf, "combine_bwd", 0), ["scale_dout(t=0) on rank 0"]);
+    // The routing-weight gradient needs inputs only.
+    assert!(preds(&tf, "weights_grad", 0).is_empty());
+}
+
+#[test]
+fn weight_gradients_are_one_chain_per_expert_and_column_block() {
+    let tf = MoeShape::tiny(2).backward_taskflow().unwrap();
+    // gmm2_wgrad_acc(e=0, m=0, p=0, n=0) adds group 1 (rows 4..8) after the first group's write.
+    assert_eq!(
+        preds(&tf, "gmm2_wgrad_acc", 0),
+        ["combine_bwd(dst=0, e=0, b=1) on rank 0", "gmm2_wgrad(e=0, p=0, n=0) on rank 0"]
+    );
+    // gmm2_wgrad_acc(e=0, m=1, p=0, n=0) (local index m·2 + n: two column blocks) adds group 2
+    // (rank 1's block 0) after m = 0 (and, like every later group, after the first write).
+    assert_eq!(
+        preds(&tf, "gmm2_wgrad_acc", 2),
+        [
+            "gmm2_wgrad(e=0, p=0, n=0) on rank 0",
+            "gmm2_wgrad_acc(e=0, m=0, p=0, n=0) on rank 0",
+            "combine_bwd(dst=0, e=0, b=0) on rank 1"
+        ]
+    );
+    // One group per expert: no accumulating family at all.
+    let whole = MoeShape::tiny(2).with_whole_expert_wgrad().backward_taskflow().unwrap();
+    assert!(whole.family("gmm2_wgrad_acc").is_none() && whole.family("gmm1_wgrad_acc").is_none());
+}
+
+#[test]
+fn the_training_step_reads_the_forward_s_tensors_and_waits_for_its_output() {
+    let shape = MoeShape::tiny(2);
+    let tf = shape.training_step_taskflow().unwrap();
+    for name in ["recv", "h", "act", "back"] {
+        assert_ne!(tf.tensor(name).unwrap().kind, hpmoe_core::model::TensorKind::Input, "{name}");
+    }
+    let sums = (shape.tokens_per_rank / shape.sum_rows) as usize;
+    assert_eq!(preds(&tf, "scale_dout", 0).len(), sums);
+    assert!(preds(&tf, "scale_dout", 0).iter().all(|p| p.starts_with("weighted_sum(")));
+    // The routing-weight gradient reads the expert outputs the forward's combine put here.
+    assert!(preds(&tf, "weights_grad", 0).iter().all(|p| p.starts_with("combine(")));
+}
+
+#[test]
+fn shapes_the_backward_cannot_build_are_refused() {
+    let refused = |shape: MoeShape, what: &str| {
+        let err = shape.backward_taskflow().unwrap_err();
+        assert!(err.contains(what), "{err}");
+        assert_eq!(shape.training_step_taskflow().unwrap_err(), err);
+    };
+    refused(MoeShape { wgrad_rows: 6, ..MoeShape::tiny(2) }, "wgrad_rows");
+    refused(MoeShape { wgrad_rows: 0, ..MoeShape::tiny(2) }, "wgrad_rows");
+    refused(MoeShape { top_k: 8, experts: 4, ..MoeShape::tiny(2) }, "multiple of top_k");
+}
