@@ -54,13 +54,7 @@ fn run() -> Result<(), ExampleError> {
     let tokens = opts.number("--tokens", 4096)?;
     let profile = opts.profile()?;
     let precision = if opts.flag("--int8") { DispatchPrecision::Int8 } else { DispatchPrecision::Bf16 };
-    let pass = match opts.value("--pass") {
-        None => Pass::Forward,
-        Some(name) => Pass::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| ExampleError::UnknownOption {
-            option: format!("--pass {name}"),
-            usage: "--pass takes forward, backward or training_step".to_string(),
-        })?,
-    };
+    let pass = opts.pass()?;
     let (tf, plan, cost) = if pass != Pass::Forward {
         let shape = MoeShape::deepseek_v3(ep, tokens).with_whole_expert_wgrad().with_dispatch(precision);
         let tf = shape.pass_taskflow(pass).map_err(ExampleError::Shape)?;

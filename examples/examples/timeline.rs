@@ -17,7 +17,7 @@ use hpmoe_core::cost::TaskflowCost;
 use hpmoe_examples::ExampleError;
 use hpmoe_examples::cli::Options;
 use hpmoe_examples::report::timeline_svg;
-use hpmoe_host::moe::{MoeShape, Pass};
+use hpmoe_host::moe::MoeShape;
 use hpmoe_host::sim;
 use hpmoe_host::trace::{Labels, chrome_trace};
 use std::path::{Path, PathBuf};
@@ -40,14 +40,7 @@ fn run() -> Result<(), ExampleError> {
     }
     let profile = opts.profile()?;
     let tiny = opts.flag("--tiny");
-    let pass = match opts.value("--pass") {
-        None => Pass::Forward,
-        Some(name) => Pass::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| ExampleError::NotAChoice {
-            option: "--pass".into(),
-            value: name.clone(),
-            choices: Pass::ALL.iter().map(|p| p.name().to_string()).collect(),
-        })?,
-    };
+    let pass = opts.pass()?;
     let out = opts.value("--out").map(PathBuf::from).unwrap_or_else(|| {
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .parent()

@@ -50,6 +50,17 @@ impl Options {
         let spec = self.value("--profile").unwrap_or_else(|| "ascend_a3_die".into());
         Ok(hpmoe_core::cost::CostProfile::from_spec(&spec)?)
     }
+
+    /// `--pass forward|backward|training_step`, the forward by default.
+    pub fn pass(&self) -> Result<hpmoe_host::moe::Pass, ExampleError> {
+        use hpmoe_host::moe::Pass;
+        let Some(name) = self.value("--pass") else { return Ok(Pass::Forward) };
+        Pass::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| ExampleError::NotAChoice {
+            option: "--pass".into(),
+            choices: Pass::ALL.iter().map(|p| p.name().to_string()).collect(),
+            value: name,
+        })
+    }
 }
 
 #[cfg(test)]
