@@ -124,7 +124,11 @@ pub fn statement(
             if k > u64::from(crate::emit::ROW_SCALARS) {
                 return Err(fault(
                     Kind::TooManyRows,
-                    format!("{name}: k = {k} rows per row of `{}`; the backend handles at most 512", v[few].text),
+                    format!(
+                        "{name}: k = {k} rows per row of `{}`; the backend handles at most {}",
+                        v[few].text,
+                        crate::emit::ROW_SCALARS
+                    ),
                 ));
             }
             per_row(&v[per], v[many].rows, name)?;
@@ -451,7 +455,11 @@ fn gather_topk(op: BuiltinOp, v: &[ViewSpec], names: &[String]) -> Result<String
                 ));
             }
             if index.cols > u64::from(crate::emit::ROW_SCALARS) {
-                let message = format!("{name}: k = {} choices per row; the backend handles at most 512", index.cols);
+                let message = format!(
+                    "{name}: k = {} choices per row; the backend handles at most {}",
+                    index.cols,
+                    crate::emit::ROW_SCALARS
+                );
                 return Err(EmitFault::new(Kind::TooManyRows, message));
             }
             per_row(dw, index.elements(), name)?;
