@@ -78,7 +78,7 @@ pub fn moe_ffn_training_step() {
 
 /// Whether the DSL program is the builder's `pass` of `MoeShape::deepseek_v3(8, 4096)`: the same
 /// structure, and the same schedule table and flag plan, byte for byte. Printed.
-fn check(program: &Program, pass: Pass) -> bool {
+pub fn check(program: &Program, pass: Pass) -> bool {
     let table = program.table().expect("the table the macro emitted decodes");
     let view = table.view();
     println!(
