@@ -102,7 +102,8 @@ fn measure(
 ) -> Result<Row, ExampleError> {
     // Natural routing: planned on the expected activity of sampled routings, run under one.
     let (tf, plan, run, skipped) = if natural {
-        let layer = RoutedLayer::natural_pass(&MoeShape::deepseek_v3_natural(ep, tokens), pass, ROUTING_SEED, PLAN_SAMPLES)?;
+        let layer =
+            RoutedLayer::natural_pass(&MoeShape::deepseek_v3_natural(ep, tokens), pass, ROUTING_SEED, PLAN_SAMPLES)?;
         let cost = TaskflowCost::new(&layer.taskflow, profile.clone());
         let skipped = layer.run.skipped();
         let (plan, run) = (cost.clone().with_expected_activity(layer.plan), cost.with_activity(layer.run));

@@ -92,9 +92,11 @@ fn the_deepseek_backward_and_training_step_in_the_dsl_are_the_builders() {
         // The forward's `swiglu` family is `activation` in the DSL (a tile cannot share its name
         // with the op it calls).
         let dsl_family = |f: &str| if f == "swiglu" { "activation".to_string() } else { f.to_string() };
-        let names = |tf: &hpmoe_core::model::Taskflow| tf.families.iter().map(|f| dsl_family(&f.name)).collect::<Vec<_>>();
+        let names =
+            |tf: &hpmoe_core::model::Taskflow| tf.families.iter().map(|f| dsl_family(&f.name)).collect::<Vec<_>>();
         assert_eq!(names(&fe.taskflow), names(&built), "{name}");
-        let tensors = |tf: &hpmoe_core::model::Taskflow| tf.tensors.iter().map(|t| t.name.to_uppercase()).collect::<Vec<_>>();
+        let tensors =
+            |tf: &hpmoe_core::model::Taskflow| tf.tensors.iter().map(|t| t.name.to_uppercase()).collect::<Vec<_>>();
         assert_eq!(tensors(&fe.taskflow), tensors(&built), "{name}");
         // One weight-gradient tile per expert and gradient block: no accumulating chains.
         assert!(!names(&fe.taskflow).iter().any(|f| f.ends_with("_acc")), "{name}");

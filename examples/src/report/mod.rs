@@ -135,7 +135,12 @@ impl RoutedLayer {
     ///
     /// # Errors
     /// As [`RoutedLayer::natural`].
-    pub fn natural_pass(shape: &MoeShape, pass: Pass, routing_seed: u64, plan_samples: u64) -> Result<Self, ExampleError> {
+    pub fn natural_pass(
+        shape: &MoeShape,
+        pass: Pass,
+        routing_seed: u64,
+        plan_samples: u64,
+    ) -> Result<Self, ExampleError> {
         let taskflow = shape.pass_taskflow(pass).map_err(ExampleError::Shape)?;
         let space = InstanceSpace::of(&taskflow).map_err(ExampleError::Shape)?;
         let plan = shape.expected_activity(&taskflow, &space, plan_samples).map_err(ExampleError::Shape)?;
