@@ -31,6 +31,7 @@
 //! stream cap, injection, ejection and, across servers, the cross-server bandwidth).
 
 use hpmoe_core::cost::{CostProfile, TaskflowCost, ns_at_rate};
+use hpmoe_core::ids::NodeId;
 use hpmoe_core::model::CoreKind;
 use hpmoe_examples::ExampleError;
 use hpmoe_examples::cli::Options;
@@ -66,7 +67,7 @@ fn run() -> Result<(), ExampleError> {
         let layer = RoutedLayer::natural(&shape, seed, PLAN_SAMPLES)?;
         let cost = TaskflowCost::new(&layer.taskflow, profile);
         let expected = if opts.flag("--plan-on-run") {
-            (0..layer.plan.len() as u32).map(|v| if layer.run.skips(v) { 0.0 } else { 1.0 }).collect()
+            (0..layer.plan.len()).map(|v| if layer.run.skips(NodeId::from_index(v)) { 0.0 } else { 1.0 }).collect()
         } else {
             layer.plan
         };
@@ -102,8 +103,10 @@ fn run() -> Result<(), ExampleError> {
     );
     let p = cost.profile();
     let stretch = |f: &FlowRecord| {
-        let cap =
-            cost.family(compiled.expanded.space.family_of(f.node)).put.map_or(u64::MAX, |put| put.stream_bytes_per_s);
+        let cap = cost
+            .family(compiled.expanded.space.family_of(NodeId::new(f.node)))
+            .put
+            .map_or(u64::MAX, |put| put.stream_bytes_per_s);
         let mut rate = cap.min(p.link_bytes_per_s()).min(p.ejection_bytes_per_s());
         if p.crosses_server(f.rank, f.to) {
             rate = rate.min(p.cross_server_bytes_per_s());

@@ -70,7 +70,7 @@ fn check_cores(r: &SimResult) -> Result<(), TestCaseError> {
 fn check_dependencies(c: &Compiled, r: &SimResult, latency: u64) -> Result<(), TestCaseError> {
     let space = &c.expanded.space;
     for (u, v) in c.expanded.dag.succ.pairs() {
-        let (tu, tv) = (&r.tiles[u as usize], &r.tiles[v as usize]);
+        let (tu, tv) = (&r.tiles[u.index()], &r.tiles[v.index()]);
         let ready = if space.rank_of(u) == space.rank_of(v) { tu.end_ns } else { tu.end_ns + latency };
         prop_assert!(tv.start_ns >= ready, "{u} -> {v}: starts at {} before {}", tv.start_ns, ready);
     }

@@ -17,7 +17,7 @@ use super::flags::FlagState;
 use super::memory::Memory;
 use super::options::{RunOptions, TileInfo};
 use super::program::{Program, TileRun};
-use hpmoe_core::ids::{CounterId, RankId};
+use hpmoe_core::ids::{CoreId, CounterId, NodeId, RankId};
 use hpmoe_core::table::ScheduleTable;
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -116,7 +116,7 @@ pub(crate) struct RunState {
     pub progress: Vec<CoreProgress>,
     pub options: RunOptions,
     /// Sorted node ids whose signals are dropped.
-    dropped: Vec<u32>,
+    dropped: Vec<NodeId>,
     /// Per (rank, counter): the (core, entry) pairs that signal it; built on first use.
     producers: OnceLock<ProducerMap>,
     stop: AtomicBool,
@@ -163,13 +163,13 @@ impl RunState {
     }
 
     /// Global node id of entry `entry` of `core`.
-    pub(crate) fn node_of(&self, core: u32, entry: u32) -> u32 {
+    pub(crate) fn node_of(&self, core: u32, entry: u32) -> NodeId {
         let rank = self.table.view().rank_of_core(core);
         let instance = self.table.core_entries(core)[entry as usize].instance;
-        rank * self.program.space.per_rank + instance
+        self.program.space.node(RankId::new(rank), instance)
     }
 
-    pub(crate) fn drops_signals_of(&self, node: u32) -> bool {
+    pub(crate) fn drops_signals_of(&self, node: NodeId) -> bool {
         self.dropped.binary_search(&node).is_ok()
     }
 
@@ -268,12 +268,12 @@ fn worker(state: &RunState, core: u32) {
             return;
         }
         progress.set(i, Phase::Running, state.now_ns());
-        let node = rank.raw() * state.program.space.per_rank + e.instance;
+        let node = state.program.space.node(rank, e.instance);
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             if let Some(hook) = &state.options.tile_hook {
                 let (family, coords) = state.program.locate(node);
                 let family = &state.program.tf.families[family].name;
-                hook(&TileInfo { node, rank: rank.raw(), core, family, coords: &coords });
+                hook(&TileInfo { node, rank, core: CoreId::new(core), family, coords: &coords });
             }
             state.program.run_tile(&state.memory, node)
         }));

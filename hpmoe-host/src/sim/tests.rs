@@ -3,7 +3,7 @@
 
 use super::engine::{Timing, run};
 use super::fabric::NetParams;
-use super::program::{LinkUse, Program, SimCounterId, Task};
+use super::program::{LinkUse, Program, SimCounterId, Task, TaskId};
 use super::*;
 use hpmoe_core::cost::CostProfile;
 use hpmoe_core::graph::Csr;
@@ -41,9 +41,10 @@ fn task(node: u32, rank: u32, wait: Option<(u32, u32)>, exec_ns: u64, link: Opti
 
 /// One AIC and two AIV per rank (3 cores per rank).
 fn program(ranks: u32, queues: &[&[u32]], tasks: Vec<Task>, signals: &[&[u32]], counter_rank: Vec<u32>) -> Program {
-    let mut rows: Vec<Vec<u32>> = queues.iter().map(|q| q.to_vec()).collect();
+    let mut rows: Vec<Vec<TaskId>> = queues.iter().map(|q| q.iter().copied().map(TaskId::new).collect()).collect();
     rows.resize((ranks * 3) as usize, Vec::new());
-    let mut sig: Vec<Vec<u32>> = signals.iter().map(|s| s.to_vec()).collect();
+    let mut sig: Vec<Vec<SimCounterId>> =
+        signals.iter().map(|s| s.iter().copied().map(SimCounterId::new).collect()).collect();
     sig.resize(tasks.len(), Vec::new());
     Program {
         ranks,
@@ -362,7 +363,10 @@ fn skipped_instances_cost_their_overhead_and_move_nothing_in_every_model() {
     assert!(run.baseline.result.makespan_ns < full.baseline.result.makespan_ns);
     assert!(run.bound.busiest_link_bytes < full.bound.busiest_link_bytes);
     // A skipped put moves nothing; a skipped tile costs exactly the overhead.
-    let skipped_put = (0..compiled.expanded.nodes() as u32)
+    let skipped_put = compiled
+        .expanded
+        .space
+        .node_ids()
         .find(|&v| activity.skips(v) && cost.family(compiled.expanded.space.family_of(v)).put.is_some())
         .unwrap();
     let (exec, link, computes) = program::lower_node(&compiled.expanded, &run_cost, skipped_put);

@@ -10,6 +10,7 @@
 
 use super::Labels;
 use crate::sim::SimResult;
+use hpmoe_core::ids::NodeId;
 use serde_json::{Value, json};
 
 /// The Chrome trace of `result`. Deterministic: equal results give identical text.
@@ -51,7 +52,7 @@ pub fn chrome_trace(result: &SimResult, labels: &Labels) -> String {
         events.push(
             json!({"ph": "X", "name": labels.family(t.family as usize), "cat": "tile", "pid": rank, "tid": local,
             "ts": us(t.start_ns), "dur": us(t.end_ns - t.start_ns),
-            "args": {"instance": labels.instance(t.node), "node": t.node}}),
+            "args": {"instance": labels.instance(NodeId::new(t.node)), "node": t.node}}),
         );
         if t.done_ns > t.end_ns {
             events.push(json!({"ph": "X", "name": "signal", "cat": "sync", "pid": rank, "tid": local,
@@ -73,7 +74,7 @@ pub fn chrome_trace(result: &SimResult, labels: &Labels) -> String {
     for (f, &lane) in result.flows.iter().zip(&lanes) {
         events.push(json!({"ph": "X", "name": "put", "cat": "link", "pid": f.rank, "tid": cpr + lane,
             "ts": us(f.start_ns), "dur": us(f.end_ns - f.start_ns),
-            "args": {"instance": labels.instance(f.node), "bytes": f.bytes, "landed_us": us(f.delivered_ns)}}));
+            "args": {"instance": labels.instance(NodeId::new(f.node)), "bytes": f.bytes, "landed_us": us(f.delivered_ns)}}));
     }
     let doc = json!({"displayTimeUnit": "ns", "traceEvents": events});
     doc.to_string()
@@ -120,7 +121,7 @@ mod tests {
             dag: hpmoe_core::graph::Dag::from_pairs(3, &[]),
             family_core: vec![hpmoe_core::model::CoreKind::Aic, hpmoe_core::model::CoreKind::Aiv],
             family_work: vec![Default::default(); 2],
-            rotation: vec![0; 3],
+            rotation: vec![0; 3].into(),
         };
         Labels::new(&tf, &exp)
     }
