@@ -212,8 +212,8 @@ impl RunState {
         self.failure.lock().unwrap_or_else(PoisonError::into_inner).take()
     }
 
-    fn wake(&self, core: u32) {
-        if let Some(Some(t)) = self.threads.get().and_then(|t| t.get(core as usize)) {
+    fn wake(&self, core: CoreId) {
+        if let Some(Some(t)) = self.threads.get().and_then(|t| t.get(core.index())) {
             t.unpark();
         }
     }
@@ -293,13 +293,13 @@ fn worker(state: &RunState, core: u32) {
             }
         }
         if !state.drops_signals_of(node) {
-            if let Some(aivs) = state.flags.as_ref().and_then(|f| f.set_after(core, i)) {
+            if let Some(aivs) = state.flags.as_ref().and_then(|f| f.set_after(CoreId::new(core), i)) {
                 aivs.into_iter().for_each(|v| state.wake(v));
             }
             for s in state.table.entry_signals(e) {
                 let s = s.signal();
                 if let Some(waiter) = state.counters.signal(s.rank, s.counter) {
-                    state.wake(waiter.raw());
+                    state.wake(waiter);
                 }
             }
         }
@@ -310,14 +310,14 @@ fn worker(state: &RunState, core: u32) {
 /// On an AIV, before entry `entry`: waits (bounded) until its AIC has set the flag as often as the
 /// plan's waits up to this entry. False when the run stops or the wait times out (a failure).
 fn wait_for_flag(state: &RunState, flags: &FlagState, core: u32, entry: u32) -> bool {
-    let need = flags.needed(core, entry);
-    if need == 0 || flags.received(core) >= need {
+    let need = flags.needed(CoreId::new(core), entry);
+    if need == 0 || flags.received(CoreId::new(core)) >= need {
         return true;
     }
     state.progress[core as usize].set(entry, Phase::Waiting, state.now_ns());
     let deadline = Instant::now() + state.options.timeout;
     loop {
-        if flags.received(core) >= need {
+        if flags.received(CoreId::new(core)) >= need {
             return true;
         }
         if state.stopped() {
@@ -329,7 +329,7 @@ fn wait_for_flag(state: &RunState, flags: &FlagState, core: u32, entry: u32) -> 
             state.fail(Failure::Worker(format!(
                 "{} timed out before entry {entry} waiting for hardware flag set {need} of its AIC; it had received {}",
                 view.core_name(core),
-                flags.received(core)
+                flags.received(CoreId::new(core))
             )));
             return false;
         }

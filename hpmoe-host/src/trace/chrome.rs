@@ -10,7 +10,6 @@
 
 use super::Labels;
 use crate::sim::SimResult;
-use hpmoe_core::ids::NodeId;
 use serde_json::{Value, json};
 
 /// The Chrome trace of `result`. Deterministic: equal results give identical text.
@@ -33,7 +32,8 @@ pub fn chrome_trace(result: &SimResult, labels: &Labels) -> String {
                 json!({"ph": "M", "name": "thread_sort_index", "pid": rank, "tid": local, "args": {"sort_index": local}}),
             );
         }
-        let lane_count = lanes.iter().zip(&result.flows).filter(|(_, f)| f.rank == rank).map(|(l, _)| l + 1).max();
+        let lane_count =
+            lanes.iter().zip(&result.flows).filter(|(_, f)| f.rank.raw() == rank).map(|(l, _)| l + 1).max();
         for lane in 0..lane_count.unwrap_or(0) {
             let tid = cpr + lane;
             events.push(json!({"ph": "M", "name": "thread_name", "pid": rank, "tid": tid, "args": {"name": format!("link {lane}")}}));
@@ -44,27 +44,27 @@ pub fn chrome_trace(result: &SimResult, labels: &Labels) -> String {
     }
     let mut arrows = 0u64;
     for t in &result.tiles {
-        let (rank, local) = (t.core / cpr, t.core % cpr);
+        let (rank, local) = (result.rank_of_core(t.core).raw(), result.local_core(t.core));
         if t.start_ns > t.arrive_ns && t.waits {
             events.push(json!({"ph": "X", "name": "wait", "cat": "sync", "pid": rank, "tid": local,
                 "ts": us(t.arrive_ns), "dur": us(t.start_ns - t.arrive_ns)}));
         }
         events.push(
-            json!({"ph": "X", "name": labels.family(t.family as usize), "cat": "tile", "pid": rank, "tid": local,
+            json!({"ph": "X", "name": labels.family(t.family.index()), "cat": "tile", "pid": rank, "tid": local,
             "ts": us(t.start_ns), "dur": us(t.end_ns - t.start_ns),
-            "args": {"instance": labels.instance(NodeId::new(t.node)), "node": t.node}}),
+            "args": {"instance": labels.instance(t.node), "node": t.node}}),
         );
         if t.done_ns > t.end_ns {
             events.push(json!({"ph": "X", "name": "signal", "cat": "sync", "pid": rank, "tid": local,
                 "ts": us(t.end_ns), "dur": us(t.done_ns - t.end_ns)}));
         }
         if let Some(p) = t.released_by {
-            let src = &result.tiles[p as usize];
+            let src = &result.tiles[p.index()];
             if src.core != t.core {
                 // The start binds to the producer's last instant, the end to the waiter's slice.
                 let from = src.end_ns.saturating_sub(1).max(src.start_ns);
                 events.push(json!({"ph": "s", "id": arrows, "name": "signal", "cat": "dep",
-                    "pid": src.core / cpr, "tid": src.core % cpr, "ts": us(from)}));
+                    "pid": result.rank_of_core(src.core).raw(), "tid": result.local_core(src.core), "ts": us(from)}));
                 events.push(json!({"ph": "f", "bp": "e", "id": arrows, "name": "signal", "cat": "dep",
                     "pid": rank, "tid": local, "ts": us(t.start_ns)}));
                 arrows += 1;
@@ -74,7 +74,7 @@ pub fn chrome_trace(result: &SimResult, labels: &Labels) -> String {
     for (f, &lane) in result.flows.iter().zip(&lanes) {
         events.push(json!({"ph": "X", "name": "put", "cat": "link", "pid": f.rank, "tid": cpr + lane,
             "ts": us(f.start_ns), "dur": us(f.end_ns - f.start_ns),
-            "args": {"instance": labels.instance(NodeId::new(f.node)), "bytes": f.bytes, "landed_us": us(f.delivered_ns)}}));
+            "args": {"instance": labels.instance(f.node), "bytes": f.bytes, "landed_us": us(f.delivered_ns)}}));
     }
     let doc = json!({"displayTimeUnit": "ns", "traceEvents": events});
     doc.to_string()
@@ -89,7 +89,7 @@ fn link_lanes(result: &SimResult) -> Vec<u32> {
     let mut busy_until: Vec<Vec<u64>> = vec![Vec::new(); result.ranks as usize];
     for i in order {
         let f = &result.flows[i];
-        let ends = &mut busy_until[f.rank as usize];
+        let ends = &mut busy_until[f.rank.index()];
         let lane = match ends.iter().position(|&e| e <= f.start_ns) {
             Some(l) => l,
             None => {
@@ -107,6 +107,7 @@ fn link_lanes(result: &SimResult) -> Vec<u32> {
 mod tests {
     use super::*;
     use crate::sim::{FlowRecord, TileRecord};
+    use hpmoe_core::ids::{CoreId, FamilyId, NodeId, RankId};
 
     fn labels() -> Labels {
         let mut tf = hpmoe_core::model::Taskflow::new("t", hpmoe_core::model::MachineProfile::small(1, 1));
@@ -128,22 +129,22 @@ mod tests {
 
     #[test]
     fn tracks_slices_lanes_and_arrows() {
-        let tile = |node, family, core, arrive, start, end, done, released_by| TileRecord {
-            node,
-            family,
-            core,
+        let tile = |node, family, core, arrive, start, end, done, released_by: Option<u32>| TileRecord {
+            node: NodeId::new(node),
+            family: FamilyId::new(family),
+            core: CoreId::new(core),
             arrive_ns: arrive,
             start_ns: start,
             end_ns: end,
             done_ns: done,
-            released_by,
+            released_by: released_by.map(NodeId::new),
             waits: released_by.is_some(),
             computes: true,
         };
         let flow = |node, start, end| FlowRecord {
-            node,
-            rank: 0,
-            to: 1,
+            node: NodeId::new(node),
+            rank: RankId::new(0),
+            to: RankId::new(1),
             bytes: 8,
             start_ns: start,
             end_ns: end,
