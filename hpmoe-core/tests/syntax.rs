@@ -300,8 +300,8 @@ fn a_guard_lowers_into_the_family_with_its_spans() {
     // work(src, b) on rank r waits for announce(dst = r) on rank src, which wrote COUNTS[src].
     let compiled = fe.compile(&UnitCost).unwrap();
     let e = &compiled.expanded;
-    let work_node = e.space.node(0, 2 + 4); // rank 0, work(src = 1, b = 0)
-    assert_eq!(e.dag.pred.row(work_node), &[e.space.node(1, 0)]);
+    let work_node = e.space.node(hpmoe_core::ids::RankId::new(0), 2 + 4); // rank 0, work(src = 1, b = 0)
+    assert_eq!(e.dag.pred.row(work_node), &[e.space.node(hpmoe_core::ids::RankId::new(1), 0)]);
 }
 
 /// `GUARDED` with `work`'s body replaced.
