@@ -110,7 +110,8 @@ mod tests {
     use super::*;
     use crate::expand::Work;
     use crate::model::CoreKind;
-    use crate::schedule::testutil::expanded;
+    use crate::schedule::list_schedule;
+    use crate::schedule::testutil::{expanded, profile};
 
     /// A link of 4 B/ns, servers of two ranks, a tier of 1 B/ns and 10 ns more latency.
     struct Tiered;
@@ -164,5 +165,48 @@ mod tests {
         let shape = PutShape { exec_ns: 5, bytes: 100, stream_bytes_per_s: u64::MAX };
         // Two ranks on one server of two.
         assert!(Net::new(&exp, &Tiered, &[Some(shape)], 2, |_| true).is_none());
+    }
+
+    /// [`Tiered`] without its server tier: the lanes' share of the link alone.
+    struct LinkOnly;
+
+    impl CostModel for LinkOnly {
+        fn tile_ns(&self, core: CoreKind, work: &Work) -> u64 {
+            Tiered.tile_ns(core, work)
+        }
+        fn edge_ns(&self, cross_rank: bool) -> u64 {
+            Tiered.edge_ns(cross_rank)
+        }
+        fn link_bytes_per_s(&self) -> Option<u64> {
+            Tiered.link_bytes_per_s()
+        }
+        fn ranks_per_server(&self) -> Option<u32> {
+            Tiered.ranks_per_server()
+        }
+    }
+
+    #[test]
+    fn a_planned_schedule_never_crosses_servers_faster_than_the_tier() {
+        // Four ranks, two per server, every rank putting 1000 bytes to each rank: two puts of
+        // 1000 bytes leave each rank for the other server, 2000 ns at the tier's 1 B/ns.
+        let ranks = 4;
+        let mut exp = expanded(ranks, &[(CoreKind::Aiv, ranks, Work { flops: 0, bytes: 0, remote_bytes: 1000 })], &[]);
+        for v in 0..ranks * ranks {
+            let (rank, k) = (v / ranks, v % ranks);
+            exp.rotation[v as usize] = (k + ranks - rank) % ranks;
+        }
+        let machine = profile(1, 4, ranks);
+        let tiered = list_schedule(&exp, &machine, &Tiered);
+        for rank in 0..ranks {
+            let across: Vec<usize> = (rank * ranks..(rank + 1) * ranks)
+                .filter(|&v| (v % ranks) / 2 != rank / 2)
+                .map(|v| v as usize)
+                .collect();
+            let first = across.iter().map(|&v| tiered.start_ns.as_slice()[v]).min().unwrap();
+            let last = across.iter().map(|&v| tiered.finish_ns.as_slice()[v]).max().unwrap();
+            assert!(last - first >= 2000, "rank {rank}: {first}..{last}");
+        }
+        // Without the tier the plan has them cross at the lanes' share of the link.
+        assert!(list_schedule(&exp, &machine, &LinkOnly).makespan_ns < 2000);
     }
 }
