@@ -32,7 +32,7 @@ use super::traffic::{FamilyTraffic, Reads, family_traffic};
 use crate::expand::Work;
 use crate::ids::NodeId;
 use crate::model::{CoreKind, Taskflow};
-use crate::schedule::{CostModel, PutShape};
+use crate::schedule::{CostModel, NetworkLimits, PutShape};
 
 /// Nanoseconds to move `amount` units at `per_second` units/s, rounded up (`u64::MAX` for a
 /// non-zero amount at rate 0).
@@ -287,6 +287,25 @@ impl CostModel for TaskflowCost {
     /// Dies per server: puts to another server share its cross-server bandwidth.
     fn ranks_per_server(&self) -> Option<u32> {
         Some(self.profile.dies_per_server())
+    }
+
+    /// The cross-server bandwidth the simulator shares among a die's puts to other servers,
+    /// and the longer quiet of such a put (a round trip at the cross-server latency).
+    fn network_limits(&self) -> Option<NetworkLimits> {
+        let p = &self.profile;
+        let cross_latency = p.cross_server_latency_ns.ceil() as u64;
+        Some(NetworkLimits {
+            cross_server_bytes_per_s: p.cross_server_bytes_per_s(),
+            cross_server_extra_ns: cross_latency.saturating_sub(p.link_latency()).saturating_mul(2),
+        })
+    }
+
+    /// The expected bytes under [`TaskflowCost::with_expected_activity`], if set.
+    fn node_put_bytes(&self, node: NodeId, bytes: u64) -> u64 {
+        match self.expected.as_ref().and_then(|p| p.get(node.index())) {
+            Some(&p) => (bytes as f64 * f64::from(p.clamp(0.0, 1.0))).round() as u64,
+            None => bytes,
+        }
     }
 
     /// The exec part (with the put's quiet, a round trip within a server, which the

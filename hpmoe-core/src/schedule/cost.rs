@@ -62,6 +62,22 @@ pub trait CostModel {
         None
     }
 
+    /// The server tier of the model's network, if it has one: what a rank's puts to ranks on
+    /// other servers share ([`NetworkLimits`]). With it, [`list_schedule`](super::list_schedule)
+    /// books such puts on their rank's cross-server bandwidth, so that it plans when their
+    /// bytes can really be out. The default, `None`, knows only the sender's link.
+    fn network_limits(&self) -> Option<NetworkLimits> {
+        None
+    }
+
+    /// Bytes the scheduler plans for the put of instance `node`, whose family puts `bytes`
+    /// each. The default is `bytes`; a model that plans on expected activity (see
+    /// [`node_tile_ns`](Self::node_tile_ns)) plans the bytes a put is expected to move.
+    fn node_put_bytes(&self, node: NodeId, bytes: u64) -> u64 {
+        let _ = node;
+        bytes
+    }
+
     /// For a tile family `family` whose instances write into another rank
     /// (`work.remote_bytes > 0`): the core time before the put and the put itself. Asked only
     /// when [`link_bytes_per_s`](Self::link_bytes_per_s) is `Some`, once per such family.
@@ -88,6 +104,17 @@ pub struct PutShape {
     pub bytes: u64,
     /// The fastest one core streams them (reading the source, writing it out), bytes/s.
     pub stream_bytes_per_s: u64,
+}
+
+/// The server tier of a network ([`CostModel::network_limits`]), beyond each rank's link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NetworkLimits {
+    /// Bytes/s one rank can send to ranks on other servers, all of its puts there together
+    /// (servers of [`CostModel::ranks_per_server`] ranks).
+    pub cross_server_bytes_per_s: u64,
+    /// Extra fixed time of a put to another server over one within a server, ns: the longer
+    /// path its completion (the quiet) takes to come back.
+    pub cross_server_extra_ns: u64,
 }
 
 /// A roofline cost model: a fixed per-tile overhead, plus the larger of compute time and

@@ -45,7 +45,7 @@ mod testutil;
 
 pub use crate::placement::{Placement, Signal, SyncPlan, Wait};
 pub use bound::{LowerBound, lower_bound, lower_bound_of};
-pub use cost::{CostModel, PutShape, SimpleCost, UnitCost};
+pub use cost::{CostModel, NetworkLimits, PutShape, SimpleCost, UnitCost};
 pub use counters::plan_sync;
 pub use flags::{FlagPlan, FlagPolicy};
 pub use list::list_schedule;

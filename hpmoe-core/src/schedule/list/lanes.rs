@@ -16,6 +16,9 @@ pub(super) struct Lanes {
     pub(super) count: u32,
     /// Per family: the time of one put on a lane, for vector families with remote bytes.
     pub(super) put_ns: Vec<Option<u64>>,
+    /// Per family: its put's shape ([`CostModel::family_put`]), for vector families with
+    /// remote bytes (none without lanes).
+    pub(super) shapes: Vec<Option<PutShape>>,
 }
 
 impl Lanes {
@@ -25,7 +28,7 @@ impl Lanes {
     /// if lower.
     pub(super) fn new(exp: &Expanded, profile: &MachineProfile, cost: &dyn CostModel) -> Lanes {
         let families = exp.family_core.len();
-        let none = Lanes { count: 0, put_ns: vec![None; families] };
+        let none = Lanes { count: 0, put_ns: vec![None; families], shapes: vec![None; families] };
         let Some(link) = cost.link_bytes_per_s().filter(|&l| l > 0) else { return none };
         let aiv = profile.aiv_per_rank();
         let is_put = |f: usize| exp.family_core[f] == CoreKind::Aiv && exp.family_work[f].remote_bytes > 0;
@@ -42,7 +45,7 @@ impl Lanes {
             .iter()
             .map(|s| s.map(|s| s.exec_ns.saturating_add(ns_at_rate(s.bytes, s.stream_bytes_per_s.min(share).max(1)))))
             .collect();
-        Lanes { count: count as u32, put_ns }
+        Lanes { count: count as u32, put_ns, shapes }
     }
 
     /// Whether `v` is a link put that runs on a lane.

@@ -63,6 +63,23 @@
 //! with fewer than two vector cores, there are no lanes and puts run on any vector core,
 //! charged as if alone.
 //!
+//! # The server tier
+//! When the cost model's network has servers ([`CostModel::network_limits`]), a put to another
+//! server also passes its rank's cross-server bandwidth, slower than the link (on the
+//! calibrated A3 die 61 GB/s against 112) and shared by every put the rank sends across:
+//! with a lane's share of the link alone the plan would have a rank's puts cross as fast as
+//! its lanes stream, and beyond one server the consumers of their blocks, planned for bytes
+//! that cannot be out yet, wait (on the DeepSeek-V3 layer the forward at EP 32 and 64 ran at
+//! 1.35× and 1.31× its bound, the backward at 1.31× and 1.39×). So a lane's put across
+//! servers books its bytes on its rank's tier, one put after another, and is done when the
+//! tier is done with them or its link share is, whichever is later, plus its fixed part with
+//! the longer quiet ([`net`]). Everything downstream — ready times, the lane's next put, the
+//! improvement rounds — then follows when the bytes can really be out. The receivers' ejection
+//! is not booked: within a server the lanes' round order already keeps each receiver to one
+//! sender at a time, and booked first come, first served or shared among the puts in flight,
+//! it made the plans of the balanced backward and the INT8 forward at EP 16 slower in the
+//! simulator (0.8–2.5%), so the plan keeps the rule that measured better.
+//!
 //! The schedule stays greedy within each class of cores — AIC, lanes, other vector cores —
 //! but a lane may idle while other vector work is ready, and a vector core while a link put
 //! is.
@@ -100,6 +117,7 @@
 //! Ready times take one or two passes over each node's predecessors.
 
 mod lanes;
+mod net;
 mod order;
 mod sim;
 #[cfg(test)]
@@ -170,6 +188,9 @@ struct Setup<'a> {
     /// Lanes take their puts by send round, not by priority
     /// ([`order::rounds_stay_in_step`]).
     lanes_by_round: bool,
+    /// When a lane's put to another server is done, if the cost model has a server tier
+    /// ([`net`]); every other node takes its `costs` entry.
+    net: Option<net::Net>,
     edge_local: u64,
     edge_remote: u64,
     group_of_node: IdVec<NodeId, u32>,
@@ -237,12 +258,14 @@ impl<'a> Setup<'a> {
             })
             .collect();
         let lanes_by_round = order::rounds_stay_in_step(exp, |v| lanes.carries(exp, v), |v| costs[v.index()]);
+        let net = net::Net::new(exp, cost, &lanes.shapes, lanes.count, |v| lanes.carries(exp, v));
         Setup {
             exp,
             profile,
             costs,
             send_order: exp.space.node_ids().map(|v| order::send_order(exp, v, cost.ranks_per_server())).collect(),
             lanes_by_round,
+            net,
             edge_local: cost.edge_ns(false),
             edge_remote: cost.edge_ns(true),
             group_of_node,

@@ -1,7 +1,7 @@
 //! One list-scheduling pass: an event-driven simulation of the cores under the cost model
 //! (see the module documentation of [`super`] for the rules it follows).
 
-use super::{CLASSES, Direction, LANE, Pass, Setup, order};
+use super::{CLASSES, Direction, LANE, Pass, Setup, net, order};
 use crate::graph::Csr;
 use crate::ids::{CoreId, Id, IdVec, NodeId, OptId};
 use std::cmp::Reverse;
@@ -118,6 +118,8 @@ struct Sim<'a> {
     /// Which way the pass walks the DAG: a lane of a backward pass, which schedules from the
     /// end, takes its puts in the reverse of the forward turn order.
     direction: Direction,
+    /// What the network has booked so far ([`net::Net::book`]).
+    booked: net::Booked,
 }
 
 impl<'a> Sim<'a> {
@@ -166,6 +168,7 @@ impl<'a> Sim<'a> {
             next_source: 0,
             pending: BTreeSet::new(),
             direction,
+            booked: net::Net::idle(s.profile.ranks),
         }
     }
 
@@ -417,7 +420,10 @@ impl<'a> Sim<'a> {
         self.position[v] = self.queue_len[core];
         self.queue_len[core] += 1;
         self.start_ns[v] = now;
-        let finish = now.saturating_add(self.s.costs[v.index()]);
+        let finish = match &self.s.net {
+            Some(net) if net.times(v) => net.book(&mut self.booked, v, self.s.exp.space.rank_of(v), now),
+            _ => now.saturating_add(self.s.costs[v.index()]),
+        };
         self.finish_ns[v] = finish;
         self.running.push(running_key(finish, v));
     }
