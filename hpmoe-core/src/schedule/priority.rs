@@ -54,6 +54,36 @@ pub(crate) fn bottom_levels_with(exp: &Expanded, costs: &[u64], cost: &dyn CostM
     level
 }
 
+/// Per node: its list-scheduling priority — its bottom level ([`bottom_levels_with`]), except
+/// that a *sink* (a node nothing waits for, such as a weight-gradient tile) is as urgent as the
+/// most urgent other reader of its inputs: its level is at least `level(u) − cost(u) −
+/// edge(u, v)` for each predecessor `u`, the bottom level of `u`'s most urgent successor.
+///
+/// By bottom level alone a sink costs only itself, so it would run after every node on a
+/// path, however early its inputs are ready — on a MoE backward, every weight-gradient tile
+/// after every data-gradient tile, AIC-only work left for the end while the cores waited for
+/// rows earlier. Ranked with its sibling readers, it runs beside them as its inputs land (a
+/// weight-gradient tile of an expert beside the data-gradient tiles of the rows it sums).
+/// Other nodes keep their bottom level. O(V + E).
+pub(crate) fn priorities_with(exp: &Expanded, costs: &[u64], cost: &dyn CostModel) -> Vec<u64> {
+    let mut level = bottom_levels_with(exp, costs, cost);
+    let (edge_local, edge_remote) = (cost.edge_ns(false), cost.edge_ns(true));
+    for v in 0..exp.nodes() as u32 {
+        if !exp.dag.succ.row(v).is_empty() {
+            continue;
+        }
+        let rank = exp.space.rank_of(v);
+        let sibling = exp.dag.pred.row(v).iter().map(|&u| {
+            let edge = if exp.space.rank_of(u) == rank { edge_local } else { edge_remote };
+            level[u as usize].saturating_sub(costs[u as usize]).saturating_sub(edge)
+        });
+        let inherited = sibling.max().unwrap_or(0);
+        let own = &mut level[v as usize];
+        *own = (*own).max(inherited);
+    }
+    level
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -108,7 +108,7 @@ mod tests;
 use super::CostModel;
 use super::Placement;
 use super::bound::lower_bound_of;
-use super::priority::{bottom_levels_with, node_costs};
+use super::priority::{node_costs, priorities_with};
 use crate::expand::Expanded;
 use crate::graph::Csr;
 use crate::ids::{CoreId, IdVec, NodeId};
@@ -143,7 +143,7 @@ fn kind_index(kind: CoreKind) -> u32 {
 pub fn list_schedule(exp: &Expanded, profile: &MachineProfile, cost: &dyn CostModel) -> Placement {
     assert_eq!(profile.ranks, exp.space.ranks, "profile and taskflow disagree on the number of ranks");
     let setup = Setup::new(exp, profile, cost);
-    let levels = bottom_levels_with(exp, &setup.costs, cost);
+    let levels = priorities_with(exp, &setup.costs, cost);
     let pass = setup.improve(setup.pass(Direction::Forward, levels), IMPROVEMENT_ROUNDS);
     let makespan_ns = pass.makespan_ns();
     let queues = queues_from_positions(&pass.core_of, &pass.position, &pass.queue_len);
