@@ -56,32 +56,62 @@ pub(crate) fn bottom_levels_with(exp: &Expanded, costs: &[u64], cost: &dyn CostM
 
 /// Per node: its list-scheduling priority — its bottom level ([`bottom_levels_with`]), except
 /// that a *sink* (a node nothing waits for, such as a weight-gradient tile) is as urgent as the
-/// most urgent other reader of its inputs: its level is at least `level(u) − cost(u) −
-/// edge(u, v)` for each predecessor `u`, the bottom level of `u`'s most urgent successor.
+/// most urgent other reader of the input it waits for last: among its predecessors `u` whose
+/// output reaches it latest by the estimate `top(u) + cost(u) + edge(u, v)` (`top`: the longest
+/// path from a source to `u`'s start), the largest `level(u) − cost(u) − edge(u, v)` — the
+/// bottom level of `u`'s most urgent successor — if that is above its own.
 ///
 /// By bottom level alone a sink costs only itself, so it would run after every node on a
 /// path, however early its inputs are ready — on a MoE backward, every weight-gradient tile
 /// after every data-gradient tile, AIC-only work left for the end while the cores waited for
-/// rows earlier. Ranked with its sibling readers, it runs beside them as its inputs land (a
-/// weight-gradient tile of an expert beside the data-gradient tiles of the rows it sums).
-/// Other nodes keep their bottom level. O(V + E).
+/// rows earlier. Ranked with the readers of the rows it waits for, it runs beside them as
+/// those rows land (a weight-gradient tile of an expert beside the data-gradient tiles of the
+/// same rows), not with the readers of an input ready long before (in a training step, the
+/// forward's activations, whose other readers are the forward's urgent tiles). Other nodes
+/// keep their bottom level. O(V + E).
 pub(crate) fn priorities_with(exp: &Expanded, costs: &[u64], cost: &dyn CostModel) -> Vec<u64> {
     let mut level = bottom_levels_with(exp, costs, cost);
+    let top = top_levels_with(exp, costs, cost);
     let (edge_local, edge_remote) = (cost.edge_ns(false), cost.edge_ns(true));
     for v in 0..exp.nodes() as u32 {
         if !exp.dag.succ.row(v).is_empty() {
             continue;
         }
         let rank = exp.space.rank_of(v);
-        let sibling = exp.dag.pred.row(v).iter().map(|&u| {
-            let edge = if exp.space.rank_of(u) == rank { edge_local } else { edge_remote };
-            level[u as usize].saturating_sub(costs[u as usize]).saturating_sub(edge)
-        });
-        let inherited = sibling.max().unwrap_or(0);
+        // Per predecessor: (when its output reaches `v`, the level of its most urgent successor).
+        let inherited = exp
+            .dag
+            .pred
+            .row(v)
+            .iter()
+            .map(|&u| {
+                let edge = if exp.space.rank_of(u) == rank { edge_local } else { edge_remote };
+                let (c, at) = (costs[u as usize], top[u as usize]);
+                (at.saturating_add(c).saturating_add(edge), level[u as usize].saturating_sub(c).saturating_sub(edge))
+            })
+            .max()
+            .map_or(0, |(_, sibling)| sibling);
         let own = &mut level[v as usize];
         *own = (*own).max(inherited);
     }
     level
+}
+
+/// Per node: the longest path from any source to the node's start, counting each earlier
+/// node's cost and the edges as [`bottom_levels_with`] does. Sums saturate. O(V + E).
+fn top_levels_with(exp: &Expanded, costs: &[u64], cost: &dyn CostModel) -> Vec<u64> {
+    let order = exp.dag.topo_order().expect("the instance DAG is acyclic (checked before scheduling)");
+    let (edge_local, edge_remote) = (cost.edge_ns(false), cost.edge_ns(true));
+    let mut top = vec![0u64; exp.nodes()];
+    for &v in &order {
+        let rank = exp.space.rank_of(v);
+        let start = exp.dag.pred.row(v).iter().map(|&u| {
+            let edge = if exp.space.rank_of(u) == rank { edge_local } else { edge_remote };
+            top[u as usize].saturating_add(costs[u as usize]).saturating_add(edge)
+        });
+        top[v as usize] = start.max().unwrap_or(0);
+    }
+    top
 }
 
 #[cfg(test)]
