@@ -194,4 +194,52 @@ mod tests {
         );
         assert_eq!(node_costs(&exp, &Counting::default()), vec![5, 5, 100, 5, 5, 100, 5, 5, 100]);
     }
+
+    #[test]
+    fn a_sink_ranks_with_the_readers_of_the_input_it_waits_for_last() {
+        let aic = |n| [(CoreKind::Aic, n, Work::default())];
+        let prio = |exp: &Expanded| priorities_with(exp, &node_costs(exp, &UnitCost), &UnitCost);
+        // Chain 0 → 1 → 2 → 3; sink 4 reads 0 alone: it ranks with 0's other reader, 1.
+        let exp = expanded(1, &aic(5), &[(0, 1), (1, 2), (2, 3), (0, 4)]);
+        assert_eq!(bottom_levels(&exp, &UnitCost), vec![4, 3, 2, 1, 1]);
+        assert_eq!(prio(&exp), vec![4, 3, 2, 1, 3]);
+        // It also reads 2, which it waits for last: it ranks with 2's reader 3, not with 1.
+        let exp = expanded(1, &aic(5), &[(0, 1), (1, 2), (2, 3), (0, 4), (2, 4)]);
+        assert_eq!(prio(&exp), vec![4, 3, 2, 1, 1]);
+        // A sink never ranks below its own bottom level, nor does a source sink change.
+        let exp = expanded(1, &aic(3), &[(0, 1)]);
+        assert_eq!(prio(&exp), bottom_levels(&exp, &UnitCost));
+    }
+
+    #[test]
+    fn top_levels_count_the_longest_path_to_a_start() {
+        // node 4 waits for 2 (after 0 and the cross-rank edge 2 → 4 of 1000).
+        let aic = Work { flops: 7, ..Work::default() };
+        let exp = expanded(2, &[(CoreKind::Aic, 2, aic), (CoreKind::Aiv, 1, Work::default())], &[(0, 2), (2, 4)]);
+        let cost = Counting::default();
+        let top = top_levels_with(&exp, &node_costs(&exp, &cost), &cost);
+        assert_eq!(top, vec![0, 0, 7 + 10, 0, 7 + 10 + 100 + 1000, 0]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn only_sinks_move_and_never_above_their_predecessors(seed in proptest::prelude::any::<u64>(), ranks in 1u32..=3) {
+            let exp = crate::schedule::testutil::random_expanded(seed, ranks, 6, 8);
+            let cost = Counting::default();
+            let costs = node_costs(&exp, &cost);
+            let levels = bottom_levels_with(&exp, &costs, &cost);
+            let prio = priorities_with(&exp, &costs, &cost);
+            for v in 0..exp.nodes() as u32 {
+                let (own, got) = (levels[v as usize], prio[v as usize]);
+                if !exp.dag.succ.row(v).is_empty() {
+                    proptest::prop_assert_eq!(got, own);
+                    continue;
+                }
+                // A sink never ranks below its own level, nor above what a predecessor's
+                // successors need after it.
+                let ceiling = exp.dag.pred.row(v).iter().map(|&u| levels[u as usize] - costs[u as usize]).max();
+                proptest::prop_assert!(own <= got && got <= ceiling.unwrap_or(own).max(own), "node {}: {} -> {}", v, own, got);
+            }
+        }
+    }
 }

@@ -3,8 +3,10 @@
 //! An event-driven simulation under the cost model. Simulated time jumps from event to event
 //! (a node finishes and frees its core; a node becomes ready), and whenever a core is idle
 //! while a node it could run is ready, the core starts the ready node with the highest
-//! priority — largest bottom level (in the first pass; see forward-backward improvement below
-//! for the others), then earliest send round, then smallest node id. No core is
+//! priority — largest bottom level, a sink (a node nothing waits for) ranked with the other
+//! readers of the input it waits for last (`priority::priorities_with`), in the first
+//! pass (see forward-backward improvement below for the others), then earliest send round,
+//! then smallest node id. No core is
 //! ever left idle while a node it could run is ready (the schedule is *greedy*, or
 //! work-conserving, which is what the (types + 1) × lower-bound guarantee of list scheduling
 //! needs), so an urgent node whose inputs arrive late never holds up ready work behind it.
