@@ -4,7 +4,8 @@
 //!
 //! The steps, in the order a caller runs them:
 //! 1. [`list_schedule`] — critical-path list scheduling under a [`CostModel`]
-//!    (priorities from [`bottom_levels`], then forward-backward improvement; puts to other
+//!    (priorities from [`bottom_levels`], a sink ranked with the readers of the input it waits
+//!    for last, then forward-backward improvement; puts to other
 //!    ranks on a few link lanes per rank when the model has a shared link) → [`Placement`];
 //! 2. [`prove_deadlock_free`] — DAG ∪ per-core order is acyclic, or here is the cycle;
 //! 3. [`plan_sync`] — [`reduce_cross_core_edges`] then one counter per waiting node → [`SyncPlan`].

@@ -55,6 +55,66 @@ pub(crate) fn bottom_levels_with(exp: &Expanded, costs: &[u64], cost: &dyn CostM
     level
 }
 
+/// Per node: its list-scheduling priority — its bottom level ([`bottom_levels_with`]), except
+/// that a *sink* (a node nothing waits for, such as a weight-gradient tile) is as urgent as the
+/// most urgent other reader of the input it waits for last: among its predecessors `u` whose
+/// output reaches it latest by the estimate `top(u) + cost(u) + edge(u, v)` (`top`: the longest
+/// path from a source to `u`'s start), the largest `level(u) − cost(u) − edge(u, v)` — the
+/// bottom level of `u`'s most urgent successor — if that is above its own.
+///
+/// By bottom level alone a sink costs only itself, so it would run after every node on a
+/// path, however early its inputs are ready — on a MoE backward, every weight-gradient tile
+/// after every data-gradient tile, AIC-only work left for the end while the cores waited for
+/// rows earlier. Ranked with the readers of the rows it waits for, it runs beside them as
+/// those rows land (a weight-gradient tile of an expert beside the data-gradient tiles of the
+/// same rows), not with the readers of an input ready long before (in a training step, the
+/// forward's activations, whose other readers are the forward's urgent tiles). Other nodes
+/// keep their bottom level. O(V + E).
+pub(crate) fn priorities_with(exp: &Expanded, costs: &[u64], cost: &dyn CostModel) -> Vec<u64> {
+    let mut level = bottom_levels_with(exp, costs, cost);
+    let top = top_levels_with(exp, costs, cost);
+    let (edge_local, edge_remote) = (cost.edge_ns(false), cost.edge_ns(true));
+    for v in 0..exp.nodes() as u32 {
+        if !exp.dag.succ.row(v).is_empty() {
+            continue;
+        }
+        let rank = exp.space.rank_of(v);
+        // Per predecessor: (when its output reaches `v`, the level of its most urgent successor).
+        let inherited = exp
+            .dag
+            .pred
+            .row(v)
+            .iter()
+            .map(|&u| {
+                let edge = if exp.space.rank_of(u) == rank { edge_local } else { edge_remote };
+                let (c, at) = (costs[u as usize], top[u as usize]);
+                (at.saturating_add(c).saturating_add(edge), level[u as usize].saturating_sub(c).saturating_sub(edge))
+            })
+            .max()
+            .map_or(0, |(_, sibling)| sibling);
+        let own = &mut level[v as usize];
+        *own = (*own).max(inherited);
+    }
+    level
+}
+
+/// Per node: the longest path from any source to the node's start, counting each earlier
+/// node's cost and the edges as [`bottom_levels_with`] does. Sums saturate. O(V + E).
+fn top_levels_with(exp: &Expanded, costs: &[u64], cost: &dyn CostModel) -> Vec<u64> {
+    let order = exp.dag.topo_order().expect("the instance DAG is acyclic (checked before scheduling)");
+    let (edge_local, edge_remote) = (cost.edge_ns(false), cost.edge_ns(true));
+    let mut top = vec![0u64; exp.nodes()];
+    for &v in &order {
+        let rank = exp.space.rank_of(v);
+        let start = exp.dag.pred.row(v).iter().map(|&u| {
+            let edge = if exp.space.rank_of(u) == rank { edge_local } else { edge_remote };
+            top[u as usize].saturating_add(costs[u as usize]).saturating_add(edge)
+        });
+        top[v as usize] = start.max().unwrap_or(0);
+    }
+    top
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,5 +194,53 @@ mod tests {
             &[],
         );
         assert_eq!(node_costs(&exp, &Counting::default()), vec![5, 5, 100, 5, 5, 100, 5, 5, 100]);
+    }
+
+    #[test]
+    fn a_sink_ranks_with_the_readers_of_the_input_it_waits_for_last() {
+        let aic = |n| [(CoreKind::Aic, n, Work::default())];
+        let prio = |exp: &Expanded| priorities_with(exp, &node_costs(exp, &UnitCost), &UnitCost);
+        // Chain 0 → 1 → 2 → 3; sink 4 reads 0 alone: it ranks with 0's other reader, 1.
+        let exp = expanded(1, &aic(5), &[(0, 1), (1, 2), (2, 3), (0, 4)]);
+        assert_eq!(bottom_levels(&exp, &UnitCost), vec![4, 3, 2, 1, 1]);
+        assert_eq!(prio(&exp), vec![4, 3, 2, 1, 3]);
+        // It also reads 2, which it waits for last: it ranks with 2's reader 3, not with 1.
+        let exp = expanded(1, &aic(5), &[(0, 1), (1, 2), (2, 3), (0, 4), (2, 4)]);
+        assert_eq!(prio(&exp), vec![4, 3, 2, 1, 1]);
+        // A sink never ranks below its own bottom level, nor does a source sink change.
+        let exp = expanded(1, &aic(3), &[(0, 1)]);
+        assert_eq!(prio(&exp), bottom_levels(&exp, &UnitCost));
+    }
+
+    #[test]
+    fn top_levels_count_the_longest_path_to_a_start() {
+        // node 4 waits for 2 (after 0 and the cross-rank edge 2 → 4 of 1000).
+        let aic = Work { flops: 7, ..Work::default() };
+        let exp = expanded(2, &[(CoreKind::Aic, 2, aic), (CoreKind::Aiv, 1, Work::default())], &[(0, 2), (2, 4)]);
+        let cost = Counting::default();
+        let top = top_levels_with(&exp, &node_costs(&exp, &cost), &cost);
+        assert_eq!(top, vec![0, 0, 7 + 10, 0, 7 + 10 + 100 + 1000, 0]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn only_sinks_move_and_never_above_their_predecessors(seed in proptest::prelude::any::<u64>(), ranks in 1u32..=3) {
+            let exp = crate::schedule::testutil::random_expanded(seed, ranks, 6, 8);
+            let cost = Counting::default();
+            let costs = node_costs(&exp, &cost);
+            let levels = bottom_levels_with(&exp, &costs, &cost);
+            let prio = priorities_with(&exp, &costs, &cost);
+            for v in 0..exp.nodes() as u32 {
+                let (own, got) = (levels[v as usize], prio[v as usize]);
+                if !exp.dag.succ.row(v).is_empty() {
+                    proptest::prop_assert_eq!(got, own);
+                    continue;
+                }
+                // A sink never ranks below its own level, nor above what a predecessor's
+                // successors need after it.
+                let ceiling = exp.dag.pred.row(v).iter().map(|&u| levels[u as usize] - costs[u as usize]).max();
+                proptest::prop_assert!(own <= got && got <= ceiling.unwrap_or(own).max(own), "node {}: {} -> {}", v, own, got);
+            }
+        }
     }
 }

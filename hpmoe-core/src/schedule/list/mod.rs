@@ -3,8 +3,10 @@
 //! An event-driven simulation under the cost model. Simulated time jumps from event to event
 //! (a node finishes and frees its core; a node becomes ready), and whenever a core is idle
 //! while a node it could run is ready, the core starts the ready node with the highest
-//! priority — largest bottom level (in the first pass; see forward-backward improvement below
-//! for the others), then earliest send round, then smallest node id. No core is
+//! priority — largest bottom level, a sink (a node nothing waits for) ranked with the other
+//! readers of the input it waits for last (`priority::priorities_with`), in the first
+//! pass (see forward-backward improvement below for the others), then earliest send round,
+//! then smallest node id. No core is
 //! ever left idle while a node it could run is ready (the schedule is *greedy*, or
 //! work-conserving, which is what the (types + 1) × lower-bound guarantee of list scheduling
 //! needs), so an urgent node whose inputs arrive late never holds up ready work behind it.
@@ -126,7 +128,7 @@ mod tests;
 use super::CostModel;
 use super::Placement;
 use super::bound::lower_bound_of;
-use super::priority::{bottom_levels_with, node_costs};
+use super::priority::{node_costs, priorities_with};
 use crate::expand::Expanded;
 use crate::graph::Csr;
 use crate::ids::{CoreId, IdVec, NodeId};
@@ -161,7 +163,7 @@ fn kind_index(kind: CoreKind) -> u32 {
 pub fn list_schedule(exp: &Expanded, profile: &MachineProfile, cost: &dyn CostModel) -> Placement {
     assert_eq!(profile.ranks, exp.space.ranks, "profile and taskflow disagree on the number of ranks");
     let setup = Setup::new(exp, profile, cost);
-    let levels = bottom_levels_with(exp, &setup.costs, cost);
+    let levels = priorities_with(exp, &setup.costs, cost);
     let pass = setup.improve(setup.pass(Direction::Forward, levels), IMPROVEMENT_ROUNDS);
     let makespan_ns = pass.makespan_ns();
     let queues = queues_from_positions(&pass.core_of, &pass.position, &pass.queue_len);

@@ -70,7 +70,7 @@ fn random_schedules_respect_every_dependency_and_core() {
             assert_work_conserving(&exp, &prof, &p, cost);
             // Improvement keeps the first pass unless it finds a shorter schedule.
             let setup = Setup::new(&exp, &prof, cost);
-            let first = setup.pass(Direction::Forward, bottom_levels_with(&exp, &setup.costs, cost));
+            let first = setup.pass(Direction::Forward, priorities_with(&exp, &setup.costs, cost));
             assert!(p.makespan_ns <= first.makespan_ns());
         }
     }
@@ -105,7 +105,7 @@ fn the_tolerance_costs_at_most_its_share_of_the_makespan() {
         let link = LinkCost { link: 3, stream: 1, edge: 2 };
         for cost in [&UnitCost as &dyn CostModel, &SimpleCost::default(), &TenAndEdges, &link] {
             let setup = Setup::new(&exp, &prof, cost);
-            let first = || setup.pass(Direction::Forward, bottom_levels_with(&exp, &setup.costs, cost));
+            let first = || setup.pass(Direction::Forward, priorities_with(&exp, &setup.costs, cost));
             let with = setup.improve(first(), IMPROVEMENT_ROUNDS).makespan_ns();
             let without = improve_without_tolerance(&setup, first(), &mut skipped).makespan_ns();
             // More rounds only ever shorten it, and never by the tolerance's share or more.

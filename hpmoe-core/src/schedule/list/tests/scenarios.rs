@@ -152,7 +152,7 @@ fn forward_backward_passes_interleave_stages_that_critical_path_runs_one_after_a
     // By bottom level (a 25, b 15, p 10) the AIC runs every a before any b, so the vector
     // core starts at 35 and ends at 65.
     let setup = Setup::new(&exp, &prof, &cost);
-    let first = setup.pass(Direction::Forward, bottom_levels_with(&exp, &setup.costs, &cost));
+    let first = setup.pass(Direction::Forward, priorities_with(&exp, &setup.costs, &cost));
     assert_eq!(first.start_ns, vec![0, 10, 20, 30, 35, 40, 35, 45, 55]);
     // The backward pass, latest-finishing first, runs p2, p1, p0 on the vector core from
     // the end ([0,10], [10,20], [20,30]) and b2 [10,15], a2 [15,25], b1 [25,30], b0
