@@ -99,6 +99,7 @@
 //! most once and is skipped, when it reaches the top of a heap, if it has started elsewhere.
 //! Ready times take one or two passes over each node's predecessors.
 
+mod heap;
 mod lanes;
 mod order;
 mod sim;
