@@ -102,11 +102,29 @@ fn taskflow_of(shape: &MoeShape, target: u64) -> Taskflow {
     tf
 }
 
-/// The plan of `tf` and how long it took.
-fn plan_timed(tf: &Taskflow) -> (hpmoe_core::Compiled, std::time::Duration) {
+/// FNV-1a of `bytes`: with the table's checksum, a fingerprint of the plan, so two builds'
+/// rows can be checked to plan alike.
+fn fnv1a(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5, |h, &b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))
+}
+
+/// CPU time (user + system, every thread) this process has used so far, on Linux: the
+/// `utime` and `stime` fields of `/proc/self/stat`, in the 1/100 s ticks Linux shows there.
+fn process_cpu() -> Option<std::time::Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: count after it.
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(std::time::Duration::from_millis(ticks * 10))
+}
+
+/// The plan of `tf`, how long it took, and the CPU time it took (all threads; to 10 ms).
+fn plan_timed(tf: &Taskflow) -> (hpmoe_core::Compiled, std::time::Duration, Option<std::time::Duration>) {
+    let cpu = process_cpu();
     let t = Instant::now();
     let c = hpmoe_core::plan(tf).unwrap_or_else(|d| panic!("{d}"));
-    (c, t.elapsed())
+    let wall = t.elapsed();
+    (c, wall, process_cpu().zip(cpu).map(|(after, before)| after.saturating_sub(before)))
 }
 
 fn main() {
@@ -127,7 +145,7 @@ fn main() {
         }
     }
     println!(
-        "{:>9} {:>5} {:>7} {:>7} {:>6} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>12} {:>9} {:>8} {:>7}",
+        "{:>9} {:>5} {:>7} {:>7} {:>6} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>12} {:>9} {:>8} {:>7} {:>8} {:>8}",
         "instances",
         "ranks",
         "experts",
@@ -135,6 +153,7 @@ fn main() {
         "pad",
         "edges",
         "total_ms",
+        "cpu_ms",
         "cost",
         "check",
         "expand",
@@ -145,17 +164,20 @@ fn main() {
         "instances/s",
         "waits",
         "B/entry",
-        "nlogn"
+        "nlogn",
+        "table",
+        "flags"
     );
     let mut base = None;
     for &target in &targets {
         let shape = shape_below(target);
         let tf = taskflow_of(&shape, target);
         // Each column's least time over the runs (the plans are identical).
-        let (mut c, mut total) = plan_timed(&tf);
+        let (mut c, mut total, mut cpu) = plan_timed(&tf);
         for _ in 1..runs {
-            let (again, t) = plan_timed(&tf);
+            let (again, t, again_cpu) = plan_timed(&tf);
             total = total.min(t);
+            cpu = cpu.zip(again_cpu).map(|(a, b)| a.min(b));
             let (best, new) = (&mut c.times, &again.times);
             best.structure = best.structure.min(new.structure);
             best.expand = best.expand.min(new.expand);
@@ -172,7 +194,7 @@ fn main() {
         let norm = per_nlogn / *base.get_or_insert(per_nlogn);
         let times = &c.times;
         println!(
-            "{:>9} {:>5} {:>7} {:>7} {:>6} {:>10} {:>9.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>12.0} {:>9} {:>8.1} {:>7.2}",
+            "{:>9} {:>5} {:>7} {:>7} {:>6} {:>10} {:>9.1} {:>8} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>12.0} {:>9} {:>8.1} {:>7.2} {:08x} {:08x}",
             c.expanded.nodes(),
             shape.ranks,
             shape.experts,
@@ -180,6 +202,7 @@ fn main() {
             target - shape.instances_per_rank() * u64::from(shape.ranks),
             c.expanded.dag.edges(),
             ms(total),
+            cpu.map_or("-".to_string(), |d| format!("{:.0}", ms(d))),
             // The cost model and the checks `plan` runs before the pipeline's stages.
             ms(total.saturating_sub(times.total())),
             ms(times.structure + times.order_checks),
@@ -191,7 +214,9 @@ fn main() {
             n / total.as_secs_f64(),
             c.sync.cross_edges_after,
             c.table.bytes_per_entry(),
-            norm
+            norm,
+            c.table.checksum(),
+            fnv1a(&c.flags_bin)
         );
     }
 }
