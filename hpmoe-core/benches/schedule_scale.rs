@@ -17,25 +17,37 @@
 //!
 //! Times are wall-clock on whatever machine runs it; compare rows of one run, not runs on
 //! different machines. The "n log n" column is time / (n · log2 n) in ns, normalised to
-//! the first row: close to 1 all the way down means growth close to n log n.
+//! the first row: close to 1 all the way down means growth close to n log n. `cpu_ms` is the
+//! CPU time of the plan (user + system, every thread, to 10 ms; Linux only), the steadier
+//! figure on a loaded machine. From 2^19 instances on, the stages after scheduling run on a
+//! second thread alongside the improvement rounds ([`hpmoe_core::plan`] overlaps them), so
+//! `list` then includes waiting for them and the stage columns add up to more than `total_ms`
+//! (`cost` shows 0). `table` and `flags` fingerprint the plan (the table's checksum, an FNV-1a
+//! of the flag plan): two builds that plan alike print the same.
 //!
-//! Measured on the shared 2-core development machine under a load average of 8–9 (other
-//! builds running), so wall times are several times the CPU time; previous main and this
-//! version one after the other, full runs (10^6 / 2^23 rows, ms):
+//! Measured on the shared 2-core development machine under a load average of 7–10 (other
+//! helpers building; the kernel's autogroup scheduling gives this process one share however
+//! many threads it runs, so under load the second thread buys no wall time), previous main
+//! and this version one after the other, twice each, `--no-limit`, 10^6 row (ms; fingerprints
+//! `cfaf3eab 02b997ed` in both):
 //!
-//! | stage      | 10^6 before | 10^6 now | 2^23 before | 2^23 now |
-//! |------------|------------:|---------:|------------:|---------:|
-//! | expand     |        2636 |     2611 |       23525 |    30021 |
-//! | list       |        7431 |     7230 |       90679 |    92734 |
-//! | sync       |        3261 |     3021 |       34722 |    37371 |
-//! | flg+tbl    |        2517 |     1177 |       32882 |    14344 |
-//! | total      |       16243 |    14303 |      185812 |   177515 |
+//! | 10^6 instances             |    before |       now |
+//! |----------------------------|----------:|----------:|
+//! | total, wall                | 5628–6305 | 5714–6293 |
+//! | total, CPU                 | 2840–3250 | 2860–3110 |
+//! | expand, wall               | 1071–1135 |   973–989 |
+//! | list, wall                 | 2548–2936 | 4709–5270 (waits for the overlapped stages) |
+//! | proof + sync + table, wall | 1975–2193 | overlapped with list |
 //!
-//! Only flags + table changed beyond the noise (a flat kept-edge list and a counting fan-in
-//! check); the list scheduler's packed keys and sorted sources show in CPU time, not above
-//! this noise: the whole `--no-limit` run (10^3 … 10^6 and the shape search) took 3.9–4.8 s of
-//! user CPU before and 2.7–3.1 s after. 10^6 instances in under 1 s is not reached: at 10^6
-//! the list scheduler's passes alone are most of a second of CPU on this machine.
+//! The whole `--no-limit` run took 2.99–3.32 s of user CPU before and 3.07–3.32 s after. By
+//! `perf` (dwarf call graphs, whole `--no-limit` run, ~3.2 s sampled), the 10^6 plan's CPU goes
+//! to list scheduling ~1.2 s (three passes of ~0.4 s: the improvement round runs and does not
+//! win), sync reduction 0.45–0.7 s, expansion and checks ~0.55 s, flags and table ~0.25 s; the
+//! 4-ary heap took list scheduling's sampled time from 1.37 s to 1.27 s. On an idle 2-core
+//! machine the overlap takes the wall time to about expand + one pass + max(two passes, the
+//! later stages): an estimate from the stage times above, about a third less than their sum,
+//! not measured here. 10^6 instances in under 1 s is not reached, in CPU or wall time: at
+//! 10^6 the list scheduler's three passes alone are over a second of CPU on this machine.
 
 use hpmoe_core::limits::{MAX_FAMILY_INSTANCES, MAX_INSTANCES};
 use hpmoe_core::model::{CoreKind, DType, Taskflow};
