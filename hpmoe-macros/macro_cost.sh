@@ -2,14 +2,18 @@
 # What the `#[taskflow]` macro costs a user's build: the release build of the examples crate's
 # DSL flagship (examples/examples/moe_ffn_dsl.rs) against a control without taskflows.
 #
-#   hpmoe-macros/macro_cost.sh [RUNS]        (default 7 runs; run from anywhere in the repo)
+#   hpmoe-macros/macro_cost.sh [RUNS [EXAMPLE]]   (default 7 runs of moe_ffn_dsl; run from
+#                                                  anywhere in the repo)
 #
-# From the flagship it writes three examples beside it (removed on exit):
+# EXAMPLE names another example of two taskflows in the same layout (`moe_training_dsl`: the
+# DeepSeek-V3 backward and training step); its variants are called `first` and `second`.
+# From the example it writes three examples beside it (removed on exit):
 #   __macro_cost_control   both taskflow functions replaced by
 #                          `fn NAME() -> Program { std::hint::black_box(None).expect("control") }`
 #                          (rustc cannot see that it panics, so `main` is compiled whole, as
 #                          with the taskflows: a visible panic would let it drop the rest of `main`)
-#   __macro_cost_balanced  only `moe_ffn_natural` replaced: the cost of `moe_ffn`
+#   __macro_cost_balanced  only `moe_ffn_natural` (the second taskflow) replaced: the cost of
+#                          `moe_ffn` (the first)
 #   __macro_cost_natural   only `moe_ffn` replaced: the cost of `moe_ffn_natural`
 # Each is built once to warm the dependencies; then, RUNS times, each of the three in turn is
 # touched and built (`cargo build --release -p hpmoe-examples --example NAME`), timed by wall
@@ -21,11 +25,16 @@
 #   cargo test -p hpmoe-macros --release -- --ignored --nocapture expansion_time
 set -euo pipefail
 runs=${1:-7}
+example=${2:-moe_ffn_dsl}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 dir=examples/examples
-src=$dir/moe_ffn_dsl.rs
-variants=(control balanced natural)
+src=$dir/$example.rs
+# The example's two taskflow functions, in order.
+mapfile -t names < <(awk '/^#\[taskflow\(/ { getline; sub(/^pub fn /, ""); sub(/\(.*/, ""); print }' "$src")
+[ "${#names[@]}" = 2 ] || { echo "$src has ${#names[@]} taskflows, expected 2" >&2; exit 1; }
+if [ "$example" = moe_ffn_dsl ]; then first=balanced second=natural; else first=first second=second; fi
+variants=(control "$first" "$second")
 timing=$(mktemp)
 cleanup() {
     for v in "${variants[@]}"; do rm -f "$dir/__macro_cost_$v.rs"; done
@@ -48,9 +57,9 @@ stub() {
         }
         { print }' "$src"
 }
-stub moe_ffn,moe_ffn_natural > "$dir/__macro_cost_control.rs"
-stub moe_ffn_natural > "$dir/__macro_cost_balanced.rs"
-stub moe_ffn > "$dir/__macro_cost_natural.rs"
+stub "${names[0]},${names[1]}" > "$dir/__macro_cost_control.rs"
+stub "${names[1]}" > "$dir/__macro_cost_$first.rs"
+stub "${names[0]}" > "$dir/__macro_cost_$second.rs"
 for v in "${variants[@]}"; do
     want=$([ "$v" = control ] && echo 0 || echo 1)
     got=$(grep -c '^#\[taskflow(' "$dir/__macro_cost_$v.rs" || true)
@@ -84,8 +93,8 @@ done
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.3f", m }'; }
 # Per round, variant minus the control of the same round.
 diffs() { paste -d' ' <(echo "$2" | tr ' ' '\n') <(echo "$3" | tr ' ' '\n') | awk 'NF == 2 { printf "%f ", $1 - $2 }'; }
-echo "release build of the examples crate's DSL flagship, $runs rounds, medians in seconds (wall / cpu):"
+echo "release build of the examples crate's $example, $runs rounds, medians in seconds (wall / cpu):"
 for v in "${variants[@]}"; do echo "  $v: $(echo "${wall[$v]}" | median) / $(echo "${cpu[$v]}" | median)"; done
-for v in balanced natural; do
+for v in "$first" "$second"; do
     echo "  $v over the control: $(diffs x "${wall[$v]}" "${wall[control]}" | median) / $(diffs x "${cpu[$v]}" "${cpu[control]}" | median)"
 done

@@ -1,17 +1,23 @@
 // The backward of the MoE-FFN layer of `examples/dsl/moe_ffn.rs` under balanced routing, as items
 // of a `#[taskflow]` body: the taskflow `hpmoe_host::moe::MoeShape::backward_taskflow` builds
 // (its module docs describe every family), tile by tile, in one kernel, from `combine_bwd` on.
-// Included at the tiny size by
+// Included by
 //
-//   hpmoe-host/tests/dsl_backward.rs   the backward alone, after `moe_ffn_backward_inputs.rs`
-//   hpmoe-host/tests/dsl_training.rs   the training step, after `moe_ffn.rs` (the forward)
+//   hpmoe-host/tests/dsl_backward.rs   the backward alone, after `moe_ffn_backward_inputs.rs`,
+//                                      at the tiny size (two weight-gradient groups, and one)
+//   hpmoe-host/tests/dsl_training.rs   the training step, after `moe_ffn.rs` (the forward),
+//                                      at the tiny size
+//   examples/examples/moe_training_dsl.rs   both at DeepSeek-V3 EP 8 (one group)
 //
-// which each check it against the builder and run it against the plain-loop reference.
+// which each check it against the builder (and the tests run it against the plain-loop
+// reference).
 //
 // The includer declares the forward's shape (T, HIDDEN, INTER, EXPERTS, TOP_K, B, N1, N2, SUM,
 // as for `moe_ffn.rs`), W (received rows per weight-gradient tile, a multiple of B dividing the
-// rows per expert, with at least two groups: the first is written, the later ones added in a
-// chain) and WB13, WB2 (gradient rows per weight-gradient tile of dW13 and dW2); the tensors
+// rows per expert R: the first W rows are written, each later group of W added in a chain; with
+// W = R, the DeepSeek-V3 shapes' whole-expert tiles, there is no later group and the `*_acc`
+// chains do not exist, `when(R > W)`) and WB13, WB2 (gradient rows per weight-gradient tile of
+// dW13 and dW2: at most 1024, what fits the AIC's L1 beside the other panel); the tensors
 // the forward saves (W13, W2, TOPK_WEIGHTS, RECV, H, ACT, BACK, and the consts E, R, S, SENT of
 // `moe_ffn.rs`), as inputs (`moe_ffn_backward_inputs.rs`) or as the forward's own; and the
 // output gradient's first use, which differs between the two (the training step's waits for
@@ -65,11 +71,12 @@ fn gmm2_wgrad(e: Idx, p: Idx, n: Idx) {
     );
 }
 
-/// ... plus each later group of W rows, in order: one chain per gradient tile.
+/// ... plus each later group of W rows, in order: one chain per gradient tile (none with one group).
 #[tile(
     aic,
     grid(e in 0..E, m in 0..R / W - 1, p in 0..INTER / WB2, n in 0..HIDDEN / N2),
-    after(gmm2_wgrad_acc(e, m - 1, p, n))
+    after(gmm2_wgrad_acc(e, m - 1, p, n)),
+    when(R > W)
 )]
 fn gmm2_wgrad_acc(e: Idx, m: Idx, p: Idx, n: Idx) {
     matmul_tn_accumulate(
@@ -110,7 +117,8 @@ fn gmm1_wgrad(e: Idx, p: Idx, n: Idx) {
 #[tile(
     aic,
     grid(e in 0..E, m in 0..R / W - 1, p in 0..HIDDEN / WB13, n in 0..2 * INTER / N1),
-    after(gmm1_wgrad_acc(e, m - 1, p, n))
+    after(gmm1_wgrad_acc(e, m - 1, p, n)),
+    when(R > W)
 )]
 fn gmm1_wgrad_acc(e: Idx, m: Idx, p: Idx, n: Idx) {
     matmul_tn_accumulate(

@@ -9,7 +9,13 @@
 //! ```sh
 //! cargo run --release -p hpmoe-examples --example moe_training [-- --ep N] [--tokens N] [--json]
 //!                                                               [--profile ascend_a3_die|ascend910b|FILE]
+//!                                                               [--natural]
 //! ```
+//!
+//! `--natural` measures the layer under natural routing instead
+//! (`MoeShape::deepseek_v3_natural`: capacity padding, guarded tiles), as the main job measures
+//! its natural forward: each pass scheduled on the expected activity of sampled routings and
+//! simulated under routing seed 42, with the share of tile instances that skip their work.
 //!
 //! Every latency is simulated by the cost model (`hpmoe_host::sim`) under the chosen profile,
 //! whose constants are sourced or guessed as the main job's are (`hpmoe_core::cost::GUESSES`):
@@ -26,17 +32,20 @@
 //! The DeepSeek-V3 backward sums each expert's weight gradient in one tile per column block
 //! (`MoeShape::with_whole_expert_wgrad`): per-block accumulation re-writes the F32 gradients
 //! once per row block and is HBM-bound at these sizes. The host check runs `tiny(2)` and
-//! `tiny(4)`, whose weight gradients are chained over four row groups.
+//! `tiny(4)`, whose weight gradients are chained over four row groups (with `--natural`,
+//! `tiny_natural(2)` and `tiny_natural(4)`).
 
 use hpmoe_core::cost::TaskflowCost;
 use hpmoe_examples::cli::Options;
+use hpmoe_examples::report::{PLAN_SAMPLES, ROUTING_SEED, RoutedLayer};
 use hpmoe_examples::{ExampleError, moe_backward_host_check};
 use hpmoe_host::moe::{MoeShape, Pass};
 use hpmoe_host::sim;
 use std::process::ExitCode;
 use std::time::Instant;
 
-const USAGE: &str = "--ep N (one EP instead of 8, 16, 32, 64), --tokens N (default 4096), --json, --profile NAME|FILE";
+const USAGE: &str =
+    "--ep N (one EP instead of 8, 16, 32, 64), --tokens N (default 4096), --json, --profile NAME|FILE, --natural";
 
 /// One pass at one EP.
 struct Row {
@@ -47,6 +56,8 @@ struct Row {
     taskflow: sim::Summary,
     bound_ns: u64,
     binding: &'static str,
+    /// Under natural routing: the tile instances that skip their work in the simulated run.
+    skipped: Option<usize>,
 }
 
 impl Row {
@@ -72,6 +83,7 @@ impl Row {
             "baseline_aic_utilisation": self.baseline.aic_utilisation,
             "exposed_comm_us": us(self.taskflow.exposed_comm_ns),
             "baseline_exposed_comm_us": us(self.baseline.exposed_comm_ns),
+            "skipped_instances": self.skipped,
         })
     }
 }
@@ -81,12 +93,29 @@ fn shape(ep: u32, tokens: u64) -> MoeShape {
     MoeShape::deepseek_v3(ep, tokens).with_whole_expert_wgrad()
 }
 
-fn measure(ep: u32, tokens: u64, pass: Pass, profile: &hpmoe_core::cost::CostProfile) -> Result<Row, ExampleError> {
-    let tf = shape(ep, tokens).pass_taskflow(pass).map_err(ExampleError::Shape)?;
-    let cost = TaskflowCost::new(&tf, profile.clone());
-    let compiled = hpmoe_core::compile_with(&tf, &cost, &hpmoe_core::CompileOptions::default())
+fn measure(
+    ep: u32,
+    tokens: u64,
+    pass: Pass,
+    profile: &hpmoe_core::cost::CostProfile,
+    natural: bool,
+) -> Result<Row, ExampleError> {
+    // Natural routing: planned on the expected activity of sampled routings, run under one.
+    let (tf, plan, run, skipped) = if natural {
+        let layer =
+            RoutedLayer::natural_pass(&MoeShape::deepseek_v3_natural(ep, tokens), pass, ROUTING_SEED, PLAN_SAMPLES)?;
+        let cost = TaskflowCost::new(&layer.taskflow, profile.clone());
+        let skipped = layer.run.skipped();
+        let (plan, run) = (cost.clone().with_expected_activity(layer.plan), cost.with_activity(layer.run));
+        (layer.taskflow, plan, run, Some(skipped))
+    } else {
+        let tf = shape(ep, tokens).pass_taskflow(pass).map_err(ExampleError::Shape)?;
+        let cost = TaskflowCost::new(&tf, profile.clone());
+        (tf, cost.clone(), cost, None)
+    };
+    let compiled = hpmoe_core::compile_with(&tf, &plan, &hpmoe_core::CompileOptions::default())
         .map_err(|d| ExampleError::plan(&tf, d))?;
-    let cmp = sim::compare(&compiled, &tf.profile, &cost)
+    let cmp = sim::compare(&compiled, &tf.profile, &run)
         .map_err(|error| ExampleError::Simulate { taskflow: tf.name.clone(), error })?;
     Ok(Row {
         ep,
@@ -96,11 +125,13 @@ fn measure(ep: u32, tokens: u64, pass: Pass, profile: &hpmoe_core::cost::CostPro
         taskflow: cmp.taskflow.summary(),
         bound_ns: cmp.bound.ns(),
         binding: cmp.bound.binding(),
+        skipped,
     })
 }
 
 fn run() -> Result<bool, ExampleError> {
-    let options = Options::from_env(&["--ep", "--tokens", "--json", "--profile"], USAGE)?;
+    let options = Options::from_env(&["--ep", "--tokens", "--json", "--profile", "--natural"], USAGE)?;
+    let natural = options.flag("--natural");
     let tokens = options.number("--tokens", 4096)?;
     let profile = options.profile()?;
     let eps: Vec<u32> = match options.value("--ep") {
@@ -112,19 +143,24 @@ fn run() -> Result<bool, ExampleError> {
     for &ep in &eps {
         for pass in Pass::ALL {
             eprint!("[ep {ep}] {}…", pass.name());
-            rows.push(measure(ep, tokens, pass, &profile)?);
+            rows.push(measure(ep, tokens, pass, &profile, natural)?);
             eprintln!(" done ({:.1} s)", started.elapsed().as_secs_f64());
         }
     }
     let mut checks = Vec::new();
     for ranks in [2, 4] {
         for pass in [Pass::Backward, Pass::TrainingStep] {
-            eprint!("[host] tiny({ranks}) {}…", pass.name());
+            let (name, tiny) = if natural {
+                (format!("tiny_natural({ranks})"), MoeShape::tiny_natural(ranks))
+            } else {
+                (format!("tiny({ranks})"), MoeShape::tiny(ranks))
+            };
+            eprint!("[host] {name} {}…", pass.name());
             // The main job's check: every gradient (and the training step's `out`) bitwise.
-            let check = moe_backward_host_check(&MoeShape::tiny(ranks), pass, &profile, 7)?;
+            let check = moe_backward_host_check(&tiny, pass, &profile, 7)?;
             let ok = check.passed();
             eprintln!(" {}", if ok { "PASS" } else { "FAIL" });
-            checks.push((format!("tiny({ranks}) {}", pass.name()), ok));
+            checks.push((format!("{name} {}", pass.name()), ok));
         }
     }
     if options.flag("--json") {
@@ -141,10 +177,11 @@ fn run() -> Result<bool, ExampleError> {
             .collect();
         let host: serde_json::Map<String, serde_json::Value> =
             checks.iter().map(|(name, ok)| (name.clone(), (*ok).into())).collect();
-        let doc = serde_json::json!({ "tokens_per_rank": tokens, "profile": profile.name, "eps": per_ep, "host_check": host });
+        let routing = if natural { "natural" } else { "balanced" };
+        let doc = serde_json::json!({ "tokens_per_rank": tokens, "profile": profile.name, "routing": routing, "eps": per_ep, "host_check": host });
         println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else {
-        print_table(&rows, tokens, &profile.name);
+        print_table(&rows, tokens, &profile.name, natural);
         for (name, ok) in &checks {
             println!(
                 "host check {name}: {} (gradients bitwise equal to moe_backward_reference, and the training step's out to moe_reference)",
@@ -159,10 +196,15 @@ fn verdict(ok: bool) -> &'static str {
     if ok { "PASS" } else { "FAIL" }
 }
 
-fn print_table(rows: &[Row], tokens: u64, profile: &str) {
-    println!("DeepSeek-V3 MoE-FFN layer, {tokens} tokens per rank, cost profile {profile} (simulated)");
+fn print_table(rows: &[Row], tokens: u64, profile: &str, natural: bool) {
+    let routing = if natural {
+        "natural routing (deepseek_v3_natural, routing seed 42, planned on 8 other routings)"
+    } else {
+        "balanced routing"
+    };
+    println!("DeepSeek-V3 MoE-FFN layer, {tokens} tokens per rank, {routing}, cost profile {profile} (simulated)");
     println!(
-        "{:>3} {:>14} {:>9} {:>9} {:>8} {:>9} {:>8} {:>14} {:>8} {:>8} {:>16}",
+        "{:>3} {:>14} {:>9} {:>9} {:>8} {:>9} {:>8} {:>14} {:>8} {:>8} {:>16} {:>8}",
         "EP",
         "pass",
         "base_us",
@@ -173,11 +215,12 @@ fn print_table(rows: &[Row], tokens: u64, profile: &str) {
         "binding",
         "AIC_sim",
         "AIC_base",
-        "exposed_us(s/b)"
+        "exposed_us(s/b)",
+        "skipped"
     );
     for r in rows {
         println!(
-            "{:>3} {:>14} {:>9.0} {:>9.0} {:>7.2}x {:>9.0} {:>8.2} {:>14} {:>7.0}% {:>7.0}% {:>7.0}/{:<8.0}",
+            "{:>3} {:>14} {:>9.0} {:>9.0} {:>7.2}x {:>9.0} {:>8.2} {:>14} {:>7.0}% {:>7.0}% {:>7.0}/{:<8.0} {:>8}",
             r.ep,
             r.pass.name(),
             r.baseline.makespan_ns as f64 / 1e3,
@@ -190,6 +233,7 @@ fn print_table(rows: &[Row], tokens: u64, profile: &str) {
             r.baseline.aic_utilisation * 100.0,
             r.taskflow.exposed_comm_ns as f64 / 1e3,
             r.baseline.exposed_comm_ns as f64 / 1e3,
+            r.skipped.map_or("-".to_string(), |s| format!("{:.0}%", 100.0 * s as f64 / r.instances.max(1) as f64)),
         );
     }
 }

@@ -31,6 +31,7 @@
 //! stream cap, injection, ejection and, across servers, the cross-server bandwidth).
 
 use hpmoe_core::cost::{CostProfile, TaskflowCost, ns_at_rate};
+use hpmoe_core::ids::{CoreId, FamilyId, NodeId};
 use hpmoe_core::model::CoreKind;
 use hpmoe_examples::ExampleError;
 use hpmoe_examples::cli::Options;
@@ -66,7 +67,7 @@ fn run() -> Result<(), ExampleError> {
         let layer = RoutedLayer::natural(&shape, seed, PLAN_SAMPLES)?;
         let cost = TaskflowCost::new(&layer.taskflow, profile);
         let expected = if opts.flag("--plan-on-run") {
-            (0..layer.plan.len() as u32).map(|v| if layer.run.skips(v) { 0.0 } else { 1.0 }).collect()
+            (0..layer.plan.len()).map(|v| if layer.run.skips(NodeId::from_index(v)) { 0.0 } else { 1.0 }).collect()
         } else {
             layer.plan
         };
@@ -105,7 +106,7 @@ fn run() -> Result<(), ExampleError> {
         let cap =
             cost.family(compiled.expanded.space.family_of(f.node)).put.map_or(u64::MAX, |put| put.stream_bytes_per_s);
         let mut rate = cap.min(p.link_bytes_per_s()).min(p.ejection_bytes_per_s());
-        if p.crosses_server(f.rank, f.to) {
+        if p.crosses_server(f.rank.raw(), f.to.raw()) {
             rate = rate.min(p.cross_server_bytes_per_s());
         }
         (f.end_ns - f.start_ns, ns_at_rate(f.bytes, rate))
@@ -134,11 +135,10 @@ fn run() -> Result<(), ExampleError> {
 fn print_timeline(run: &SimResult, p: &CostProfile, rank: u32, buckets: u64) {
     let width = run.makespan_ns.div_ceil(buckets).max(1);
     let overlap = |a: u64, b: u64, k: u64| b.min((k + 1) * width).saturating_sub(a.max(k * width));
-    let first = rank * run.cores_per_rank;
     let aic: Vec<_> = run
         .tiles
         .iter()
-        .filter(|t| t.core >= first && t.core < first + run.cores_per_rank && run.core_kind(t.core) == CoreKind::Aic)
+        .filter(|t| run.rank_of_core(t.core).raw() == rank && run.core_kind(t.core) == CoreKind::Aic)
         .collect();
     println!(
         "rank {rank} over time ({} us slices): AIC computing % | injection used % | ejection used %",
@@ -151,8 +151,8 @@ fn print_timeline(run: &SimResult, p: &CostProfile, rank: u32, buckets: u64) {
             let d = (f.end_ns - f.start_ns).max(1);
             f.bytes as f64 * overlap(f.start_ns, f.end_ns, k) as f64 / d as f64
         };
-        let sent: f64 = run.flows.iter().filter(|f| f.rank == rank).map(|f| moved(&f)).sum();
-        let got: f64 = run.flows.iter().filter(|f| f.to == rank).map(|f| moved(&f)).sum();
+        let sent: f64 = run.flows.iter().filter(|f| f.rank.raw() == rank).map(|f| moved(&f)).sum();
+        let got: f64 = run.flows.iter().filter(|f| f.to.raw() == rank).map(|f| moved(&f)).sum();
         let cap = |bw: u64| bw as f64 * width as f64 / 1e9;
         println!(
             "  {:>8.0} us | {:>5.1} | {:>5.1} | {:>5.1}",
@@ -187,9 +187,10 @@ fn print_ranks(run: &SimResult, p: &CostProfile) {
         "last us"
     );
     for rank in 0..run.ranks {
-        let out: Vec<&FlowRecord> = run.flows.iter().filter(|f| f.rank == rank).collect();
-        let into: Vec<&FlowRecord> = run.flows.iter().filter(|f| f.to == rank).collect();
-        let cross: Vec<&FlowRecord> = out.iter().copied().filter(|f| p.crosses_server(f.rank, f.to)).collect();
+        let out: Vec<&FlowRecord> = run.flows.iter().filter(|f| f.rank.raw() == rank).collect();
+        let into: Vec<&FlowRecord> = run.flows.iter().filter(|f| f.to.raw() == rank).collect();
+        let cross: Vec<&FlowRecord> =
+            out.iter().copied().filter(|f| p.crosses_server(f.rank.raw(), f.to.raw())).collect();
         let (inj_busy, inj_fly, inj_max) = occupancy(&out);
         let (ej_busy, ej_fly, ej_max) = occupancy(&into);
         let (xs_busy, _, _) = occupancy(&cross);
@@ -247,10 +248,9 @@ fn occupancy(flows: &[&FlowRecord]) -> (u64, f64, usize) {
 fn print_cores(run: &SimResult) {
     let span = run.makespan_ns.max(1) as f64;
     for kind in [CoreKind::Aic, CoreKind::Aiv] {
-        let cores: Vec<_> = (0..run.cores.len() as u32).filter(|&c| run.core_kind(c) == kind).collect();
+        let cores: Vec<_> = (0..run.cores.len()).filter(|&c| run.core_kind(CoreId::from_index(c)) == kind).collect();
         let n = cores.len().max(1) as f64;
-        let mean =
-            |f: fn(&sim::CoreStats) -> u64| cores.iter().map(|&c| f(&run.cores[c as usize])).sum::<u64>() as f64 / n;
+        let mean = |f: fn(&sim::CoreStats) -> u64| cores.iter().map(|&c| f(&run.cores[c])).sum::<u64>() as f64 / n;
         println!(
             "{kind:?}: busy {:.1}%, waiting on counters {:.1}%, sync {:.1}%, idle (before first / after last tile) {:.1}%",
             100.0 * mean(|s| s.busy_ns) / span,
@@ -267,18 +267,18 @@ fn print_cores(run: &SimResult) {
 /// a releasing tile of this rank, why it was late: its core reached it late (by the family
 /// the core ran just before) or it waited for its own input (by the family that released it).
 fn print_aic_waits(run: &SimResult, tf: &hpmoe_core::model::Taskflow) {
-    let rank_of_core = |core: u32| core / run.cores_per_rank.max(1);
+    let rank_of_core = |core: CoreId| run.rank_of_core(core).raw();
     let is_aic = |t: &&TileRecord| run.core_kind(t.core) == CoreKind::Aic;
     let mut work = vec![0u64; run.ranks as usize];
     for t in run.tiles.iter().filter(is_aic).filter(|t| t.computes) {
         work[rank_of_core(t.core) as usize] += t.end_ns - t.start_ns;
     }
     let Some(rank) = (0..run.ranks).max_by_key(|&r| (work[r as usize], Reverse(r))) else { return };
-    let name = |family: u32| tf.families[family as usize].name.as_str();
-    let by_node: BTreeMap<u32, &TileRecord> = run.tiles.iter().map(|t| (t.node, t)).collect();
+    let name = |family: FamilyId| tf.families[family.index()].name.as_str();
+    let by_node: BTreeMap<NodeId, &TileRecord> = run.tiles.iter().map(|t| (t.node, t)).collect();
     let mut on_rank: Vec<&TileRecord> = run.tiles.iter().filter(|t| rank_of_core(t.core) == rank).collect();
     on_rank.sort_by_key(|t| (t.core, t.arrive_ns));
-    let prev_on_core: BTreeMap<u32, &TileRecord> =
+    let prev_on_core: BTreeMap<NodeId, &TileRecord> =
         on_rank.windows(2).filter(|w| w[0].core == w[1].core).map(|w| (w[1].node, w[0])).collect();
     // (family, released from another rank) -> idle ns before the tiles it released.
     let mut waits: BTreeMap<(&str, bool), u64> = BTreeMap::new();
@@ -304,7 +304,7 @@ fn print_aic_waits(run: &SimResult, tf: &hpmoe_core::model::Taskflow) {
             None => unreleased += idle,
         }
     }
-    let last: BTreeMap<u32, u64> = on_rank.iter().copied().filter(is_aic).map(|t| (t.core, t.done_ns)).collect();
+    let last: BTreeMap<CoreId, u64> = on_rank.iter().copied().filter(is_aic).map(|t| (t.core, t.done_ns)).collect();
     for done in last.values() {
         tail += run.makespan_ns - done;
     }

@@ -60,7 +60,7 @@ fn simulate(
         // Cores that can take a step now.
         let mut ready = Vec::new();
         for c in 0..cores {
-            let row = placement.queues.row(c as u32);
+            let row = placement.queues.row(CoreId::from_index(c));
             if next[c] == row.len() {
                 if is_aiv(c) && consumed[c] < plan.totals[CoreId::from_index(c)] && flag[c] > 0 {
                     ready.push(c);
@@ -68,16 +68,15 @@ fn simulate(
                 continue;
             }
             let n = row[next[c]];
-            let waits = pending_waits[c].unwrap_or(u32::from(plan.waits_before[NodeId::new(n)]));
+            let waits = pending_waits[c].unwrap_or(u32::from(plan.waits_before[n]));
             if waits > 0 {
                 if flag[c] > 0 {
                     ready.push(c);
                 }
                 continue;
             }
-            let ok = gm.waits[NodeId::new(n)].is_none_or(|w| {
-                counters.get(&(exp.space.rank_id(NodeId::new(n)), w.counter)).copied().unwrap_or(0) >= w.target
-            });
+            let ok = gm.waits[n]
+                .is_none_or(|w| counters.get(&(exp.space.rank_of(n), w.counter)).copied().unwrap_or(0) >= w.target);
             if ok {
                 ready.push(c);
             }
@@ -87,14 +86,14 @@ fn simulate(
         }
         let c = ready[rng.below(ready.len() as u64) as usize];
         clock += 1;
-        let row = placement.queues.row(c as u32);
+        let row = placement.queues.row(CoreId::from_index(c));
         if next[c] == row.len() {
             flag[c] -= 1;
             consumed[c] += 1;
             continue;
         }
         let n = row[next[c]];
-        let waits = pending_waits[c].unwrap_or(u32::from(plan.waits_before[NodeId::new(n)]));
+        let waits = pending_waits[c].unwrap_or(u32::from(plan.waits_before[n]));
         if waits > 0 {
             flag[c] -= 1;
             consumed[c] += 1;
@@ -102,28 +101,28 @@ fn simulate(
             continue;
         }
         // Run the tile, then its flag set and signals.
-        ran_at[n as usize] = clock;
-        if plan.set_after[NodeId::new(n)] {
+        ran_at[n.index()] = clock;
+        if plan.set_after[n] {
             for a in own_aivs(c) {
                 flag[a] += 1;
                 assert!(flag[a] as usize <= MAX_PENDING, "seed {seed}: flag counter of core {a} reached {}", flag[a]);
             }
         }
-        for s in gm.signals(NodeId::new(n)) {
+        for s in gm.signals(n) {
             *counters.entry((s.rank, s.counter)).or_default() += 1;
         }
         next[c] += 1;
         pending_waits[c] = None;
     }
     for c in 0..cores {
-        assert_eq!(next[c], placement.queues.row(c as u32).len(), "seed {seed}: core {c} deadlocked");
+        assert_eq!(next[c], placement.queues.row(CoreId::from_index(c)).len(), "seed {seed}: core {c} deadlocked");
         if is_aiv(c) {
             assert_eq!(consumed[c], plan.totals[CoreId::from_index(c)], "seed {seed}: core {c} left flag waits");
             assert_eq!(flag[c], 0, "seed {seed}: flag counter of core {c} not drained");
         }
     }
     for (u, v) in exp.dag.succ.pairs() {
-        assert!(ran_at[u as usize] < ran_at[v as usize], "seed {seed}: {v} ran before its dependency {u}");
+        assert!(ran_at[u.index()] < ran_at[v.index()], "seed {seed}: {v} ran before its dependency {u}");
     }
 }
 
@@ -154,11 +153,15 @@ fn expanded(families: &[(CoreKind, u32)], pairs: &[(u32, u32)]) -> Expanded {
     let nodes = space.len();
     Expanded {
         space,
-        dag: Dag::from_pairs(nodes, pairs),
+        dag: Dag::from_pairs(nodes, &node_pairs(pairs)),
         family_core: families.iter().map(|f| f.0).collect(),
         family_work: vec![Work { flops: 1, bytes: 1, remote_bytes: 0 }; families.len()],
-        rotation: vec![0; nodes],
+        rotation: vec![0; nodes].into(),
     }
+}
+
+fn node_pairs(pairs: &[(u32, u32)]) -> Vec<(NodeId, NodeId)> {
+    pairs.iter().map(|&(a, b)| (NodeId::new(a), NodeId::new(b))).collect()
 }
 
 fn smallvec_of(n: u32) -> smallvec::SmallVec<[u32; 4]> {
@@ -178,7 +181,7 @@ fn placement(nodes: usize, rows: &[Vec<u32>]) -> Placement {
     Placement {
         core_of: core_of.into_iter().map(CoreId::new).collect(),
         position: position.into(),
-        queues: Csr::from_rows(rows.iter().map(|r| r.iter().copied())),
+        queues: Csr::from_rows(rows.iter().map(|r| r.iter().copied().map(NodeId::new))),
         start_ns: vec![0; nodes].into(),
         finish_ns: vec![0; nodes].into(),
         makespan_ns: 0,
@@ -290,12 +293,12 @@ fn random_dags_keep_every_dependency() {
         let nodes = space.len();
         let exp = Expanded {
             space,
-            dag: Dag::from_pairs(nodes, &pairs),
+            dag: Dag::from_pairs(nodes, &node_pairs(&pairs)),
             family_core: families.iter().map(|f| f.0).collect(),
             family_work: (0..families.len())
                 .map(|i| Work { flops: 1 << (10 + i), bytes: 1 << (8 + (i % 3)), remote_bytes: 0 })
                 .collect(),
-            rotation: vec![0; nodes],
+            rotation: vec![0; nodes].into(),
         };
         let p = list_schedule(&exp, &profile, &SimpleCost::default());
         let sync = plan_sync(&exp, &p);

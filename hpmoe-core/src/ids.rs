@@ -19,8 +19,8 @@
 //! | [`FamilyId`] | tile families, in declaration order | `0..families` |
 //!
 //! The binary table stores raw `u32`s; the conversion is at its encode and decode boundary
-//! ([`Id::raw`], [`Id::new`]). The generic graph types ([`crate::graph::Csr`]) keep bare
-//! `u32` ids too, since their rows mean different things (node → node, core → node).
+//! ([`Id::raw`], [`Id::new`]). The graph type [`crate::graph::Csr`] is typed by its row and
+//! target ids (node → node in the instance DAG, core → node in a placement's queues).
 //!
 //! ```
 //! use hpmoe_core::ids::{CoreId, Id, IdVec, NodeId, OptId};

@@ -3,6 +3,7 @@
 use crate::check;
 use crate::error::Diagnostics;
 use crate::expand::{self, Expanded};
+use crate::ids::IdVec;
 use crate::model::Taskflow;
 use crate::resolve;
 use crate::schedule::flags::{self, FlagPlan, FlagPolicy};
@@ -205,9 +206,9 @@ pub(crate) fn analyse_timed(tf: &Taskflow) -> Result<(Expanded, StageTimes), Dia
         Err(cycle) => diagnostics.push(check::cycle_error(tf, &expanded.space, &cycle)),
         Ok(_) if after_left_out => {}
         Ok(order) => {
-            let mut pos = vec![0u32; order.len()];
+            let mut pos = IdVec::filled(order.len(), 0u32);
             for (i, &n) in order.iter().enumerate() {
-                pos[n as usize] = i as u32;
+                pos[n] = i as u32;
             }
             diagnostics.extend(check::check_ordering(tf, &expanded, &hazards, &pos));
         }

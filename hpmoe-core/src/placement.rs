@@ -21,7 +21,7 @@ pub struct Placement {
     pub position: IdVec<NodeId, u32>,
     /// Row `c`: the nodes global core `c` runs, in order. One row per core of the profile
     /// (`profile.total_cores()` rows), empty rows included.
-    pub queues: Csr,
+    pub queues: Csr<CoreId, NodeId>,
     /// Per node: estimated start under the cost model used to schedule, in ns.
     pub start_ns: IdVec<NodeId, u64>,
     /// Per node: estimated finish under the same model, in ns.

@@ -5,6 +5,7 @@
 //! many passes the check makes, never its answer.
 
 use hpmoe_core::certify::{CertFault, FlagSync, certify, certify_blobs, verify, verify_within};
+use hpmoe_core::ids::RankId;
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_core::table::{EntryRecord, NO_WAIT, ScheduleTable, TableView};
 use hpmoe_host::moe::MoeShape;
@@ -68,14 +69,14 @@ fn swapping_dependent_entries_of_a_core_is_refused() {
     let tf = MoeShape::tiny(2).taskflow().unwrap();
     let c = hpmoe_core::compile(&tf, &SimpleCost::default()).unwrap();
     let view = c.table.view();
-    let per_rank = c.expanded.space.per_rank;
+    let space = &c.expanded.space;
     let mut refused = 0;
     for core in 0..view.cores.len() as u32 {
-        let rank = core / view.header.cores_per_rank;
+        let rank = RankId::new(core / view.header.cores_per_rank);
         let first = view.cores[core as usize].first_entry as usize;
         let count = view.cores[core as usize].entry_count as usize;
         for i in first..first + count.saturating_sub(1) {
-            let (a, b) = (rank * per_rank + view.entries[i].instance, rank * per_rank + view.entries[i + 1].instance);
+            let (a, b) = (space.node(rank, view.entries[i].instance), space.node(rank, view.entries[i + 1].instance));
             if !c.expanded.dag.succ.row(a).contains(&b) {
                 continue;
             }

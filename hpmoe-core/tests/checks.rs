@@ -1,5 +1,6 @@
 //! One test per check: the error kind, where it points, and the message a user reads.
 
+use hpmoe_core::ids::{NodeId, RankId};
 use hpmoe_core::model::{Affine, CoreKind::*, DType::*, IndexSel, MachineProfile, Taskflow};
 use hpmoe_core::{Diagnostics, ErrorKind, analyse};
 
@@ -44,8 +45,8 @@ fn a_correct_pipeline_is_accepted() {
     assert_eq!(e.nodes(), (4 + 8) * 2);
     // act(m) reads rows 8m..8m+8, written by mm(m / 2) only.
     assert_eq!(e.dag.edges(), 8 * 2);
-    let act0 = e.space.node(1, 4 + 5);
-    assert_eq!(e.dag.pred.row(act0), &[e.space.node(1, 2)]);
+    let act0 = e.space.node(RankId::new(1), 4 + 5);
+    assert_eq!(e.dag.pred.row(act0), &[e.space.node(RankId::new(1), 2)]);
 }
 
 #[test]
@@ -440,8 +441,8 @@ fn accumulation_chain_needs_after() {
     analyse(&build(&[-1])).unwrap();
     analyse(&build(&[1])).unwrap();
     let exp = analyse(&build(&[-1])).unwrap();
-    assert_eq!(exp.dag.pred.row(1), &[0], "acc(k = 0) waits for `init` only");
-    assert_eq!(exp.dag.pred.row(2), &[0, 1]);
+    assert_eq!(exp.dag.pred.row(NodeId::new(1)), &[NodeId::new(0)], "acc(k = 0) waits for `init` only");
+    assert_eq!(exp.dag.pred.row(NodeId::new(2)), &[NodeId::new(0), NodeId::new(1)]);
     // Both directions at once: each instance waits for its neighbours, a cycle.
     let d = errors(&build(&[-1, 1]));
     assert_eq!(d.kinds(), vec![ErrorKind::Cycle], "{d}");
@@ -568,8 +569,8 @@ fn a_guard_depends_on_the_writer_of_its_count() {
     });
     let e = analyse(&t).unwrap();
     // work(src=1, b) on rank 0 waits for announce(dst=0) on rank 1, which wrote counts[1].
-    let work = e.space.node(0, 2 + 4);
-    assert_eq!(e.dag.pred.row(work), &[e.space.node(1, 0)]);
+    let work = e.space.node(RankId::new(0), 2 + 4);
+    assert_eq!(e.dag.pred.row(work), &[e.space.node(RankId::new(1), 0)]);
     let mut unwritten = tf(1);
     let counts = unwritten.scratch("c", I32, &[1]);
     unwritten.tile("w", Aiv, |b| b.run_if_above(counts.at(0), 0));

@@ -2,7 +2,6 @@
 //! cross-rank edges, guards and folds): the scheduler, the synchronisation and the table must never deadlock or let a
 //! tile start before one of its dependencies, whatever the tile durations.
 
-use hpmoe_core::ids::NodeId;
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_core::table::{NO_WAIT, ScheduleTable};
 use hpmoe_core::testing::taskflow_spec;
@@ -63,9 +62,9 @@ fn check_compiled(c: &Compiled, seed: u64) -> Result<(), TestCaseError> {
     let p = &c.placement;
     // The estimated placement respects every dependency, and same-core order.
     for (u, v) in exp.dag.succ.pairs() {
-        prop_assert!(p.start_ns[NodeId::new(v)] >= p.finish_ns[NodeId::new(u)], "estimate: {v} starts before {u} ends");
-        if p.core_of[NodeId::new(u)] == p.core_of[NodeId::new(v)] {
-            prop_assert!(p.position[NodeId::new(u)] < p.position[NodeId::new(v)]);
+        prop_assert!(p.start_ns[v] >= p.finish_ns[u], "estimate: {v} starts before {u} ends");
+        if p.core_of[u] == p.core_of[v] {
+            prop_assert!(p.position[u] < p.position[v]);
         }
     }
     // Exact fan-in: each counter is waited on by one entry, whose target is the number of
@@ -96,7 +95,7 @@ fn check_compiled(c: &Compiled, seed: u64) -> Result<(), TestCaseError> {
     let dur = |n: u32| 1 + (u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed).rotate_left(17) % 97;
     let times = replay(t, per_rank, dur).map_err(|stuck| TestCaseError::fail(format!("deadlock: cores {stuck:?}")))?;
     for (u, v) in exp.dag.succ.pairs() {
-        prop_assert!(times[v as usize].0 >= times[u as usize].1, "replay: {} starts before {} ends", v, u);
+        prop_assert!(times[v.index()].0 >= times[u.index()].1, "replay: {} starts before {} ends", v, u);
     }
     // No schedule beats the lower bound.
     let profile = hpmoe_core::model::MachineProfile::small(t.header().aic_per_rank, t.header().ranks);

@@ -69,6 +69,43 @@ fn the_natural_deepseek_layer_in_the_dsl_is_the_builders_layer() {
     assert!(!tf.same_structure(&other.taskflow().unwrap()));
 }
 
+/// The taskflow called `name` of the DSL training example (the backward and the training step
+/// at DeepSeek-V3 EP 8), read by the front-end alone (no scheduling).
+fn training(name: &str) -> Frontend {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/examples");
+    let src = include_str!("../../examples/examples/moe_training_dsl.rs");
+    let found = parse_file_in(src, Some(&dir)).unwrap_or_else(|e| panic!("{}", render_error(&e, "test.rs")));
+    found.into_iter().find(|f| f.taskflow.name == name).unwrap_or_else(|| panic!("no taskflow `{name}`"))
+}
+
+#[test]
+fn the_deepseek_backward_and_training_step_in_the_dsl_are_the_builders() {
+    use hpmoe_host::moe::{MoeShape, Pass};
+    let shape = MoeShape::deepseek_v3(8, 4096);
+    for (name, pass) in [("moe_ffn_backward", Pass::Backward), ("moe_ffn_training_step", Pass::TrainingStep)] {
+        let fe = training(name);
+        assert!(fe.errors.is_empty(), "{name}: {:?}", fe.errors);
+        let built = shape.pass_taskflow(pass).unwrap();
+        assert!(fe.taskflow.same_structure(&built), "{name}");
+        assert_eq!(fe.taskflow.name, built.name);
+        assert_eq!(fe.taskflow.profile, hpmoe_core::model::MachineProfile::ascend910b(8));
+        // The forward's `swiglu` family is `activation` in the DSL (a tile cannot share its name
+        // with the op it calls).
+        let dsl_family = |f: &str| if f == "swiglu" { "activation".to_string() } else { f.to_string() };
+        let names =
+            |tf: &hpmoe_core::model::Taskflow| tf.families.iter().map(|f| dsl_family(&f.name)).collect::<Vec<_>>();
+        assert_eq!(names(&fe.taskflow), names(&built), "{name}");
+        let tensors =
+            |tf: &hpmoe_core::model::Taskflow| tf.tensors.iter().map(|t| t.name.to_uppercase()).collect::<Vec<_>>();
+        assert_eq!(tensors(&fe.taskflow), tensors(&built), "{name}");
+        // One weight-gradient tile per expert and gradient block: no accumulating chains.
+        assert!(!names(&fe.taskflow).iter().any(|f| f.ends_with("_acc")), "{name}");
+        // The comparison sees the weight-gradient grouping: two groups per expert differ.
+        let two = MoeShape { wgrad_rows: shape.rows_per_expert() / 2, ..shape.clone() };
+        assert!(!fe.taskflow.same_structure(&two.pass_taskflow(pass).unwrap()), "{name}");
+    }
+}
+
 const SMALL: &str = r#"
 #[taskflow(profile = small(2), ranks = 4)]
 fn small() {
@@ -263,8 +300,8 @@ fn a_guard_lowers_into_the_family_with_its_spans() {
     // work(src, b) on rank r waits for announce(dst = r) on rank src, which wrote COUNTS[src].
     let compiled = fe.compile(&UnitCost).unwrap();
     let e = &compiled.expanded;
-    let work_node = e.space.node(0, 2 + 4); // rank 0, work(src = 1, b = 0)
-    assert_eq!(e.dag.pred.row(work_node), &[e.space.node(1, 0)]);
+    let work_node = e.space.node(hpmoe_core::ids::RankId::new(0), 2 + 4); // rank 0, work(src = 1, b = 0)
+    assert_eq!(e.dag.pred.row(work_node), &[e.space.node(hpmoe_core::ids::RankId::new(1), 0)]);
 }
 
 /// `GUARDED` with `work`'s body replaced.

@@ -78,7 +78,7 @@ fn reference_c(inputs: &Inputs, c_type: DType, order: &[usize]) -> Vec<u32> {
 /// Every tile sleeps a few hundred microseconds picked from its node and the run number.
 fn jitter(run: u64) -> RunOptions {
     let hook: TileHook = Arc::new(move |t| {
-        let pick = (u64::from(t.node) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(run) >> 54;
+        let pick = (u64::from(t.node.raw()) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(run) >> 54;
         std::thread::sleep(Duration::from_micros(pick % 400));
     });
     RunOptions { tile_hook: Some(hook), ..RunOptions::default() }

@@ -136,7 +136,7 @@ fn reference_gradients_agree_with_finite_differences_of_the_f64_forward() {
 /// Every tile sleeps 0–400 µs, picked from its node and the run number.
 fn jitter(run: u64) -> RunOptions {
     RunOptions::default().with_tile_hook(move |tile| {
-        let pick = (u64::from(tile.node) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(run) >> 54;
+        let pick = (u64::from(tile.node.raw()) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(run) >> 54;
         std::thread::sleep(Duration::from_micros(pick % 400));
     })
 }

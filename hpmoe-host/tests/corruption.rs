@@ -73,8 +73,9 @@ fn reseal_flags(plan: &FlagPlan, table: &ScheduleTable, profile: &MachineProfile
     if cores != profile.total_cores() || h.ranks * h.instances_per_rank != nodes {
         return None;
     }
-    let node = |core: u32, e: &EntryRecord| view.rank_of_core(core) * h.instances_per_rank + e.instance;
-    let queues = Csr::from_rows((0..cores).map(|c| table.core_entries(c).iter().map(move |e| node(c, e))));
+    let node = |core: u32, e: &EntryRecord| NodeId::new(view.rank_of_core(core) * h.instances_per_rank + e.instance);
+    let queues: Csr<CoreId, NodeId> =
+        Csr::from_rows((0..cores).map(|c| table.core_entries(c).iter().map(move |e| node(c, e))));
     // An AIC's total is its sets; an AIV's, its AIC's (it drains what its list did not wait for).
     let mut plan = plan.clone();
     for core in 0..cores {
@@ -85,7 +86,7 @@ fn reseal_flags(plan: &FlagPlan, table: &ScheduleTable, profile: &MachineProfile
             rank * h.cores_per_rank + (local - h.aic_per_rank) / h.aiv_per_aic
         };
         plan.totals[CoreId::new(core)] =
-            queues.row(aic).iter().filter(|&&n| plan.set_after[NodeId::new(n)]).count() as u32;
+            queues.row(CoreId::new(aic)).iter().filter(|&&n| plan.set_after[n]).count() as u32;
     }
     Some(plan_bytes(&plan, &queues, profile, table.checksum()))
 }
@@ -237,7 +238,7 @@ fn mutants(s: &Subject) -> Vec<Mutant> {
                 push(format!("node {node}: flag set removed"), table, &p);
             }
             let mut p = plan.clone();
-            let aiv = s.compiled.expanded.core_kind(node.raw()) == CoreKind::Aiv;
+            let aiv = s.compiled.expanded.core_kind(node) == CoreKind::Aiv;
             if p.waits_before[node] > 0 {
                 p.waits_before[node] -= 1;
                 push(format!("node {node}: a flag wait removed"), table, &p);

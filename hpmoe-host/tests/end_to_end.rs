@@ -87,7 +87,7 @@ fn end_to_end(spec: &TaskflowSpec, seed: u64, tally: &mut Tally) -> Result<(), T
     };
     let latency = cost.profile().link_latency();
     for (u, v) in exp.dag.succ.pairs() {
-        let (tu, tv) = (&run.tiles[u as usize], &run.tiles[v as usize]);
+        let (tu, tv) = (&run.tiles[u.index()], &run.tiles[v.index()]);
         let ready = if exp.space.rank_of(u) == exp.space.rank_of(v) { tu.end_ns } else { tu.end_ns + latency };
         if tv.start_ns < ready {
             tally.violations += 1;

@@ -121,9 +121,9 @@ fn plans_charge_the_expected_time_and_runs_average_over_samples() {
     let b = shape.route(2).activity(&shape, &tf, &exp.space).unwrap();
     assert_eq!(InstanceSpace::of(&tf).unwrap(), exp.space);
     let p = Activity::run_probability(&[a.clone(), b.clone()], nodes);
-    for v in 0..nodes as u32 {
+    for v in exp.space.node_ids() {
         let want = (u32::from(!a.skips(v)) + u32::from(!b.skips(v))) as f32 / 2.0;
-        assert_eq!(p[v as usize], want);
+        assert_eq!(p[v.index()], want);
     }
     assert!(p.contains(&0.5) || p.contains(&0.0), "the two routings differ somewhere");
     assert_eq!(Activity::run_probability(&[], 3), vec![1.0; 3]);

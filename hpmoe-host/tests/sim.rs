@@ -51,7 +51,7 @@ fn check_cores(r: &SimResult) -> Result<(), TestCaseError> {
     for t in &r.tiles {
         prop_assert!(t.arrive_ns <= t.start_ns && t.start_ns <= t.end_ns && t.end_ns <= t.done_ns, "{t:?}");
         prop_assert!(t.done_ns <= r.makespan_ns);
-        per_core[t.core as usize].push((t.arrive_ns, t.done_ns));
+        per_core[t.core.index()].push((t.arrive_ns, t.done_ns));
     }
     for (c, spans) in per_core.iter_mut().enumerate() {
         spans.sort_unstable();
@@ -70,7 +70,7 @@ fn check_cores(r: &SimResult) -> Result<(), TestCaseError> {
 fn check_dependencies(c: &Compiled, r: &SimResult, latency: u64) -> Result<(), TestCaseError> {
     let space = &c.expanded.space;
     for (u, v) in c.expanded.dag.succ.pairs() {
-        let (tu, tv) = (&r.tiles[u as usize], &r.tiles[v as usize]);
+        let (tu, tv) = (&r.tiles[u.index()], &r.tiles[v.index()]);
         let ready = if space.rank_of(u) == space.rank_of(v) { tu.end_ns } else { tu.end_ns + latency };
         prop_assert!(tv.start_ns >= ready, "{u} -> {v}: starts at {} before {}", tv.start_ns, ready);
     }
@@ -83,11 +83,11 @@ fn check_dependencies(c: &Compiled, r: &SimResult, latency: u64) -> Result<(), T
 /// servers and its cross-server bandwidth.
 fn check_network_capacity(r: &SimResult, p: &CostProfile) -> Result<(), TestCaseError> {
     for rank in 0..r.ranks {
-        let out: Vec<_> = r.flows.iter().filter(|f| f.rank == rank).collect();
+        let out: Vec<_> = r.flows.iter().filter(|f| f.rank.raw() == rank).collect();
         check_window_capacity(&out, p.link_bytes_per_s())?;
-        let landing: Vec<_> = r.flows.iter().filter(|f| f.to == rank).collect();
+        let landing: Vec<_> = r.flows.iter().filter(|f| f.to.raw() == rank).collect();
         check_window_capacity(&landing, p.ejection_bytes_per_s())?;
-        let cross: Vec<_> = out.iter().copied().filter(|f| p.crosses_server(f.rank, f.to)).collect();
+        let cross: Vec<_> = out.iter().copied().filter(|f| p.crosses_server(f.rank.raw(), f.to.raw())).collect();
         check_window_capacity(&cross, p.cross_server_bytes_per_s())?;
     }
     Ok(())
@@ -139,7 +139,7 @@ proptest! {
             prop_assert!(w[0].end_ns + w[1].launch_ns + w[1].host_sync_ns == w[1].start_ns);
         }
         for k in &cmp.baseline.kernels {
-            for t in cmp.baseline.result.tiles.iter().filter(|t| t.family as usize == k.family) {
+            for t in cmp.baseline.result.tiles.iter().filter(|t| t.family.index() == k.family) {
                 prop_assert!(k.start_ns <= t.arrive_ns && t.done_ns <= k.end_ns);
             }
         }
@@ -221,7 +221,7 @@ fn traces_of_a_moe_layer_have_every_tile_put_and_cross_core_release() {
         let count = |ph: &str, cat: &str| events.iter().filter(|e| e["ph"] == ph && e["cat"] == cat).count();
         assert_eq!(count("X", "tile"), c.expanded.nodes());
         assert_eq!(count("X", "link"), r.flows.len());
-        let cross = r.tiles.iter().filter(|t| t.released_by.is_some_and(|p| r.tiles[p as usize].core != t.core));
+        let cross = r.tiles.iter().filter(|t| t.released_by.is_some_and(|p| r.tiles[p.index()].core != t.core));
         let arrows = cross.count();
         assert_eq!((count("s", "dep"), count("f", "dep")), (arrows, arrows));
         // Every tile slice names its instance, e.g. "gmm1(e=0, m=1, n=0)".
@@ -256,8 +256,12 @@ impl CostModel for WithoutLink<'_> {
 fn max_puts_in_flight(r: &SimResult) -> Vec<usize> {
     (0..r.ranks)
         .map(|rank| {
-            let mut events: Vec<(u64, i32)> =
-                r.flows.iter().filter(|f| f.rank == rank).flat_map(|f| [(f.start_ns, 1), (f.end_ns, -1)]).collect();
+            let mut events: Vec<(u64, i32)> = r
+                .flows
+                .iter()
+                .filter(|f| f.rank.raw() == rank)
+                .flat_map(|f| [(f.start_ns, 1), (f.end_ns, -1)])
+                .collect();
             events.sort_unstable(); // an end sorts before a start at the same time
             let (mut now, mut most) = (0i32, 0i32);
             for (_, d) in events {

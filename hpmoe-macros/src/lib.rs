@@ -114,6 +114,14 @@ mod expand;
 ///   along `s`, and `step(e, 0)`, whose neighbour lies outside the grid, has no such
 ///   dependency. An instance may not wait for itself, and entries on itself pointing both ways
 ///   form a cycle; an `after` on another tile must stay inside its grid.
+/// - **Families that exist at some sizes**: `when(R / W > 1)` among a tile's arguments keeps
+///   the family only where the condition holds: comparisons (`< <= > >= == !=`) of
+///   compile-time integer expressions, joined by `&&`, `||`, `!` and parentheses. Where it is
+///   false the family is left out as if it were not written (its grid, body and `after` are not
+///   read, as under a false `#[cfg]`), and an `after` naming it is an error. One layout
+///   included at several sizes uses it for a chain that one size needs and another does not
+///   (`examples/dsl/moe_ffn_backward.rs`: the weight-gradient chains exist only with more than
+///   one row group per expert).
 /// - **Ops**: the built-ins of [`hpmoe_core::dsl`] (`matmul`, `matmul_accumulate`,
 ///   `matmul_nt`, `matmul_tn`, `matmul_tn_accumulate` on AIC; `put`, `copy`, `swiglu`,
 ///   `scale_rows`, `accumulate`, `weighted_accumulate`, `gather_weighted_accumulate`,

@@ -127,7 +127,21 @@ impl RoutedLayer {
     /// # Errors
     /// When the shape's taskflow cannot be built or expanded.
     pub fn natural(shape: &MoeShape, routing_seed: u64, plan_samples: u64) -> Result<Self, ExampleError> {
-        let taskflow = shape.taskflow().map_err(ExampleError::Shape)?;
+        Self::natural_pass(shape, Pass::Forward, routing_seed, plan_samples)
+    }
+
+    /// [`RoutedLayer::natural`] for `pass` of the layer (the backward's guards read the counts
+    /// the forward announced, an input of the backward alone).
+    ///
+    /// # Errors
+    /// As [`RoutedLayer::natural`].
+    pub fn natural_pass(
+        shape: &MoeShape,
+        pass: Pass,
+        routing_seed: u64,
+        plan_samples: u64,
+    ) -> Result<Self, ExampleError> {
+        let taskflow = shape.pass_taskflow(pass).map_err(ExampleError::Shape)?;
         let space = InstanceSpace::of(&taskflow).map_err(ExampleError::Shape)?;
         let plan = shape.expected_activity(&taskflow, &space, plan_samples).map_err(ExampleError::Shape)?;
         let routing = shape.route(routing_seed);

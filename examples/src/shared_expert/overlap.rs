@@ -45,12 +45,11 @@ pub fn overlap(tf: &Taskflow, result: &SimResult) -> Result<Vec<Overlap>, Exampl
     };
     let dispatch = family(DISPATCH)?;
     let shared = SHARED_FAMILIES.iter().map(|f| family(f)).collect::<Result<Vec<_>, _>>()?;
-    let cores = result.cores_per_rank.max(1);
     (0..result.ranks)
         .map(|rank| {
-            let tiles = || result.tiles.iter().filter(move |t| t.core / cores == rank);
+            let tiles = || result.tiles.iter().filter(move |t| result.rank_of_core(t.core).raw() == rank);
             let dispatch_end_ns = tiles()
-                .filter(|t| t.family as usize == dispatch)
+                .filter(|t| t.family.index() == dispatch)
                 .map(|t| t.end_ns)
                 .max()
                 .ok_or(ExampleError::NothingRan { rank, what: "dispatch" })?;
@@ -62,7 +61,7 @@ pub fn overlap(tf: &Taskflow, result: &SimResult) -> Result<Vec<Overlap>, Exampl
                 shared_busy_ns: 0,
                 shared_busy_during_dispatch_ns: 0,
             };
-            for t in tiles().filter(|t| shared.contains(&(t.family as usize))) {
+            for t in tiles().filter(|t| shared.contains(&t.family.index())) {
                 o.first_shared_start_ns = o.first_shared_start_ns.min(t.start_ns);
                 o.last_shared_end_ns = o.last_shared_end_ns.max(t.end_ns);
                 o.shared_busy_ns += t.end_ns - t.start_ns;

@@ -23,7 +23,6 @@ use crate::error::{EmitError, EmitErrorKind, EmitErrors};
 use crate::flags::FlagPlan;
 use crate::write::{WriteOutcome, write_if_changed};
 use hpmoe_core::Compiled;
-use hpmoe_core::ids::NodeId;
 use hpmoe_core::model::{CoreKind, Taskflow};
 use hpmoe_core::table::ScheduleTable;
 use std::path::Path;
@@ -163,11 +162,11 @@ pub fn emit_with(tf: &Taskflow, compiled: &Compiled, options: &EmitOptions) -> R
 /// per offending family.
 fn aic_remote_signals(tf: &Taskflow, compiled: &Compiled) -> Vec<EmitError> {
     let exp = &compiled.expanded;
-    let mut families: Vec<usize> = (0..exp.nodes() as u32)
+    let mut families: Vec<usize> = exp
+        .space
+        .node_ids()
         .filter(|&n| {
-            let id = NodeId::new(n);
-            exp.core_kind(n) == CoreKind::Aic
-                && compiled.sync.signals(id).iter().any(|s| s.rank != exp.space.rank_id(id))
+            exp.core_kind(n) == CoreKind::Aic && compiled.sync.signals(n).iter().any(|s| s.rank != exp.space.rank_of(n))
         })
         .map(|n| exp.space.family_of(n))
         .collect();

@@ -20,6 +20,7 @@ use super::happens::{Graph, Slot, Tick};
 use super::{CertError, CertFault, FLAG_CAPACITY};
 use crate::check::node_name;
 use crate::expand::Expanded;
+use crate::ids::NodeId;
 use crate::model::Taskflow;
 
 /// What the sweep found: dependencies checked (each once), and of them those that needed the
@@ -53,8 +54,9 @@ pub(super) fn sweep(
 ) -> Result<Swept, CertError> {
     let mut needed = vec![false; g.core_count];
     let mut swept = Swept { dependencies: 0, by_clocks: 0, passes: 0 };
-    for v in 0..exp.nodes() as u32 {
+    for v in exp.space.node_ids() {
         for &u in exp.dag.pred.row(v) {
+            let (u, v) = (u.raw(), v.raw());
             if direct(g, u, v) {
                 swept.dependencies += 1;
             } else {
@@ -85,7 +87,7 @@ pub(super) fn sweep(
 /// not [`direct`] with their producer on one of them, checked, and the capacity waits on one of
 /// them. Returns how many dependencies.
 fn pass(tf: &Taskflow, exp: &Expanded, g: &Graph, order: &[u32], band: &[u32]) -> Result<u64, CertError> {
-    let name = |n: u32| node_name(tf, &exp.space, n);
+    let name = |n: u32| node_name(tf, &exp.space, NodeId::new(n));
     let width = band.len();
     let mut column_of: Vec<Option<usize>> = vec![None; g.core_count];
     for (col, &core) in band.iter().enumerate() {
@@ -117,7 +119,8 @@ fn pass(tf: &Taskflow, exp: &Expanded, g: &Graph, order: &[u32], band: &[u32]) -
         if let Some(col) = column_of[core as usize] {
             clock[col] = Tick::try_from(pos + 1).expect("positions checked to fit a Tick");
         }
-        for &u in exp.dag.pred.row(v) {
+        for &u in exp.dag.pred.row(NodeId::new(v)) {
+            let u = u.raw();
             let s = g.slots[u as usize];
             let Some(col) = column_of[s.core as usize] else { continue };
             if direct(g, u, v) {

@@ -9,7 +9,7 @@
 use super::{CertError, CertFault, FLAG_CAPACITY, FlagSync};
 use crate::check::node_name;
 use crate::expand::Expanded;
-use crate::ids::{CounterId, Id, RankId};
+use crate::ids::{CounterId, Id, NodeId, RankId};
 use crate::limits::MAX_TASKS_PER_CORE;
 use crate::model::{CoreKind, Taskflow};
 use crate::table::{SignalRecord, TableView};
@@ -88,7 +88,7 @@ impl Graph {
         table: TableView<'_>,
         flags: Option<FlagSync<'_>>,
     ) -> Result<Graph, CertError> {
-        let name = |n: u32| node_name(tf, &exp.space, n);
+        let name = |n: u32| node_name(tf, &exp.space, NodeId::new(n));
         let fail = |fault, nodes: Vec<u32>, message: String| Err(CertError { fault, nodes, message });
         check_shape(tf, exp, table)?;
         let nodes = exp.nodes();
@@ -126,7 +126,7 @@ impl Graph {
                     let message = format!("{} is on core {} and on core {core}", name(node), other.core);
                     return fail(CertFault::Placement, vec![node], message);
                 }
-                if exp.core_kind(node) != kind_of_core(core) {
+                if exp.core_kind(NodeId::new(node)) != kind_of_core(core) {
                     let message = format!("{} runs on core {core}, a core of the other kind", name(node));
                     return fail(CertFault::Placement, vec![node], message);
                 }

@@ -182,7 +182,8 @@ pub fn verify_within(
 ) -> Result<Certificate, CertError> {
     let graph = happens::Graph::read(tf, exp, table, flags)?;
     let order = graph.order().map_err(|ring| {
-        let names: Vec<String> = ring.iter().map(|&n| crate::check::node_name(tf, &exp.space, n)).collect();
+        let names: Vec<String> =
+            ring.iter().map(|&n| crate::check::node_name(tf, &exp.space, crate::ids::NodeId::new(n))).collect();
         let message = format!("the entries wait for each other in a ring (deadlock): {}", names.join(" -> "));
         CertError { fault: CertFault::Cycle, nodes: ring, message }
     })?;

@@ -3,11 +3,12 @@
 use super::node_name;
 use crate::error::{Diagnostic, ErrorKind};
 use crate::expand::InstanceSpace;
+use crate::ids::NodeId;
 use crate::model::{Loc, Taskflow};
 
 /// The error for per-core orders that would deadlock: `cycle` is a cycle `[a, b, ..., a]`
 /// of the DAG joined with the per-core order edges, as the deadlock proof returns it.
-pub fn deadlock_error(tf: &Taskflow, space: &InstanceSpace, cycle: &[u32]) -> Diagnostic {
+pub fn deadlock_error(tf: &Taskflow, space: &InstanceSpace, cycle: &[NodeId]) -> Diagnostic {
     Diagnostic::new(
         ErrorKind::Deadlock,
         tf.loc,
@@ -17,7 +18,7 @@ pub fn deadlock_error(tf: &Taskflow, space: &InstanceSpace, cycle: &[u32]) -> Di
 }
 
 /// `a(..) on rank r -> b(..) on rank r -> ...`, shortened past a dozen steps.
-fn path_text(tf: &Taskflow, space: &InstanceSpace, cycle: &[u32]) -> String {
+fn path_text(tf: &Taskflow, space: &InstanceSpace, cycle: &[NodeId]) -> String {
     const SHOWN: usize = 12;
     let mut path: Vec<String> = cycle.iter().take(SHOWN).map(|&n| node_name(tf, space, n)).collect();
     if cycle.len() > SHOWN {
@@ -31,8 +32,8 @@ fn path_text(tf: &Taskflow, space: &InstanceSpace, cycle: &[u32]) -> String {
 /// Data edges always run from an earlier-declared family to a later one, so a cycle must
 /// use an `after` entry that points back to a family declared no earlier: the error is put
 /// at that entry.
-pub fn cycle_error(tf: &Taskflow, space: &InstanceSpace, cycle: &[u32]) -> Diagnostic {
-    let fam = |n: u32| space.family_of(n);
+pub fn cycle_error(tf: &Taskflow, space: &InstanceSpace, cycle: &[NodeId]) -> Diagnostic {
+    let fam = |n: NodeId| space.family_of(n);
     let loc = cycle
         .windows(2)
         .find_map(|w| {
@@ -75,7 +76,7 @@ mod tests {
             t.grid("i", 2);
         });
         let exp = crate::analyse(&tf).unwrap();
-        let d = deadlock_error(&tf, &exp.space, &[1, 0, 1]);
+        let d = deadlock_error(&tf, &exp.space, &[1, 0, 1].map(NodeId::new));
         assert_eq!(d.kind, ErrorKind::Deadlock);
         assert_eq!(
             d.message,

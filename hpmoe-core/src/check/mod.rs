@@ -13,10 +13,11 @@ pub(crate) use ordering::check_ordering;
 pub(crate) use table_limits::check_table_limits;
 
 use crate::expand::InstanceSpace;
+use crate::ids::NodeId;
 use crate::model::Taskflow;
 
 /// `gmm1(e=0, m=3) on rank 2`.
-pub fn node_name(tf: &Taskflow, space: &InstanceSpace, node: u32) -> String {
+pub fn node_name(tf: &Taskflow, space: &InstanceSpace, node: NodeId) -> String {
     let local = space.local_of(node);
     let f = &tf.families[space.family_of_local(local)];
     format!("{} on rank {}", f.instance_name(&space.coords_of_local(local)), space.rank_of(node))

@@ -8,12 +8,13 @@
 use super::node_name;
 use crate::error::{Capped, Diagnostic, Diagnostics, ErrorKind as K};
 use crate::expand::{Expanded, Hazard, HazardKind};
+use crate::ids::{IdVec, NodeId};
 use crate::limits::MAX_HAZARD_VISITS;
 use crate::model::Taskflow;
 
 /// Reports every hazard whose instances are not ordered. `topo_pos[n]` is the position of
 /// node `n` in a topological order of `exp.dag` (so the DAG must be acyclic).
-pub fn check_ordering(tf: &Taskflow, exp: &Expanded, hazards: &[Hazard], topo_pos: &[u32]) -> Diagnostics {
+pub fn check_ordering(tf: &Taskflow, exp: &Expanded, hazards: &[Hazard], topo_pos: &IdVec<NodeId, u32>) -> Diagnostics {
     check_ordering_within(tf, exp, hazards, topo_pos, MAX_HAZARD_VISITS)
 }
 
@@ -22,19 +23,19 @@ fn check_ordering_within(
     tf: &Taskflow,
     exp: &Expanded,
     hazards: &[Hazard],
-    topo_pos: &[u32],
+    topo_pos: &IdVec<NodeId, u32>,
     budget: u64,
 ) -> Diagnostics {
     let dag = &exp.dag;
     // (source, target, hazard index) pairs still to search for.
-    let mut open: Vec<(u32, u32, u32)> = Vec::new();
+    let mut open: Vec<(NodeId, NodeId, u32)> = Vec::new();
     let mut failed: Vec<u32> = Vec::new();
     for (i, h) in hazards.iter().enumerate() {
         let (a, b) = match h.kind {
-            HazardKind::SameFamily if topo_pos[h.second as usize] < topo_pos[h.first as usize] => (h.second, h.first),
+            HazardKind::SameFamily if topo_pos[h.second] < topo_pos[h.first] => (h.second, h.first),
             _ => (h.first, h.second),
         };
-        if topo_pos[a as usize] > topo_pos[b as usize] {
+        if topo_pos[a] > topo_pos[b] {
             failed.push(i as u32);
         } else if dag.succ.row(a).binary_search(&b).is_err() {
             open.push((a, b, i as u32));
@@ -42,7 +43,7 @@ fn check_ordering_within(
     }
     open.sort_unstable();
     let mut out = Diagnostics::default();
-    let mut stamp = vec![u32::MAX; exp.nodes()];
+    let mut stamp: IdVec<NodeId, u32> = IdVec::filled(exp.nodes(), u32::MAX);
     let mut stack = Vec::new();
     let mut visits = 0u64;
     let mut group_start = 0;
@@ -50,15 +51,15 @@ fn check_ordering_within(
     while group_start < open.len() {
         let src = open[group_start].0;
         let group_end = group_start + open[group_start..].partition_point(|p| p.0 == src);
-        let horizon = open[group_start..group_end].iter().map(|p| topo_pos[p.1 as usize]).max().unwrap_or(0);
+        let horizon = open[group_start..group_end].iter().map(|p| topo_pos[p.1]).max().unwrap_or(0);
         stack.clear();
         stack.push(src);
-        stamp[src as usize] = generation;
+        stamp[src] = generation;
         while let Some(n) = stack.pop() {
             visits += 1;
             for &m in dag.succ.row(n) {
-                if stamp[m as usize] != generation && topo_pos[m as usize] <= horizon {
-                    stamp[m as usize] = generation;
+                if stamp[m] != generation && topo_pos[m] <= horizon {
+                    stamp[m] = generation;
                     stack.push(m);
                 }
             }
@@ -75,7 +76,7 @@ fn check_ordering_within(
             ));
             break;
         }
-        failed.extend(open[group_start..group_end].iter().filter(|p| stamp[p.1 as usize] != generation).map(|p| p.2));
+        failed.extend(open[group_start..group_end].iter().filter(|p| stamp[p.1] != generation).map(|p| p.2));
         generation += 1;
         group_start = group_end;
     }
@@ -197,9 +198,9 @@ mod tests {
         let resolved = crate::resolve::check_structure(tf).unwrap();
         let e = crate::expand::expand(&resolved);
         let order = e.expanded.dag.topo_order().unwrap();
-        let mut pos = vec![0; order.len()];
+        let mut pos = IdVec::filled(order.len(), 0);
         for (i, &n) in order.iter().enumerate() {
-            pos[n as usize] = i as u32;
+            pos[n] = i as u32;
         }
         check_ordering_within(tf, &e.expanded, &e.hazards, &pos, budget)
     }

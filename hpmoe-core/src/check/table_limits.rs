@@ -12,7 +12,7 @@ use crate::schedule::{Placement, SyncPlan};
 pub fn check_table_limits(tf: &Taskflow, exp: &Expanded, placement: &Placement, sync: &SyncPlan) -> Diagnostics {
     let mut d = Diagnostics::default();
     let profile = &tf.profile;
-    if let Some(core) = (0..placement.queues.nodes() as u32).max_by_key(|&c| placement.queues.degree(c)) {
+    if let Some(core) = placement.queues.row_ids().max_by_key(|&c| placement.queues.degree(c)) {
         let n = placement.queues.degree(core);
         if n as u64 > u64::from(MAX_TASKS_PER_CORE) {
             d.push(
@@ -21,7 +21,7 @@ pub fn check_table_limits(tf: &Taskflow, exp: &Expanded, placement: &Placement, 
                     tf.loc,
                     format!(
                         "core {} runs {n} tiles; a core's list holds at most {MAX_TASKS_PER_CORE} (MAX_TASKS_PER_CORE)",
-                        profile.core_name(core)
+                        profile.core_name(core.raw())
                     ),
                 )
                 .help("use larger tiles"),
@@ -42,9 +42,9 @@ pub fn check_table_limits(tf: &Taskflow, exp: &Expanded, placement: &Placement, 
             .help("use larger tiles"),
         );
     }
-    let fam_loc = |n: u32| tf.families[exp.space.family_of(n)].loc;
-    let name = |n: u32| super::node_name(tf, &exp.space, n);
-    if let Some((n, w)) = sync.waits.iter().filter_map(|(n, w)| Some((n.raw(), (*w)?))).max_by_key(|p| p.1.target)
+    let fam_loc = |n: NodeId| tf.families[exp.space.family_of(n)].loc;
+    let name = |n: NodeId| super::node_name(tf, &exp.space, n);
+    if let Some((n, w)) = sync.waits.iter().filter_map(|(n, w)| Some((n, (*w)?))).max_by_key(|p| p.1.target)
         && w.target > MAX_FAN_IN
     {
         d.push(Diagnostic::new(
@@ -53,15 +53,15 @@ pub fn check_table_limits(tf: &Taskflow, exp: &Expanded, placement: &Placement, 
             format!("{} waits for {} other cores; the limit is {MAX_FAN_IN} (MAX_FAN_IN)", name(n), w.target),
         ));
     }
-    if let Some(n) = (0..exp.nodes()).map(NodeId::from_index).max_by_key(|&n| sync.signals(n).len())
+    if let Some(n) = exp.space.node_ids().max_by_key(|&n| sync.signals(n).len())
         && sync.signals(n).len() as u64 > u64::from(MAX_SIGNALS_PER_TILE)
     {
         d.push(Diagnostic::new(
             K::TooManySignals,
-            fam_loc(n.raw()),
+            fam_loc(n),
             format!(
                 "{} signals {} waiting tiles; the limit is {MAX_SIGNALS_PER_TILE} (MAX_SIGNALS_PER_TILE)",
-                name(n.raw()),
+                name(n),
                 sync.signals(n).len()
             ),
         ));
@@ -86,7 +86,7 @@ mod tests {
         });
         let exp = crate::analyse(&tf).unwrap();
         let mut rows = vec![Vec::new(); tf.profile.cores_per_rank() as usize];
-        rows[0] = (0..n).collect::<Vec<_>>();
+        rows[0] = (0..n).map(NodeId::new).collect::<Vec<_>>();
         let queues = Csr::from_rows(rows);
         let placement = Placement {
             core_of: IdVec::filled(n as usize, CoreId::new(0)),

@@ -10,6 +10,7 @@
 //! The scheduler never sees it: schedules are built for the worst case, every block full.
 
 use crate::expand::{InstanceSpace, eval_region};
+use crate::ids::{NodeId, RankId};
 use crate::model::{Guard, Taskflow};
 
 /// Per tile instance (node id), whether its guard made it skip its body.
@@ -62,7 +63,7 @@ impl Activity {
                         .above
                         .eval(&coords, u64::from(rank))
                         .map_err(|_| format!("{}: its guard's bound overflows", instance()))?;
-                    skipped[space.node(rank, span.first + idx) as usize] = !Guard::runs(count, above);
+                    skipped[space.node(RankId::new(rank), span.first + idx).index()] = !Guard::runs(count, above);
                 }
             }
         }
@@ -83,8 +84,8 @@ impl Activity {
     }
 
     /// Whether node `node` skips its body (false for nodes this activity does not cover).
-    pub fn skips(&self, node: u32) -> bool {
-        self.skipped.get(node as usize).copied().unwrap_or(false)
+    pub fn skips(&self, node: NodeId) -> bool {
+        self.skipped.get(node.index()).copied().unwrap_or(false)
     }
 
     /// How many instances skip their body.

@@ -30,6 +30,7 @@ use super::Activity;
 use super::profile::CostProfile;
 use super::traffic::{FamilyTraffic, Reads, family_traffic};
 use crate::expand::Work;
+use crate::ids::NodeId;
 use crate::model::{CoreKind, Taskflow};
 use crate::schedule::{CostModel, PutShape};
 
@@ -168,7 +169,7 @@ impl TaskflowCost {
     }
 
     /// Whether node `node` skips its body in the run priced.
-    pub fn skips(&self, node: u32) -> bool {
+    pub fn skips(&self, node: NodeId) -> bool {
         self.activity.as_ref().is_some_and(|a| a.skips(node))
     }
 
@@ -264,8 +265,8 @@ impl CostModel for TaskflowCost {
     }
 
     /// The expected time under [`TaskflowCost::with_expected_activity`], if set.
-    fn node_tile_ns(&self, node: u32, family_ns: u64) -> u64 {
-        match self.expected.as_ref().and_then(|p| p.get(node as usize)) {
+    fn node_tile_ns(&self, node: NodeId, family_ns: u64) -> u64 {
+        match self.expected.as_ref().and_then(|p| p.get(node.index())) {
             Some(&p) => {
                 let overhead = self.profile.tile_overhead().min(family_ns);
                 overhead + ((family_ns - overhead) as f64 * f64::from(p.clamp(0.0, 1.0))).round() as u64

@@ -19,6 +19,7 @@ use super::space::{InstanceSpace, decode};
 use super::{Expanded, Work};
 use crate::error::{Diagnostic, Diagnostics, ErrorKind as K};
 use crate::graph::Dag;
+use crate::ids::{IdVec, NodeId, RankId};
 use crate::limits;
 use crate::model::{Access, IndexSel, Loc, TensorDecl, WorkModel};
 use crate::resolve::Resolved;
@@ -39,8 +40,8 @@ pub enum HazardKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Hazard {
     pub kind: HazardKind,
-    pub first: u32,
-    pub second: u32,
+    pub first: NodeId,
+    pub second: NodeId,
     pub first_loc: Loc,
     pub second_loc: Loc,
     pub tensor: u32,
@@ -125,7 +126,7 @@ pub fn expand(r: &Resolved<'_>) -> Expansion {
 struct Builder<'r, 'a> {
     r: &'r Resolved<'a>,
     space: InstanceSpace,
-    edges: Vec<(u32, u32)>,
+    edges: Vec<(NodeId, NodeId)>,
     hazards: Vec<Hazard>,
     faults: Faults,
     /// Overlapping pairs examined plus edges made; bounded by MAX_EDGES.
@@ -152,7 +153,7 @@ impl Builder<'_, '_> {
             for rank in 0..ranks {
                 for idx in 0..span.count {
                     let coords = decode(idx, &span.extents);
-                    let node = self.space.node(rank, first + idx);
+                    let node = self.space.node(RankId::new(rank), first + idx);
                     match eval_region(plan.region, &decl.shape, &coords, rank, ranks) {
                         Ok((dest, ext)) => per_rank[dest as usize].push(Acc {
                             node,
@@ -266,7 +267,7 @@ impl Builder<'_, '_> {
                 for rank in 0..tf.profile.ranks {
                     for idx in 0..span.count {
                         let coords = decode(idx, &span.extents);
-                        let me = self.space.node(rank, span.first + idx);
+                        let me = self.space.node(RankId::new(rank), span.first + idx);
                         let mut choices: SmallVec<[(u64, u64); 4]> = SmallVec::new();
                         let mut bad = None;
                         for (k, sel) in a.indices.iter().enumerate() {
@@ -299,7 +300,7 @@ impl Builder<'_, '_> {
                                 return;
                             }
                             let local = self.space.local_id(target, point);
-                            entry_edges.push((self.space.node(rank, local), me));
+                            entry_edges.push((self.space.node(RankId::new(rank), local), me));
                             self.pairs += 1;
                         });
                         if waits_for_itself {
@@ -316,10 +317,10 @@ impl Builder<'_, '_> {
     }
 
     /// Per node, `(dst - rank) mod ranks` of the first remote write of its family.
-    fn rotations(&self) -> Vec<u32> {
+    fn rotations(&self) -> IdVec<NodeId, u32> {
         let tf = self.r.tf;
         let ranks = tf.profile.ranks;
-        let mut rotation = vec![0u32; self.space.len()];
+        let mut rotation = IdVec::filled(self.space.len(), 0u32);
         for (fi, f) in tf.families.iter().enumerate() {
             let Some(dst) = f.body.iter().flat_map(|c| &c.args).find_map(|a| match &a.rank {
                 crate::model::RankSel::Remote(e) => Some(e),
@@ -334,8 +335,8 @@ impl Builder<'_, '_> {
                     if let Ok(d) = dst.eval(&coords, u64::from(rank))
                         && (0..i64::from(ranks)).contains(&d)
                     {
-                        let node = self.space.node(rank, span.first + idx);
-                        rotation[node as usize] = (d as u32 + ranks - rank) % ranks;
+                        let node = self.space.node(RankId::new(rank), span.first + idx);
+                        rotation[node] = (d as u32 + ranks - rank) % ranks;
                     }
                 }
             }
@@ -491,7 +492,7 @@ mod tests {
             t
         };
         let exp = crate::analyse(&build(4, false)).unwrap();
-        assert_eq!(exp.dag.pred.row(16 + 1), &[4, 5, 6, 7]);
+        assert_eq!(exp.dag.pred.row(NodeId::new(16 + 1)), &[4, 5, 6, 7].map(NodeId::new));
         let d = errors(build(5, false));
         assert_eq!(d.kinds(), vec![K::AfterOutOfRange], "{d}");
         assert_eq!(
@@ -502,9 +503,9 @@ mod tests {
         assert!(d.errors[0].message.contains("whose start is past its end"), "{d}");
         // `mark(r - 2 .. r)`: the two instances before, fewer at the start of the grid.
         let exp = crate::analyse(&build(0, true)).unwrap();
-        assert_eq!(exp.dag.pred.row(16), &[] as &[u32]);
-        assert_eq!(exp.dag.pred.row(16 + 1), &[16]);
-        assert_eq!(exp.dag.pred.row(16 + 3), &[16 + 1, 16 + 2]);
+        assert_eq!(exp.dag.pred.row(NodeId::new(16)), &[] as &[NodeId]);
+        assert_eq!(exp.dag.pred.row(NodeId::new(16 + 1)), &[NodeId::new(16)]);
+        assert_eq!(exp.dag.pred.row(NodeId::new(16 + 3)), &[16 + 1, 16 + 2].map(NodeId::new));
     }
 
     #[test]

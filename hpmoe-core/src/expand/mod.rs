@@ -21,6 +21,7 @@ pub(crate) use deps::{Expansion, Hazard, HazardKind, expand, gathered};
 pub use space::{FamilySpan, InstanceSpace, decode};
 
 use crate::graph::Dag;
+use crate::ids::{IdVec, NodeId};
 use crate::model::CoreKind;
 use serde::{Deserialize, Serialize};
 
@@ -49,7 +50,7 @@ pub struct Expanded {
     /// Per node: for a tile that puts to another rank, `(dst - rank) mod ranks` of its first
     /// put (1..ranks); 0 otherwise. The scheduler orders equal-priority puts by it so that
     /// ranks do not all write to the same peer at once.
-    pub rotation: Vec<u32>,
+    pub rotation: IdVec<NodeId, u32>,
 }
 
 impl Expanded {
@@ -59,12 +60,12 @@ impl Expanded {
     }
 
     /// Core kind of a node.
-    pub fn core_kind(&self, node: u32) -> CoreKind {
+    pub fn core_kind(&self, node: NodeId) -> CoreKind {
         self.family_core[self.space.family_of(node)]
     }
 
     /// Work of a node.
-    pub fn work(&self, node: u32) -> Work {
+    pub fn work(&self, node: NodeId) -> Work {
         self.family_work[self.space.family_of(node)]
     }
 }

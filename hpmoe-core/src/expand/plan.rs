@@ -4,6 +4,7 @@
 //! (which names them in messages) both depend on it and not on each other.
 
 use super::access::Extent;
+use crate::ids::NodeId;
 use crate::model::{Access, OpSpec, Region};
 
 /// One region argument of one op call of one family.
@@ -21,7 +22,7 @@ pub(super) struct ArgPlan<'a> {
 /// One concrete access of one instance.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Acc {
-    pub node: u32,
+    pub node: NodeId,
     pub family: u32,
     pub call: u32,
     pub plan: u32,

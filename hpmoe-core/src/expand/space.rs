@@ -72,28 +72,32 @@ impl InstanceSpace {
         self.len() == 0
     }
 
+    /// The node ids `0..len`, all ranks.
+    pub fn node_ids(&self) -> impl DoubleEndedIterator<Item = NodeId> + ExactSizeIterator + use<> {
+        (0..self.len()).map(NodeId::from_index)
+    }
+
     /// The global node id of local instance `local` on `rank`.
-    pub fn node(&self, rank: u32, local: u32) -> u32 {
-        rank * self.per_rank + local
+    #[inline]
+    pub fn node(&self, rank: RankId, local: u32) -> NodeId {
+        NodeId::new(rank.raw() * self.per_rank + local)
     }
 
     /// The rank global node `node` runs on.
-    pub fn rank_of(&self, node: u32) -> u32 {
-        node / self.per_rank
-    }
-
-    /// The rank of `node`, typed ([`rank_of`](Self::rank_of) on raw ids).
-    pub fn rank_id(&self, node: NodeId) -> RankId {
-        RankId::new(self.rank_of(node.raw()))
+    #[inline]
+    pub fn rank_of(&self, node: NodeId) -> RankId {
+        RankId::new(node.raw() / self.per_rank)
     }
 
     /// The local instance id of global node `node` (its id within its rank).
-    pub fn local_of(&self, node: u32) -> u32 {
-        node % self.per_rank
+    #[inline]
+    pub fn local_of(&self, node: NodeId) -> u32 {
+        node.raw() % self.per_rank
     }
 
     /// Family index of a global node.
-    pub fn family_of(&self, node: u32) -> usize {
+    #[inline]
+    pub fn family_of(&self, node: NodeId) -> usize {
         self.family_of_local(self.local_of(node))
     }
 
@@ -144,7 +148,10 @@ mod tests {
             let c = s.coords_of_local(local);
             assert_eq!(s.local_id(f, &c), local);
         }
-        assert_eq!(s.family_of(s.node(2, 10)), 2);
+        assert_eq!(s.family_of(s.node(RankId::new(2), 10)), 2);
+        assert_eq!(s.rank_of(NodeId::new(32)), RankId::new(2));
+        assert_eq!(s.local_of(NodeId::new(32)), 10);
+        assert_eq!(s.node_ids().len(), 33);
         assert_eq!(s.coords_of_local(4).as_slice(), &[1, 1]);
     }
 }

@@ -43,16 +43,16 @@ pub fn lower_bound_of(exp: &Expanded, profile: &MachineProfile, costs: &[u64]) -
     let mut finish = vec![0u64; exp.nodes()];
     let mut critical = 0;
     for &v in &order {
-        let start = exp.dag.pred.row(v).iter().map(|&p| finish[p as usize]).max().unwrap_or(0);
-        finish[v as usize] = start.saturating_add(costs[v as usize]);
-        critical = critical.max(finish[v as usize]);
+        let start = exp.dag.pred.row(v).iter().map(|&p| finish[p.index()]).max().unwrap_or(0);
+        finish[v.index()] = start.saturating_add(costs[v.index()]);
+        critical = critical.max(finish[v.index()]);
     }
     let ranks = exp.space.ranks as usize;
     let mut work = vec![[0u64; 2]; ranks];
-    for v in 0..exp.nodes() as u32 {
+    for v in exp.space.node_ids() {
         let k = usize::from(exp.core_kind(v) == CoreKind::Aiv);
-        let w = &mut work[exp.space.rank_of(v) as usize][k];
-        *w = w.saturating_add(costs[v as usize]);
+        let w = &mut work[exp.space.rank_of(v).index()][k];
+        *w = w.saturating_add(costs[v.index()]);
     }
     let per_core =
         |k: usize, cores: u32| work.iter().map(|w| w[k].div_ceil(u64::from(cores.max(1)))).max().unwrap_or(0);
@@ -76,10 +76,10 @@ mod tests {
         // A chain of 3 AIC tiles next to 10 independent AIV tiles, on 1 AIC + 2 AIV.
         let exp = Expanded {
             space: InstanceSpace::new(1, [smallvec![3], smallvec![10]]),
-            dag: Dag::from_pairs(13, &[(0, 1), (1, 2)]),
+            dag: Dag::of(13, &[(0, 1), (1, 2)]),
             family_core: vec![CoreKind::Aic, CoreKind::Aiv],
             family_work: vec![Work::default(); 2],
-            rotation: vec![0; 13],
+            rotation: vec![0; 13].into(),
         };
         let profile = MachineProfile::small(1, 1);
         let b = lower_bound(&exp, &profile, &UnitCost);

@@ -7,6 +7,7 @@
 //! [`CostModel`].
 
 use crate::expand::Work;
+use crate::ids::NodeId;
 use crate::model::CoreKind;
 
 /// A pluggable cost function. Object-safe: the scheduler takes `&dyn CostModel`.
@@ -32,7 +33,7 @@ pub trait CostModel {
     /// likely to skip their body at run time (guards on run-time counts, see
     /// `crate::model::Guard`) plans their *expected* time, so that every core's list holds
     /// its share of the work that will really run (see `crate::cost::TaskflowCost::with_expected_activity`).
-    fn node_tile_ns(&self, node: u32, family_ns: u64) -> u64 {
+    fn node_tile_ns(&self, node: NodeId, family_ns: u64) -> u64 {
         let _ = node;
         family_ns
     }

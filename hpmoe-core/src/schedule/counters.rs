@@ -37,15 +37,15 @@ pub fn plan_sync(exp: &Expanded, placement: &Placement) -> SyncPlan {
             puts.extend(std::iter::repeat_n(work.remote_bytes > 0, span.count as usize));
         }
     }
-    let kept = reduce_cross_core_edges_keeping(&exp.dag, placement, |u| puts[u as usize]);
+    let kept = reduce_cross_core_edges_keeping(&exp.dag, placement, |u| puts[u.index()]);
 
     let mut counters_per_rank: IdVec<RankId, u32> = IdVec::filled(exp.space.ranks as usize, 0);
     let mut counter_of: IdVec<NodeId, OptId<CounterId>> = IdVec::filled(nodes, OptId::NONE);
     let mut waits = IdVec::filled(nodes, None);
     for v in counter_of.keys() {
-        let fan_in = kept.degree(v.raw());
+        let fan_in = kept.degree(v);
         if fan_in > 0 {
-            let next = &mut counters_per_rank[exp.space.rank_id(v)];
+            let next = &mut counters_per_rank[exp.space.rank_of(v)];
             let counter = CounterId::new(*next);
             counter_of[v] = OptId::some(counter);
             waits[v] = Some(Wait { counter, target: fan_in as u32 });
@@ -57,19 +57,18 @@ pub fn plan_sync(exp: &Expanded, placement: &Placement) -> SyncPlan {
     let mut signal_offsets = Vec::with_capacity(nodes + 1);
     let mut signal_list = Vec::with_capacity(kept.edges());
     signal_offsets.push(0u32);
-    for u in 0..nodes as u32 {
+    for u in exp.space.node_ids() {
         let first = signal_list.len();
         signal_list.extend(consumers.row(u).iter().map(|&v| {
-            let v = NodeId::new(v);
             let counter = counter_of[v].get().expect("a node with a consumer edge waits on a counter");
-            Signal { rank: exp.space.rank_id(v), counter }
+            Signal { rank: exp.space.rank_of(v), counter }
         }));
         signal_list[first..].sort_unstable();
         signal_offsets.push(u32::try_from(signal_list.len()).expect("signal count fits u32 (edges are limited)"));
     }
 
-    let core_of = |v: u32| placement.core_of[NodeId::new(v)];
-    let cross_edges_before = exp.dag.succ.pairs().filter(|&(u, v)| core_of(u) != core_of(v)).count();
+    let core_of = &placement.core_of;
+    let cross_edges_before = exp.dag.succ.pairs().filter(|&(u, v)| core_of[u] != core_of[v]).count();
     SyncPlan {
         waits,
         signal_offsets,
@@ -180,12 +179,12 @@ mod tests {
             }
             let mut waiters: HashMap<Signal, u32> = HashMap::new();
             let mut last_counter = vec![None; ranks as usize];
-            for v in 0..n {
-                let Some(w) = plan.waits[NodeId::new(v)] else { continue };
-                let rank = exp.space.rank_id(NodeId::new(v));
+            for v in exp.space.node_ids() {
+                let Some(w) = plan.waits[v] else { continue };
+                let rank = exp.space.rank_of(v);
                 assert!(w.counter.raw() < plan.counters_per_rank[rank]);
                 let counter = Signal { rank, counter: w.counter };
-                assert_eq!(waiters.insert(counter, v), None, "counter {counter:?} has one waiter");
+                assert_eq!(waiters.insert(counter, v.raw()), None, "counter {counter:?} has one waiter");
                 assert_eq!(received.get(&counter).copied(), Some(w.target), "exact fan-in of node {v}");
                 // Dense ids, in node-id order.
                 assert_eq!(w.counter.raw(), last_counter[rank.index()].map_or(0, |c: u32| c + 1));
@@ -195,15 +194,15 @@ mod tests {
             let total: u32 = plan.counters_per_rank.values().sum();
             assert_eq!(total as usize, waiters.len());
 
-            let cross: Vec<(u32, u32)> =
-                exp.dag.succ.pairs().filter(|&(u, v)| p.core_of[NodeId::new(u)] != p.core_of[NodeId::new(v)]).collect();
+            let cross: Vec<(NodeId, NodeId)> =
+                exp.dag.succ.pairs().filter(|&(u, v)| p.core_of[u] != p.core_of[v]).collect();
             assert_eq!(plan.cross_edges_before, cross.len() as u64);
             assert_eq!(plan.cross_edges_after, plan.signal_list.len() as u64);
             for (u, v) in cross {
                 if exp.work(u).remote_bytes > 0 {
-                    let w = plan.waits[NodeId::new(v)].expect("a put's reader waits");
-                    let counter = Signal { rank: exp.space.rank_id(NodeId::new(v)), counter: w.counter };
-                    assert!(plan.signals(NodeId::new(u)).contains(&counter), "put {u} signals its reader {v}");
+                    let w = plan.waits[v].expect("a put's reader waits");
+                    let counter = Signal { rank: exp.space.rank_of(v), counter: w.counter };
+                    assert!(plan.signals(u).contains(&counter), "put {u} signals its reader {v}");
                 }
             }
         }

@@ -122,9 +122,9 @@ pub fn kept_edges(exp: &Expanded, sync: &SyncPlan) -> Csr {
     let mut offsets = Vec::with_capacity(exp.nodes() + 1);
     let mut targets = Vec::with_capacity(sync.signal_list.len());
     offsets.push(0u32);
-    for u in 0..exp.nodes() as u32 {
+    for u in exp.space.node_ids() {
         let first = targets.len();
-        targets.extend(sync.signals(NodeId::new(u)).iter().filter_map(|&s| waiter.get(s)).map(NodeId::raw));
+        targets.extend(sync.signals(u).iter().filter_map(|&s| waiter.get(s)));
         targets[first..].sort_unstable();
         offsets.push(u32::try_from(targets.len()).expect("kept edges fit u32"));
     }
@@ -147,7 +147,7 @@ impl Waiters {
         per_rank.resize(exp.space.ranks as usize, 0);
         for (v, w) in sync.waits.iter() {
             if let Some(w) = w {
-                let r = exp.space.rank_id(v).index();
+                let r = exp.space.rank_of(v).index();
                 per_rank[r] = per_rank[r].max(w.counter.raw() + 1);
             }
         }
@@ -161,7 +161,7 @@ impl Waiters {
         let mut node = vec![OptId::NONE; total];
         for (v, w) in sync.waits.iter() {
             if let Some(w) = w {
-                node[base[exp.space.rank_id(v).index()] + w.counter.index()] = OptId::some(v);
+                node[base[exp.space.rank_of(v).index()] + w.counter.index()] = OptId::some(v);
             }
         }
         Waiters { base, node }
@@ -233,8 +233,8 @@ fn plan_channel(
     let mut consumed = [0usize; 2];
     let mut reach: [Option<u32>; 2] = [None, None];
     let mut sets = 0usize;
-    for u in placement.queues.row(aic.raw()).iter().copied().map(NodeId::new) {
-        for p in exp.dag.pred.row(u.raw()).iter().copied().map(NodeId::new) {
+    for &u in placement.queues.row(aic) {
+        for &p in exp.dag.pred.row(u) {
             for s in 0..2 {
                 if core_of(p) == aivs[s] {
                     reach[s] = reach[s].max(Some(pos(p)));
@@ -243,13 +243,7 @@ fn plan_channel(
         }
         // u's kept consumer on each own AIV (the earliest, if the reduction kept several).
         let cand: [Option<NodeId>; 2] = std::array::from_fn(|s| {
-            consumers
-                .row(u.raw())
-                .iter()
-                .copied()
-                .map(NodeId::new)
-                .filter(|&v| core_of(v) == aivs[s])
-                .min_by_key(|&v| pos(v))
+            consumers.row(u).iter().copied().filter(|&v| core_of(v) == aivs[s]).min_by_key(|&v| pos(v))
         });
         if cand.iter().all(Option::is_none) {
             continue;
@@ -298,11 +292,11 @@ pub fn without_flagged(exp: &Expanded, sync: &SyncPlan, plan: &FlagPlan) -> Sync
     let nodes = exp.nodes();
     let kept = kept_edges(exp, sync);
     // `plan.edges` is sorted, as the rows are: walk both to drop the flagged edges.
-    let mut flagged = plan.edges.iter().map(|&(u, v)| (u.raw(), v.raw())).peekable();
+    let mut flagged = plan.edges.iter().copied().peekable();
     let mut offsets = Vec::with_capacity(nodes + 1);
     let mut targets = Vec::with_capacity(kept.edges());
     offsets.push(0u32);
-    for u in 0..nodes as u32 {
+    for u in exp.space.node_ids() {
         for &v in kept.row(u) {
             while flagged.next_if(|&e| e < (u, v)).is_some() {}
             if flagged.peek() != Some(&(u, v)) {
@@ -312,17 +306,17 @@ pub fn without_flagged(exp: &Expanded, sync: &SyncPlan, plan: &FlagPlan) -> Sync
         offsets.push(targets.len() as u32);
     }
     let consumers = Csr::from_parts(offsets, targets);
-    let mut fan_in = vec![0u32; nodes];
+    let mut fan_in: IdVec<NodeId, u32> = IdVec::filled(nodes, 0);
     for &v in consumers.targets() {
-        fan_in[v as usize] += 1;
+        fan_in[v] += 1;
     }
     let mut counters_per_rank: IdVec<RankId, u32> = IdVec::filled(exp.space.ranks as usize, 0);
     let mut counter_of: IdVec<NodeId, OptId<CounterId>> = IdVec::filled(nodes, OptId::NONE);
     let mut waits = IdVec::filled(nodes, None);
     for v in counter_of.keys() {
-        let fan_in = fan_in[v.index()];
+        let fan_in = fan_in[v];
         if fan_in > 0 {
-            let next = &mut counters_per_rank[exp.space.rank_id(v)];
+            let next = &mut counters_per_rank[exp.space.rank_of(v)];
             let counter = CounterId::new(*next);
             counter_of[v] = OptId::some(counter);
             waits[v] = Some(Wait { counter, target: fan_in });
@@ -332,11 +326,11 @@ pub fn without_flagged(exp: &Expanded, sync: &SyncPlan, plan: &FlagPlan) -> Sync
     let mut signal_offsets = Vec::with_capacity(nodes + 1);
     let mut signal_list = Vec::new();
     signal_offsets.push(0u32);
-    for u in 0..nodes as u32 {
+    for u in exp.space.node_ids() {
         let first = signal_list.len();
-        signal_list.extend(consumers.row(u).iter().map(|&v| {
-            let v = NodeId::new(v);
-            Signal { rank: exp.space.rank_id(v), counter: counter_of[v].get().expect("a consumer waits on a counter") }
+        signal_list.extend(consumers.row(u).iter().map(|&v| Signal {
+            rank: exp.space.rank_of(v),
+            counter: counter_of[v].get().expect("a consumer waits on a counter"),
         }));
         signal_list[first..].sort_unstable();
         signal_offsets.push(u32::try_from(signal_list.len()).expect("signals fit u32"));
@@ -354,7 +348,12 @@ pub fn without_flagged(exp: &Expanded, sync: &SyncPlan, plan: &FlagPlan) -> Sync
 /// The flag plan blob (`NAME_flags.bin`, layout in `hpmoe/abi.h`) for a kernel table whose
 /// entries follow `queues` (row `c`: the nodes global core `c` runs, in order; a
 /// [`Placement`]'s queues), core after core.
-pub fn plan_bytes(plan: &FlagPlan, queues: &Csr, profile: &MachineProfile, table_checksum: u32) -> Vec<u8> {
+pub fn plan_bytes(
+    plan: &FlagPlan,
+    queues: &Csr<CoreId, NodeId>,
+    profile: &MachineProfile,
+    table_checksum: u32,
+) -> Vec<u8> {
     const CHECKSUM_AT: usize = 12; // hpmoe_flags_header.checksum; the CRC covers bytes 16..
     let cores = plan.totals.len();
     let entries = queues.edges();
@@ -375,10 +374,10 @@ pub fn plan_bytes(plan: &FlagPlan, queues: &Csr, profile: &MachineProfile, table
     }
     for core in 0..profile.total_cores() {
         let kind = profile.kind_of_local(profile.split_core(core).1);
-        for &n in queues.row(core) {
+        for &n in queues.row(CoreId::new(core)) {
             out.push(match kind {
-                CoreKind::Aic => u8::from(plan.set_after[NodeId::new(n)]),
-                CoreKind::Aiv => plan.waits_before[NodeId::new(n)],
+                CoreKind::Aic => u8::from(plan.set_after[n]),
+                CoreKind::Aiv => plan.waits_before[n],
             });
         }
     }

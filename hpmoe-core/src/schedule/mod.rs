@@ -12,6 +12,7 @@
 //! ```
 //! use hpmoe_core::expand::{Expanded, InstanceSpace, Work};
 //! use hpmoe_core::graph::Dag;
+//! use hpmoe_core::ids::{Id, NodeId};
 //! use hpmoe_core::model::{CoreKind, MachineProfile};
 //! use hpmoe_core::schedule::{list_schedule, plan_sync, prove_deadlock_free, SimpleCost};
 //! use smallvec::smallvec;
@@ -19,10 +20,10 @@
 //! // One rank: a matmul tile feeding two vector tiles.
 //! let exp = Expanded {
 //!     space: InstanceSpace::new(1, [smallvec![1], smallvec![2]]),
-//!     dag: Dag::from_pairs(3, &[(0, 1), (0, 2)]),
+//!     dag: Dag::from_pairs(3, &[(0, 1), (0, 2)].map(|(a, b)| (NodeId::new(a), NodeId::new(b)))),
 //!     family_core: vec![CoreKind::Aic, CoreKind::Aiv],
 //!     family_work: vec![Work { flops: 1 << 30, ..Work::default() }, Work { bytes: 1 << 20, ..Work::default() }],
-//!     rotation: vec![0; 3],
+//!     rotation: vec![0; 3].into(),
 //! };
 //! let profile = MachineProfile::small(1, 1);
 //! let placement = list_schedule(&exp, &profile, &SimpleCost::default());

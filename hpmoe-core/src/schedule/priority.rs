@@ -4,6 +4,7 @@
 
 use super::cost::CostModel;
 use crate::expand::Expanded;
+use crate::ids::NodeId;
 
 /// Per node: its estimated run time under `cost` ([`CostModel::family_tile_ns`], once per
 /// family, then [`CostModel::node_tile_ns`] per instance). O(V).
@@ -22,7 +23,7 @@ pub fn node_costs(exp: &Expanded, cost: &dyn CostModel) -> Vec<u64> {
         }
     }
     for (v, c) in per_node.iter_mut().enumerate() {
-        *c = cost.node_tile_ns(v as u32, *c);
+        *c = cost.node_tile_ns(NodeId::from_index(v), *c);
     }
     per_node
 }
@@ -47,9 +48,9 @@ pub(crate) fn bottom_levels_with(exp: &Expanded, costs: &[u64], cost: &dyn CostM
         let rank = exp.space.rank_of(v);
         let tail = exp.dag.succ.row(v).iter().map(|&s| {
             let edge = if exp.space.rank_of(s) == rank { edge_local } else { edge_remote };
-            edge.saturating_add(level[s as usize])
+            edge.saturating_add(level[s.index()])
         });
-        level[v as usize] = costs[v as usize].saturating_add(tail.max().unwrap_or(0));
+        level[v.index()] = costs[v.index()].saturating_add(tail.max().unwrap_or(0));
     }
     level
 }

@@ -10,7 +10,7 @@
 //! together.
 
 use crate::graph::{Csr, Dag, topo_order_with};
-use crate::ids::{IdVec, NodeId, OptId};
+use crate::ids::{CoreId, IdVec, NodeId, OptId};
 
 /// Each node's neighbours in its core's queue.
 #[derive(Clone, Debug)]
@@ -24,22 +24,21 @@ pub(crate) struct CoreChain {
 impl CoreChain {
     /// # Panics
     /// Unless every node `0..nodes` appears exactly once in `queues`.
-    pub(crate) fn new(nodes: usize, queues: &Csr) -> CoreChain {
+    pub(crate) fn new(nodes: usize, queues: &Csr<CoreId, NodeId>) -> CoreChain {
         let mut prev = IdVec::filled(nodes, OptId::NONE);
         let mut next = IdVec::filled(nodes, OptId::NONE);
         let mut queued: IdVec<NodeId, bool> = IdVec::filled(nodes, false);
-        for core in 0..queues.nodes() as u32 {
+        for core in queues.row_ids() {
             let row = queues.row(core);
             for (i, &v) in row.iter().enumerate() {
-                assert!((v as usize) < nodes, "core {core} queues node {v}, but there are only {nodes} nodes");
-                let v = NodeId::new(v);
+                assert!(v.index() < nodes, "core {core} queues node {v}, but there are only {nodes} nodes");
                 assert!(!queued[v], "node {v} is queued twice");
                 queued[v] = true;
                 if i > 0 {
-                    prev[v] = OptId::some(NodeId::new(row[i - 1]));
+                    prev[v] = OptId::some(row[i - 1]);
                 }
                 if i + 1 < row.len() {
-                    next[v] = OptId::some(NodeId::new(row[i + 1]));
+                    next[v] = OptId::some(row[i + 1]);
                 }
             }
         }
@@ -49,23 +48,18 @@ impl CoreChain {
         CoreChain { prev, next }
     }
 
-    /// A neighbour as a graph id.
-    fn link(n: OptId<NodeId>) -> Option<u32> {
-        n.get().map(NodeId::raw)
-    }
-
     /// Successors of `v` in DAG ∪ core order.
-    pub(crate) fn union_succ<'a>(&'a self, dag: &'a Dag, v: u32) -> impl Iterator<Item = u32> + 'a {
-        dag.succ.row(v).iter().copied().chain(Self::link(self.next[NodeId::new(v)]))
+    pub(crate) fn union_succ<'a>(&'a self, dag: &'a Dag, v: NodeId) -> impl Iterator<Item = NodeId> + 'a {
+        dag.succ.row(v).iter().copied().chain(self.next[v].get())
     }
 
     /// Predecessors of `v` in DAG ∪ core order.
-    pub(crate) fn union_pred<'a>(&'a self, dag: &'a Dag, v: u32) -> impl Iterator<Item = u32> + 'a {
-        dag.pred.row(v).iter().copied().chain(Self::link(self.prev[NodeId::new(v)]))
+    pub(crate) fn union_pred<'a>(&'a self, dag: &'a Dag, v: NodeId) -> impl Iterator<Item = NodeId> + 'a {
+        dag.pred.row(v).iter().copied().chain(self.prev[v].get())
     }
 
     /// A topological order of DAG ∪ core order, or a cycle `[a, b, …, a]` of it.
-    pub(crate) fn union_topo_order(&self, dag: &Dag) -> Result<Vec<u32>, Vec<u32>> {
+    pub(crate) fn union_topo_order(&self, dag: &Dag) -> Result<Vec<NodeId>, Vec<NodeId>> {
         topo_order_with(dag.nodes(), |v| self.union_succ(dag, v), |v| self.union_pred(dag, v))
     }
 }
@@ -81,7 +75,7 @@ impl CoreChain {
 /// # Panics
 /// Unless every node of `dag` appears exactly once in `queues` (a placement places every
 /// node once; anything else is a bug in the caller, not a deadlock).
-pub fn prove_deadlock_free(dag: &Dag, queues: &Csr) -> Result<(), Vec<u32>> {
+pub fn prove_deadlock_free(dag: &Dag, queues: &Csr<CoreId, NodeId>) -> Result<(), Vec<NodeId>> {
     CoreChain::new(dag.nodes(), queues).union_topo_order(dag).map(|_| ())
 }
 
@@ -92,12 +86,16 @@ mod tests {
     use crate::schedule::list::list_schedule;
     use crate::schedule::testutil::{profile, random_expanded};
 
-    fn queues(rows: &[&[u32]]) -> Csr {
-        Csr::from_rows(rows.iter().map(|r| r.iter().copied()))
+    fn queues(rows: &[&[u32]]) -> Csr<CoreId, NodeId> {
+        Csr::from_rows(rows.iter().map(|r| r.iter().copied().map(NodeId::new)))
+    }
+
+    fn nodes(raw: &[u32]) -> Vec<NodeId> {
+        raw.iter().copied().map(NodeId::new).collect()
     }
 
     /// Every step of `cycle` is a DAG edge or a same-core successor, and it closes.
-    fn assert_is_union_cycle(dag: &Dag, q: &Csr, cycle: &[u32]) {
+    fn assert_is_union_cycle(dag: &Dag, q: &Csr<CoreId, NodeId>, cycle: &[NodeId]) {
         let chain = CoreChain::new(dag.nodes(), q);
         assert!(cycle.len() >= 3, "{cycle:?}");
         assert_eq!(cycle.first(), cycle.last());
@@ -123,17 +121,17 @@ mod tests {
     #[test]
     fn accepts_a_hand_made_order_that_interleaves_cores() {
         // 0 → 1 → 2 → 3 alternating between two cores, with an independent node 4 first.
-        let dag = Dag::from_pairs(5, &[(0, 1), (1, 2), (2, 3)]);
+        let dag = Dag::of(5, &[(0, 1), (1, 2), (2, 3)]);
         assert_eq!(prove_deadlock_free(&dag, &queues(&[&[4, 0, 2], &[1, 3]])), Ok(()));
     }
 
     #[test]
     fn refuses_a_consumer_queued_before_its_producer() {
         // 0 produces what 1 consumes, but core 0 runs 1 first: 1 waits for 0, which waits for 1.
-        let dag = Dag::from_pairs(3, &[(0, 1), (1, 2)]);
+        let dag = Dag::of(3, &[(0, 1), (1, 2)]);
         let q = queues(&[&[1, 0], &[2]]);
         let cycle = prove_deadlock_free(&dag, &q).unwrap_err();
-        assert_eq!(cycle, vec![0, 1, 0]);
+        assert_eq!(cycle, nodes(&[0, 1, 0]));
         assert_is_union_cycle(&dag, &q, &cycle);
     }
 
@@ -141,10 +139,10 @@ mod tests {
     fn refuses_two_cores_waiting_on_each_others_later_task() {
         // Core 0 runs [0, 1], core 1 runs [2, 3]. 3 → 0 and 1 → 2: core 0 waits at 0 for 3,
         // which waits behind 2 on core 1, which waits for 1, which waits behind 0.
-        let dag = Dag::from_pairs(4, &[(3, 0), (1, 2)]);
+        let dag = Dag::of(4, &[(3, 0), (1, 2)]);
         let q = queues(&[&[0, 1], &[2, 3]]);
         let cycle = prove_deadlock_free(&dag, &q).unwrap_err();
-        assert_eq!(cycle, vec![0, 1, 2, 3, 0]);
+        assert_eq!(cycle, nodes(&[0, 1, 2, 3, 0]));
         assert_is_union_cycle(&dag, &q, &cycle);
         // The same dependencies with the other order on core 1 are fine.
         assert_eq!(prove_deadlock_free(&dag, &queues(&[&[0, 1], &[3, 2]])), Ok(()));
@@ -154,22 +152,22 @@ mod tests {
     fn refuses_a_deadlock_across_three_ranks_of_puts() {
         // One core per rank; each rank's core first waits for the put (second task) of the
         // next rank: 0 ← 3, 2 ← 5, 4 ← 1, with core r running [2r, 2r + 1].
-        let dag = Dag::from_pairs(6, &[(3, 0), (5, 2), (1, 4)]);
+        let dag = Dag::of(6, &[(3, 0), (5, 2), (1, 4)]);
         let q = queues(&[&[0, 1], &[2, 3], &[4, 5]]);
         let cycle = prove_deadlock_free(&dag, &q).unwrap_err();
-        assert_eq!(cycle, vec![0, 1, 4, 5, 2, 3, 0]);
+        assert_eq!(cycle, nodes(&[0, 1, 4, 5, 2, 3, 0]));
         assert_is_union_cycle(&dag, &q, &cycle);
     }
 
     #[test]
     #[should_panic(expected = "node 2 is on no core's queue")]
     fn a_node_on_no_core_is_a_caller_bug() {
-        let _ = prove_deadlock_free(&Dag::from_pairs(3, &[]), &queues(&[&[0, 1]]));
+        let _ = prove_deadlock_free(&Dag::of(3, &[]), &queues(&[&[0, 1]]));
     }
 
     #[test]
     #[should_panic(expected = "node 1 is queued twice")]
     fn a_node_on_two_cores_is_a_caller_bug() {
-        let _ = prove_deadlock_free(&Dag::from_pairs(2, &[]), &queues(&[&[0, 1], &[1]]));
+        let _ = prove_deadlock_free(&Dag::of(2, &[]), &queues(&[&[0, 1], &[1]]));
     }
 }

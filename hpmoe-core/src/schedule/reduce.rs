@@ -81,11 +81,15 @@ pub fn reduce_cross_core_edges(dag: &Dag, placement: &Placement) -> Csr {
 /// [`reduce_cross_core_edges`], except that every cross-core edge *out of* a node for which
 /// `keep_all_from` is true is kept. Used for tiles that write into other ranks, whose data
 /// is known to have landed only through their own signal.
-pub fn reduce_cross_core_edges_keeping(dag: &Dag, placement: &Placement, keep_all_from: impl Fn(u32) -> bool) -> Csr {
+pub fn reduce_cross_core_edges_keeping(
+    dag: &Dag,
+    placement: &Placement,
+    keep_all_from: impl Fn(NodeId) -> bool,
+) -> Csr {
     reduce_with_cap(dag, placement, keep_all_from, CLOCK_CAP)
 }
 
-fn reduce_with_cap(dag: &Dag, placement: &Placement, keep_all_from: impl Fn(u32) -> bool, cap: usize) -> Csr {
+fn reduce_with_cap(dag: &Dag, placement: &Placement, keep_all_from: impl Fn(NodeId) -> bool, cap: usize) -> Csr {
     let nodes = dag.nodes();
     let position = &placement.position;
     // Facts hold raw core ids: the cap measures distances between them.
@@ -94,53 +98,52 @@ fn reduce_with_cap(dag: &Dag, placement: &Placement, keep_all_from: impl Fn(u32)
     let order = chain.union_topo_order(dag).unwrap_or_else(|cycle| {
         panic!("the placement deadlocks (cycle {cycle:?}); prove it deadlock-free before reducing")
     });
-    let mut topo_index = vec![0u32; nodes];
+    let mut topo_index: IdVec<NodeId, u32> = IdVec::filled(nodes, 0);
     for (i, &v) in order.iter().enumerate() {
-        topo_index[v as usize] = i as u32;
+        topo_index[v] = i as u32;
     }
-    let mut unvisited_succ: Vec<u32> = (0..nodes as u32).map(|v| chain.union_succ(dag, v).count() as u32).collect();
+    let mut unvisited_succ: IdVec<NodeId, u32> =
+        (0..nodes).map(|v| chain.union_succ(dag, NodeId::from_index(v)).count() as u32).collect();
 
     let mut clocks = ClockStore::new(nodes, cap.min(placement.queues.nodes()));
     let mut known: Vec<Fact> = Vec::with_capacity(2 * CLOCK_CAP);
     let mut scratch: Vec<Fact> = Vec::with_capacity(2 * CLOCK_CAP);
-    let mut candidates: Vec<u32> = Vec::new();
-    let mut kept: Vec<(u32, u32)> = Vec::new();
+    let mut candidates: Vec<NodeId> = Vec::new();
+    let mut kept: Vec<(NodeId, NodeId)> = Vec::new();
 
     for &v in &order {
-        let (vi, vid) = (v as usize, NodeId::new(v));
-        let core = core_of(vid);
+        let core = core_of(v);
         // What the node before `v` on its core knew, and `v` itself (that clock has its own
         // core's fact, for the position before `v`'s).
         known.clear();
-        if let Some(prev) = chain.prev[vid].get() {
+        if let Some(prev) = chain.prev[v].get() {
             known.extend_from_slice(clocks.get(prev));
             let own = known.binary_search_by_key(&core, |f| f.0).expect("a clock always has its own core's fact");
-            known[own].1 = position[vid];
+            known[own].1 = position[v];
         } else {
-            known.push((core, position[vid]));
+            known.push((core, position[v]));
         }
 
         candidates.clear();
-        candidates.extend(dag.pred.row(v).iter().copied().filter(|&u| core_of(NodeId::new(u)) != core));
-        candidates.sort_unstable_by_key(|&u| Reverse(topo_index[u as usize]));
+        candidates.extend(dag.pred.row(v).iter().copied().filter(|&u| core_of(u) != core));
+        candidates.sort_unstable_by_key(|&u| Reverse(topo_index[u]));
         for &u in &candidates {
-            let ui = NodeId::new(u);
-            let implied = !keep_all_from(u) && finished_position(&known, core_of(ui)) >= Some(position[ui]);
+            let implied = !keep_all_from(u) && finished_position(&known, core_of(u)) >= Some(position[u]);
             if !implied {
                 kept.push((v, u));
-                merge_facts(&mut known, clocks.get(ui), &mut scratch, core, cap);
+                merge_facts(&mut known, clocks.get(u), &mut scratch, core, cap);
             }
         }
 
         for p in chain.union_pred(dag, v) {
-            let left = &mut unvisited_succ[p as usize];
+            let left = &mut unvisited_succ[p];
             *left -= 1;
             if *left == 0 {
-                clocks.release(NodeId::new(p));
+                clocks.release(p);
             }
         }
-        if unvisited_succ[vi] > 0 {
-            clocks.store(vid, &known);
+        if unvisited_succ[v] > 0 {
+            clocks.store(v, &known);
         }
     }
     Csr::from_pairs(nodes, &kept)
@@ -295,13 +298,13 @@ mod tests {
     use std::collections::HashMap;
 
     fn kept_rows(kept: &Csr) -> Vec<Vec<u32>> {
-        (0..kept.nodes() as u32).map(|v| kept.row(v).to_vec()).collect()
+        kept.row_ids().map(|v| kept.row(v).iter().map(|n| n.raw()).collect()).collect()
     }
 
     #[test]
     fn drops_an_edge_implied_through_the_core_predecessor() {
         // Core 0: [0]; core 1: [1, 2]. 0 → 1 and 0 → 2: 2 runs after 1, which waited for 0.
-        let dag = Dag::from_pairs(3, &[(0, 1), (0, 2)]);
+        let dag = Dag::of(3, &[(0, 1), (0, 2)]);
         let kept = reduce_cross_core_edges(&dag, &placement(3, &[&[0], &[1, 2]]));
         assert_eq!(kept_rows(&kept), vec![vec![], vec![0], vec![]]);
     }
@@ -309,7 +312,7 @@ mod tests {
     #[test]
     fn drops_an_edge_implied_through_a_chain_of_kept_edges() {
         // Three cores, one node each: 0 → 1 → 2 and 0 → 2. The wait of 2 on 1 implies 0.
-        let dag = Dag::from_pairs(3, &[(0, 1), (1, 2), (0, 2)]);
+        let dag = Dag::of(3, &[(0, 1), (1, 2), (0, 2)]);
         let kept = reduce_cross_core_edges(&dag, &placement(3, &[&[0], &[1], &[2]]));
         assert_eq!(kept_rows(&kept), vec![vec![], vec![0], vec![1]]);
     }
@@ -318,7 +321,7 @@ mod tests {
     fn drops_an_edge_implied_through_an_earlier_task_of_the_producers_core() {
         // Core 0: [0, 1]; core 1: [2]. 0 → 2 and 1 → 2: once 1 is done, so is 0. The later
         // producer is considered first and kept; the earlier one is dropped.
-        let dag = Dag::from_pairs(3, &[(0, 2), (1, 2)]);
+        let dag = Dag::of(3, &[(0, 2), (1, 2)]);
         let kept = reduce_cross_core_edges(&dag, &placement(3, &[&[0, 1], &[2]]));
         assert_eq!(kept_rows(&kept), vec![vec![], vec![], vec![1]]);
     }
@@ -326,11 +329,11 @@ mod tests {
     #[test]
     fn keeps_edges_nothing_else_implies() {
         // Cores 0, 1, 2 with one node each; 0 → 2 and 1 → 2 are independent.
-        let dag = Dag::from_pairs(3, &[(0, 2), (1, 2)]);
+        let dag = Dag::of(3, &[(0, 2), (1, 2)]);
         let kept = reduce_cross_core_edges(&dag, &placement(3, &[&[0], &[1], &[2]]));
         assert_eq!(kept_rows(&kept), vec![vec![], vec![], vec![0, 1]]);
         // A same-core edge is never a wait: core 0 runs [0, 1], 0 → 1.
-        let dag = Dag::from_pairs(2, &[(0, 1)]);
+        let dag = Dag::of(2, &[(0, 1)]);
         let kept = reduce_cross_core_edges(&dag, &placement(2, &[&[0, 1]]));
         assert_eq!(kept.edges(), 0);
     }
@@ -339,11 +342,11 @@ mod tests {
     fn knowledge_flows_through_a_core_but_not_backwards_in_it() {
         // Core 0: [0]; core 1: [1, 2]; core 2: [3]. 0 → 2 and 1 → 3 and 0 → 3.
         // 3 waits for 1, which is *before* 2 on core 1, so 3 knows nothing about 0: keep 0 → 3.
-        let dag = Dag::from_pairs(4, &[(0, 2), (1, 3), (0, 3)]);
+        let dag = Dag::of(4, &[(0, 2), (1, 3), (0, 3)]);
         let kept = reduce_cross_core_edges(&dag, &placement(4, &[&[0], &[1, 2], &[3]]));
         assert_eq!(kept_rows(&kept), vec![vec![], vec![], vec![0], vec![0, 1]]);
         // With 2 first on core 1 and 2 → 3 instead of 1 → 3, 3 learns of 0 through 2.
-        let dag = Dag::from_pairs(4, &[(0, 2), (2, 3), (0, 3)]);
+        let dag = Dag::of(4, &[(0, 2), (2, 3), (0, 3)]);
         let kept = reduce_cross_core_edges(&dag, &placement(4, &[&[0], &[2, 1], &[3]]));
         assert_eq!(kept_rows(&kept), vec![vec![], vec![], vec![0], vec![2]]);
     }
@@ -351,15 +354,15 @@ mod tests {
     #[test]
     fn edges_out_of_marked_sources_are_all_kept() {
         // The chain case again, but node 0 is a put: its edge to 2 stays.
-        let dag = Dag::from_pairs(3, &[(0, 1), (1, 2), (0, 2)]);
-        let kept = reduce_cross_core_edges_keeping(&dag, &placement(3, &[&[0], &[1], &[2]]), |u| u == 0);
+        let dag = Dag::of(3, &[(0, 1), (1, 2), (0, 2)]);
+        let kept = reduce_cross_core_edges_keeping(&dag, &placement(3, &[&[0], &[1], &[2]]), |u| u.raw() == 0);
         assert_eq!(kept_rows(&kept), vec![vec![], vec![0], vec![0, 1]]);
     }
 
     #[test]
     #[should_panic(expected = "the placement deadlocks")]
     fn refuses_a_deadlocking_placement() {
-        let dag = Dag::from_pairs(2, &[(0, 1)]);
+        let dag = Dag::of(2, &[(0, 1)]);
         reduce_cross_core_edges(&dag, &placement(2, &[&[1, 0]]));
     }
 
@@ -432,17 +435,17 @@ mod tests {
 
     /// Whether `to` is reachable from `from` through core order and kept edges, without
     /// using the kept edge `skip`.
-    fn reaches(chain: &CoreChain, kept_succ: &Csr, from: u32, to: u32, skip: Option<(u32, u32)>) -> bool {
-        let mut seen = vec![false; chain.next.len()];
+    fn reaches(chain: &CoreChain, kept_succ: &Csr, from: NodeId, to: NodeId, skip: Option<(NodeId, NodeId)>) -> bool {
+        let mut seen: IdVec<NodeId, bool> = IdVec::filled(chain.next.len(), false);
         let mut stack = vec![from];
         while let Some(x) = stack.pop() {
             if x == to {
                 return true;
             }
-            let next = chain.next[NodeId::new(x)].get().map(NodeId::raw);
+            let next = chain.next[x].get();
             let succ = kept_succ.row(x).iter().copied().filter(|&y| skip != Some((x, y)));
             for y in succ.chain(next) {
-                if !std::mem::replace(&mut seen[y as usize], true) {
+                if !std::mem::replace(&mut seen[y], true) {
                     stack.push(y);
                 }
             }
@@ -456,7 +459,7 @@ mod tests {
         let chain = CoreChain::new(dag.nodes(), &p.queues);
         let kept_succ = kept.transpose();
         for (u, v) in dag.succ.pairs() {
-            let cross = p.core_of[NodeId::new(u)] != p.core_of[NodeId::new(v)];
+            let cross = p.core_of[u] != p.core_of[v];
             assert!(cross || !kept.row(v).contains(&u), "same-core edge {u} → {v} kept");
             if cross {
                 assert!(reaches(&chain, &kept_succ, u, v, None), "edge {u} → {v} lost");
@@ -480,8 +483,7 @@ mod tests {
             let p = list_schedule(&exp, &prof, &SimpleCost::default());
             let kept = reduce_cross_core_edges(&exp.dag, &p);
             assert_sound(&exp.dag, &p, &kept, true);
-            let cross =
-                exp.dag.succ.pairs().filter(|&(u, v)| p.core_of[NodeId::new(u)] != p.core_of[NodeId::new(v)]).count();
+            let cross = exp.dag.succ.pairs().filter(|&(u, v)| p.core_of[u] != p.core_of[v]).count();
             dropped += cross - kept.edges();
         }
         assert!(dropped > 0, "the random cases exercise dropping");

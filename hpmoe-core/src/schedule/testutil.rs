@@ -14,10 +14,10 @@ pub(crate) fn expanded(ranks: u32, families: &[(CoreKind, u32, Work)], pairs: &[
     let nodes = space.len();
     Expanded {
         space,
-        dag: Dag::from_pairs(nodes, pairs),
+        dag: Dag::of(nodes, pairs),
         family_core: families.iter().map(|f| f.0).collect(),
         family_work: families.iter().map(|f| f.2).collect(),
-        rotation: vec![0; nodes],
+        rotation: IdVec::filled(nodes, 0),
     }
 }
 
@@ -77,10 +77,10 @@ pub(crate) fn random_expanded(seed: u64, ranks: u32, families: u32, max_count: u
         }
     }
     let mut exp = expanded(ranks, &fams, &pairs);
-    for &(u, v) in &pairs {
-        let (ru, rv) = (exp.space.rank_of(u), exp.space.rank_of(v));
-        if ru != rv && exp.core_kind(u) == CoreKind::Aiv && exp.rotation[u as usize] == 0 {
-            exp.rotation[u as usize] = (rv + ranks - ru) % ranks;
+    for (u, v) in pairs.into_iter().map(|(u, v)| (NodeId::new(u), NodeId::new(v))) {
+        let (ru, rv) = (exp.space.rank_of(u).raw(), exp.space.rank_of(v).raw());
+        if ru != rv && exp.core_kind(u) == CoreKind::Aiv && exp.rotation[u] == 0 {
+            exp.rotation[u] = (rv + ranks - ru) % ranks;
         }
     }
     exp
@@ -97,7 +97,7 @@ pub(crate) fn placement(nodes: usize, rows: &[&[u32]]) -> Placement {
             position[NodeId::new(v)] = i as u32;
         }
     }
-    let queues = Csr::from_rows(rows.iter().map(|r| r.iter().copied()));
+    let queues = Csr::from_rows(rows.iter().map(|r| r.iter().copied().map(NodeId::new)));
     let (start_ns, finish_ns) = (IdVec::filled(nodes, 0), IdVec::filled(nodes, 0));
     Placement { core_of, position, queues, start_ns, finish_ns, makespan_ns: 0 }
 }

@@ -187,7 +187,24 @@ impl FromMeta for AfterArg {
     }
 }
 
-/// `#[tile(aic | aiv, grid(...), after(...))]`.
+/// `when(R > W)`: the one condition on which a tile family exists, kept as syntax for the
+/// lowering to evaluate.
+#[derive(Clone, Debug, Default)]
+pub struct WhenArg(pub Option<Expr>);
+
+impl FromMeta for WhenArg {
+    fn from_meta(item: &Meta) -> darling::Result<Self> {
+        let usage = "write `when(CONDITION)`, e.g. `when(R / W > 1)`";
+        match item {
+            Meta::List(l) => syn::parse2::<Expr>(l.tokens.clone())
+                .map(|e| WhenArg(Some(e)))
+                .map_err(|e| darling::Error::custom(format!("{e}; {usage}")).with_span(&e.span())),
+            _ => Err(darling::Error::custom(usage).with_span(item)),
+        }
+    }
+}
+
+/// `#[tile(aic | aiv, grid(...), after(...), when(...))]`.
 #[derive(Debug, FromMeta)]
 pub struct TileArgsRaw {
     #[darling(default)]
@@ -198,6 +215,8 @@ pub struct TileArgsRaw {
     grid: GridArg,
     #[darling(default)]
     after: AfterArg,
+    #[darling(default)]
+    when: WhenArg,
 }
 
 /// A tile's arguments, checked.
@@ -206,6 +225,8 @@ pub struct TileArgs {
     pub core: CoreKind,
     pub grid: Vec<GridEntry>,
     pub after: Vec<Expr>,
+    /// The condition on compile-time constants under which the family exists (`when(..)`).
+    pub when: Option<Expr>,
 }
 
 impl TileArgs {
@@ -213,7 +234,7 @@ impl TileArgs {
     pub fn parse(meta: &Meta) -> syn::Result<Self> {
         let raw: TileArgsRaw = helper_args(meta)?;
         let core = core_kind(raw.aic, raw.aiv, "a tile", meta.span()).map_err(syn::Error::from)?;
-        Ok(TileArgs { core, grid: raw.grid.0, after: raw.after.0 })
+        Ok(TileArgs { core, grid: raw.grid.0, after: raw.after.0, when: raw.when.0 })
     }
 }
 

@@ -66,6 +66,8 @@ pub struct Lower {
     pub tensors: HashMap<String, Vec<u64>>,
     /// Grid arity of each tile, from its attribute (for `after(name)` with no indices).
     pub tile_arity: HashMap<String, usize>,
+    /// Tiles whose `when` condition is false, with the condition as written: left out.
+    pub absent: HashMap<String, String>,
     pub poison: Poison,
     pub tiles: Vec<TileDecl>,
     pub ops: Vec<OpDecl>,
@@ -101,6 +103,7 @@ impl Lower {
             errors,
             tensors: HashMap::new(),
             tile_arity: HashMap::new(),
+            absent: HashMap::new(),
             poison: Poison::default(),
             tiles: Vec::new(),
             ops: Vec::new(),
@@ -150,7 +153,22 @@ impl Lower {
                 _ => {}
             }
         }
+        // Every const is declared: the `when` conditions decide which families exist before
+        // any `after` entry is read.
+        let mut present = Vec::new();
         for (stmt, item, args) in tiles {
+            let name = item.sig.ident.to_string();
+            match args.when.as_ref().map(|w| (l.condition(w), w)) {
+                None | Some((Ok(true), _)) => present.push((stmt, item, args)),
+                Some((Ok(false), w)) => {
+                    l.absent.insert(name, super::spans::written(w));
+                }
+                Some((Err(Failed), _)) => {
+                    l.poison.tiles.insert(name);
+                }
+            }
+        }
+        for (stmt, item, args) in present {
             l.tile(stmt, item, args);
         }
         l.consts.evaluate_all();
@@ -447,6 +465,15 @@ impl Lower {
                 continue;
             };
             if self.poison.tiles.contains(&family) {
+                continue;
+            }
+            if let Some(when) = self.absent.get(&family) {
+                let msg = format!(
+                    "tile `{family}` does not exist at these sizes (its `when({when})` is false), so no tile can \
+                     wait for it\n\nhelp: give this tile a `when` that is false whenever `{family}`'s is, or drop the \
+                     entry"
+                );
+                self.error(entry, msg);
                 continue;
             }
             let mut indices = smallvec::SmallVec::new();

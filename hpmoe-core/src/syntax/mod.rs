@@ -44,6 +44,7 @@ mod lower;
 mod op;
 mod region;
 pub mod spans;
+mod when;
 
 pub use file::{error_positions, parse_file, parse_file_in, position, render_error};
 pub use lower::Poison;

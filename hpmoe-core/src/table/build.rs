@@ -4,7 +4,7 @@ use super::ScheduleTable;
 use super::assemble::Assembler;
 use super::error::TableError;
 use crate::expand::Expanded;
-use crate::ids::NodeId;
+use crate::ids::CoreId;
 use crate::model::MachineProfile;
 use crate::placement::{Placement, SyncPlan};
 
@@ -77,15 +77,14 @@ impl ScheduleTable {
         for core in 0..profile.total_cores() {
             a.start_core();
             let (rank, _) = profile.split_core(core);
-            for &node in placement.queues.row(core) {
-                if node as usize >= nodes || space.rank_of(node) != rank {
+            for &node in placement.queues.row(CoreId::new(core)) {
+                if node.index() >= nodes || space.rank_of(node).raw() != rank {
                     let core_name = profile.core_name(core);
                     return Err(TableError::inconsistent(format!(
                         "node {node} is queued on {core_name}, which is not on the node's rank"
                     )));
                 }
-                let id = NodeId::new(node);
-                a.entry(space.local_of(node), sync.waits[id], sync.signals(id))?;
+                a.entry(space.local_of(node), sync.waits[node], sync.signals(node))?;
             }
         }
         a.finish()

@@ -1,6 +1,6 @@
 //! Building a table from scheduler results, and what it refuses.
 
-use crate::fixture::{placement_of, tiny};
+use crate::fixture::{placement_of, queue_rows, tiny};
 use hpmoe_core::ids::{CounterId, NodeId};
 use hpmoe_core::model::CoreKind;
 use hpmoe_core::schedule::Wait;
@@ -75,7 +75,7 @@ fn inconsistent(result: Result<hpmoe_core::table::ScheduleTable, TableError>, ne
 #[test]
 fn refuses_a_node_queued_on_another_rank() {
     let mut inputs = tiny();
-    let mut rows: Vec<Vec<u32>> = (0..6).map(|c| inputs.placement.queues.row(c).to_vec()).collect();
+    let mut rows: Vec<Vec<u32>> = queue_rows(&inputs);
     let moved = rows[3].pop().unwrap(); // rank 1's gmm[1] onto rank 0's AIC
     rows[0].push(moved);
     inputs.placement = placement_of(14, rows);
@@ -85,7 +85,7 @@ fn refuses_a_node_queued_on_another_rank() {
 #[test]
 fn refuses_missing_duplicated_and_misplaced_instances() {
     let inputs = tiny();
-    let rows: Vec<Vec<u32>> = (0..6).map(|c| inputs.placement.queues.row(c).to_vec()).collect();
+    let rows: Vec<Vec<u32>> = queue_rows(&inputs);
 
     let mut missing = tiny();
     let mut r = rows.clone();

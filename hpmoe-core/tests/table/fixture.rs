@@ -2,7 +2,7 @@
 
 use hpmoe_core::expand::{Expanded, InstanceSpace, Work};
 use hpmoe_core::graph::{Csr, Dag};
-use hpmoe_core::ids::{CoreId, CounterId, RankId};
+use hpmoe_core::ids::{CoreId, CounterId, NodeId, RankId};
 use hpmoe_core::model::{CoreKind, MachineProfile};
 use hpmoe_core::schedule::{Placement, Signal, SyncPlan, Wait};
 use hpmoe_core::table::ScheduleTable;
@@ -43,7 +43,14 @@ pub fn placement_of(nodes: usize, queues: Vec<Vec<u32>>) -> Placement {
     let makespan_ns = finish_ns.iter().copied().max().unwrap_or(0);
     let core_of = core_of.into_iter().map(CoreId::new).collect();
     let (position, start_ns, finish_ns) = (position.into(), start_ns.into(), finish_ns.into());
-    Placement { core_of, position, queues: Csr::from_rows(queues), start_ns, finish_ns, makespan_ns }
+    let queues = Csr::from_rows(queues.into_iter().map(|row| row.into_iter().map(NodeId::new)));
+    Placement { core_of, position, queues, start_ns, finish_ns, makespan_ns }
+}
+
+/// The raw node ids of each core's queue.
+pub fn queue_rows(inputs: &Inputs) -> Vec<Vec<u32>> {
+    let queues = &inputs.placement.queues;
+    queues.row_ids().map(|c| queues.row(c).iter().map(|n| n.raw()).collect()).collect()
 }
 
 /// Sync plan from per-node waits and signals.
@@ -85,13 +92,14 @@ pub fn tiny() -> Inputs {
             pairs.push((node(r, 4 + m), node(r, 6)));
         }
     }
+    let pairs: Vec<(NodeId, NodeId)> = pairs.into_iter().map(|(a, b)| (NodeId::new(a), NodeId::new(b))).collect();
     let dag = Dag::from_pairs(nodes, &pairs);
     let exp = Expanded {
         space,
         dag,
         family_core: vec![CoreKind::Aiv, CoreKind::Aic, CoreKind::Aiv],
         family_work: vec![Work::default(); 3],
-        rotation: vec![0; nodes],
+        rotation: vec![0; nodes].into(),
     };
     let mut queues = Vec::new();
     for r in 0..ranks {

@@ -4,7 +4,7 @@
 use crate::fixture::{Inputs, placement_of, reseal, sync_of};
 use hpmoe_core::expand::{Expanded, InstanceSpace, Work};
 use hpmoe_core::graph::Dag;
-use hpmoe_core::ids::{CounterId, RankId};
+use hpmoe_core::ids::CounterId;
 use hpmoe_core::model::{CoreKind, MachineProfile};
 use hpmoe_core::schedule::{Signal, Wait};
 use hpmoe_core::table::ScheduleTable;
@@ -36,26 +36,26 @@ fn random_inputs(ranks: u32, aic: u32, aiv_per_aic: u32, grids: &[(bool, Vec<u32
     let nodes = space.len();
     let cores_per_rank = profile.cores_per_rank();
     let mut queues = vec![Vec::new(); profile.total_cores() as usize];
-    for node in 0..nodes as u32 {
+    for node in space.node_ids() {
         let cores = profile.cores_of(family_core[space.family_of(node)]);
-        let core = space.rank_of(node) * cores_per_rank + cores.start + rng.below(cores.len() as u32);
+        let core = space.rank_of(node).raw() * cores_per_rank + cores.start + rng.below(cores.len() as u32);
         let row = &mut queues[core as usize];
         let at = rng.below(row.len() as u32 + 1) as usize;
-        row.insert(at, node);
+        row.insert(at, node.raw());
     }
     let mut counters = vec![0u32; ranks as usize];
     let mut waits = vec![None; nodes];
     let mut signals = vec![Vec::new(); nodes];
-    for node in 0..nodes as u32 {
+    for node in space.node_ids() {
         if rng.below(2) == 0 {
             continue;
         }
         let rank = space.rank_of(node);
-        let counter = counters[rank as usize];
-        counters[rank as usize] += 1;
+        let counter = counters[rank.index()];
+        counters[rank.index()] += 1;
         let target = rng.below(4);
-        let (rank, counter) = (RankId::new(rank), CounterId::new(counter));
-        waits[node as usize] = Some(Wait { counter, target });
+        let counter = CounterId::new(counter);
+        waits[node.index()] = Some(Wait { counter, target });
         for _ in 0..target {
             signals[rng.below(nodes as u32) as usize].push(Signal { rank, counter });
         }
@@ -65,7 +65,7 @@ fn random_inputs(ranks: u32, aic: u32, aiv_per_aic: u32, grids: &[(bool, Vec<u32
         dag: Dag::from_pairs(nodes, &[]),
         family_core,
         family_work: vec![Work::default(); grids.len()],
-        rotation: vec![0; nodes],
+        rotation: vec![0; nodes].into(),
     };
     Inputs {
         profile,

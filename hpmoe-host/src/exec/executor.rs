@@ -7,6 +7,7 @@ use super::ops::OpImpls;
 use super::options::RunOptions;
 use super::program::Program;
 use super::workers::{Failure, RunState, run_workers};
+use hpmoe_core::ids::NodeId;
 use hpmoe_core::model::Taskflow;
 use hpmoe_core::schedule::FlagPlan;
 use hpmoe_core::table::ScheduleTable;
@@ -181,7 +182,7 @@ impl Executor {
     }
 
     /// `gmm1(e=0, m=3) on rank 2`: the name errors use for a global node id.
-    pub fn node_name(&self, node: u32) -> String {
+    pub fn node_name(&self, node: NodeId) -> String {
         self.program.node_name(node)
     }
 

@@ -5,7 +5,7 @@
 //! tile the plan marks, an AIC adds one set to each of its two AIVs; before a tile, an AIV waits
 //! until its AIC has made as many sets as its waits up to and including that tile.
 
-use hpmoe_core::ids::NodeId;
+use hpmoe_core::ids::{CoreId, IdVec, NodeId};
 use hpmoe_core::schedule::FlagPlan;
 use hpmoe_core::table::ScheduleTable;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -15,11 +15,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub(crate) struct FlagState {
     /// Per global core, per entry: on an AIC, whether it sets the flag after the entry; on an
     /// AIV, how many sets it must have received before the entry (cumulative).
-    per_entry: Vec<Vec<u32>>,
+    per_entry: IdVec<CoreId, Vec<u32>>,
     /// Per global AIC core: its two AIVs' global ids.
-    own_aivs: Vec<Option<[u32; 2]>>,
+    own_aivs: IdVec<CoreId, Option<[CoreId; 2]>>,
     /// Per global core (AIVs only used): sets received from its AIC.
-    received: Vec<AtomicU32>,
+    received: IdVec<CoreId, AtomicU32>,
 }
 
 impl FlagState {
@@ -38,15 +38,15 @@ impl FlagState {
         if plan.set_after.len() != nodes || plan.waits_before.len() != nodes {
             return Err(format!("the flag plan covers {} nodes, the table {nodes}", plan.set_after.len()));
         }
-        let mut per_entry = Vec::with_capacity(cores);
-        let mut own_aivs = vec![None; cores];
+        let mut per_entry = IdVec::with_capacity(cores);
+        let mut own_aivs = IdVec::filled(cores, None);
         for core in 0..cores as u32 {
             let rank = view.rank_of_core(core);
             let local = core - rank * h.cores_per_rank;
             let aic = local < h.aic_per_rank;
             if aic {
                 let first = rank * h.cores_per_rank + h.aic_per_rank + 2 * local;
-                own_aivs[core as usize] = Some([first, first + 1]);
+                own_aivs[CoreId::new(core)] = Some([CoreId::new(first), CoreId::new(first + 1)]);
             }
             let mut need = 0u32;
             let row = table
@@ -64,7 +64,8 @@ impl FlagState {
                 .collect();
             per_entry.push(row);
         }
-        Ok(Some(FlagState { per_entry, own_aivs, received: (0..cores).map(|_| AtomicU32::new(0)).collect() }))
+        let received = (0..cores).map(|_| AtomicU32::new(0)).collect();
+        Ok(Some(FlagState { per_entry, own_aivs, received }))
     }
 
     /// The same plan with no set received yet: every run starts from zero.
@@ -77,24 +78,24 @@ impl FlagState {
     }
 
     /// On an AIV: the sets it must have received before entry `entry` (0 when none).
-    pub(crate) fn needed(&self, core: u32, entry: u32) -> u32 {
-        if self.own_aivs[core as usize].is_some() { 0 } else { self.per_entry[core as usize][entry as usize] }
+    pub(crate) fn needed(&self, core: CoreId, entry: u32) -> u32 {
+        if self.own_aivs[core].is_some() { 0 } else { self.per_entry[core][entry as usize] }
     }
 
     /// Sets AIV `core` has received so far.
-    pub(crate) fn received(&self, core: u32) -> u32 {
-        self.received[core as usize].load(Ordering::Acquire)
+    pub(crate) fn received(&self, core: CoreId) -> u32 {
+        self.received[core].load(Ordering::Acquire)
     }
 
     /// On an AIC, after entry `entry`: the AIVs it sets the flag for (after their data is written:
     /// `Release` pairs with the AIVs' `Acquire`).
-    pub(crate) fn set_after(&self, core: u32, entry: u32) -> Option<[u32; 2]> {
-        let aivs = self.own_aivs[core as usize]?;
-        if self.per_entry[core as usize][entry as usize] == 0 {
+    pub(crate) fn set_after(&self, core: CoreId, entry: u32) -> Option<[CoreId; 2]> {
+        let aivs = self.own_aivs[core]?;
+        if self.per_entry[core][entry as usize] == 0 {
             return None;
         }
         for v in aivs {
-            self.received[v as usize].fetch_add(1, Ordering::Release);
+            self.received[v].fetch_add(1, Ordering::Release);
         }
         Some(aivs)
     }

@@ -1,6 +1,7 @@
 //! How a run behaves: time limits, spinning, memory and thread limits, and the two hooks
 //! tests use to perturb a run (a per-tile hook for delays or panics, and dropped signals).
 
+use hpmoe_core::ids::{CoreId, NodeId, RankId};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,11 +10,11 @@ use std::time::Duration;
 #[derive(Clone, Copy, Debug)]
 pub struct TileInfo<'a> {
     /// Global node id (`rank * instances_per_rank + local`).
-    pub node: u32,
+    pub node: NodeId,
     /// The rank the tile instance runs on (`node / instances_per_rank`).
-    pub rank: u32,
+    pub rank: RankId,
     /// Global core id running it.
-    pub core: u32,
+    pub core: CoreId,
     /// The tile family's name.
     pub family: &'a str,
     /// Grid coordinates.
@@ -37,7 +38,7 @@ pub struct RunOptions {
     /// Run before every tile, on its worker: inject delays (sleep) or faults (panic).
     pub tile_hook: Option<TileHook>,
     /// Fault injection: these nodes run, but never send their signals.
-    pub drop_signals_of: Vec<u32>,
+    pub drop_signals_of: Vec<NodeId>,
     /// Refuse to start a run whose tensors (all ranks) need more host memory than this.
     /// Default 4 GiB.
     pub max_host_bytes: u64,
@@ -73,7 +74,7 @@ impl RunOptions {
 
     /// Adds `node` (a global node id) to [`RunOptions::drop_signals_of`]: it runs but never
     /// signals, so whoever waits on it times out (fault injection for the executor's own tests).
-    pub fn dropping_signals_of(mut self, node: u32) -> Self {
+    pub fn dropping_signals_of(mut self, node: NodeId) -> Self {
         self.drop_signals_of.push(node);
         self
     }

@@ -7,6 +7,7 @@
 use super::memory::Memory;
 use super::ops::{Arg, ArgDesc, OpImpls, RefOp};
 use hpmoe_core::expand::{InstanceSpace, eval_region};
+use hpmoe_core::ids::NodeId;
 use hpmoe_core::model::{Affine, DType, Guard, Region, Taskflow};
 use hpmoe_core::{check, resolve};
 use smallvec::SmallVec;
@@ -138,12 +139,12 @@ impl Program {
     }
 
     /// `gmm1(e=0, m=3) on rank 2`.
-    pub(crate) fn node_name(&self, node: u32) -> String {
+    pub(crate) fn node_name(&self, node: NodeId) -> String {
         check::node_name(&self.tf, &self.space, node)
     }
 
     /// Family index and grid coordinates of a node.
-    pub(crate) fn locate(&self, node: u32) -> (usize, SmallVec<[u64; 4]>) {
+    pub(crate) fn locate(&self, node: NodeId) -> (usize, SmallVec<[u64; 4]>) {
         let local = self.space.local_of(node);
         (self.space.family_of_local(local), self.space.coords_of_local(local))
     }
@@ -171,8 +172,8 @@ impl Program {
 
     /// Runs tile instance `node`: its guard, then (if the guard holds) each op call of its
     /// body, in order.
-    pub(crate) fn run_tile(&self, memory: &Memory, node: u32) -> Result<TileRun, TileFault> {
-        let rank = self.space.rank_of(node);
+    pub(crate) fn run_tile(&self, memory: &Memory, node: NodeId) -> Result<TileRun, TileFault> {
+        let rank = self.space.rank_of(node).raw();
         let (family, coords) = self.locate(node);
         if !self.guard_holds(memory, family, &coords, rank)? {
             return Ok(TileRun::Skipped);

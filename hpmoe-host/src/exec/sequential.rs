@@ -12,6 +12,7 @@ use super::options::RunOptions;
 use super::program::{Program, TileRun};
 use super::workers::panic_message;
 use super::{RunOutput, RunStats};
+use hpmoe_core::ids::NodeId;
 use hpmoe_core::model::Taskflow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
@@ -22,7 +23,7 @@ use std::time::Instant;
 #[derive(Debug)]
 pub struct SequentialRunner {
     program: Program,
-    order: Vec<u32>,
+    order: Vec<NodeId>,
 }
 
 impl SequentialRunner {
@@ -37,7 +38,7 @@ impl SequentialRunner {
     }
 
     /// The order tiles run in (global node ids).
-    pub fn order(&self) -> &[u32] {
+    pub fn order(&self) -> &[NodeId] {
         &self.order
     }
 

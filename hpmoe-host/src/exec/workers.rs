@@ -17,7 +17,7 @@ use super::flags::FlagState;
 use super::memory::Memory;
 use super::options::{RunOptions, TileInfo};
 use super::program::{Program, TileRun};
-use hpmoe_core::ids::{CounterId, RankId};
+use hpmoe_core::ids::{CoreId, CounterId, NodeId, RankId};
 use hpmoe_core::table::ScheduleTable;
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -116,7 +116,7 @@ pub(crate) struct RunState {
     pub progress: Vec<CoreProgress>,
     pub options: RunOptions,
     /// Sorted node ids whose signals are dropped.
-    dropped: Vec<u32>,
+    dropped: Vec<NodeId>,
     /// Per (rank, counter): the (core, entry) pairs that signal it; built on first use.
     producers: OnceLock<ProducerMap>,
     stop: AtomicBool,
@@ -163,13 +163,13 @@ impl RunState {
     }
 
     /// Global node id of entry `entry` of `core`.
-    pub(crate) fn node_of(&self, core: u32, entry: u32) -> u32 {
+    pub(crate) fn node_of(&self, core: u32, entry: u32) -> NodeId {
         let rank = self.table.view().rank_of_core(core);
         let instance = self.table.core_entries(core)[entry as usize].instance;
-        rank * self.program.space.per_rank + instance
+        self.program.space.node(RankId::new(rank), instance)
     }
 
-    pub(crate) fn drops_signals_of(&self, node: u32) -> bool {
+    pub(crate) fn drops_signals_of(&self, node: NodeId) -> bool {
         self.dropped.binary_search(&node).is_ok()
     }
 
@@ -212,8 +212,8 @@ impl RunState {
         self.failure.lock().unwrap_or_else(PoisonError::into_inner).take()
     }
 
-    fn wake(&self, core: u32) {
-        if let Some(Some(t)) = self.threads.get().and_then(|t| t.get(core as usize)) {
+    fn wake(&self, core: CoreId) {
+        if let Some(Some(t)) = self.threads.get().and_then(|t| t.get(core.index())) {
             t.unpark();
         }
     }
@@ -268,12 +268,12 @@ fn worker(state: &RunState, core: u32) {
             return;
         }
         progress.set(i, Phase::Running, state.now_ns());
-        let node = rank.raw() * state.program.space.per_rank + e.instance;
+        let node = state.program.space.node(rank, e.instance);
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             if let Some(hook) = &state.options.tile_hook {
                 let (family, coords) = state.program.locate(node);
                 let family = &state.program.tf.families[family].name;
-                hook(&TileInfo { node, rank: rank.raw(), core, family, coords: &coords });
+                hook(&TileInfo { node, rank, core: CoreId::new(core), family, coords: &coords });
             }
             state.program.run_tile(&state.memory, node)
         }));
@@ -293,13 +293,13 @@ fn worker(state: &RunState, core: u32) {
             }
         }
         if !state.drops_signals_of(node) {
-            if let Some(aivs) = state.flags.as_ref().and_then(|f| f.set_after(core, i)) {
+            if let Some(aivs) = state.flags.as_ref().and_then(|f| f.set_after(CoreId::new(core), i)) {
                 aivs.into_iter().for_each(|v| state.wake(v));
             }
             for s in state.table.entry_signals(e) {
                 let s = s.signal();
                 if let Some(waiter) = state.counters.signal(s.rank, s.counter) {
-                    state.wake(waiter.raw());
+                    state.wake(waiter);
                 }
             }
         }
@@ -310,14 +310,14 @@ fn worker(state: &RunState, core: u32) {
 /// On an AIV, before entry `entry`: waits (bounded) until its AIC has set the flag as often as the
 /// plan's waits up to this entry. False when the run stops or the wait times out (a failure).
 fn wait_for_flag(state: &RunState, flags: &FlagState, core: u32, entry: u32) -> bool {
-    let need = flags.needed(core, entry);
-    if need == 0 || flags.received(core) >= need {
+    let need = flags.needed(CoreId::new(core), entry);
+    if need == 0 || flags.received(CoreId::new(core)) >= need {
         return true;
     }
     state.progress[core as usize].set(entry, Phase::Waiting, state.now_ns());
     let deadline = Instant::now() + state.options.timeout;
     loop {
-        if flags.received(core) >= need {
+        if flags.received(CoreId::new(core)) >= need {
             return true;
         }
         if state.stopped() {
@@ -329,7 +329,7 @@ fn wait_for_flag(state: &RunState, flags: &FlagState, core: u32, entry: u32) -> 
             state.fail(Failure::Worker(format!(
                 "{} timed out before entry {entry} waiting for hardware flag set {need} of its AIC; it had received {}",
                 view.core_name(core),
-                flags.received(core)
+                flags.received(CoreId::new(core))
             )));
             return false;
         }

@@ -188,6 +188,7 @@ impl MoeShape {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hpmoe_core::ids::{NodeId, RankId};
 
     #[test]
     fn tiny_and_deepseek_shapes_are_valid_and_analyse() {
@@ -218,15 +219,15 @@ mod tests {
         let guarded: Vec<&str> = tf.families.iter().filter(|f| f.guard.is_some()).map(|f| f.name.as_str()).collect();
         assert_eq!(guarded, ["dispatch", "gmm1", "swiglu", "gmm2", "combine"]);
         let e = hpmoe_core::analyse(&tf).unwrap();
-        let name = |n: u32| hpmoe_core::check::node_name(&tf, &e.space, n);
+        let name = |n: NodeId| hpmoe_core::check::node_name(&tf, &e.space, n);
         // gmm1(e=0, src=1, b=2, n=0) on rank 0 waits for rank 1's counts and the block's put.
         let (src, blk, column_blocks) = (1, 2, 2);
         let gmm1 = e.space.families[2].first + (src * 3 + blk) * column_blocks;
-        let preds: Vec<String> = e.dag.pred.row(e.space.node(0, gmm1)).iter().map(|&p| name(p)).collect();
+        let preds: Vec<String> = e.dag.pred.row(e.space.node(RankId::new(0), gmm1)).iter().map(|&p| name(p)).collect();
         assert_eq!(preds, ["announce(dst=0) on rank 1", "dispatch(dst=0, e=0, b=2) on rank 1"]);
         // The weighted sum gathers from anywhere in `back`: every combine landing here.
         let sum = e.space.families[6].first;
-        let combines = e.dag.pred.row(e.space.node(0, sum)).len();
+        let combines = e.dag.pred.row(e.space.node(RankId::new(0), sum)).len();
         assert_eq!(combines as u64, u64::from(shape.ranks) * shape.local_experts() * 3);
     }
 
@@ -239,7 +240,7 @@ mod tests {
         let preds: Vec<String> = e
             .dag
             .pred
-            .row(e.space.node(0, gmm1))
+            .row(e.space.node(RankId::new(0), gmm1))
             .iter()
             .map(|&p| hpmoe_core::check::node_name(&tf, &e.space, p))
             .collect();
@@ -270,10 +271,15 @@ mod tests {
             assert_eq!(guarded, if natural { 7 } else { 0 }, "quantize and dequantize guarded like their blocks");
 
             let e = hpmoe_core::analyse(&tf8).unwrap_or_else(|d| panic!("{}", d.render(&tf8.sources)));
-            let name = |n: u32| hpmoe_core::check::node_name(&tf8, &e.space, n);
+            let name = |n: NodeId| hpmoe_core::check::node_name(&tf8, &e.space, n);
             let family = |name: &str| tf8.families.iter().position(|f| f.name == name).unwrap();
             let preds = |f: usize| -> Vec<String> {
-                e.dag.pred.row(e.space.node(0, e.space.families[f].first)).iter().map(|&p| name(p)).collect()
+                e.dag
+                    .pred
+                    .row(e.space.node(RankId::new(0), e.space.families[f].first))
+                    .iter()
+                    .map(|&p| name(p))
+                    .collect()
             };
             // The first GMM1 tile of rank 0 waits for the dequantisation of its block alone,
             // which waits for the one put carrying it (and, under natural routing, both read

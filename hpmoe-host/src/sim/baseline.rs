@@ -135,28 +135,28 @@ fn family_order(exp: &Expanded) -> Result<Vec<usize>, SimError> {
     for (u, v) in exp.dag.succ.pairs() {
         let (fu, fv) = (exp.space.family_of(u), exp.space.family_of(v));
         if fu != fv {
-            pairs.push((fu as u32, fv as u32));
+            pairs.push((FamilyId::from_index(fu), FamilyId::from_index(fv)));
         }
     }
     let graph = Csr::from_pairs(families, &pairs);
-    let mut indegree = vec![0u32; families];
+    let mut indegree: IdVec<FamilyId, u32> = IdVec::filled(families, 0);
     for (_, v) in graph.pairs() {
-        indegree[v as usize] += 1;
+        indegree[v] += 1;
     }
-    let mut ready: BinaryHeap<Reverse<u32>> =
-        (0..families as u32).filter(|&f| indegree[f as usize] == 0).map(Reverse).collect();
+    let mut ready: BinaryHeap<Reverse<FamilyId>> =
+        indegree.iter().filter(|&(_, &d)| d == 0).map(|(f, _)| Reverse(f)).collect();
     let mut order = Vec::with_capacity(families);
     while let Some(Reverse(f)) = ready.pop() {
-        order.push(f as usize);
+        order.push(f.index());
         for &g in graph.row(f) {
-            indegree[g as usize] -= 1;
-            if indegree[g as usize] == 0 {
+            indegree[g] -= 1;
+            if indegree[g] == 0 {
                 ready.push(Reverse(g));
             }
         }
     }
     if order.len() < families {
-        let stuck = (0..families).filter(|&f| indegree[f] > 0).collect();
+        let stuck = indegree.iter().filter(|&(_, &d)| d > 0).map(|(f, _)| f.index()).collect();
         return Err(SimError::FamilyCycle(stuck));
     }
     Ok(order)
@@ -164,12 +164,12 @@ fn family_order(exp: &Expanded) -> Result<Vec<usize>, SimError> {
 
 /// Per task (a position in `nodes`): how many earlier tasks of its rank put to the same
 /// destination, its *round* (0 for tasks that do not put).
-fn put_rounds(exp: &Expanded, nodes: &[u32]) -> Vec<u32> {
-    let mut seen: std::collections::BTreeMap<(u32, u32), u32> = std::collections::BTreeMap::new();
+fn put_rounds(exp: &Expanded, nodes: &[NodeId]) -> Vec<u32> {
+    let mut seen: std::collections::BTreeMap<(RankId, u32), u32> = std::collections::BTreeMap::new();
     nodes
         .iter()
         .map(|&v| {
-            let k = seen.entry((exp.space.rank_of(v), exp.rotation[v as usize])).or_insert(0);
+            let k = seen.entry((exp.space.rank_of(v), exp.rotation[v])).or_insert(0);
             *k += 1;
             *k - 1
         })
@@ -181,11 +181,11 @@ fn put_rounds(exp: &Expanded, nodes: &[u32]) -> Vec<u32> {
 fn kernel_program(exp: &Expanded, profile: &MachineProfile, cost: &TaskflowCost, family: usize) -> Program {
     let span = &exp.space.families[family];
     let ranks = exp.space.ranks;
-    let nodes: Vec<u32> =
-        (0..ranks).flat_map(|r| (0..span.count).map(move |i| exp.space.node(r, span.first + i))).collect();
+    let nodes: Vec<NodeId> =
+        (0..ranks).flat_map(|r| (0..span.count).map(move |i| exp.space.node(RankId::new(r), span.first + i))).collect();
     // Task ids: position in `nodes`.
-    let task_of = |v: u32| -> Option<u32> {
-        let (r, local) = (exp.space.rank_of(v), exp.space.local_of(v));
+    let task_of = |v: NodeId| -> Option<u32> {
+        let (r, local) = (exp.space.rank_of(v).raw(), exp.space.local_of(v));
         (exp.space.family_of(v) == family).then(|| r * span.count + (local - span.first))
     };
     let tasks_n = nodes.len();
@@ -201,7 +201,7 @@ fn kernel_program(exp: &Expanded, profile: &MachineProfile, cost: &TaskflowCost,
     // inner edges; puts in rounds, each round one put to every destination in rotation order
     // (the rotation and the round are 0 for anything but a put).
     let round = put_rounds(exp, &nodes);
-    let key = |t: u32| Reverse((round[t as usize], exp.rotation[nodes[t as usize] as usize], t));
+    let key = |t: u32| Reverse((round[t as usize], exp.rotation[nodes[t as usize]], t));
     let mut ready: BinaryHeap<Reverse<(u32, u32, u32)>> =
         (0..tasks_n as u32).filter(|&t| indegree[t as usize] == 0).map(key).collect();
     let kind = exp.family_core[family];
@@ -209,15 +209,15 @@ fn kernel_program(exp: &Expanded, profile: &MachineProfile, cost: &TaskflowCost,
     let count = local_cores.len() as u32;
     let mut dealt = vec![0u32; ranks as usize];
     let mut core_of = vec![0u32; tasks_n];
-    let mut queue_rows: Vec<Vec<u32>> = vec![Vec::new(); profile.total_cores() as usize];
+    let mut queue_rows: Vec<Vec<TaskId>> = vec![Vec::new(); profile.total_cores() as usize];
     while let Some(Reverse((_, _, t))) = ready.pop() {
         let v = nodes[t as usize];
-        let rank = exp.space.rank_of(v);
+        let rank = exp.space.rank_of(v).raw();
         let k = &mut dealt[rank as usize];
         let core = rank * profile.cores_per_rank() + local_cores.start + *k % count.max(1);
         *k += 1;
         core_of[t as usize] = core;
-        queue_rows[core as usize].push(t);
+        queue_rows[core as usize].push(TaskId::new(t));
         for &s in exp.dag.succ.row(v) {
             if let Some(u) = task_of(s) {
                 indegree[u as usize] -= 1;
@@ -230,7 +230,7 @@ fn kernel_program(exp: &Expanded, profile: &MachineProfile, cost: &TaskflowCost,
     // One counter per task with inner predecessors on other cores; each such predecessor
     // signals it once.
     let mut counter_rank: IdVec<SimCounterId, RankId> = IdVec::new();
-    let mut signal_rows: Vec<Vec<u32>> = vec![Vec::new(); tasks_n];
+    let mut signal_rows: Vec<Vec<SimCounterId>> = vec![Vec::new(); tasks_n];
     let mut tasks: IdVec<TaskId, Task> = IdVec::with_capacity(tasks_n);
     for (t, &v) in nodes.iter().enumerate() {
         let preds: Vec<u32> = exp
@@ -242,16 +242,16 @@ fn kernel_program(exp: &Expanded, profile: &MachineProfile, cost: &TaskflowCost,
             .filter(|&u| core_of[u as usize] != core_of[t])
             .collect();
         let wait = (!preds.is_empty()).then(|| {
-            let counter = counter_rank.push(RankId::new(exp.space.rank_of(v)));
+            let counter = counter_rank.push(exp.space.rank_of(v));
             for &u in &preds {
-                signal_rows[u as usize].push(counter.raw());
+                signal_rows[u as usize].push(counter);
             }
             (counter, preds.len() as u32)
         });
         let (exec_ns, link, computes) = lower_node(exp, cost, v);
-        let (rank, hbm_bytes) = (RankId::new(exp.space.rank_of(v)), node_hbm_bytes(exp, cost, v));
-        let (node, family) = (NodeId::new(v), FamilyId::from_index(family));
-        tasks.push(Task { node, family, rank, wait, exec_ns, link, computes, hbm_bytes });
+        let (rank, hbm_bytes) = (exp.space.rank_of(v), node_hbm_bytes(exp, cost, v));
+        let family = FamilyId::from_index(family);
+        tasks.push(Task { node: v, family, rank, wait, exec_ns, link, computes, hbm_bytes });
     }
     Program {
         ranks,

@@ -73,12 +73,13 @@ impl Bound {
 /// Uncontended time of every node, ns.
 pub(crate) fn node_min_ns(exp: &Expanded, cost: &TaskflowCost) -> Vec<u64> {
     let net = NetParams::of(cost.profile());
-    (0..exp.nodes() as u32)
+    exp.space
+        .node_ids()
         .map(|v| {
             let (exec, put, _) = lower_node(exp, cost, v);
             exec.saturating_add(put.map_or(0, |p| {
                 let mut rate = p.cap.min(net.inject).min(net.eject);
-                if net.crosses(exp.space.rank_of(v), p.to.raw()) {
+                if net.crosses(exp.space.rank_of(v).raw(), p.to.raw()) {
                     rate = rate.min(net.cross_server);
                 }
                 ns_at_rate(p.bytes, rate)
@@ -102,8 +103,8 @@ pub fn lower_bound(exp: &Expanded, profile: &MachineProfile, cost: &TaskflowCost
     let net = NetParams::of(cost.profile());
     let (mut link_bytes, mut landing, mut cross, mut hbm) =
         (vec![0u64; ranks], vec![0u64; ranks], vec![0u64; ranks], vec![0u64; ranks]);
-    for v in 0..exp.nodes() as u32 {
-        let rank = exp.space.rank_of(v);
+    for v in exp.space.node_ids() {
+        let rank = exp.space.rank_of(v).raw();
         let r = rank as usize;
         hbm[r] = hbm[r].saturating_add(node_hbm_bytes(exp, cost, v));
         if let (_, Some(put), _) = lower_node(exp, cost, v) {

@@ -128,9 +128,9 @@ pub(crate) fn run(p: &Program, t: Timing) -> Result<Run, SimError> {
         }
     }
     let mut core_of = vec![0u32; p.tasks.len()];
-    for c in 0..cores as u32 {
+    for c in p.queues.row_ids() {
         for &task in p.queues.row(c) {
-            core_of[task as usize] = c;
+            core_of[task.index()] = c.raw();
         }
     }
     let mut e = Engine {
@@ -155,13 +155,13 @@ pub(crate) fn run(p: &Program, t: Timing) -> Result<Run, SimError> {
         e.handle(now, ev);
     }
     let stuck: Vec<Stuck> = (0..cores as u32)
-        .filter(|&c| (e.pc[c as usize] as usize) < p.queues.degree(c))
+        .filter(|&c| (e.pc[c as usize] as usize) < p.queues.degree(CoreId::new(c)))
         .map(|c| {
-            let task = p.queues.row(c)[e.pc[c as usize] as usize];
-            let task = &p.tasks[TaskId::new(task)];
+            let task = p.queues.row(CoreId::new(c))[e.pc[c as usize] as usize];
+            let task = &p.tasks[task];
             let (counter, target) = task.wait.expect("a task without a wait never blocks its core");
             let seen = e.counters.get(counter.index()).copied().unwrap_or(0);
-            Stuck { core: c, node: task.node.raw(), counter: counter.raw(), target, seen }
+            Stuck { core: CoreId::new(c), node: task.node, counter: counter.raw(), target, seen }
         })
         .collect();
     if stuck.is_empty() { Ok(e.run) } else { Err(SimError::Deadlock(stuck)) }
@@ -174,7 +174,7 @@ impl Engine<'_> {
     }
 
     fn current(&self, core: u32) -> TaskId {
-        TaskId::new(self.p.queues.row(core)[self.pc[core as usize] as usize])
+        self.p.queues.row(CoreId::new(core))[self.pc[core as usize] as usize]
     }
 
     fn handle(&mut self, now: u64, ev: Event) {
@@ -236,7 +236,7 @@ impl Engine<'_> {
     }
 
     fn next(&mut self, now: u64, core: u32) {
-        if self.pc[core as usize] as usize >= self.p.queues.degree(core) {
+        if self.pc[core as usize] as usize >= self.p.queues.degree(CoreId::new(core)) {
             self.run.core_end[core as usize] = now;
             return;
         }
@@ -270,7 +270,7 @@ impl Engine<'_> {
         self.run.times[task.index()].delivered = delivered;
         let carried = self.p.signals_of(task).position(|c| self.p.counter_rank[c] == to);
         if let Some(i) = carried {
-            let counter = SimCounterId::new(self.p.signals.row(task.raw())[i]);
+            let counter = self.p.signals.row(task)[i];
             self.push(delivered, Event::Arrive { counter, from: task });
         }
         self.finish(now, delivered.saturating_add(latency), task, carried);
@@ -281,7 +281,7 @@ impl Engine<'_> {
     fn finish(&mut self, end: u64, resume: u64, task: TaskId, carried: Option<usize>) {
         let spec = self.p.tasks[task];
         let p = self.p;
-        let issued = p.signals.degree(task.raw()) - usize::from(carried.is_some());
+        let issued = p.signals.degree(task) - usize::from(carried.is_some());
         let done = resume.saturating_add(self.t.issue_ns.saturating_mul(issued as u64));
         let times = &mut self.run.times[task.index()];
         times.end = end;

@@ -68,15 +68,16 @@ pub use result::{CoreStats, FamilySpan, FlowRecord, RankStats, SimResult, Summar
 
 use hpmoe_core::Compiled;
 use hpmoe_core::cost::TaskflowCost;
+use hpmoe_core::ids::{CoreId, NodeId};
 use hpmoe_core::model::MachineProfile;
 
 /// A core left waiting at the end of a simulation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stuck {
     /// The global core (`rank * cores_per_rank + local core`).
-    pub core: u32,
+    pub core: CoreId,
     /// Node id of the tile it waits to run.
-    pub node: u32,
+    pub node: NodeId,
     /// Global counter id (counters of rank 0 first).
     pub counter: u32,
     /// The value the wait needed.

@@ -8,7 +8,7 @@ use hpmoe_core::Compiled;
 use hpmoe_core::cost::TaskflowCost;
 use hpmoe_core::expand::Expanded;
 use hpmoe_core::graph::Csr;
-use hpmoe_core::ids::{FamilyId, IdVec, NodeId, RankId};
+use hpmoe_core::ids::{CoreId, FamilyId, IdVec, NodeId, RankId};
 
 hpmoe_core::define_id! {
     /// A task of a [`Program`]: for a compiled taskflow its node id, for the baseline its
@@ -55,12 +55,11 @@ pub(crate) struct Program {
     pub ranks: u32,
     pub cores_per_rank: u32,
     pub aic_per_rank: u32,
-    /// Row `c`: the tasks ([`TaskId`]s, raw: a [`Csr`] holds bare `u32`s) global core `c`
-    /// runs, in order.
-    pub queues: Csr,
+    /// Row `c`: the tasks global core `c` runs, in order.
+    pub queues: Csr<CoreId, TaskId>,
     pub tasks: IdVec<TaskId, Task>,
-    /// Row `t`: the counters ([`SimCounterId`]s, raw) task `t` adds 1 to when it finishes.
-    pub signals: Csr,
+    /// Row `t`: the counters task `t` adds 1 to when it finishes.
+    pub signals: Csr<TaskId, SimCounterId>,
     /// Per counter: the rank it lives on.
     pub counter_rank: IdVec<SimCounterId, RankId>,
 }
@@ -71,7 +70,7 @@ pub(crate) struct Program {
 /// copies locally at its stream rate and leaves the link alone. A tile with several puts is
 /// judged by its first put's destination ([`Expanded::rotation`]): all its remote bytes go
 /// through the link, or none. An instance the cost's activity skips costs its overhead.
-pub(crate) fn lower_node(exp: &Expanded, cost: &TaskflowCost, node: u32) -> (u64, Option<LinkUse>, bool) {
+pub(crate) fn lower_node(exp: &Expanded, cost: &TaskflowCost, node: NodeId) -> (u64, Option<LinkUse>, bool) {
     let family = exp.space.family_of(node);
     let c = cost.family(family);
     let overhead = cost.profile().tile_overhead();
@@ -83,12 +82,10 @@ pub(crate) fn lower_node(exp: &Expanded, cost: &TaskflowCost, node: u32) -> (u64
     let bare = overhead.saturating_add(cost.profile().put_setup());
     match c.put {
         None => (c.exec_ns, None, true),
-        Some(put) if exp.rotation[node as usize] == 0 => {
-            (c.exec_ns.saturating_add(put.local_ns()), None, c.computes(bare))
-        }
+        Some(put) if exp.rotation[node] == 0 => (c.exec_ns.saturating_add(put.local_ns()), None, c.computes(bare)),
         Some(put) => {
-            let rank = exp.space.rank_of(node);
-            let to = RankId::new((rank + exp.rotation[node as usize]) % exp.space.ranks.max(1));
+            let rank = exp.space.rank_of(node).raw();
+            let to = RankId::new((rank + exp.rotation[node]) % exp.space.ranks.max(1));
             (c.exec_ns, Some(LinkUse { bytes: put.bytes, cap: put.stream_bytes_per_s, to }), c.computes(bare))
         }
     }
@@ -96,7 +93,7 @@ pub(crate) fn lower_node(exp: &Expanded, cost: &TaskflowCost, node: u32) -> (u64
 
 /// HBM bytes of node `node`'s exec part ([`hpmoe_core::cost::FamilyCost::hbm_bytes`]; none for an
 /// instance the cost's activity skips).
-pub(crate) fn node_hbm_bytes(exp: &Expanded, cost: &TaskflowCost, node: u32) -> u64 {
+pub(crate) fn node_hbm_bytes(exp: &Expanded, cost: &TaskflowCost, node: NodeId) -> u64 {
     if cost.skips(node) { 0 } else { cost.family(exp.space.family_of(node)).hbm_bytes }
 }
 
@@ -127,7 +124,7 @@ pub(crate) fn check_families(exp: &Expanded, cost: &TaskflowCost) -> Result<(), 
 impl Program {
     /// The counters task `task` signals, in order.
     pub(crate) fn signals_of(&self, task: TaskId) -> impl Iterator<Item = SimCounterId> + '_ {
-        self.signals.row(task.raw()).iter().map(|&c| SimCounterId::new(c))
+        self.signals.row(task).iter().copied()
     }
 
     /// The schedule of `compiled`: its per-core lists, with every kept dependency's wait and
@@ -149,22 +146,25 @@ impl Program {
         }
         let nodes = exp.nodes();
         let mut tasks: IdVec<TaskId, Option<Task>> = IdVec::filled(nodes, None);
-        let mut signal_rows: Vec<Vec<u32>> = vec![Vec::new(); nodes];
-        let mut queue_rows: Vec<Vec<u32>> = Vec::with_capacity(compiled.placement.queues.nodes());
-        for core in 0..compiled.placement.queues.nodes() as u32 {
-            let rank = core / h.cores_per_rank.max(1);
+        let mut signal_rows: IdVec<TaskId, Vec<SimCounterId>> = IdVec::filled(nodes, Vec::new());
+        let mut queue_rows: Vec<Vec<TaskId>> = Vec::with_capacity(compiled.placement.queues.nodes());
+        for core in compiled.placement.queues.row_ids() {
+            let rank = core.raw() / h.cores_per_rank.max(1);
             let mut row = Vec::new();
-            for &node in compiled.placement.queues.row(core) {
-                let (exec_ns, link, computes) = lower_node(exp, cost, node);
-                let id = NodeId::new(node);
+            for &id in compiled.placement.queues.row(core) {
+                let (exec_ns, link, computes) = lower_node(exp, cost, id);
+                let node = TaskId::new(id.raw());
                 let wait = sync.waits[id]
                     .map(|w| (SimCounterId::new(counter_base[rank as usize] + w.counter.raw()), w.target));
-                let family = FamilyId::from_index(exp.space.family_of(node));
-                let hbm_bytes = node_hbm_bytes(exp, cost, node);
-                tasks[TaskId::new(node)] =
+                let family = FamilyId::from_index(exp.space.family_of(id));
+                let hbm_bytes = node_hbm_bytes(exp, cost, id);
+                tasks[node] =
                     Some(Task { node: id, family, rank: RankId::new(rank), wait, exec_ns, link, computes, hbm_bytes });
-                signal_rows[node as usize] =
-                    sync.signals(id).iter().map(|s| counter_base[s.rank.index()] + s.counter.raw()).collect();
+                signal_rows[node] = sync
+                    .signals(id)
+                    .iter()
+                    .map(|s| SimCounterId::new(counter_base[s.rank.index()] + s.counter.raw()))
+                    .collect();
                 row.push(node);
             }
             queue_rows.push(row);
@@ -181,7 +181,7 @@ impl Program {
             aic_per_rank: h.aic_per_rank,
             queues: Csr::from_rows(queue_rows),
             tasks,
-            signals: Csr::from_rows(signal_rows),
+            signals: Csr::from_rows(signal_rows.into_vec()),
             counter_rank,
         })
     }

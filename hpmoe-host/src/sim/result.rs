@@ -3,17 +3,18 @@
 
 use super::engine::Run;
 use super::program::Program;
+use hpmoe_core::ids::{CoreId, FamilyId, NodeId, RankId};
 use hpmoe_core::model::CoreKind;
 
 /// One tile instance as it ran.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TileRecord {
     /// Node id (`rank * per_rank + local`).
-    pub node: u32,
-    /// The tile family's index (declaration order).
-    pub family: u32,
+    pub node: NodeId,
+    /// The tile family (declaration order).
+    pub family: FamilyId,
     /// Global core (`rank * cores_per_rank + local core`).
-    pub core: u32,
+    pub core: CoreId,
     /// The core reached the tile's entry.
     pub arrive_ns: u64,
     /// Exec began, after the wait and its poll.
@@ -23,7 +24,7 @@ pub struct TileRecord {
     /// Signals issued; the core moved on.
     pub done_ns: u64,
     /// The tile whose signal completed this tile's wait.
-    pub released_by: Option<u32>,
+    pub released_by: Option<NodeId>,
     /// Whether the tile waited on a counter (and paid a poll).
     pub waits: bool,
     /// Whether the exec part computes (false for a put's bare overhead).
@@ -34,11 +35,11 @@ pub struct TileRecord {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FlowRecord {
     /// Node id of the putting tile.
-    pub node: u32,
+    pub node: NodeId,
     /// The rank that puts.
-    pub rank: u32,
+    pub rank: RankId,
     /// The rank its bytes land on.
-    pub to: u32,
+    pub to: RankId,
     /// Bytes put.
     pub bytes: u64,
     /// When the put's first byte entered the link (after queueing behind earlier puts), ns.
@@ -148,24 +149,24 @@ impl SimResult {
     /// Adds the records of `run` of `program`, shifted by `offset` ns.
     pub(crate) fn absorb(&mut self, program: &Program, run: &Run, offset: u64) {
         for ((task, spec), t) in program.tasks.iter().zip(&run.times) {
-            let node = spec.node.raw();
-            self.tiles[node as usize] = TileRecord {
+            let node = spec.node;
+            self.tiles[node.index()] = TileRecord {
                 node,
-                family: spec.family.raw(),
-                core: run.core_of[task.index()],
+                family: spec.family,
+                core: CoreId::new(run.core_of[task.index()]),
                 arrive_ns: t.arrive + offset,
                 start_ns: t.start + offset,
                 end_ns: t.end + offset,
                 done_ns: t.done + offset,
-                released_by: t.released_by.get().map(|task| program.tasks[task].node.raw()),
+                released_by: t.released_by.get().map(|task| program.tasks[task].node),
                 waits: spec.wait.is_some(),
                 computes: spec.computes,
             };
             if let Some(l) = spec.link {
                 self.flows.push(FlowRecord {
                     node,
-                    rank: spec.rank.raw(),
-                    to: l.to.raw(),
+                    rank: spec.rank,
+                    to: l.to,
                     bytes: l.bytes,
                     start_ns: t.link_start + offset,
                     end_ns: t.end + offset,
@@ -188,7 +189,7 @@ impl SimResult {
             *s = CoreStats::default();
         }
         for t in &self.tiles {
-            let s = &mut self.cores[t.core as usize];
+            let s = &mut self.cores[t.core.index()];
             let poll = if t.waits { poll_ns.min(t.start_ns - t.arrive_ns) } else { 0 };
             s.busy_ns += t.end_ns - t.start_ns;
             s.sync_ns += poll + (t.done_ns - t.end_ns);
@@ -204,13 +205,13 @@ impl SimResult {
         let mut compute: Vec<Vec<(u64, u64)>> = vec![Vec::new(); ranks];
         let mut bytes = vec![0u64; ranks];
         for f in &self.flows {
-            let r = f.rank as usize;
+            let r = f.rank.index();
             link[r].push((f.start_ns, f.end_ns));
             comm[r].push((f.start_ns, f.delivered_ns));
             bytes[r] += f.bytes;
         }
         for t in self.tiles.iter().filter(|t| t.computes) {
-            compute[(t.core / self.cores_per_rank.max(1)) as usize].push((t.start_ns, t.end_ns));
+            compute[self.rank_of_core(t.core).index()].push((t.start_ns, t.end_ns));
         }
         for r in 0..ranks {
             let comm_u = union(&mut comm[r]);
@@ -225,15 +226,25 @@ impl SimResult {
     }
 
     /// Kind of a global core.
-    pub fn core_kind(&self, core: u32) -> CoreKind {
-        if core % self.cores_per_rank.max(1) < self.aic_per_rank { CoreKind::Aic } else { CoreKind::Aiv }
+    pub fn core_kind(&self, core: CoreId) -> CoreKind {
+        if self.local_core(core) < self.aic_per_rank { CoreKind::Aic } else { CoreKind::Aiv }
+    }
+
+    /// The rank of a global core.
+    pub fn rank_of_core(&self, core: CoreId) -> RankId {
+        RankId::new(core.raw() / self.cores_per_rank.max(1))
+    }
+
+    /// A global core's index on its rank (its AICs first).
+    pub fn local_core(&self, core: CoreId) -> u32 {
+        core.raw() % self.cores_per_rank.max(1)
     }
 
     /// Busy time of all cores of `kind` over their capacity (cores × makespan), in 0..=1.
     pub fn utilisation(&self, kind: CoreKind) -> f64 {
         let (mut busy, mut cores) = (0u128, 0u128);
         for (c, s) in self.cores.iter().enumerate() {
-            if self.core_kind(c as u32) == kind {
+            if self.core_kind(CoreId::from_index(c)) == kind {
                 busy += u128::from(s.busy_ns);
                 cores += 1;
             }
@@ -258,7 +269,7 @@ impl SimResult {
     /// The span of family `family`'s tiles, all ranks; `None` if it has none.
     pub fn family_span(&self, family: usize) -> Option<FamilySpan> {
         let mut span: Option<FamilySpan> = None;
-        for t in self.tiles.iter().filter(|t| t.family as usize == family) {
+        for t in self.tiles.iter().filter(|t| t.family.index() == family) {
             let s = span.get_or_insert(FamilySpan { start_ns: u64::MAX, ..FamilySpan::default() });
             s.start_ns = s.start_ns.min(t.start_ns);
             s.end_ns = s.end_ns.max(t.end_ns);
@@ -266,7 +277,7 @@ impl SimResult {
             s.tiles += 1;
         }
         let s = span.as_mut()?;
-        for f in self.flows.iter().filter(|f| self.tiles[f.node as usize].family as usize == family) {
+        for f in self.flows.iter().filter(|f| self.tiles[f.node.index()].family.index() == family) {
             s.delivered_ns = s.delivered_ns.max(f.delivered_ns);
         }
         span

@@ -3,11 +3,11 @@
 
 use super::engine::{Timing, run};
 use super::fabric::NetParams;
-use super::program::{LinkUse, Program, SimCounterId, Task};
+use super::program::{LinkUse, Program, SimCounterId, Task, TaskId};
 use super::*;
 use hpmoe_core::cost::CostProfile;
 use hpmoe_core::graph::Csr;
-use hpmoe_core::ids::{FamilyId, NodeId, RankId};
+use hpmoe_core::ids::{CoreId, FamilyId, NodeId, RankId};
 use hpmoe_core::model::{Affine, CoreKind, DType, Taskflow};
 
 /// poll 7, issue 3, latency 1000 ns, injection and ejection 2 bytes/ns, all ranks on one
@@ -41,9 +41,10 @@ fn task(node: u32, rank: u32, wait: Option<(u32, u32)>, exec_ns: u64, link: Opti
 
 /// One AIC and two AIV per rank (3 cores per rank).
 fn program(ranks: u32, queues: &[&[u32]], tasks: Vec<Task>, signals: &[&[u32]], counter_rank: Vec<u32>) -> Program {
-    let mut rows: Vec<Vec<u32>> = queues.iter().map(|q| q.to_vec()).collect();
+    let mut rows: Vec<Vec<TaskId>> = queues.iter().map(|q| q.iter().copied().map(TaskId::new).collect()).collect();
     rows.resize((ranks * 3) as usize, Vec::new());
-    let mut sig: Vec<Vec<u32>> = signals.iter().map(|s| s.to_vec()).collect();
+    let mut sig: Vec<Vec<SimCounterId>> =
+        signals.iter().map(|s| s.iter().copied().map(SimCounterId::new).collect()).collect();
     sig.resize(tasks.len(), Vec::new());
     Program {
         ranks,
@@ -79,7 +80,7 @@ fn a_cross_core_wait_costs_the_signal_issue_and_one_poll() {
     assert_eq!((t[0].start_ns, t[0].end_ns, t[0].done_ns), (0, 100, 103));
     // Visible at 103, seen one poll later.
     assert_eq!((t[1].arrive_ns, t[1].start_ns, t[1].end_ns, t[1].done_ns), (0, 110, 160, 160));
-    assert_eq!(t[1].released_by, Some(0));
+    assert_eq!(t[1].released_by, Some(NodeId::new(0)));
     assert_eq!(r.makespan_ns, 160);
     assert_eq!(r.cores[0], CoreStats { busy_ns: 100, sync_ns: 3, wait_ns: 0, idle_ns: 57, tiles: 1 });
     assert_eq!(r.cores[1], CoreStats { busy_ns: 50, sync_ns: 7, wait_ns: 103, idle_ns: 0, tiles: 1 });
@@ -103,7 +104,15 @@ fn a_put_streams_then_its_signal_crosses_the_link() {
     assert_eq!((r.tiles[0].start_ns, r.tiles[0].end_ns, r.tiles[0].done_ns), (0, 510, 2510));
     assert_eq!(
         r.flows,
-        vec![FlowRecord { node: 0, rank: 0, to: 1, bytes: 1000, start_ns: 10, end_ns: 510, delivered_ns: 1510 }]
+        vec![FlowRecord {
+            node: NodeId::new(0),
+            rank: RankId::new(0),
+            to: RankId::new(1),
+            bytes: 1000,
+            start_ns: 10,
+            end_ns: 510,
+            delivered_ns: 1510
+        }]
     );
     assert_eq!((r.tiles[1].start_ns, r.tiles[1].end_ns), (1517, 1567));
     assert_eq!(r.makespan_ns, 2510);
@@ -148,7 +157,7 @@ fn a_signal_that_lands_before_the_core_arrives_costs_only_the_poll() {
     );
     let r = result_of(&p);
     assert_eq!((r.tiles[2].arrive_ns, r.tiles[2].start_ns, r.tiles[2].end_ns), (100, 107, 112));
-    assert_eq!(r.tiles[2].released_by, Some(0));
+    assert_eq!(r.tiles[2].released_by, Some(NodeId::new(0)));
     assert_eq!(r.cores[1].wait_ns, 0);
     assert_eq!(r.cores[1].sync_ns, 7);
 }
@@ -165,7 +174,10 @@ fn a_wait_that_cannot_be_met_is_a_deadlock_naming_the_core() {
     );
     match run(&p, T) {
         Err(SimError::Deadlock(stuck)) => {
-            assert_eq!(stuck, vec![Stuck { core: 1, node: 1, counter: 0, target: 2, seen: 1 }]);
+            assert_eq!(
+                stuck,
+                vec![Stuck { core: CoreId::new(1), node: NodeId::new(1), counter: 0, target: 2, seen: 1 }]
+            );
             let msg = SimError::Deadlock(stuck).to_string();
             assert!(msg.contains("core 1 waits to run node 1 on counter 0 (seen 1 of 2)"), "{msg}");
         }
@@ -269,7 +281,10 @@ fn exchange_simulates_and_runs_kernel_by_kernel_as_computed_by_hand() {
     assert_eq!(cmp.taskflow.tiles.iter().map(|t| t.end_ns).max(), Some(1162 + 164));
     for r in 0..2 {
         let f = cmp.taskflow.flows[r];
-        assert_eq!((f.rank, f.bytes, f.start_ns, f.end_ns, f.delivered_ns), (r as u32, 128, 100, 132, 1132));
+        assert_eq!(
+            (f.rank, f.bytes, f.start_ns, f.end_ns, f.delivered_ns),
+            (RankId::new(r as u32), 128, 100, 132, 1132)
+        );
         // Communication 100..1132 overlaps no computation (the puts' exec is overhead only).
         assert_eq!(cmp.taskflow.rank_stats[r].exposed_comm_ns, 1032);
     }
@@ -362,7 +377,10 @@ fn skipped_instances_cost_their_overhead_and_move_nothing_in_every_model() {
     assert!(run.baseline.result.makespan_ns < full.baseline.result.makespan_ns);
     assert!(run.bound.busiest_link_bytes < full.bound.busiest_link_bytes);
     // A skipped put moves nothing; a skipped tile costs exactly the overhead.
-    let skipped_put = (0..compiled.expanded.nodes() as u32)
+    let skipped_put = compiled
+        .expanded
+        .space
+        .node_ids()
         .find(|&v| activity.skips(v) && cost.family(compiled.expanded.space.family_of(v)).put.is_some())
         .unwrap();
     let (exec, link, computes) = program::lower_node(&compiled.expanded, &run_cost, skipped_put);

@@ -32,7 +32,8 @@ pub fn chrome_trace(result: &SimResult, labels: &Labels) -> String {
                 json!({"ph": "M", "name": "thread_sort_index", "pid": rank, "tid": local, "args": {"sort_index": local}}),
             );
         }
-        let lane_count = lanes.iter().zip(&result.flows).filter(|(_, f)| f.rank == rank).map(|(l, _)| l + 1).max();
+        let lane_count =
+            lanes.iter().zip(&result.flows).filter(|(_, f)| f.rank.raw() == rank).map(|(l, _)| l + 1).max();
         for lane in 0..lane_count.unwrap_or(0) {
             let tid = cpr + lane;
             events.push(json!({"ph": "M", "name": "thread_name", "pid": rank, "tid": tid, "args": {"name": format!("link {lane}")}}));
@@ -43,13 +44,13 @@ pub fn chrome_trace(result: &SimResult, labels: &Labels) -> String {
     }
     let mut arrows = 0u64;
     for t in &result.tiles {
-        let (rank, local) = (t.core / cpr, t.core % cpr);
+        let (rank, local) = (result.rank_of_core(t.core).raw(), result.local_core(t.core));
         if t.start_ns > t.arrive_ns && t.waits {
             events.push(json!({"ph": "X", "name": "wait", "cat": "sync", "pid": rank, "tid": local,
                 "ts": us(t.arrive_ns), "dur": us(t.start_ns - t.arrive_ns)}));
         }
         events.push(
-            json!({"ph": "X", "name": labels.family(t.family as usize), "cat": "tile", "pid": rank, "tid": local,
+            json!({"ph": "X", "name": labels.family(t.family.index()), "cat": "tile", "pid": rank, "tid": local,
             "ts": us(t.start_ns), "dur": us(t.end_ns - t.start_ns),
             "args": {"instance": labels.instance(t.node), "node": t.node}}),
         );
@@ -58,12 +59,12 @@ pub fn chrome_trace(result: &SimResult, labels: &Labels) -> String {
                 "ts": us(t.end_ns), "dur": us(t.done_ns - t.end_ns)}));
         }
         if let Some(p) = t.released_by {
-            let src = &result.tiles[p as usize];
+            let src = &result.tiles[p.index()];
             if src.core != t.core {
                 // The start binds to the producer's last instant, the end to the waiter's slice.
                 let from = src.end_ns.saturating_sub(1).max(src.start_ns);
                 events.push(json!({"ph": "s", "id": arrows, "name": "signal", "cat": "dep",
-                    "pid": src.core / cpr, "tid": src.core % cpr, "ts": us(from)}));
+                    "pid": result.rank_of_core(src.core).raw(), "tid": result.local_core(src.core), "ts": us(from)}));
                 events.push(json!({"ph": "f", "bp": "e", "id": arrows, "name": "signal", "cat": "dep",
                     "pid": rank, "tid": local, "ts": us(t.start_ns)}));
                 arrows += 1;
@@ -88,7 +89,7 @@ fn link_lanes(result: &SimResult) -> Vec<u32> {
     let mut busy_until: Vec<Vec<u64>> = vec![Vec::new(); result.ranks as usize];
     for i in order {
         let f = &result.flows[i];
-        let ends = &mut busy_until[f.rank as usize];
+        let ends = &mut busy_until[f.rank.index()];
         let lane = match ends.iter().position(|&e| e <= f.start_ns) {
             Some(l) => l,
             None => {
@@ -106,6 +107,7 @@ fn link_lanes(result: &SimResult) -> Vec<u32> {
 mod tests {
     use super::*;
     use crate::sim::{FlowRecord, TileRecord};
+    use hpmoe_core::ids::{CoreId, FamilyId, NodeId, RankId};
 
     fn labels() -> Labels {
         let mut tf = hpmoe_core::model::Taskflow::new("t", hpmoe_core::model::MachineProfile::small(1, 1));
@@ -120,29 +122,29 @@ mod tests {
             dag: hpmoe_core::graph::Dag::from_pairs(3, &[]),
             family_core: vec![hpmoe_core::model::CoreKind::Aic, hpmoe_core::model::CoreKind::Aiv],
             family_work: vec![Default::default(); 2],
-            rotation: vec![0; 3],
+            rotation: vec![0; 3].into(),
         };
         Labels::new(&tf, &exp)
     }
 
     #[test]
     fn tracks_slices_lanes_and_arrows() {
-        let tile = |node, family, core, arrive, start, end, done, released_by| TileRecord {
-            node,
-            family,
-            core,
+        let tile = |node, family, core, arrive, start, end, done, released_by: Option<u32>| TileRecord {
+            node: NodeId::new(node),
+            family: FamilyId::new(family),
+            core: CoreId::new(core),
             arrive_ns: arrive,
             start_ns: start,
             end_ns: end,
             done_ns: done,
-            released_by,
+            released_by: released_by.map(NodeId::new),
             waits: released_by.is_some(),
             computes: true,
         };
         let flow = |node, start, end| FlowRecord {
-            node,
-            rank: 0,
-            to: 1,
+            node: NodeId::new(node),
+            rank: RankId::new(0),
+            to: RankId::new(1),
             bytes: 8,
             start_ns: start,
             end_ns: end,

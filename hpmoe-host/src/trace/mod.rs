@@ -25,6 +25,7 @@ pub use chrome::chrome_trace;
 pub use svg::{Panel, svg_timeline};
 
 use hpmoe_core::expand::{Expanded, InstanceSpace};
+use hpmoe_core::ids::NodeId;
 use hpmoe_core::model::Taskflow;
 
 /// Names of families and tile instances, for traces.
@@ -57,7 +58,7 @@ impl Labels {
     }
 
     /// `gmm1(e=0, m=1, n=2)`: a node's family and grid coordinates.
-    pub fn instance(&self, node: u32) -> String {
+    pub fn instance(&self, node: NodeId) -> String {
         let local = self.space.local_of(node);
         let f = self.space.family_of_local(local);
         let coords = self.space.coords_of_local(local);

@@ -130,13 +130,13 @@ pub fn svg_timeline(panels: &[Panel<'_>], rank: u32, labels: &Labels) -> String 
         let top = y;
         // Per local core of `rank`: its bars, in start order.
         let mut rows: Vec<Vec<(u64, u64, &'static str)>> = vec![Vec::new(); cpr as usize];
-        for t in r.tiles.iter().filter(|t| cpr > 0 && t.core / cpr == rank) {
-            let row = &mut rows[(t.core % cpr) as usize];
+        for t in r.tiles.iter().filter(|t| cpr > 0 && r.rank_of_core(t.core).raw() == rank) {
+            let row = &mut rows[r.local_core(t.core) as usize];
             // Waits under half a pixel are invisible; dropping them lets the tiles around merge.
             if t.waits && t.start_ns > t.arrive_ns.saturating_add(gap) {
                 row.push((t.arrive_ns, t.start_ns, WAIT));
             }
-            row.push((t.start_ns, t.end_ns, colour(t.family as usize)));
+            row.push((t.start_ns, t.end_ns, colour(t.family.index())));
         }
         for (local, row) in rows.iter_mut().enumerate() {
             row.sort_by_key(|b| (b.0, b.1));
@@ -170,7 +170,7 @@ pub fn svg_timeline(panels: &[Panel<'_>], rank: u32, labels: &Labels) -> String 
         group(&mut body, aic, cpr, "AIV");
         y = top + f64::from(cpr) * ROW + 3.0;
         let mut busy: Vec<(u64, u64, &'static str)> =
-            r.flows.iter().filter(|f| f.rank == rank).map(|f| (f.start_ns, f.end_ns, "#333")).collect();
+            r.flows.iter().filter(|f| f.rank.raw() == rank).map(|f| (f.start_ns, f.end_ns, "#333")).collect();
         busy.sort_by_key(|b| (b.0, b.1));
         let _ =
             write!(body, r#"<text x="{:.1}" y="{:.1}" text-anchor="end">link</text>"#, LEFT - 8.0, y + LINK_ROW - 1.0);

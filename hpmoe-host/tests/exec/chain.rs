@@ -2,6 +2,7 @@
 //! instances runs on the host executor, certified, and equals the same sum written as a plain
 //! loop, whichever way the chain runs; and an `after` range waits for a block of instances.
 
+use hpmoe_core::ids::{NodeId, RankId};
 use hpmoe_core::model::{CoreKind, DType, IndexSel, MachineProfile, Taskflow};
 use hpmoe_host::exec::{Executor, HostTensor, Inputs, OpImpls, RunOptions, SequentialRunner, Snapshot};
 
@@ -100,8 +101,8 @@ fn a_chain_orders_its_instances_in_the_instance_dag() {
     let tf = running_sum(true);
     let exp = hpmoe_core::analyse(&tf).unwrap();
     // Per rank: E `start` instances, E × S steps; `step(e, 0)` waits only for `start(e)`.
-    let step = |rank: u32, e: u64, s: u64| exp.space.node(rank, (E + e * S + s) as u32);
-    let start = |rank: u32, e: u64| exp.space.node(rank, e as u32);
+    let step = |rank: u32, e: u64, s: u64| exp.space.node(RankId::new(rank), (E + e * S + s) as u32);
+    let start = |rank: u32, e: u64| exp.space.node(RankId::new(rank), e as u32);
     for rank in 0..RANKS {
         for e in 0..E {
             assert_eq!(exp.dag.pred.row(step(rank, e, 0)), &[start(rank, e)]);
@@ -131,7 +132,7 @@ fn an_after_range_waits_for_a_block_of_instances() {
     });
     let exp = hpmoe_core::analyse(&tf).unwrap();
     for r in 0..3u32 {
-        let want: Vec<u32> = (r * 4..r * 4 + 4).collect();
-        assert_eq!(exp.dag.pred.row(12 + r), want.as_slice());
+        let want: Vec<NodeId> = (r * 4..r * 4 + 4).map(NodeId::new).collect();
+        assert_eq!(exp.dag.pred.row(NodeId::new(12 + r)), want.as_slice());
     }
 }

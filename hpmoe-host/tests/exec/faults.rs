@@ -1,7 +1,7 @@
 //! Fault injection: a dropped signal, a panicking tile and a hanging tile each end the run
 //! with an error that names what went wrong, within a bounded time, and later runs work.
 
-use hpmoe_core::ids::NodeId;
+use hpmoe_core::ids::{NodeId, RankId};
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_core::{Compiled, compile};
 use hpmoe_host::exec::moe_reference::{moe_inputs, moe_reference};
@@ -26,18 +26,18 @@ fn a_dropped_signal_times_out_naming_the_waiter_the_counter_and_the_silent_produ
     // A dispatch put on rank 1 whose signal goes to a tile on rank 0.
     let dispatch = space.families[0].clone();
     let dropped = (dispatch.first..dispatch.first + dispatch.count)
-        .map(|local| space.node(1, local))
-        .find(|&n| c.sync.signals(NodeId::new(n)).iter().any(|s| s.rank.raw() == 0))
+        .map(|local| space.node(RankId::new(1), local))
+        .find(|&n| c.sync.signals(n).iter().any(|s| s.rank.raw() == 0))
         .expect("rank 1 dispatches to rank 0");
     // The tiles waiting for its signals (it may feed several): any of them can be the
     // root, depending on which wait times out first.
-    let waiters: Vec<u32> = c
+    let waiters: Vec<NodeId> = c
         .sync
-        .signals(NodeId::new(dropped))
+        .signals(dropped)
         .iter()
         .map(|s| {
-            let on_rank = space.node(s.rank.raw(), 0)..space.node(s.rank.raw(), space.per_rank);
-            on_rank.clone().find(|&n| c.sync.waits[NodeId::new(n)].is_some_and(|w| w.counter == s.counter)).unwrap()
+            let mut on_rank = (0..space.per_rank).map(|local| space.node(s.rank, local));
+            on_rank.find(|&n| c.sync.waits[n].is_some_and(|w| w.counter == s.counter)).unwrap()
         })
         .collect();
 
@@ -48,11 +48,11 @@ fn a_dropped_signal_times_out_naming_the_waiter_the_counter_and_the_silent_produ
     let took = started.elapsed();
     let report = err.timeout().unwrap_or_else(|| panic!("expected a timeout, got: {err}"));
     let root = report.root();
-    let core_name = |n: u32| tf.profile.core_name(c.placement.core_of[NodeId::new(n)].raw());
+    let core_name = |n: NodeId| tf.profile.core_name(c.placement.core_of[n].raw());
     let waiter = *waiters.iter().find(|&&w| exec.node_name(w) == root.tile).unwrap_or_else(|| panic!("{err}"));
-    let wait = c.sync.waits[NodeId::new(waiter)].unwrap();
+    let wait = c.sync.waits[waiter].unwrap();
     assert_eq!(root.core, core_name(waiter));
-    let rank = space.rank_id(NodeId::new(waiter));
+    let rank = space.rank_of(waiter);
     assert_eq!((root.rank, root.counter, root.expected, root.seen), (rank, wait.counter, wait.target, wait.target - 1));
     assert_eq!(
         root.missing,
@@ -120,9 +120,9 @@ fn a_panicking_tile_ends_the_run_naming_it_and_the_next_run_works() {
     assert_eq!(t.message, "injected fault");
     let node = {
         let space = &c.expanded.space;
-        space.node(1, space.local_id(2, &[0, 1, 0]))
+        space.node(RankId::new(1), space.local_id(2, &[0, 1, 0]))
     };
-    assert_eq!(t.core, tf.profile.core_name(c.placement.core_of[NodeId::new(node)].raw()));
+    assert_eq!(t.core, tf.profile.core_name(c.placement.core_of[node].raw()));
     assert!(err.to_string().contains("swiglu(e=0, m=1, n=0) on rank 1"));
 
     // A panic in the tile hook is the tile's too; the same executor then runs cleanly.
@@ -148,7 +148,7 @@ fn a_tile_that_never_returns_is_reported_and_its_thread_abandoned_in_bounded_tim
     // The last weighted-sum tile of rank 0: nothing waits on it, so only the watchdog sees it.
     let space = &c.expanded.space;
     let sum = &space.families[5];
-    let node = space.node(0, sum.first + sum.count - 1);
+    let node = space.node(RankId::new(0), sum.first + sum.count - 1);
     let timeout = Duration::from_millis(100);
     let hang = Duration::from_secs(3);
     let options = RunOptions::default().with_timeout(timeout).with_tile_hook(move |tile| {
@@ -161,7 +161,7 @@ fn a_tile_that_never_returns_is_reported_and_its_thread_abandoned_in_bounded_tim
     assert!(started.elapsed() < hang, "the run waited for the hung tile");
     let ExecError::Run(failure) = &err else { panic!("{err}") };
     let FailureCause::TileTooSlow(t) = &failure.cause else { panic!("expected a slow tile, got: {err}") };
-    let core = tf.profile.core_name(c.placement.core_of[NodeId::new(node)].raw());
+    let core = tf.profile.core_name(c.placement.core_of[node].raw());
     assert_eq!(t.tile, exec.node_name(node));
     assert_eq!(failure.abandoned, vec![core.clone()]);
     assert!(err.to_string().contains(&core));

@@ -2,7 +2,7 @@
 //! its body exactly when its count is above its threshold, reads the count only after the
 //! put that wrote it arrived, and signals either way, so the tiles after it still run.
 
-use hpmoe_core::ids::NodeId;
+use hpmoe_core::ids::RankId;
 use hpmoe_core::model::{Affine, CoreKind, DType, IndexSel, MachineProfile, Taskflow};
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_host::exec::{
@@ -97,7 +97,7 @@ fn guarded_tiles_run_exactly_when_the_put_count_is_above_the_threshold_and_still
         // Delay the announcing puts on some runs, and random tiles on all: a guard read
         // before its count arrived would see the poisoned count and skip.
         let options = RunOptions::default().with_tile_hook(move |tile| {
-            let r = SplitMix::new(run << 32 | u64::from(tile.node)).next_u64();
+            let r = SplitMix::new(run << 32 | u64::from(tile.node.raw())).next_u64();
             if (tile.family == "announce" && run % 2 == 0) || r.is_multiple_of(3) {
                 std::thread::sleep(Duration::from_micros(r % 300));
             }
@@ -148,13 +148,13 @@ fn a_skipped_producer_whose_signals_are_lost_is_reported_as_finished_without_sig
     // its signals.
     let work = space.families[1].clone();
     let skipped = (work.first..work.first + work.count)
-        .map(|local| space.node(1, local))
-        .find(|&n| !compiled.sync.signals(NodeId::new(n)).is_empty())
+        .map(|local| space.node(RankId::new(1), local))
+        .find(|&n| !compiled.sync.signals(n).is_empty())
         .expect("some work tile of rank 1 signals");
     let waiter = {
-        let s = compiled.sync.signals(NodeId::new(skipped))[0];
-        let on_rank = space.node(s.rank.raw(), 0)..space.node(s.rank.raw(), space.per_rank);
-        on_rank.clone().find(|&n| compiled.sync.waits[NodeId::new(n)].is_some_and(|w| w.counter == s.counter)).unwrap()
+        let s = compiled.sync.signals(skipped)[0];
+        let mut on_rank = (0..space.per_rank).map(|local| space.node(s.rank, local));
+        on_rank.find(|&n| compiled.sync.waits[n].is_some_and(|w| w.counter == s.counter)).unwrap()
     };
     let options = RunOptions::default().with_timeout(Duration::from_millis(200)).dropping_signals_of(skipped);
     let err = exec.run(&guarded_inputs(), &options).unwrap_err();

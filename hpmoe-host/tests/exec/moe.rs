@@ -81,7 +81,7 @@ fn moe_on_the_executor_is_bitwise_the_reference_over_100_runs_with_random_delays
     for run in 0..100u64 {
         // A third of the tiles sleep 0..200 µs, a different third on each run.
         let options = RunOptions::default().with_tile_hook(move |tile| {
-            let r = SplitMix::new(run << 32 | u64::from(tile.node)).next_u64();
+            let r = SplitMix::new(run << 32 | u64::from(tile.node.raw())).next_u64();
             if r.is_multiple_of(3) {
                 std::thread::sleep(Duration::from_micros(r % 200));
             }

@@ -33,7 +33,7 @@ proptest! {
         let mut options = RunOptions::default();
         if delays {
             options = options.with_tile_hook(move |tile| {
-                let r = SplitMix::new(seed ^ u64::from(tile.node)).next_u64();
+                let r = SplitMix::new(seed ^ u64::from(tile.node.raw())).next_u64();
                 if r.is_multiple_of(4) {
                     std::thread::sleep(Duration::from_micros(r % 100));
                 }

@@ -3,6 +3,7 @@
 
 use super::super::cost::{CostModel, PutShape, ns_at_rate};
 use crate::expand::Expanded;
+use crate::ids::NodeId;
 use crate::model::{CoreKind, MachineProfile};
 
 /// The link lanes of a placement: per rank, the last `count` vector cores, which run that
@@ -28,8 +29,7 @@ impl Lanes {
         let Some(link) = cost.link_bytes_per_s().filter(|&l| l > 0) else { return none };
         let aiv = profile.aiv_per_rank();
         let is_put = |f: usize| exp.family_core[f] == CoreKind::Aiv && exp.family_work[f].remote_bytes > 0;
-        let any_link_put =
-            (0..exp.nodes() as u32).any(|v| exp.rotation[v as usize] != 0 && is_put(exp.space.family_of(v)));
+        let any_link_put = exp.rotation.iter().any(|(v, &r)| r != 0 && is_put(exp.space.family_of(v)));
         if aiv < 2 || !any_link_put {
             return none;
         }
@@ -46,8 +46,9 @@ impl Lanes {
     }
 
     /// Whether `v` is a link put that runs on a lane.
-    pub(super) fn carries(&self, exp: &Expanded, v: u32) -> bool {
-        self.count > 0 && exp.rotation[v as usize] != 0 && self.put_ns[exp.space.family_of(v)].is_some()
+    #[inline]
+    pub(super) fn carries(&self, exp: &Expanded, v: NodeId) -> bool {
+        self.count > 0 && exp.rotation[v] != 0 && self.put_ns[exp.space.family_of(v)].is_some()
     }
 }
 

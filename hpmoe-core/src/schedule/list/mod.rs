@@ -222,13 +222,13 @@ struct Setup<'a> {
     costs: Vec<u64>,
     /// Per node: its send round ([`order::send_order`]), the order of a lane's puts when
     /// `lanes_by_round`, and the tie-break among equally urgent nodes.
-    send_order: Vec<u32>,
+    send_order: IdVec<NodeId, u32>,
     /// Lanes take their puts by send round, not by priority
     /// ([`order::rounds_stay_in_step`]).
     lanes_by_round: bool,
     edge_local: u64,
     edge_remote: u64,
-    group_of_node: Vec<u32>,
+    group_of_node: IdVec<NodeId, u32>,
     group_of_core: IdVec<CoreId, u32>,
 }
 
@@ -266,21 +266,22 @@ impl Pass {
 
 impl<'a> Setup<'a> {
     fn new(exp: &'a Expanded, profile: &'a MachineProfile, cost: &dyn CostModel) -> Self {
-        let nodes = exp.nodes();
         let lanes = Lanes::new(exp, profile, cost);
         let mut costs = node_costs(exp, cost);
-        for v in 0..nodes as u32 {
+        for v in exp.space.node_ids() {
             if lanes.carries(exp, v) {
                 // Planned as every other node is, at the time the cost model expects (a put
                 // likely to skip its bytes at run time expects less; see `node_costs`).
                 let put_ns = lanes.put_ns[exp.space.family_of(v)].expect("a lane carries puts only");
-                costs[v as usize] = cost.node_tile_ns(v, put_ns);
+                costs[v.index()] = cost.node_tile_ns(v, put_ns);
             }
         }
-        let group_of_node = (0..nodes as u32)
+        let group_of_node = exp
+            .space
+            .node_ids()
             .map(|v| {
                 let class = if lanes.carries(exp, v) { LANE } else { kind_index(exp.core_kind(v)) };
-                exp.space.rank_of(v) * CLASSES + class
+                exp.space.rank_of(v).raw() * CLASSES + class
             })
             .collect();
         let first_lane = profile.cores_per_rank() - lanes.count;
@@ -291,12 +292,12 @@ impl<'a> Setup<'a> {
                 rank * CLASSES + class
             })
             .collect();
-        let lanes_by_round = order::rounds_stay_in_step(exp, |v| lanes.carries(exp, v), |v| costs[v as usize]);
+        let lanes_by_round = order::rounds_stay_in_step(exp, |v| lanes.carries(exp, v), |v| costs[v.index()]);
         Setup {
             exp,
             profile,
             costs,
-            send_order: (0..nodes as u32).map(|v| order::send_order(exp, v, cost.ranks_per_server())).collect(),
+            send_order: exp.space.node_ids().map(|v| order::send_order(exp, v, cost.ranks_per_server())).collect(),
             lanes_by_round,
             edge_local: cost.edge_ns(false),
             edge_remote: cost.edge_ns(true),
@@ -363,17 +364,17 @@ fn queues_from_positions(
     core_of: &IdVec<NodeId, CoreId>,
     position: &IdVec<NodeId, u32>,
     queue_len: &IdVec<CoreId, u32>,
-) -> Csr {
+) -> Csr<CoreId, NodeId> {
     let mut offsets = Vec::with_capacity(queue_len.len() + 1);
-    let mut total = 0usize;
-    offsets.push(0usize);
+    let mut total = 0u32;
+    offsets.push(0u32);
     for &len in queue_len.values() {
-        total += len as usize;
+        total = total.checked_add(len).expect("queued nodes fit u32 offsets");
         offsets.push(total);
     }
-    let mut flat = vec![0u32; total];
+    let mut flat = vec![NodeId::new(0); total as usize];
     for (v, &core) in core_of.iter() {
-        flat[offsets[core.index()] + position[v] as usize] = v.raw();
+        flat[(offsets[core.index()] + position[v]) as usize] = v;
     }
-    Csr::from_rows((0..queue_len.len()).map(|c| flat[offsets[c]..offsets[c + 1]].iter().copied()))
+    Csr::from_parts(offsets, flat)
 }

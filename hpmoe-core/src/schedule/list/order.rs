@@ -2,6 +2,7 @@
 //! rounds stay in step (see "Link lanes" in the module documentation of [`super`]).
 
 use crate::expand::Expanded;
+use crate::ids::NodeId;
 use std::collections::BTreeMap;
 
 /// The round in which node `v` of `exp` goes out among its rank's puts, by its destination
@@ -12,12 +13,12 @@ use std::collections::BTreeMap;
 /// rank's lanes rarely all cross servers at once, and a receiver rarely takes more puts at
 /// once than a sender has lanes. Without servers (`None`, or one server), the round is the
 /// rotation. Also the tie-break among equally urgent nodes that are not link puts.
-pub(super) fn send_order(exp: &Expanded, v: u32, ranks_per_server: Option<u32>) -> u32 {
+pub(super) fn send_order(exp: &Expanded, v: NodeId, ranks_per_server: Option<u32>) -> u32 {
     let ranks = exp.space.ranks.max(1);
     let size = ranks_per_server.unwrap_or(ranks).clamp(1, ranks);
     let servers = ranks.div_ceil(size);
-    let rank = exp.space.rank_of(v);
-    let to = (rank + exp.rotation[v as usize]) % ranks;
+    let rank = exp.space.rank_of(v).raw();
+    let to = (rank + exp.rotation[v]) % ranks;
     let within = (to % size + size - rank % size) % size;
     let across = (to / size + servers - rank / size) % servers;
     within * servers + across
@@ -33,7 +34,7 @@ pub(super) fn send_order(exp: &Expanded, v: u32, ranks_per_server: Option<u32>) 
 /// family's late rounds, delaying the blocks whose consumers are waiting (on the DeepSeek-V3
 /// backward at EP 16: AICs waiting 1.2 ms per core for the output gradient's rows instead of
 /// 0.4 ms).
-pub(super) fn lane_turn(exp: &Expanded, v: u32, round: u32) -> u64 {
+pub(super) fn lane_turn(exp: &Expanded, v: NodeId, round: u32) -> u64 {
     ((exp.space.family_of(v) as u64) << 32) | u64::from(round)
 }
 
@@ -49,14 +50,14 @@ const EVEN_WITHIN: u64 = 64;
 /// writes there, the rounds drift apart, and the lanes keep to priority order instead.
 pub(super) fn rounds_stay_in_step(
     exp: &Expanded,
-    link_put: impl Fn(u32) -> bool,
-    planned: impl Fn(u32) -> u64,
+    link_put: impl Fn(NodeId) -> bool,
+    planned: impl Fn(NodeId) -> u64,
 ) -> bool {
     let ranks = exp.space.ranks.max(1);
     let mut load: BTreeMap<(u32, u32), u64> = BTreeMap::new();
-    for v in (0..exp.nodes() as u32).filter(|&v| link_put(v)) {
-        let rank = exp.space.rank_of(v);
-        let to = (rank + exp.rotation[v as usize]) % ranks;
+    for v in exp.space.node_ids().filter(|&v| link_put(v)) {
+        let rank = exp.space.rank_of(v).raw();
+        let to = (rank + exp.rotation[v]) % ranks;
         *load.entry((rank, to)).or_default() += planned(v);
     }
     let mut destinations = vec![0u32; ranks as usize];
@@ -79,7 +80,7 @@ mod tests {
         let mut exp = expanded(ranks, &[(CoreKind::Aiv, ranks, Work { flops: 0, bytes: 0, remote_bytes: 1 })], &[]);
         for v in 0..ranks * ranks {
             let (rank, k) = (v / ranks, v % ranks);
-            exp.rotation[v as usize] = (k + ranks - rank) % ranks;
+            exp.rotation[NodeId::new(v)] = (k + ranks - rank) % ranks;
         }
         exp
     }
@@ -90,7 +91,7 @@ mod tests {
         // place, its own server's other rank, the far server's other rank.
         let ranks = 4;
         let exp = all_to_all(ranks);
-        let order = |v: u32| send_order(&exp, v, Some(2));
+        let order = |v: u32| send_order(&exp, NodeId::new(v), Some(2));
         for rank in 0..ranks {
             let mut puts: Vec<u32> = (rank * ranks..(rank + 1) * ranks).collect();
             puts.sort_by_key(|&v| order(v));
@@ -111,7 +112,7 @@ mod tests {
         let ranks = 12;
         let exp = all_to_all(ranks);
         for size in [1, 2, 3, 4, 6, 12] {
-            let order = |v: u32| send_order(&exp, v, Some(size));
+            let order = |v: u32| send_order(&exp, NodeId::new(v), Some(size));
             for rank in 0..ranks {
                 let mut rounds: Vec<u32> = (rank * ranks..(rank + 1) * ranks).map(order).collect();
                 rounds.sort_unstable();
@@ -128,13 +129,13 @@ mod tests {
     #[test]
     fn rounds_stay_in_step_only_when_every_pair_carries_the_same_load() {
         let exp = all_to_all(4);
-        let link_put = |v: u32| exp.rotation[v as usize] != 0;
+        let link_put = |v: NodeId| exp.rotation[v] != 0;
         assert!(rounds_stay_in_step(&exp, link_put, |_| 640));
         // One put of rank 0 to rank 1 (node 1) 1/64 longer still counts as even; more does not.
-        assert!(rounds_stay_in_step(&exp, link_put, |v| if v == 1 { 650 } else { 640 }));
-        assert!(!rounds_stay_in_step(&exp, link_put, |v| if v == 1 { 651 } else { 640 }));
+        assert!(rounds_stay_in_step(&exp, link_put, |v| if v.raw() == 1 { 650 } else { 640 }));
+        assert!(!rounds_stay_in_step(&exp, link_put, |v| if v.raw() == 1 { 651 } else { 640 }));
         // Rank 3 sends nothing to rank 0 (node 12): ranks differ in their destinations.
-        assert!(!rounds_stay_in_step(&exp, |v| link_put(v) && v != 12, |_| 640));
+        assert!(!rounds_stay_in_step(&exp, |v| link_put(v) && v.raw() != 12, |_| 640));
         // No link puts at all: nothing to keep in step.
         assert!(rounds_stay_in_step(&exp, |_| false, |_| 640));
     }
@@ -143,7 +144,7 @@ mod tests {
     fn without_servers_or_with_one_the_round_is_the_rotation() {
         let exp = all_to_all(6);
         for servers in [None, Some(6), Some(16)] {
-            assert!((0..36u32).all(|v| send_order(&exp, v, servers) == exp.rotation[v as usize]), "{servers:?}");
+            assert!(exp.space.node_ids().all(|v| send_order(&exp, v, servers) == exp.rotation[v]), "{servers:?}");
         }
     }
 }

@@ -133,7 +133,7 @@ impl<'a> Sim<'a> {
         }
         let cores_in_group: Vec<u32> = idle.iter().map(|s| s.len() as u32).collect();
 
-        let waiting_preds: IdVec<NodeId, u32> = (0..nodes as u32).map(|v| pred.degree(v) as u32).collect();
+        let waiting_preds: IdVec<NodeId, u32> = pred.row_ids().map(|v| pred.degree(v) as u32).collect();
         let sources: Vec<_> =
             waiting_preds.iter().filter(|&(_, &w)| w == 0).map(|(v, _)| arrival_key(0, v, OptId::NONE)).collect();
 
@@ -171,13 +171,13 @@ impl<'a> Sim<'a> {
     }
 
     fn key(&self, v: NodeId) -> ReadyKey {
-        let round = self.s.send_order[v.index()];
+        let round = self.s.send_order[v];
         // A lane takes its ready puts round by round when the rounds stay in step (see "Link
         // lanes" in the module docs).
-        if self.s.lanes_by_round && self.s.group_of_node[v.index()] % CLASSES == LANE {
+        if self.s.lanes_by_round && self.s.group_of_node[v] % CLASSES == LANE {
             // A backward pass schedules from the end: its lanes take the last turn first, so
             // that the times it hands the next forward pass mirror the forward's order.
-            let turn = order::lane_turn(self.s.exp, v.raw(), round);
+            let turn = order::lane_turn(self.s.exp, v, round);
             let first = match self.direction {
                 Direction::Forward => u64::MAX - turn,
                 Direction::Backward => turn,
@@ -245,9 +245,9 @@ impl<'a> Sim<'a> {
             self.mark_core(core);
             return;
         }
-        let g = self.s.group_of_node[v.index()];
+        let g = self.s.group_of_node[v];
         if self.cores_in_group[g as usize] == 0 {
-            panic!("profile {} has no {} core for node {v}", self.s.profile.name, self.s.exp.core_kind(v.raw()));
+            panic!("profile {} has no {} core for node {v}", self.s.profile.name, self.s.exp.core_kind(v));
         }
         self.ready[g as usize].push(key);
         self.mark_group(g);
@@ -277,7 +277,7 @@ impl<'a> Sim<'a> {
         self.push_idle(core);
         self.mark_core(core);
         let succ = self.succ;
-        for s in succ.row(v.raw()).iter().map(|&s| NodeId::new(s)) {
+        for &s in succ.row(v) {
             let w = &mut self.waiting_preds[s];
             *w -= 1;
             if *w == 0 {
@@ -289,14 +289,14 @@ impl<'a> Sim<'a> {
     /// Adds the events at which `v`, whose predecessors have all finished by `now`, becomes
     /// ready on its affine core (if any) and on every core.
     fn schedule_ready(&mut self, v: NodeId, now: u64) {
-        let (space, preds) = (&self.s.exp.space, self.pred.row(v.raw()));
-        let rank = space.rank_of(v.raw());
+        let (space, preds) = (&self.s.exp.space, self.pred.row(v));
+        let rank = space.rank_of(v);
         let arrival = |u: NodeId| {
-            let edge = if space.rank_of(u.raw()) == rank { self.s.edge_local } else { self.s.edge_remote };
+            let edge = if space.rank_of(u) == rank { self.s.edge_local } else { self.s.edge_remote };
             self.finish_ns[u].saturating_add(edge)
         };
         let (mut everywhere, mut late_core, mut one_core) = (0u64, OptId::NONE, true);
-        for u in preds.iter().map(|&u| NodeId::new(u)) {
+        for &u in preds {
             let (t, core) = (arrival(u), self.core_of[u]);
             if late_core.is_none() || t > everywhere {
                 (everywhere, late_core, one_core) = (t, core, true);
@@ -305,15 +305,13 @@ impl<'a> Sim<'a> {
             }
         }
         debug_assert!(everywhere >= now);
-        let g = self.s.group_of_node[v.index()];
+        let g = self.s.group_of_node[v];
         if let Some(late) = late_core.get()
             && one_core
             && self.s.group_of_core[late] == g
         {
-            let on_core = preds
-                .iter()
-                .map(|&u| NodeId::new(u))
-                .map(|u| if self.core_of[u] == late_core { self.finish_ns[u] } else { arrival(u) });
+            let on_core =
+                preds.iter().map(|&u| if self.core_of[u] == late_core { self.finish_ns[u] } else { arrival(u) });
             let on_core = on_core.max().unwrap_or(now);
             if on_core < everywhere {
                 self.arrivals.push(arrival_key(on_core, v, late_core));

@@ -6,7 +6,7 @@ use super::*;
 fn preds(tf: &Taskflow, family: &str, local: u32) -> Vec<String> {
     let e = hpmoe_core::analyse(tf).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
     let f = tf.families.iter().position(|f| f.name == family).unwrap();
-    let node = e.space.node(0, e.space.families[f].first + local);
+    let node = e.space.node(hpmoe_core::ids::RankId::new(0), e.space.families[f].first + local);
     e.dag.pred.row(node).iter().map(|&p| hpmoe_core::check::node_name(tf, &e.space, p)).collect()
 }
 

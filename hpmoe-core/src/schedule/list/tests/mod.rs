@@ -13,8 +13,8 @@ const AIC: CoreKind = CoreKind::Aic;
 const AIV: CoreKind = CoreKind::Aiv;
 const W: Work = Work { flops: 0, bytes: 0, remote_bytes: 0 };
 
-fn rows(q: &Csr) -> Vec<Vec<u32>> {
-    (0..q.nodes() as u32).map(|c| q.row(c).to_vec()).collect()
+fn rows(q: &Csr<CoreId, NodeId>) -> Vec<Vec<u32>> {
+    q.row_ids().map(|c| q.row(c).iter().map(|v| v.raw()).collect()).collect()
 }
 
 /// Every tile 10 ns, edges 3 ns on a rank and 7 ns across ranks.
@@ -88,7 +88,7 @@ impl CostModel for NoLink {
 fn puts_and_vector_work() -> Expanded {
     let mut exp = expanded(2, &[(AIV, 4, Work { flops: 2, bytes: 0, remote_bytes: 60 }), (AIV, 3, flops(10))], &[]);
     for v in [1, 2, 3, 8, 9, 10] {
-        exp.rotation[v] = 1;
+        exp.rotation[NodeId::new(v)] = 1;
     }
     exp
 }
@@ -99,16 +99,16 @@ fn assert_valid(exp: &Expanded, prof: &MachineProfile, p: &Placement, cost: &dyn
     let n = exp.nodes();
     assert_eq!(p.queues.nodes(), prof.total_cores() as usize);
     assert_eq!(p.queues.edges(), n);
-    let mut seen = vec![false; n];
+    let mut seen: IdVec<NodeId, bool> = IdVec::filled(n, false);
     for core in 0..prof.total_cores() {
         let (rank, local) = prof.split_core(core);
-        let row = p.queues.row(core);
+        let row = p.queues.row(CoreId::new(core));
         for (i, &v) in row.iter().enumerate() {
-            assert!(!seen[v as usize], "node {v} queued twice");
-            seen[v as usize] = true;
-            assert_eq!(p.core_of[NodeId::new(v)].raw(), core);
-            assert_eq!(p.position[NodeId::new(v)] as usize, i);
-            assert_eq!(exp.space.rank_of(v), rank, "node {v} runs on its own rank");
+            assert!(!seen[v], "node {v} queued twice");
+            seen[v] = true;
+            assert_eq!(p.core_of[v].raw(), core);
+            assert_eq!(p.position[v] as usize, i);
+            assert_eq!(exp.space.rank_of(v).raw(), rank, "node {v} runs on its own rank");
             assert_eq!(prof.kind_of_local(local), exp.core_kind(v), "node {v} runs on its kind");
             assert_eq!(
                 on_lane(prof, lanes, core),
@@ -116,7 +116,7 @@ fn assert_valid(exp: &Expanded, prof: &MachineProfile, p: &Placement, cost: &dyn
                 "node {v}: link puts, and only they, run on the {lanes} lanes"
             );
             if i > 0 {
-                assert!(p.start_ns[NodeId::new(v)] >= p.finish_ns[NodeId::new(row[i - 1])], "core {core} overlaps");
+                assert!(p.start_ns[v] >= p.finish_ns[row[i - 1]], "core {core} overlaps");
             }
         }
     }
@@ -128,21 +128,13 @@ fn assert_valid(exp: &Expanded, prof: &MachineProfile, p: &Placement, cost: &dyn
         );
     }
     for (u, v) in exp.dag.succ.pairs() {
-        let (ui, vi) = (u as usize, v as usize);
-        let mut ready = p.finish_ns[NodeId::from_index(ui)];
-        if p.core_of[NodeId::from_index(ui)] != p.core_of[NodeId::from_index(vi)] {
+        let mut ready = p.finish_ns[u];
+        if p.core_of[u] != p.core_of[v] {
             ready += cost.edge_ns(exp.space.rank_of(u) != exp.space.rank_of(v));
         } else {
-            assert!(
-                p.position[NodeId::from_index(ui)] < p.position[NodeId::from_index(vi)],
-                "{u} before {v} on their core"
-            );
+            assert!(p.position[u] < p.position[v], "{u} before {v} on their core");
         }
-        assert!(
-            p.start_ns[NodeId::from_index(vi)] >= ready,
-            "edge {u} → {v}: start {} < {ready}",
-            p.start_ns[NodeId::from_index(vi)]
-        );
+        assert!(p.start_ns[v] >= ready, "edge {u} → {v}: start {} < {ready}", p.start_ns[v]);
     }
     assert_eq!(p.makespan_ns, p.finish_ns.values().copied().max().unwrap_or(0));
 }
@@ -155,7 +147,7 @@ fn expected_lanes(exp: &Expanded, prof: &MachineProfile, cost: &dyn CostModel) -
     let puts: Vec<usize> = (0..exp.family_core.len())
         .filter(|&f| exp.family_core[f] == AIV && exp.family_work[f].remote_bytes > 0)
         .collect();
-    let used = (0..exp.nodes() as u32).any(|v| exp.rotation[v as usize] != 0 && puts.contains(&exp.space.family_of(v)));
+    let used = exp.rotation.iter().any(|(v, &r)| r != 0 && puts.contains(&exp.space.family_of(v)));
     if prof.aiv_per_rank() < 2 || !used {
         return 0;
     }
@@ -174,8 +166,8 @@ fn expected_lanes(exp: &Expanded, prof: &MachineProfile, cost: &dyn CostModel) -
     need.min(u64::from(prof.aiv_per_rank() - 1)) as u32
 }
 
-fn is_link_put(exp: &Expanded, lanes: u32, v: u32) -> bool {
-    lanes > 0 && exp.rotation[v as usize] != 0 && exp.core_kind(v) == AIV && exp.work(v).remote_bytes > 0
+fn is_link_put(exp: &Expanded, lanes: u32, v: NodeId) -> bool {
+    lanes > 0 && exp.rotation[v] != 0 && exp.core_kind(v) == AIV && exp.work(v).remote_bytes > 0
 }
 
 fn on_lane(prof: &MachineProfile, lanes: u32, core: u32) -> bool {
@@ -187,21 +179,21 @@ fn on_lane(prof: &MachineProfile, lanes: u32, core: u32) -> bool {
 /// expects it of the node (`node_tile_ns`).
 fn expected_ns(exp: &Expanded, cost: &dyn CostModel, lanes: u32) -> Vec<u64> {
     let mut costs = node_costs(exp, cost);
-    for v in (0..exp.nodes() as u32).filter(|&v| is_link_put(exp, lanes, v)) {
+    for v in exp.space.node_ids().filter(|&v| is_link_put(exp, lanes, v)) {
         let f = exp.space.family_of(v);
         let put = cost.family_put(f, AIV, &exp.family_work[f]);
         let rate = put.stream_bytes_per_s.min(cost.link_bytes_per_s().unwrap() / u64::from(lanes));
-        costs[v as usize] = cost.node_tile_ns(v, put.exec_ns + ns_at_rate(put.bytes, rate));
+        costs[v.index()] = cost.node_tile_ns(v, put.exec_ns + ns_at_rate(put.bytes, rate));
     }
     costs
 }
 
 /// When `v` may start on `core` under `cost`: every predecessor has finished, plus the
 /// edge cost for those on other cores.
-fn ready_on(exp: &Expanded, p: &Placement, cost: &dyn CostModel, v: u32, core: u32) -> u64 {
-    let arrival = |u: u32| {
-        let finish = p.finish_ns[NodeId::new(u)];
-        if p.core_of[NodeId::new(u)].raw() == core {
+fn ready_on(exp: &Expanded, p: &Placement, cost: &dyn CostModel, v: NodeId, core: u32) -> u64 {
+    let arrival = |u: NodeId| {
+        let finish = p.finish_ns[u];
+        if p.core_of[u].raw() == core {
             finish
         } else {
             finish + cost.edge_ns(exp.space.rank_of(u) != exp.space.rank_of(v))
@@ -216,9 +208,9 @@ fn ready_on(exp: &Expanded, p: &Placement, cost: &dyn CostModel, v: u32, core: u
 /// is ready on `c` until `v` starts.
 fn assert_work_conserving(exp: &Expanded, prof: &MachineProfile, p: &Placement, cost: &dyn CostModel) {
     let lanes = expected_lanes(exp, prof, cost);
-    for v in 0..exp.nodes() as u32 {
-        let rank = exp.space.rank_of(v);
-        let start = p.start_ns[NodeId::new(v)];
+    for v in exp.space.node_ids() {
+        let rank = exp.space.rank_of(v).raw();
+        let start = p.start_ns[v];
         let cores = prof.cores_of(exp.core_kind(v));
         let link_put = is_link_put(exp, lanes, v);
         for local in cores.filter(|&l| on_lane(prof, lanes, rank * prof.cores_per_rank() + l) == link_put) {
@@ -226,8 +218,8 @@ fn assert_work_conserving(exp: &Expanded, prof: &MachineProfile, p: &Placement, 
             let ready = ready_on(exp, p, cost, v, core);
             // The end of the busy stretch of `core` that began at or before `ready`.
             let mut busy_until = ready;
-            for &w in p.queues.row(core) {
-                let (s, f) = (p.start_ns[NodeId::new(w)], p.finish_ns[NodeId::new(w)]);
+            for &w in p.queues.row(CoreId::new(core)) {
+                let (s, f) = (p.start_ns[w], p.finish_ns[w]);
                 if busy_until >= start {
                     break;
                 }

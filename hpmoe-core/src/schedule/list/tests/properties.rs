@@ -28,8 +28,8 @@ proptest! {
             .collect();
         let mut exp = expanded(ranks, &fams, &pairs);
         if rotate {
-            for (v, r) in exp.rotation.iter_mut().enumerate() {
-                *r = (v as u32 * 7) % ranks;
+            for (v, r) in exp.rotation.iter_mut() {
+                *r = (v.raw() * 7) % ranks;
             }
         }
         let prof = profile(cores.0, cores.1, ranks);

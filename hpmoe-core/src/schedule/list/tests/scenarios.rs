@@ -124,13 +124,13 @@ fn equally_urgent_puts_go_out_in_rank_rotated_order() {
     let mut exp = expanded(ranks, &[(AIV, 4, W)], &[]);
     for v in 0..16u32 {
         let (rank, k) = (v / 4, v % 4);
-        exp.rotation[v as usize] = (k + ranks - rank) % ranks;
+        exp.rotation[NodeId::new(v)] = (k + ranks - rank) % ranks;
     }
     let prof = profile(1, 1, ranks);
     let p = list_schedule(&exp, &prof, &UnitCost);
     for rank in 0..ranks {
         let aiv = rank * prof.cores_per_rank() + 1;
-        let dsts: Vec<u32> = p.queues.row(aiv).iter().map(|&v| v % 4).collect();
+        let dsts: Vec<u32> = p.queues.row(CoreId::new(aiv)).iter().map(|&v| v.raw() % 4).collect();
         let expected: Vec<u32> = (0..4).map(|i| (rank + i) % 4).collect();
         assert_eq!(dsts, expected, "rank {rank}");
     }
@@ -208,7 +208,7 @@ fn lanes_leave_a_vector_core_for_other_work_and_need_two() {
     assert_valid(&exp, &profile(1, 2, 2), &p, &cost);
     // With a single vector core there is no lane: everything runs there, puts charged alone.
     let p = list_schedule(&exp, &profile(1, 1, 2), &cost);
-    assert_eq!(p.queues.row(1), &[0, 1, 2, 3, 4, 5, 6]);
+    assert_eq!(rows(&p.queues)[1], [0, 1, 2, 3, 4, 5, 6]);
     assert_eq!(p.makespan_ns, 4 * 62 + 30);
     // One rank: every put is local, so there is no lane either.
     let one = expanded(1, &[(AIV, 4, Work { flops: 2, bytes: 0, remote_bytes: 60 })], &[]);
@@ -223,8 +223,8 @@ impl CostModel for HalfExpected {
     fn tile_ns(&self, core: CoreKind, work: &Work) -> u64 {
         self.0.tile_ns(core, work)
     }
-    fn node_tile_ns(&self, node: u32, family_ns: u64) -> u64 {
-        if node % 3 == 1 { family_ns / 2 } else { family_ns }
+    fn node_tile_ns(&self, node: NodeId, family_ns: u64) -> u64 {
+        if node.raw() % 3 == 1 { family_ns / 2 } else { family_ns }
     }
     fn edge_ns(&self, cross_rank: bool) -> u64 {
         self.0.edge_ns(cross_rank)
@@ -247,8 +247,8 @@ fn lanes_send_round_by_round_when_every_destination_takes_as_long_and_by_priorit
     let pairs: Vec<(u32, u32)> = (0..3).map(|r| (3 * r + 1, 3 * r + 2)).collect();
     let mut exp = expanded(3, &[(AIV, 2, work), (AIC, 1, flops(100))], &pairs);
     for r in 0..3 {
-        exp.rotation[3 * r] = 1;
-        exp.rotation[3 * r + 1] = 2;
+        exp.rotation[NodeId::new(3 * r)] = 1;
+        exp.rotation[NodeId::new(3 * r + 1)] = 2;
     }
     let prof = profile(1, 2, 3);
     // Every rank sends each destination one 17 ns put: the rounds stay in step, and the lane
@@ -257,7 +257,7 @@ fn lanes_send_round_by_round_when_every_destination_takes_as_long_and_by_priorit
     let cost = LinkCost { link: 6, stream: 4, edge: 0 };
     let p = list_schedule(&exp, &prof, &cost);
     for r in 0..3u32 {
-        assert_eq!(p.queues.row(3 * r + 2), &[3 * r, 3 * r + 1], "rank {r}'s lane");
+        assert_eq!(rows(&p.queues)[3 * r as usize + 2], [3 * r, 3 * r + 1], "rank {r}'s lane");
     }
     assert_eq!((&p.start_ns.as_slice()[..3], &p.finish_ns.as_slice()[..3]), (&[0, 17, 34][..], &[17, 34, 134][..]));
     assert_valid(&exp, &prof, &p, &cost);
@@ -267,7 +267,7 @@ fn lanes_send_round_by_round_when_every_destination_takes_as_long_and_by_priorit
     let cost = HalfExpected(cost);
     let p = list_schedule(&exp, &prof, &cost);
     for r in 0..3u32 {
-        assert_eq!(p.queues.row(3 * r + 2), &[3 * r + 1, 3 * r], "rank {r}'s lane");
+        assert_eq!(rows(&p.queues)[3 * r as usize + 2], [3 * r + 1, 3 * r], "rank {r}'s lane");
     }
     assert_eq!((&p.start_ns.as_slice()[..3], &p.finish_ns.as_slice()[..3]), (&[8, 0, 8][..], &[25, 8, 108][..]));
     assert_valid(&exp, &prof, &p, &cost);
