@@ -39,6 +39,9 @@
 //! | list, wall                 | 2548–2936 | 4709–5270 (waits for the overlapped stages) |
 //! | proof + sync + table, wall | 1975–2193 | overlapped with list |
 //!
+//! At 2^23 (one full run each, load 9–10): 31.0 s of CPU before and after, 229 s and 200 s
+//! wall, fingerprints `3833afe2 bc1d7a80` in both; 10^3 … 10^5 plan alike too (same
+//! fingerprints) and their CPU times (10–240 ms) did not change beyond the 10 ms resolution.
 //! The whole `--no-limit` run took 2.99–3.32 s of user CPU before and 3.07–3.32 s after. By
 //! `perf` (dwarf call graphs, whole `--no-limit` run, ~3.2 s sampled), the 10^6 plan's CPU goes
 //! to list scheduling ~1.2 s (three passes of ~0.4 s: the improvement round runs and does not
