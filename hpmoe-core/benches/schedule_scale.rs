@@ -17,25 +17,40 @@
 //!
 //! Times are wall-clock on whatever machine runs it; compare rows of one run, not runs on
 //! different machines. The "n log n" column is time / (n · log2 n) in ns, normalised to
-//! the first row: close to 1 all the way down means growth close to n log n.
+//! the first row: close to 1 all the way down means growth close to n log n. `cpu_ms` is the
+//! CPU time of the plan (user + system, every thread, to 10 ms; Linux only), the steadier
+//! figure on a loaded machine. From 2^19 instances on, the stages after scheduling run on a
+//! second thread alongside the improvement rounds ([`hpmoe_core::plan`] overlaps them), so
+//! `list` then includes waiting for them and the stage columns add up to more than `total_ms`
+//! (`cost` shows 0). `table` and `flags` fingerprint the plan (the table's checksum, an FNV-1a
+//! of the flag plan): two builds that plan alike print the same.
 //!
-//! Measured on the shared 2-core development machine under a load average of 8–9 (other
-//! builds running), so wall times are several times the CPU time; previous main and this
-//! version one after the other, full runs (10^6 / 2^23 rows, ms):
+//! Measured on the shared 2-core development machine under a load average of 7–10 (other
+//! helpers building; the kernel's autogroup scheduling gives this process one share however
+//! many threads it runs, so under load the second thread buys no wall time), previous main
+//! and this version one after the other, twice each, `--no-limit`, 10^6 row (ms; fingerprints
+//! `cfaf3eab 02b997ed` in both):
 //!
-//! | stage      | 10^6 before | 10^6 now | 2^23 before | 2^23 now |
-//! |------------|------------:|---------:|------------:|---------:|
-//! | expand     |        2636 |     2611 |       23525 |    30021 |
-//! | list       |        7431 |     7230 |       90679 |    92734 |
-//! | sync       |        3261 |     3021 |       34722 |    37371 |
-//! | flg+tbl    |        2517 |     1177 |       32882 |    14344 |
-//! | total      |       16243 |    14303 |      185812 |   177515 |
+//! | 10^6 instances             |    before |       now |
+//! |----------------------------|----------:|----------:|
+//! | total, wall                | 5628–6305 | 5714–6293 |
+//! | total, CPU                 | 2840–3250 | 2860–3110 |
+//! | expand, wall               | 1071–1135 |   973–989 |
+//! | list, wall                 | 2548–2936 | 4709–5270 (waits for the overlapped stages) |
+//! | proof + sync + table, wall | 1975–2193 | overlapped with list |
 //!
-//! Only flags + table changed beyond the noise (a flat kept-edge list and a counting fan-in
-//! check); the list scheduler's packed keys and sorted sources show in CPU time, not above
-//! this noise: the whole `--no-limit` run (10^3 … 10^6 and the shape search) took 3.9–4.8 s of
-//! user CPU before and 2.7–3.1 s after. 10^6 instances in under 1 s is not reached: at 10^6
-//! the list scheduler's passes alone are most of a second of CPU on this machine.
+//! At 2^23 (one full run each, load 9–10): 31.0 s of CPU before and after, 229 s and 200 s
+//! wall, fingerprints `3833afe2 bc1d7a80` in both; 10^3 … 10^5 plan alike too (same
+//! fingerprints) and their CPU times (10–240 ms) did not change beyond the 10 ms resolution.
+//! The whole `--no-limit` run took 2.99–3.32 s of user CPU before and 3.07–3.32 s after. By
+//! `perf` (dwarf call graphs, whole `--no-limit` run, ~3.2 s sampled), the 10^6 plan's CPU goes
+//! to list scheduling ~1.2 s (three passes of ~0.4 s: the improvement round runs and does not
+//! win), sync reduction 0.45–0.7 s, expansion and checks ~0.55 s, flags and table ~0.25 s; the
+//! 4-ary heap took list scheduling's sampled time from 1.37 s to 1.27 s. On an idle 2-core
+//! machine the overlap takes the wall time to about expand + one pass + max(two passes, the
+//! later stages): an estimate from the stage times above, about a third less than their sum,
+//! not measured here. 10^6 instances in under 1 s is not reached, in CPU or wall time: at
+//! 10^6 the list scheduler's three passes alone are over a second of CPU on this machine.
 
 use hpmoe_core::limits::{MAX_FAMILY_INSTANCES, MAX_INSTANCES};
 use hpmoe_core::model::{CoreKind, DType, Taskflow};
@@ -102,11 +117,29 @@ fn taskflow_of(shape: &MoeShape, target: u64) -> Taskflow {
     tf
 }
 
-/// The plan of `tf` and how long it took.
-fn plan_timed(tf: &Taskflow) -> (hpmoe_core::Compiled, std::time::Duration) {
+/// FNV-1a of `bytes`: with the table's checksum, a fingerprint of the plan, so two builds'
+/// rows can be checked to plan alike.
+fn fnv1a(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5, |h, &b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))
+}
+
+/// CPU time (user + system, every thread) this process has used so far, on Linux: the
+/// `utime` and `stime` fields of `/proc/self/stat`, in the 1/100 s ticks Linux shows there.
+fn process_cpu() -> Option<std::time::Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: count after it.
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(std::time::Duration::from_millis(ticks * 10))
+}
+
+/// The plan of `tf`, how long it took, and the CPU time it took (all threads; to 10 ms).
+fn plan_timed(tf: &Taskflow) -> (hpmoe_core::Compiled, std::time::Duration, Option<std::time::Duration>) {
+    let cpu = process_cpu();
     let t = Instant::now();
     let c = hpmoe_core::plan(tf).unwrap_or_else(|d| panic!("{d}"));
-    (c, t.elapsed())
+    let wall = t.elapsed();
+    (c, wall, process_cpu().zip(cpu).map(|(after, before)| after.saturating_sub(before)))
 }
 
 fn main() {
@@ -127,7 +160,7 @@ fn main() {
         }
     }
     println!(
-        "{:>9} {:>5} {:>7} {:>7} {:>6} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>12} {:>9} {:>8} {:>7}",
+        "{:>9} {:>5} {:>7} {:>7} {:>6} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>12} {:>9} {:>8} {:>7} {:>8} {:>8}",
         "instances",
         "ranks",
         "experts",
@@ -135,6 +168,7 @@ fn main() {
         "pad",
         "edges",
         "total_ms",
+        "cpu_ms",
         "cost",
         "check",
         "expand",
@@ -145,17 +179,20 @@ fn main() {
         "instances/s",
         "waits",
         "B/entry",
-        "nlogn"
+        "nlogn",
+        "table",
+        "flags"
     );
     let mut base = None;
     for &target in &targets {
         let shape = shape_below(target);
         let tf = taskflow_of(&shape, target);
         // Each column's least time over the runs (the plans are identical).
-        let (mut c, mut total) = plan_timed(&tf);
+        let (mut c, mut total, mut cpu) = plan_timed(&tf);
         for _ in 1..runs {
-            let (again, t) = plan_timed(&tf);
+            let (again, t, again_cpu) = plan_timed(&tf);
             total = total.min(t);
+            cpu = cpu.zip(again_cpu).map(|(a, b)| a.min(b));
             let (best, new) = (&mut c.times, &again.times);
             best.structure = best.structure.min(new.structure);
             best.expand = best.expand.min(new.expand);
@@ -172,7 +209,7 @@ fn main() {
         let norm = per_nlogn / *base.get_or_insert(per_nlogn);
         let times = &c.times;
         println!(
-            "{:>9} {:>5} {:>7} {:>7} {:>6} {:>10} {:>9.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>12.0} {:>9} {:>8.1} {:>7.2}",
+            "{:>9} {:>5} {:>7} {:>7} {:>6} {:>10} {:>9.1} {:>8} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>12.0} {:>9} {:>8.1} {:>7.2} {:08x} {:08x}",
             c.expanded.nodes(),
             shape.ranks,
             shape.experts,
@@ -180,6 +217,7 @@ fn main() {
             target - shape.instances_per_rank() * u64::from(shape.ranks),
             c.expanded.dag.edges(),
             ms(total),
+            cpu.map_or("-".to_string(), |d| format!("{:.0}", ms(d))),
             // The cost model and the checks `plan` runs before the pipeline's stages.
             ms(total.saturating_sub(times.total())),
             ms(times.structure + times.order_checks),
@@ -191,7 +229,9 @@ fn main() {
             n / total.as_secs_f64(),
             c.sync.cross_edges_after,
             c.table.bytes_per_entry(),
-            norm
+            norm,
+            c.table.checksum(),
+            fnv1a(&c.flags_bin)
         );
     }
 }

@@ -20,7 +20,9 @@ pub struct StageTimes {
     pub expand: Duration,
     /// The DAG's cycle check and the write-after-read / write-after-write ordering checks.
     pub order_checks: Duration,
-    /// List scheduling ([`crate::schedule::list_schedule`]).
+    /// List scheduling ([`crate::schedule::list_schedule`]), until the placement is known. On
+    /// a large taskflow the stages after it start alongside its improvement rounds (on a second
+    /// thread, on the first pass's placement), so this and their times may overlap.
     pub list_schedule: Duration,
     /// The deadlock proof of the per-core orders.
     pub deadlock_proof: Duration,
@@ -31,7 +33,7 @@ pub struct StageTimes {
 }
 
 impl StageTimes {
-    /// The sum of all stages.
+    /// The sum of all stages (more than the wall-clock time when stages overlapped).
     pub fn total(&self) -> Duration {
         self.structure
             + self.expand
@@ -90,10 +92,48 @@ pub fn compile(tf: &Taskflow, cost: &dyn CostModel) -> Result<Compiled, Diagnost
 pub fn compile_with(tf: &Taskflow, cost: &dyn CostModel, options: &CompileOptions) -> Result<Compiled, Diagnostics> {
     let (expanded, mut times) = analyse_timed(tf)?;
 
-    let t = Instant::now();
-    let placement = schedule::list_schedule(&expanded, &tf.profile, cost);
-    times.list_schedule = t.elapsed();
+    let scheduled = schedule::list::list_schedule_then(&expanded, &tf.profile, cost, OVERLAP_FROM, |placement| {
+        after_scheduling(tf, &expanded, placement, options)
+    });
+    let schedule::list::Scheduled { placement, then, schedule_time } = scheduled;
+    let after = then?;
+    // Wall clock until the placement was known; the later stages' own times (which overlap
+    // it when they ran alongside improvement).
+    times.list_schedule = schedule_time;
+    times.deadlock_proof = after.times.deadlock_proof;
+    times.sync = after.times.sync;
+    times.table = after.times.table;
+    let AfterScheduling { sync, flags: plan, table, flags_bin, .. } = after;
+    Ok(Compiled { expanded, placement, sync, flags: plan, table, flags_bin, times })
+}
 
+/// From this many instances on, the stages after scheduling run on a second thread on the
+/// first pass's placement while forward-backward improvement runs (see
+/// [`schedule::list::list_schedule_then`]): the same plan, sooner on two cores, at the cost of
+/// CPU time thrown away when a round does win. Below it the stages are short, and the largest
+/// taskflows the `#[taskflow]` macro plans (the natural-routing flagship, 160 320 instances,
+/// whose improvement round wins) stay below it, so a user's build spends no CPU on it.
+const OVERLAP_FROM: usize = 1 << 19;
+
+/// What the stages after scheduling make of a placement.
+struct AfterScheduling {
+    sync: SyncPlan,
+    flags: FlagPlan,
+    table: crate::table::ScheduleTable,
+    flags_bin: Vec<u8>,
+    /// The deadlock proof's, sync planning's and the table's times; the others are zero.
+    times: StageTimes,
+}
+
+/// The deadlock proof, synchronisation, flag planning and the table of `placement`: a
+/// function of the placement alone (for [`schedule::list::list_schedule_then`]).
+fn after_scheduling(
+    tf: &Taskflow,
+    expanded: &Expanded,
+    placement: &Placement,
+    options: &CompileOptions,
+) -> Result<AfterScheduling, Diagnostics> {
+    let mut times = StageTimes::default();
     let t = Instant::now();
     if let Err(cycle) = schedule::prove_deadlock_free(&expanded.dag, &placement.queues) {
         // The list scheduler never produces this; the proof is the guard that says so.
@@ -104,33 +144,33 @@ pub fn compile_with(tf: &Taskflow, cost: &dyn CostModel, options: &CompileOption
     times.deadlock_proof = t.elapsed();
 
     let t = Instant::now();
-    let sync = schedule::plan_sync(&expanded, &placement);
+    let sync = schedule::plan_sync(expanded, placement);
     times.sync = t.elapsed();
-    check::check_table_limits(tf, &expanded, &placement, &sync).into_result(())?;
+    check::check_table_limits(tf, expanded, placement, &sync).into_result(())?;
 
     let t = Instant::now();
-    let plan = flags::plan_flags(&expanded, &placement, &sync, &tf.profile, &options.flags).map_err(|e| {
+    let plan = flags::plan_flags(expanded, placement, &sync, &tf.profile, &options.flags).map_err(|e| {
         let mut d = Diagnostics::default();
         d.push(crate::error::Diagnostic::new(crate::error::ErrorKind::Internal, tf.loc, e));
         d
     })?;
-    let counters = flags::without_flagged(&expanded, &sync, &plan);
+    let counters = flags::without_flagged(expanded, &sync, &plan);
     let names: Vec<String> = tf.families.iter().map(|f| f.name.clone()).collect();
-    let table = crate::table::ScheduleTable::try_build(&tf.name, &tf.profile, &names, &expanded, &placement, &counters)
+    let table = crate::table::ScheduleTable::try_build(&tf.name, &tf.profile, &names, expanded, placement, &counters)
         .map_err(|e| {
-            // The checks before this point make the table valid; this is a bug, reported
-            // as an error rather than a panic inside a user's build.
-            let mut d = Diagnostics::default();
-            d.push(crate::error::Diagnostic::new(
-                crate::error::ErrorKind::Internal,
-                tf.loc,
-                format!("internal error: the schedule table of `{}` is inconsistent: {e}; please report this", tf.name),
-            ));
-            d
-        })?;
+        // The checks before this point make the table valid; this is a bug, reported
+        // as an error rather than a panic inside a user's build.
+        let mut d = Diagnostics::default();
+        d.push(crate::error::Diagnostic::new(
+            crate::error::ErrorKind::Internal,
+            tf.loc,
+            format!("internal error: the schedule table of `{}` is inconsistent: {e}; please report this", tf.name),
+        ));
+        d
+    })?;
     let flags_bin = flags::plan_bytes(&plan, &placement.queues, &tf.profile, table.checksum());
     times.table = t.elapsed();
-    Ok(Compiled { expanded, placement, sync, flags: plan, table, flags_bin, times })
+    Ok(AfterScheduling { sync, flags: plan, table, flags_bin, times })
 }
 
 /// Checks a taskflow and expands it into its instance DAG.

@@ -37,7 +37,7 @@ mod bound;
 mod cost;
 mod counters;
 pub mod flags;
-mod list;
+pub(crate) mod list;
 mod priority;
 mod proof;
 mod reduce;

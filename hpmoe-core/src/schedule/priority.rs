@@ -74,7 +74,7 @@ pub(crate) fn priorities_with(exp: &Expanded, costs: &[u64], cost: &dyn CostMode
     let mut level = bottom_levels_with(exp, costs, cost);
     let top = top_levels_with(exp, costs, cost);
     let (edge_local, edge_remote) = (cost.edge_ns(false), cost.edge_ns(true));
-    for v in 0..exp.nodes() as u32 {
+    for v in exp.space.node_ids() {
         if !exp.dag.succ.row(v).is_empty() {
             continue;
         }
@@ -87,12 +87,12 @@ pub(crate) fn priorities_with(exp: &Expanded, costs: &[u64], cost: &dyn CostMode
             .iter()
             .map(|&u| {
                 let edge = if exp.space.rank_of(u) == rank { edge_local } else { edge_remote };
-                let (c, at) = (costs[u as usize], top[u as usize]);
-                (at.saturating_add(c).saturating_add(edge), level[u as usize].saturating_sub(c).saturating_sub(edge))
+                let (c, at) = (costs[u.index()], top[u.index()]);
+                (at.saturating_add(c).saturating_add(edge), level[u.index()].saturating_sub(c).saturating_sub(edge))
             })
             .max()
             .map_or(0, |(_, sibling)| sibling);
-        let own = &mut level[v as usize];
+        let own = &mut level[v.index()];
         *own = (*own).max(inherited);
     }
     level
@@ -108,9 +108,9 @@ fn top_levels_with(exp: &Expanded, costs: &[u64], cost: &dyn CostModel) -> Vec<u
         let rank = exp.space.rank_of(v);
         let start = exp.dag.pred.row(v).iter().map(|&u| {
             let edge = if exp.space.rank_of(u) == rank { edge_local } else { edge_remote };
-            top[u as usize].saturating_add(costs[u as usize]).saturating_add(edge)
+            top[u.index()].saturating_add(costs[u.index()]).saturating_add(edge)
         });
-        top[v as usize] = start.max().unwrap_or(0);
+        top[v.index()] = start.max().unwrap_or(0);
     }
     top
 }
@@ -230,15 +230,15 @@ mod tests {
             let costs = node_costs(&exp, &cost);
             let levels = bottom_levels_with(&exp, &costs, &cost);
             let prio = priorities_with(&exp, &costs, &cost);
-            for v in 0..exp.nodes() as u32 {
-                let (own, got) = (levels[v as usize], prio[v as usize]);
+            for v in exp.space.node_ids() {
+                let (own, got) = (levels[v.index()], prio[v.index()]);
                 if !exp.dag.succ.row(v).is_empty() {
                     proptest::prop_assert_eq!(got, own);
                     continue;
                 }
                 // A sink never ranks below its own level, nor above what a predecessor's
                 // successors need after it.
-                let ceiling = exp.dag.pred.row(v).iter().map(|&u| levels[u as usize] - costs[u as usize]).max();
+                let ceiling = exp.dag.pred.row(v).iter().map(|&u| levels[u.index()] - costs[u.index()]).max();
                 proptest::prop_assert!(own <= got && got <= ceiling.unwrap_or(own).max(own), "node {}: {} -> {}", v, own, got);
             }
         }

@@ -118,6 +118,7 @@
 //! most once and is skipped, when it reaches the top of a heap, if it has started elsewhere.
 //! Ready times take one or two passes over each node's predecessors.
 
+mod heap;
 mod lanes;
 mod net;
 mod order;
@@ -161,10 +162,65 @@ fn kind_index(kind: CoreKind) -> u32 {
 /// If the DAG has a cycle, if `profile.ranks` differs from the taskflow's ranks, or if the
 /// taskflow has a node of a kind the profile has no core of (all refused by earlier checks).
 pub fn list_schedule(exp: &Expanded, profile: &MachineProfile, cost: &dyn CostModel) -> Placement {
+    list_schedule_then(exp, profile, cost, usize::MAX, |_| ()).placement
+}
+
+/// A placement, what [`list_schedule_then`] computed from it, and how long scheduling took.
+pub(crate) struct Scheduled<R> {
+    /// [`list_schedule`]'s placement.
+    pub placement: Placement,
+    /// `then` of `placement`.
+    pub then: R,
+    /// Wall-clock time from the start until `placement` was known (for benchmarks).
+    pub schedule_time: std::time::Duration,
+}
+
+/// [`list_schedule`], and `then` of its placement: the same result as `then(&list_schedule(..))`,
+/// sooner on a machine with a second core.
+///
+/// When the DAG has at least `overlap_from` nodes and a forward-backward round runs, `then`
+/// runs on another thread on the first pass's placement while the round does. If no round
+/// beats the first pass (at 10^6 nodes of the MoE layer none does), that placement is the
+/// result and `then` of it is ready when the round ends; otherwise `then` runs again on the
+/// better placement and the speculative result is dropped. `then` must be a function of the
+/// placement alone, so the result never depends on which thread ran it or when.
+pub(crate) fn list_schedule_then<R: Send>(
+    exp: &Expanded,
+    profile: &MachineProfile,
+    cost: &dyn CostModel,
+    overlap_from: usize,
+    then: impl Fn(&Placement) -> R + Sync,
+) -> Scheduled<R> {
     assert_eq!(profile.ranks, exp.space.ranks, "profile and taskflow disagree on the number of ranks");
+    let start = std::time::Instant::now();
     let setup = Setup::new(exp, profile, cost);
     let levels = priorities_with(exp, &setup.costs, cost);
-    let pass = setup.improve(setup.pass(Direction::Forward, levels), IMPROVEMENT_ROUNDS);
+    let first = placement_of(setup.pass(Direction::Forward, levels));
+    let mut bound = None;
+    let (better, then_result) = if exp.nodes() < overlap_from || !setup.round_may_help(&first, &mut bound) {
+        (setup.improve(&first, &mut bound), None)
+    } else {
+        std::thread::scope(|s| {
+            let speculative = s.spawn(|| then(&first));
+            match setup.improve(&first, &mut bound) {
+                None => {
+                    let r = speculative.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    (None, Some(r))
+                }
+                // The result of the first placement is not wanted: the sequential order never
+                // computes it. (The scope waits for the thread.)
+                Some(better) => (Some(better), None),
+            }
+        })
+    };
+    let placement = better.unwrap_or(first);
+    let schedule_time = start.elapsed();
+    let then = then_result.unwrap_or_else(|| then(&placement));
+    Scheduled { placement, then, schedule_time }
+}
+
+/// The placement of a pass: its per-core queues built from each node's core and position.
+fn placement_of(pass: Pass) -> Placement {
     let makespan_ns = pass.makespan_ns();
     let queues = queues_from_positions(&pass.core_of, &pass.position, &pass.queue_len);
     Placement {
@@ -278,26 +334,37 @@ impl<'a> Setup<'a> {
     /// Forward-backward improvement of the forward pass `first`: up to `rounds` times, a
     /// backward pass (the most urgent node being the one that finished last) and a forward
     /// pass by the backward finish times (the time from a node's start to the end, resources
-    /// included); the shortest forward pass wins, the earlier one on a tie.
+    /// included); the shortest forward pass wins, the earlier one on a tie. Returns the
+    /// winner if it is not `first`.
     ///
     /// A round can at best bring the makespan down to [`lower_bound_of`] the pass costs, so
-    /// none runs once the best is within [`IMPROVEMENT_TOLERANCE`] of that bound.
-    fn improve(&self, first: Pass, rounds: usize) -> Pass {
-        let mut best = first;
-        let mut bound = None;
-        for _ in 0..rounds {
-            let bound = *bound.get_or_insert_with(|| lower_bound_of(self.exp, self.profile, &self.costs).ns());
-            if best.makespan_ns().saturating_sub(bound) < best.makespan_ns() / IMPROVEMENT_TOLERANCE {
+    /// none runs once the best is within [`IMPROVEMENT_TOLERANCE`] of that bound (`bound`
+    /// caches it).
+    fn improve(&self, first: &Placement, bound: &mut Option<u64>) -> Option<Placement> {
+        let mut best: Option<Placement> = None;
+        for _ in 0..IMPROVEMENT_ROUNDS {
+            let current = best.as_ref().unwrap_or(first);
+            if !self.round_may_help(current, bound) {
                 break;
             }
-            let back = self.pass(Direction::Backward, best.finish_ns.clone().into_vec());
+            let back = self.pass(Direction::Backward, current.finish_ns.clone().into_vec());
             let next = self.pass(Direction::Forward, back.finish_ns.into_vec());
-            if next.makespan_ns() >= best.makespan_ns() {
+            if next.makespan_ns() >= current.makespan_ns {
                 break;
             }
-            best = next;
+            best = Some(placement_of(next));
         }
         best
+    }
+
+    /// Whether a round of improvement may shorten `best`: it is not within
+    /// [`IMPROVEMENT_TOLERANCE`] of the lower bound (`bound` caches it), and rounds are allowed.
+    fn round_may_help(&self, best: &Placement, bound: &mut Option<u64>) -> bool {
+        if IMPROVEMENT_ROUNDS == 0 {
+            return false;
+        }
+        let bound = *bound.get_or_insert_with(|| lower_bound_of(self.exp, self.profile, &self.costs).ns());
+        best.makespan_ns.saturating_sub(bound) >= best.makespan_ns / IMPROVEMENT_TOLERANCE
     }
 
     /// One list-scheduling pass over the instance DAG or the DAG reversed, most urgent first

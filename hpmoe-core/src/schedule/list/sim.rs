@@ -1,11 +1,12 @@
 //! One list-scheduling pass: an event-driven simulation of the cores under the cost model
 //! (see the module documentation of [`super`] for the rules it follows).
 
+use super::heap::QuadHeap;
 use super::{CLASSES, Direction, LANE, Pass, Setup, net, order};
 use crate::graph::Csr;
 use crate::ids::{CoreId, Id, IdVec, NodeId, OptId};
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::BTreeSet;
 
 /// Priority of a ready node in a max-heap: bottom level descending, then send round
 /// ascending, then node id ascending; for a link put on a lane when lanes go by round
@@ -86,11 +87,11 @@ struct Sim<'a> {
     /// Idle, with affine nodes waiting: in `pending` while its group is dispatched.
     has_affine: IdVec<CoreId, bool>,
     /// Nodes ready on this core only (their affine core).
-    affine: IdVec<CoreId, BinaryHeap<ReadyKey>>,
+    affine: IdVec<CoreId, QuadHeap<ReadyKey>>,
     dirty_core: IdVec<CoreId, bool>,
 
     // Per group.
-    ready: Vec<BinaryHeap<ReadyKey>>,
+    ready: Vec<QuadHeap<ReadyKey>>,
     /// Idle cores without affine nodes, most recently freed on top; entries of cores that
     /// have since become busy or gained affine nodes are skipped.
     idle: Vec<Vec<CoreId>>,
@@ -103,10 +104,10 @@ struct Sim<'a> {
     dirty_groups: Vec<u32>,
 
     /// Running nodes by finish time: `(finish, node)`, at most one per core.
-    running: BinaryHeap<RunningKey>,
+    running: QuadHeap<RunningKey>,
     /// Nodes about to become ready: `(time, node, core)`, ready on `core` only, or on every
     /// core of their (rank, kind) when `core` is none (which orders after every core).
-    arrivals: BinaryHeap<ArrivalKey>,
+    arrivals: QuadHeap<ArrivalKey>,
     /// The sources' arrivals at time 0, in key order, before `next_source`: merged with
     /// `arrivals` as if they were in it. (A sorted run costs nothing to take from; heaped, the
     /// many sources of a large taskflow cost a sift through a deep heap each.)
@@ -153,17 +154,17 @@ impl<'a> Sim<'a> {
             busy: IdVec::filled(total_cores, false),
             in_stack: IdVec::filled(total_cores, true),
             has_affine: IdVec::filled(total_cores, false),
-            affine: IdVec::filled(total_cores, BinaryHeap::new()),
+            affine: IdVec::filled(total_cores, QuadHeap::new()),
             dirty_core: IdVec::filled(total_cores, false),
-            ready: vec![BinaryHeap::new(); groups],
+            ready: vec![QuadHeap::new(); groups],
             idle,
             idle_count: cores_in_group.clone(),
             cores_in_group,
             dirty_cores: vec![Vec::new(); groups],
             dirty_group: vec![false; groups],
             dirty_groups: Vec::new(),
-            running: BinaryHeap::new(),
-            arrivals: BinaryHeap::new(),
+            running: QuadHeap::new(),
+            arrivals: QuadHeap::new(),
             sources,
             next_source: 0,
             pending: BTreeSet::new(),
@@ -341,7 +342,7 @@ impl<'a> Sim<'a> {
     }
 
     /// The most urgent node of `heap` that has not started, dropping started ones on top.
-    fn top_unstarted(heap: &mut BinaryHeap<ReadyKey>, started: &IdVec<NodeId, bool>) -> Option<ReadyKey> {
+    fn top_unstarted(heap: &mut QuadHeap<ReadyKey>, started: &IdVec<NodeId, bool>) -> Option<ReadyKey> {
         while let Some(&key) = heap.peek() {
             if !started[node_of(key)] {
                 return Some(key);
