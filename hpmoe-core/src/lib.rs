@@ -31,7 +31,8 @@
 //! | [`cost`] | machine cost profiles and tile costs: the [`schedule::CostModel`] the scheduler, the simulator and the bound share |
 //! | [`dsl`] | the `#[taskflow]` vocabulary and the [`dsl::Program`] the macro returns |
 //! | `syntax` | (feature `syntax`) the front-end: tokens → `model` with spans |
-//! | [`graph`], [`limits`], [`error`] | compressed adjacency and topological order; the format's and the checks' bounds; [`Diagnostics`] |
+//! | [`ids`] | typed indices: node, core, counter, rank and family ids, [`ids::IdVec`] indexed by one, [`ids::OptId`] for "none" |
+//! | [`graph`], [`limits`], [`error`] | compressed adjacency typed by its ids and topological order; the format's and the checks' bounds; [`Diagnostics`] |
 //! | `testing` | (feature `testing`) the one generator of random valid taskflows every property test shares |
 //!
 //! The scheduler's results ([`schedule::Placement`], [`schedule::SyncPlan`]) live in a private
