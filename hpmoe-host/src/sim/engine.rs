@@ -99,9 +99,9 @@ struct Engine<'a> {
     seq: u64,
     pc: Vec<u32>,
     counters: Vec<u32>,
-    /// Per counter: the target of its (first) waiter, and the task whose signal made the
-    /// counter reach it.
-    target: Vec<u32>,
+    /// Per counter: the target of its (first) waiter (none if nothing waits on it), and the
+    /// task whose signal made the counter reach it.
+    target: Vec<Option<u32>>,
     reached_by: Vec<OptId<TaskId>>,
     /// Per counter: the first core blocked on it; per core: the next core blocked on the same.
     waiter_head: Vec<OptId<CoreId>>,
@@ -119,12 +119,10 @@ struct Engine<'a> {
 pub(crate) fn run(p: &Program, t: Timing) -> Result<Run, SimError> {
     let cores = p.queues.nodes();
     let counters = p.counter_rank.len();
-    let mut target = vec![u32::MAX; counters];
+    let mut target = vec![None; counters];
     for task in p.tasks.values() {
-        if let Some((c, n)) = task.wait
-            && target[c.index()] == u32::MAX
-        {
-            target[c.index()] = n;
+        if let Some((c, n)) = task.wait {
+            target[c.index()].get_or_insert(n);
         }
     }
     let mut core_of = vec![0u32; p.tasks.len()];
@@ -208,7 +206,7 @@ impl Engine<'_> {
             Event::Arrive { counter, from } => {
                 let c = counter.index();
                 self.counters[c] += 1;
-                if self.counters[c] == self.target[c] {
+                if Some(self.counters[c]) == self.target[c] {
                     self.reached_by[c] = OptId::some(from);
                 }
                 // Release every blocked core whose target is now met.

@@ -17,6 +17,7 @@
 //! share a resource with it: each change returns the flows whose completion time moved.
 
 use hpmoe_core::cost::CostProfile;
+use hpmoe_core::ids::OptId;
 use std::collections::BTreeMap;
 
 /// What the network charges, from a [`CostProfile`].
@@ -98,8 +99,8 @@ impl Resource {
 #[derive(Clone, Copy, Debug, Default)]
 struct Flow {
     cap: u64,
-    /// Resource ids: injection, ejection, and cross-server (`NO_RESOURCE` if within a server).
-    res: [u32; 3],
+    /// Its resources: injection, ejection, and cross-server (none within a server).
+    res: [OptId<ResourceId>; 3],
     /// Nano-bytes still to send, as of `since`.
     left: u128,
     since: u64,
@@ -109,7 +110,11 @@ struct Flow {
     active: bool,
 }
 
-const NO_RESOURCE: u32 = u32::MAX;
+hpmoe_core::define_id! {
+    /// A resource of the fabric, an index into `Fabric::resources`: rank r's injection is
+    /// r, its ejection ranks + r, its cross-server tier 2·ranks + r.
+    struct ResourceId;
+}
 
 /// A completion to check at `at`: flow `task`, valid while its version is `version`.
 pub(crate) type Due = (u64, u32, u64);
@@ -137,9 +142,13 @@ impl Fabric {
     /// Starts the put of task `task`: `bytes` from rank `from` to rank `to` at most `cap`
     /// bytes/s. Returns the completions to check.
     pub fn start(&mut self, now: u64, task: u32, bytes: u64, cap: u64, from: u32, to: u32) -> Vec<Due> {
-        let cross = if self.params.crosses(from, to) { 2 * self.ranks + from } else { NO_RESOURCE };
+        let cross = if self.params.crosses(from, to) {
+            OptId::some(ResourceId::new(2 * self.ranks + from))
+        } else {
+            OptId::NONE
+        };
         let cap = cap.max(1);
-        let res = [from, self.ranks + to, cross];
+        let res = [OptId::some(ResourceId::new(from)), OptId::some(ResourceId::new(self.ranks + to)), cross];
         self.flows[task as usize] = Flow {
             cap,
             res,
@@ -149,8 +158,8 @@ impl Fabric {
             version: self.flows[task as usize].version + 1,
             active: true,
         };
-        for &r in res.iter().filter(|&&r| r != NO_RESOURCE) {
-            let resource = &mut self.resources[r as usize];
+        for r in res.iter().filter_map(|r| r.get()) {
+            let resource = &mut self.resources[r.index()];
             *resource.caps.entry(cap).or_insert(0) += 1;
             resource.flows.push(task);
             resource.relevel();
@@ -170,8 +179,8 @@ impl Fabric {
             return None;
         }
         self.flows[task as usize].active = false;
-        for &r in f.res.iter().filter(|&&r| r != NO_RESOURCE) {
-            let resource = &mut self.resources[r as usize];
+        for r in f.res.iter().filter_map(|r| r.get()) {
+            let resource = &mut self.resources[r.index()];
             let k = resource.caps.get_mut(&f.cap).expect("an active flow's cap is counted");
             *k -= 1;
             if *k == 0 {
@@ -186,17 +195,17 @@ impl Fabric {
 
     /// Re-rates every active flow on resources `res` at `now`; returns the completions of
     /// those whose rate changed.
-    fn reprice(&mut self, now: u64, res: [u32; 3]) -> Vec<Due> {
+    fn reprice(&mut self, now: u64, res: [OptId<ResourceId>; 3]) -> Vec<Due> {
         let mut due = Vec::new();
-        for &r in res.iter().filter(|&&r| r != NO_RESOURCE) {
-            for i in 0..self.resources[r as usize].flows.len() {
-                let task = self.resources[r as usize].flows[i];
+        for r in res.iter().filter_map(|r| r.get()) {
+            for i in 0..self.resources[r.index()].flows.len() {
+                let task = self.resources[r.index()].flows[i];
                 let f = self.flows[task as usize];
                 let level = f
                     .res
                     .iter()
-                    .filter(|&&q| q != NO_RESOURCE)
-                    .map(|&q| self.resources[q as usize].level)
+                    .filter_map(|q| q.get())
+                    .map(|q| self.resources[q.index()].level)
                     .min()
                     .unwrap_or(u64::MAX);
                 let rate = f.cap.min(level).max(1);
