@@ -40,16 +40,39 @@ pub fn bottom_levels(exp: &Expanded, cost: &dyn CostModel) -> Vec<u64> {
 
 /// [`bottom_levels`] with the per-node costs already computed.
 pub(crate) fn bottom_levels_with(exp: &Expanded, costs: &[u64], cost: &dyn CostModel) -> Vec<u64> {
-    let order = exp.dag.topo_order().expect("the instance DAG is acyclic (checked before scheduling)");
-    let edge_local = cost.edge_ns(false);
-    let edge_remote = cost.edge_ns(true);
+    bottom_levels_in(exp, &topo_order(exp), costs, Edges::of(cost))
+}
+
+/// The instance DAG in topological order.
+fn topo_order(exp: &Expanded) -> Vec<NodeId> {
+    exp.dag.topo_order().expect("the instance DAG is acyclic (checked before scheduling)")
+}
+
+/// What every edge is charged before cores are chosen: as if it crossed cores, on its rank or
+/// across ranks.
+#[derive(Clone, Copy)]
+struct Edges {
+    local: u64,
+    remote: u64,
+}
+
+impl Edges {
+    fn of(cost: &dyn CostModel) -> Self {
+        Edges { local: cost.edge_ns(false), remote: cost.edge_ns(true) }
+    }
+
+    /// The charge of an edge between `a` and `b`.
+    #[inline]
+    fn between(self, exp: &Expanded, a: NodeId, b: NodeId) -> u64 {
+        if exp.space.rank_of(a) == exp.space.rank_of(b) { self.local } else { self.remote }
+    }
+}
+
+/// [`bottom_levels_with`] along a topological `order` of the DAG.
+fn bottom_levels_in(exp: &Expanded, order: &[NodeId], costs: &[u64], edges: Edges) -> Vec<u64> {
     let mut level = vec![0u64; exp.nodes()];
     for &v in order.iter().rev() {
-        let rank = exp.space.rank_of(v);
-        let tail = exp.dag.succ.row(v).iter().map(|&s| {
-            let edge = if exp.space.rank_of(s) == rank { edge_local } else { edge_remote };
-            edge.saturating_add(level[s.index()])
-        });
+        let tail = exp.dag.succ.row(v).iter().map(|&s| edges.between(exp, v, s).saturating_add(level[s.index()]));
         level[v.index()] = costs[v.index()].saturating_add(tail.max().unwrap_or(0));
     }
     level
@@ -71,14 +94,13 @@ pub(crate) fn bottom_levels_with(exp: &Expanded, costs: &[u64], cost: &dyn CostM
 /// forward's activations, whose other readers are the forward's urgent tiles). Other nodes
 /// keep their bottom level. O(V + E).
 pub(crate) fn priorities_with(exp: &Expanded, costs: &[u64], cost: &dyn CostModel) -> Vec<u64> {
-    let mut level = bottom_levels_with(exp, costs, cost);
-    let top = top_levels_with(exp, costs, cost);
-    let (edge_local, edge_remote) = (cost.edge_ns(false), cost.edge_ns(true));
+    let (order, edges) = (topo_order(exp), Edges::of(cost));
+    let mut level = bottom_levels_in(exp, &order, costs, edges);
+    let top = top_levels_in(exp, &order, costs, edges);
     for v in exp.space.node_ids() {
         if !exp.dag.succ.row(v).is_empty() {
             continue;
         }
-        let rank = exp.space.rank_of(v);
         // Per predecessor: (when its output reaches `v`, the level of its most urgent successor).
         let inherited = exp
             .dag
@@ -86,9 +108,11 @@ pub(crate) fn priorities_with(exp: &Expanded, costs: &[u64], cost: &dyn CostMode
             .row(v)
             .iter()
             .map(|&u| {
-                let edge = if exp.space.rank_of(u) == rank { edge_local } else { edge_remote };
-                let (c, at) = (costs[u.index()], top[u.index()]);
-                (at.saturating_add(c).saturating_add(edge), level[u.index()].saturating_sub(c).saturating_sub(edge))
+                let (c, edge) = (costs[u.index()], edges.between(exp, u, v));
+                (
+                    top[u.index()].saturating_add(c).saturating_add(edge),
+                    level[u.index()].saturating_sub(c).saturating_sub(edge),
+                )
             })
             .max()
             .map_or(0, |(_, sibling)| sibling);
@@ -99,17 +123,17 @@ pub(crate) fn priorities_with(exp: &Expanded, costs: &[u64], cost: &dyn CostMode
 }
 
 /// Per node: the longest path from any source to the node's start, counting each earlier
-/// node's cost and the edges as [`bottom_levels_with`] does. Sums saturate. O(V + E).
-fn top_levels_with(exp: &Expanded, costs: &[u64], cost: &dyn CostModel) -> Vec<u64> {
-    let order = exp.dag.topo_order().expect("the instance DAG is acyclic (checked before scheduling)");
-    let (edge_local, edge_remote) = (cost.edge_ns(false), cost.edge_ns(true));
+/// node's cost and the edges as [`bottom_levels_with`] does, along a topological `order`. Sums
+/// saturate. O(V + E).
+fn top_levels_in(exp: &Expanded, order: &[NodeId], costs: &[u64], edges: Edges) -> Vec<u64> {
     let mut top = vec![0u64; exp.nodes()];
-    for &v in &order {
-        let rank = exp.space.rank_of(v);
-        let start = exp.dag.pred.row(v).iter().map(|&u| {
-            let edge = if exp.space.rank_of(u) == rank { edge_local } else { edge_remote };
-            top[u.index()].saturating_add(costs[u.index()]).saturating_add(edge)
-        });
+    for &v in order {
+        let start = exp
+            .dag
+            .pred
+            .row(v)
+            .iter()
+            .map(|&u| top[u.index()].saturating_add(costs[u.index()]).saturating_add(edges.between(exp, u, v)));
         top[v.index()] = start.max().unwrap_or(0);
     }
     top
@@ -218,7 +242,7 @@ mod tests {
         let aic = Work { flops: 7, ..Work::default() };
         let exp = expanded(2, &[(CoreKind::Aic, 2, aic), (CoreKind::Aiv, 1, Work::default())], &[(0, 2), (2, 4)]);
         let cost = Counting::default();
-        let top = top_levels_with(&exp, &node_costs(&exp, &cost), &cost);
+        let top = top_levels_in(&exp, &topo_order(&exp), &node_costs(&exp, &cost), Edges::of(&cost));
         assert_eq!(top, vec![0, 0, 7 + 10, 0, 7 + 10 + 100 + 1000, 0]);
     }
 
