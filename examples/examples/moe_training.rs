@@ -198,9 +198,11 @@ fn verdict(ok: bool) -> &'static str {
 
 fn print_table(rows: &[Row], tokens: u64, profile: &str, natural: bool) {
     let routing = if natural {
-        "natural routing (deepseek_v3_natural, routing seed 42, planned on 8 other routings)"
+        format!(
+            "natural routing (deepseek_v3_natural, routing seed {ROUTING_SEED}, planned on {PLAN_SAMPLES} other routings)"
+        )
     } else {
-        "balanced routing"
+        "balanced routing".to_string()
     };
     println!("DeepSeek-V3 MoE-FFN layer, {tokens} tokens per rank, {routing}, cost profile {profile} (simulated)");
     println!(
