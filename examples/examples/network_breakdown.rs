@@ -92,10 +92,12 @@ fn run() -> Result<(), ExampleError> {
         cmp.taskflow_over_bound()
     );
     println!(
-        "bound terms (us): critical path {:.1}, AIC work {:.1}, AIV work {:.1}, injection {:.1}, ejection {:.1}, cross-server {:.1}, HBM {:.1}",
+        "bound terms (us): critical path {:.1}, AIC work {:.1}, AIV work {:.1}, AIC span {:.1}, AIV span {:.1}, injection {:.1}, ejection {:.1}, cross-server {:.1}, HBM {:.1}",
         us(b.critical_path_ns),
         us(b.aic_work_per_core_ns),
         us(b.aiv_work_per_core_ns),
+        us(b.aic_span_ns),
+        us(b.aiv_span_ns),
         us(b.link_ns),
         us(b.ejection_ns),
         us(b.cross_server_ns),

@@ -60,6 +60,7 @@ mod fabric;
 mod hbm;
 mod program;
 mod result;
+mod span;
 
 pub use all_to_all::{AllToAll, all_to_all_bandwidth};
 pub use baseline::{Baseline, BaselineKernel, kernel_by_kernel};

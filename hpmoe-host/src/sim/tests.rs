@@ -235,6 +235,9 @@ fn matmul_then_cast_simulates_and_runs_kernel_by_kernel_as_computed_by_hand() {
             critical_path_ns: 533,
             aic_work_per_core_ns: 305,
             aiv_work_per_core_ns: 114,
+            // The AIC's one tile and the cast after it; the AIV's one tile after the matmul.
+            aic_span_ns: 533,
+            aiv_span_ns: 533,
             hbm_ns: 1,
             ..Bound::default()
         }
@@ -296,7 +299,8 @@ fn exchange_simulates_and_runs_kernel_by_kernel_as_computed_by_hand() {
     assert_eq!((k[1].start_ns, k[1].end_ns), (32_132, 32_296));
     assert_eq!(cmp.baseline.result.makespan_ns, 32_296);
     assert_eq!(cmp.baseline.overhead_ns(), 30_000);
-    // Bound: send over the link (132) then use (164); per rank AIV work 116 + 132 + 164 over 2;
+    // Bound: send over the link (132) then use (164); per rank AIV work 116 + 132 + 164 over 2,
+    // or spanned with what precedes and follows it;
     // 128 B in and out of each rank at 4 B/ns; use's 256 B read and 512 B written through
     // the (practically unlimited) HBM.
     assert_eq!(
@@ -305,6 +309,10 @@ fn exchange_simulates_and_runs_kernel_by_kernel_as_computed_by_hand() {
             critical_path_ns: 296,
             aic_work_per_core_ns: 0,
             aiv_work_per_core_ns: 206,
+            aic_span_ns: 0,
+            // Two AIVs: heads 0, 0 (the sends) and 132 (use), tails 164, 164 and 0; one core
+            // does 0 + 412 + 0, two do (0 + 0 + 412 + 0 + 164) / 2 = 288.
+            aiv_span_ns: 288,
             link_ns: 32,
             busiest_link_bytes: 128,
             ejection_ns: 32,
