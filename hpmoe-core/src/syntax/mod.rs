@@ -43,6 +43,7 @@ pub mod input_bounds;
 mod lower;
 mod op;
 mod region;
+mod repeat;
 pub mod spans;
 mod when;
 
