@@ -24,7 +24,7 @@
 use hpmoe_core::dsl::*;
 use hpmoe_examples::ExampleError;
 use hpmoe_examples::cli::Options;
-use hpmoe_examples::dsl_check::{compare_with_builder, plan_at_ranks, report};
+use hpmoe_examples::dsl_check::{PlannedTaskflow, compare_with_builder, plan_at_ranks, report};
 use hpmoe_host::moe::{MoeShape, Pass};
 use hpmoe_macros::taskflow;
 
@@ -109,7 +109,7 @@ fn at_other_ranks(list: &str) -> Result<bool, ExampleError> {
         let planned = plan_at_ranks(src, "examples/examples/moe_training_dsl.rs", &dir, ranks)?;
         // What the macro would spend on this file at this EP, before rustc compiles its output.
         println!("EP {ranks}: the front-end lowered, checked and planned both taskflows in {:.1?}", start.elapsed());
-        for (tf, table, flags) in planned {
+        for PlannedTaskflow { taskflow: tf, table, flags } in planned {
             let pass = if tf.name == "moe_ffn_backward" { Pass::Backward } else { Pass::TrainingStep };
             let c = compare_with_builder(&tf, &table, &flags, &shape, pass)?;
             println!(

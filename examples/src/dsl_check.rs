@@ -84,7 +84,7 @@ pub fn report(program: &hpmoe_core::dsl::Program, shape: &MoeShape, name: &str, 
     );
     let dsl = program.taskflow().expect("the IR the macro emitted decodes");
     let bytes = program.table_bytes().expect("the embedded table unpacks");
-    match compare_with_builder(&dsl, &bytes, &program.flags_bytes, shape, pass) {
+    match compare_with_builder(&dsl, &bytes, program.flags_bytes, shape, pass) {
         Ok(c) => {
             println!("same structure as {name}'s {}: {}", pass.name(), c.same_structure);
             println!("same schedule table: {}, same flag plan: {}", c.same_table, c.same_flags);
@@ -97,12 +97,22 @@ pub fn report(program: &hpmoe_core::dsl::Program, shape: &MoeShape, name: &str, 
     }
 }
 
+/// A taskflow of a DSL source file as the front-end planned it ([`plan_at_ranks`]).
+#[derive(Clone, Debug)]
+pub struct PlannedTaskflow {
+    /// The IR the front-end lowered.
+    pub taskflow: Taskflow,
+    /// Its schedule table.
+    pub table: Vec<u8>,
+    /// Its flag plan.
+    pub flags: Vec<u8>,
+}
+
 /// The `#[taskflow]` functions of the DSL source `src` (file `file` of folder `dir`, its
 /// `include!`s resolved there) at `ranks` ranks: every `ranks = 8)]` of the source replaced, then
 /// lowered and planned by the shared front-end (`hpmoe_core::syntax`, what the macro and
 /// `hpmoe_ascendc::Build` run, with the default plan options as they use) — the same file
-/// compiled at another EP without a macro expansion per EP. Returns each taskflow's IR, table and
-/// flag plan.
+/// compiled at another EP without a macro expansion per EP.
 ///
 /// # Errors
 /// When the source has no taskflow at EP 8, or the front-end or the checks refuse it.
@@ -111,7 +121,7 @@ pub fn plan_at_ranks(
     file: &str,
     dir: &std::path::Path,
     ranks: u32,
-) -> Result<Vec<(Taskflow, Vec<u8>, Vec<u8>)>, ExampleError> {
+) -> Result<Vec<PlannedTaskflow>, ExampleError> {
     let refused = |errors: String| ExampleError::Frontend { file: file.into(), errors };
     if !src.contains("ranks = 8)]") {
         return Err(refused("no `#[taskflow(.., ranks = 8)]` to compile at another EP".into()));
@@ -124,7 +134,11 @@ pub fn plan_at_ranks(
         .iter()
         .map(|fe| {
             let compiled = fe.plan(&options).map_err(|e| refused(render(e)))?;
-            Ok((fe.taskflow.clone(), compiled.table.to_bytes(), compiled.flags_bin))
+            Ok(PlannedTaskflow {
+                taskflow: fe.taskflow.clone(),
+                table: compiled.table.to_bytes(),
+                flags: compiled.flags_bin,
+            })
         })
         .collect()
 }
