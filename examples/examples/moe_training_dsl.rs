@@ -9,14 +9,22 @@
 //!
 //! ```sh
 //! cargo run --release -p hpmoe-examples --example moe_training_dsl
+//! cargo run --release -p hpmoe-examples --example moe_training_dsl -- --ranks 16,32,64
 //! ```
 //!
 //! For each taskflow it prints the compiled schedule table, checks that the macro's IR has the
 //! builder's structure, and plans the builder's taskflow (its forward's `swiglu` family named
 //! `activation`, as in the DSL) to check that the two schedule tables and flag plans are the
-//! same bytes; it exits with status 1 if any differs.
+//! same bytes (`hpmoe_examples::dsl_check`); it exits with status 1 if any differs. The same
+//! under natural routing: `moe_training_natural_dsl.rs`. With `--ranks 16,32,64` it also
+//! compiles this file at those EPs with the shared front-end (the macro's lowering, checks and
+//! planning; one macro expansion per EP would cost every build of this crate) and compares each
+//! table with the builder's `MoeShape::deepseek_v3(ranks, 4096)`.
 
 use hpmoe_core::dsl::*;
+use hpmoe_examples::ExampleError;
+use hpmoe_examples::cli::Options;
+use hpmoe_examples::dsl_check::{PlannedTaskflow, compare_with_builder, plan_at_ranks, report};
 use hpmoe_host::moe::{MoeShape, Pass};
 use hpmoe_macros::taskflow;
 
@@ -79,45 +87,57 @@ pub fn moe_ffn_training_step() {
 /// Whether the DSL program is the builder's `pass` of `MoeShape::deepseek_v3(8, 4096)`: the same
 /// structure, and the same schedule table and flag plan, byte for byte. Printed.
 pub fn check(program: &Program, pass: Pass) -> bool {
-    let table = program.table().expect("the table the macro emitted decodes");
-    let view = table.view();
-    println!(
-        "taskflow `{}`: {} ranks x {} cores, {} tile instances per rank, {} table entries, {} signals, {} KiB",
-        view.name(),
-        view.header.ranks,
-        view.header.cores_per_rank,
-        view.header.instances_per_rank,
-        view.entries.len(),
-        view.signals.len(),
-        view.total_bytes() / 1024
-    );
-    let dsl = program.taskflow().expect("the IR the macro emitted decodes");
-    let mut built = MoeShape::deepseek_v3(8, 4096).pass_taskflow(pass).expect("valid shape");
-    let same = dsl.same_structure(&built);
-    // The forward's `swiglu` family is `activation` in the DSL (a tile cannot share its name with
-    // the op it calls), and the table names its families: plan the builder's under the DSL's name.
-    for f in &mut built.families {
-        if f.name == "swiglu" {
-            f.name = "activation".into();
-        }
-        for a in &mut f.after {
-            if a.family == "swiglu" {
-                a.family = "activation".into();
-            }
-        }
-    }
-    println!("same structure as MoeShape::deepseek_v3(8, 4096)'s {}: {same}", pass.name());
-    let compiled = hpmoe_core::plan(&built).expect("the builder's taskflow plans");
-    let tables = compiled.table.to_bytes() == program.table_bytes().expect("the embedded table unpacks");
-    let flags = compiled.flags_bin == program.flags_bytes;
-    println!("same schedule table: {tables}, same flag plan: {flags}");
-    same && tables && flags
+    report(program, &MoeShape::deepseek_v3(8, 4096), "MoeShape::deepseek_v3(8, 4096)", pass)
 }
 
-fn main() {
+/// `--ranks 16,32,64`: this file compiled at those EPs too, by the shared front-end
+/// (`hpmoe_examples::dsl_check::plan_at_ranks`: the macro's lowering, checks and planning, its
+/// `ranks = 8` replaced), each taskflow compared table for table with the builder's
+/// `MoeShape::deepseek_v3(ranks, 4096)`.
+fn at_other_ranks(list: &str) -> Result<bool, ExampleError> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let src = include_str!("moe_training_dsl.rs");
+    let mut ok = true;
+    for word in list.split(',') {
+        let ranks: u32 = word
+            .trim()
+            .parse()
+            .map_err(|_| ExampleError::NotANumber { option: "--ranks".into(), value: word.into() })?;
+        let shape = MoeShape::deepseek_v3(ranks, 4096);
+        let name = format!("MoeShape::deepseek_v3({ranks}, 4096)");
+        let start = std::time::Instant::now();
+        let planned = plan_at_ranks(src, "examples/examples/moe_training_dsl.rs", &dir, ranks)?;
+        // What the macro would spend on this file at this EP, before rustc compiles its output.
+        println!("EP {ranks}: the front-end lowered, checked and planned both taskflows in {:.1?}", start.elapsed());
+        for PlannedTaskflow { taskflow: tf, table, flags } in planned {
+            let pass = if tf.name == "moe_ffn_backward" { Pass::Backward } else { Pass::TrainingStep };
+            let c = compare_with_builder(&tf, &table, &flags, &shape, pass)?;
+            println!(
+                "EP {ranks}, front-end: taskflow `{}`, {} KiB table; same structure as {name}'s {}: {}, same schedule \
+                 table: {}, same flag plan: {}",
+                tf.name,
+                table.len() / 1024,
+                pass.name(),
+                c.same_structure,
+                c.same_table,
+                c.same_flags
+            );
+            ok &= c.passed();
+        }
+    }
+    Ok(ok)
+}
+
+fn main() -> Result<(), ExampleError> {
+    let opts = Options::from_env(&["--ranks"], "--ranks N[,N..]: also compile this file at those EPs")?;
     let backward = check(&moe_ffn_backward(), Pass::Backward);
     let step = check(&moe_ffn_training_step(), Pass::TrainingStep);
-    if !(backward && step) {
+    let others = match opts.value("--ranks") {
+        Some(list) => at_other_ranks(&list)?,
+        None => true,
+    };
+    if !(backward && step && others) {
         std::process::exit(1);
     }
+    Ok(())
 }

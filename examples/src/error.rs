@@ -117,6 +117,14 @@ pub enum ExampleError {
     },
     /// The reference implementation refused its inputs (its message).
     Reference(String),
+    /// The DSL front-end (`hpmoe_core::syntax`) refused a source file: its errors, each at its
+    /// position (`path:line:column: error: ...`).
+    Frontend {
+        /// The file, as named in the messages.
+        file: String,
+        /// The rendered errors.
+        errors: String,
+    },
     /// A reference input is missing on a rank.
     MissingInput {
         /// The input tensor's name.
@@ -187,6 +195,7 @@ impl fmt::Display for ExampleError {
             ExampleError::UnknownProfileField { field } => write!(f, "no field {field}"),
             ExampleError::RankOutOfRange { rank, ranks } => write!(f, "--rank {rank} is not a rank of EP {ranks}"),
             ExampleError::Shape(message) | ExampleError::Reference(message) => f.write_str(message),
+            ExampleError::Frontend { file, errors } => write!(f, "the DSL front-end refused {file}:\n{errors}"),
             ExampleError::SharedExpert { problem, sizes } => write!(f, "invalid shared expert: {problem}: {sizes}"),
             ExampleError::MissingPart { part, name } => write!(f, "the taskflow has no {part} `{name}`"),
             ExampleError::UnexpectedLastFamily { expected, found } => {

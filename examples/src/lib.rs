@@ -11,12 +11,15 @@
 //! - [`emulator_check`]: the same comparison for the generated AscendC kernel, run on the CPU
 //!   emulation of the device API; [`moe_emulator_check`] and [`moe_backward_emulator_check`]
 //!   for the main job's layers;
+//! - [`dsl_check`]: whether a MoE-FFN taskflow written in the DSL is the builder's, table for
+//!   table (the DSL backward and training-step examples and their tests);
 //! - [`shared_expert`]: the custom variant — DeepSeek-V3's shared expert overlapped with
 //!   dispatch, built on `MoeShape::taskflow()` with a user-defined op and no change to hpmoe.
 
 #![warn(missing_docs)]
 
 pub mod cli;
+pub mod dsl_check;
 pub mod error;
 pub mod report;
 pub mod shared_expert;

@@ -78,17 +78,39 @@ fn training(name: &str) -> Frontend {
     found.into_iter().find(|f| f.taskflow.name == name).unwrap_or_else(|| panic!("no taskflow `{name}`"))
 }
 
+/// [`training`] with the example's `ranks = 8` replaced by `ranks`: the same file, at EP `ranks`.
+fn training_at(name: &str, ranks: u32) -> Frontend {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/examples");
+    let src = include_str!("../../examples/examples/moe_training_dsl.rs");
+    assert_eq!(src.matches("ranks = 8)]").count(), 2, "the example's two taskflows are at EP 8");
+    let src = src.replace("ranks = 8)]", &format!("ranks = {ranks})]"));
+    let found = parse_file_in(&src, Some(&dir)).unwrap_or_else(|e| panic!("{}", render_error(&e, "test.rs")));
+    found.into_iter().find(|f| f.taskflow.name == name).unwrap_or_else(|| panic!("no taskflow `{name}`"))
+}
+
 #[test]
 fn the_deepseek_backward_and_training_step_in_the_dsl_are_the_builders() {
+    for ranks in [8, 16, 32, 64] {
+        deepseek_backward_and_training_step_in_the_dsl_are_the_builders(ranks);
+    }
+}
+
+/// The DSL training example's taskflows at EP `ranks` (EP 8: as written; the others: the same
+/// file at another `ranks`) lower to the builder's `MoeShape::deepseek_v3(ranks, 4096)`: the same
+/// structure, and the same family and tensor names (so the same schedule tables: `plan` reads
+/// nothing else; `examples/tests/dsl_training_tables.rs` compares the tables at EP 8 and
+/// `moe_training_dsl --ranks` at every EP).
+fn deepseek_backward_and_training_step_in_the_dsl_are_the_builders(ranks: u32) {
     use hpmoe_host::moe::{MoeShape, Pass};
-    let shape = MoeShape::deepseek_v3(8, 4096);
+    let shape = MoeShape::deepseek_v3(ranks, 4096);
     for (name, pass) in [("moe_ffn_backward", Pass::Backward), ("moe_ffn_training_step", Pass::TrainingStep)] {
-        let fe = training(name);
+        let fe = if ranks == 8 { training(name) } else { training_at(name, ranks) };
+        let name = format!("{name} at EP {ranks}");
         assert!(fe.errors.is_empty(), "{name}: {:?}", fe.errors);
         let built = shape.pass_taskflow(pass).unwrap();
         assert!(fe.taskflow.same_structure(&built), "{name}");
         assert_eq!(fe.taskflow.name, built.name);
-        assert_eq!(fe.taskflow.profile, hpmoe_core::model::MachineProfile::ascend910b(8));
+        assert_eq!(fe.taskflow.profile, hpmoe_core::model::MachineProfile::ascend910b(ranks));
         // The forward's `swiglu` family is `activation` in the DSL (a tile cannot share its name
         // with the op it calls).
         let dsl_family = |f: &str| if f == "swiglu" { "activation".to_string() } else { f.to_string() };
@@ -477,4 +499,85 @@ fn g() {{
         };
         assert!(message.contains("`gather(FLOPS_PER_ELEMENT)`"), "{bad}: {message}");
     }
+}
+
+const REPEATED: &str = r#"
+#[taskflow(profile = small(1), ranks = 2)]
+fn repeated() {
+    const P: u64 = 8;
+    const X: Tensor<Bf16> = input([4, 32, 16]);
+    const G: Tensor<Bf16> = input([4, 32, 16]);
+    const GRAD: Tensor<F32> = output([32, 16]);
+    #[tile(aiv, grid(n in 0..2))]
+    fn clear(n: Idx) {
+        zero(GRAD.all().slice(n * 8, 8));
+    }
+    #[tile(aic, grid(b in 0..4, n in 0..2), after(acc(b - 1, n)))]
+    fn acc(b: Idx, n: Idx) {
+        for p in 0..32 / P {
+            let cols = n * 8;
+            matmul_tn_accumulate(X.at(b).slice(p * P, P), G.at(b).slice(cols, 8), GRAD.slice(p * P, P).slice(cols, 8));
+        }
+    }
+}
+"#;
+
+#[test]
+fn a_for_in_a_tile_body_is_unrolled_with_its_index_a_constant() {
+    let fe = one(REPEATED);
+    assert!(fe.errors.is_empty(), "{:?}", fe.errors);
+    let acc = &fe.taskflow.families[1];
+    assert_eq!(acc.body.len(), 4, "one op per value of `p`");
+    for (p, call) in acc.body.iter().enumerate() {
+        assert_eq!(call.op, "matmul_tn_accumulate");
+        let rows = Affine::constant(p as i64 * 8);
+        // X.at(b).slice(p * P, P): the row window of dim 1; GRAD's of dim 0.
+        assert_eq!((call.args[0].dims[1].start.clone(), call.args[0].dims[1].len), (rows.clone(), 8));
+        assert_eq!((call.args[2].dims[0].start.clone(), call.args[2].dims[0].len), (rows, 8));
+        // The `let` inside the loop sees the grid index.
+        assert_eq!(call.args[2].dims[1].start, Affine::index(1) * 8);
+        let at = fe.taskflow.sources.get(call.loc).unwrap();
+        assert_eq!((at.line, at.column), (16, 13), "every copy points at the call as written");
+    }
+    // It schedules: the chain orders the accumulations after the zeroing.
+    fe.compile(&UnitCost).unwrap();
+    // An empty range repeats nothing; `0..=N` includes N.
+    let empty = REPEATED.replace("for p in 0..32 / P", "for p in 4..4");
+    assert_eq!(one(&empty).taskflow.families[1].body.len(), 0);
+    let closed = REPEATED.replace("for p in 0..32 / P", "for p in 0..=1");
+    assert_eq!(one(&closed).taskflow.families[1].body.len(), 2);
+}
+
+#[test]
+fn a_for_s_range_is_constant_bounded_and_holds_no_guard() {
+    let grid = REPEATED.replace("for p in 0..32 / P", "for p in 0..b + 1");
+    assert_eq!(
+        errors(&grid),
+        ["14:21: error: the range of a `for` in a tile body is a compile-time constant: the loop is unrolled once \
+          for all of tile `acc`'s instances, so it cannot depend on a grid index, `RANK` or a `let`"]
+    );
+    let long = REPEATED.replace("for p in 0..32 / P", "for p in 0..100");
+    assert_eq!(
+        errors(&long),
+        ["14:18: error: this `for` repeats its body 100 times, but a tile calls at most 64 ops \
+          (`limits::MAX_OPS_PER_TILE`)"]
+    );
+    let open = REPEATED.replace("for p in 0..32 / P", "for p in 0..");
+    assert_eq!(errors(&open), ["14:18: error: the range of a `for` in a tile body names both ends: `0..N`"]);
+    let shadow = REPEATED.replace("for p in 0..32 / P", "for b in 0..4");
+    assert_eq!(
+        errors(&shadow),
+        ["14:13: error: `b` is a grid index of tile `acc`: the loop's index needs a name of its own"]
+    );
+    let guard = REPEATED.replace(
+        "            let cols = n * 8;\n",
+        "            run_if_above(X.at(0), 0);\n            let cols = n * 8;\n",
+    );
+    assert_eq!(
+        errors(&guard),
+        ["15:13: error: `run_if_above` guards the whole body of tile `acc`, so it cannot repeat in a `for`"]
+    );
+    // One error per mistake, not one per repetition.
+    let unknown = REPEATED.replace("G.at(b)", "GG.at(b)");
+    assert_eq!(errors(&unknown), ["16:59: error: unknown tensor `GG` in tile `acc`"]);
 }

@@ -105,6 +105,13 @@ mod expand;
 ///   static schedule holds. The count is one element of an `i32` tensor on the executing rank
 ///   that the tile does not write itself; the tile depends on whoever writes it (a put from
 ///   another rank, for instance). One guard per tile, before its op calls.
+/// - **Loops**: `for p in 0..H / P { matmul_tn_accumulate(X.at(e).all().slice(p * P, P), ..); }`
+///   in a tile body repeats its op calls (and `let`s) once per value of a compile-time range,
+///   unrolled by the macro with `p` a constant in each copy: an op per block of a dimension the
+///   grid (at most four dimensions) does not split. The range uses constants only — not the
+///   grid indices, `RANK` or a `let` — so every instance has the same ops; a guard cannot be
+///   inside one; a tile calls at most 64 ops (`examples/dsl/moe_ffn_natural_backward.rs`: one
+///   weight-gradient op per 1024 gradient rows).
 /// - **Dependencies** come from data: a tile reading a region depends on the tiles declared
 ///   before it that write overlapping data, on the rank whose memory it is (so a put feeds
 ///   readers on its destination). `after(gmm1(e, ..), dispatch)` adds explicit ones: a tile

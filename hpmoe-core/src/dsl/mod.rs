@@ -14,6 +14,7 @@
 //! | `X.at(e).slice(m * B, B).on(dst)` | [`Tensor`] / [`Region`] methods |
 //! | `matmul(a, b, c)`, `put(src, dst)`, ... | one function per [`BuiltinOp`](crate::model::BuiltinOp) ([`builtin_params`]) |
 //! | `run_if_above(COUNTS.at(e), b * B);` (a tile's guard) | [`run_if_above`] |
+//! | `for p in 0..H / P { .. }` in a tile (unrolled at compile time) | plain Rust over `u64` (`p * P` converts into an [`Idx`]) |
 //! | reference bodies of `#[op]` functions | [`TileData`] |
 //!
 //! The vocabulary is symbolic: an [`Idx`] or a [`Region`] carries no value at run time, and

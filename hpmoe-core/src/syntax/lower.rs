@@ -47,7 +47,7 @@ pub struct Scope {
 
 /// What a tile body has shown of its guard so far.
 #[derive(Default)]
-struct GuardState {
+pub(super) struct GuardState {
     /// The first `run_if_above` call, lowered or not.
     first: Option<SpanRange>,
     /// An op call came before (the guard must not follow one).
@@ -330,6 +330,20 @@ impl Lower {
     fn tile_body(&mut self, stmts: &[Stmt], scope: &mut Scope, tile: &str) -> (Vec<OpCall>, Option<Guard>) {
         let mut body = Vec::new();
         let mut guard = GuardState::default();
+        self.tile_stmts(stmts, scope, tile, &mut body, &mut guard, None);
+        (body, guard.lowered)
+    }
+
+    /// Lowers the statements of a tile body into `body`; `in_loop` is the `for` they repeat in.
+    pub(super) fn tile_stmts(
+        &mut self,
+        stmts: &[Stmt],
+        scope: &mut Scope,
+        tile: &str,
+        body: &mut Vec<OpCall>,
+        guard: &mut GuardState,
+        in_loop: Option<SpanRange>,
+    ) {
         for stmt in stmts {
             match stmt {
                 Stmt::Expr(Expr::Call(call), _) => {
@@ -340,7 +354,19 @@ impl Lower {
                     let Some(op_ident) = p.path.segments.last().map(|s| s.ident.clone()) else { continue };
                     let op = op_ident.to_string();
                     if op == Guard::OP {
-                        self.guard(call, scope, tile, &mut guard);
+                        match in_loop {
+                            Some(_) => {
+                                self.error(
+                                    call,
+                                    format!(
+                                        "`{}` guards the whole body of tile `{tile}`, so it cannot repeat in a \
+                                         `for`\n\nhelp: move it above the loop",
+                                        Guard::OP
+                                    ),
+                                );
+                            }
+                            None => self.guard(call, scope, tile, guard),
+                        }
                         continue;
                     }
                     guard.after_op = true;
@@ -370,6 +396,7 @@ impl Lower {
                         body.push(OpCall { op, args, loc });
                     }
                 }
+                Stmt::Expr(Expr::ForLoop(l), _) => self.repeat(l, scope, tile, body, guard),
                 Stmt::Local(local) => self.binding(local, scope),
                 Stmt::Item(syn::Item::Fn(f)) if f.attrs.iter().any(|a| super::ast::helper(a).is_some()) => {
                     self.error(
@@ -380,12 +407,12 @@ impl Lower {
                 other => {
                     self.error(
                         other,
-                        "a tile body holds op calls (`matmul(a, b, c);`), `let` bindings and a `run_if_above` guard only",
+                        "a tile body holds op calls (`matmul(a, b, c);`), `let` bindings, `for` loops over a \
+                         constant range and a `run_if_above` guard only",
                     );
                 }
             }
         }
-        (body, guard.lowered)
     }
 
     /// `run_if_above(count, above);`: at most one per tile, before its ops.

@@ -26,7 +26,7 @@
 //!
 //! Stages: [`include`](mod@include) reads the files a body includes; `ast` sorts the body's items; `attr` reads the attributes (darling);
 //! `consts` evaluates compile-time integers; the lowering (`lower`, `index` with the checked
-//! arithmetic of `affine`, `region`, `op`) builds the IR; [`Frontend::compile`] runs the checks and the pipeline and maps
+//! arithmetic of `affine`, `region`, `op`, `repeat` for the `for` loops it unrolls) builds the IR; [`Frontend::compile`] runs the checks and the pipeline and maps
 //! every [`crate::Diagnostic`] back to its tokens through [`spans::Spans`].
 
 // Not API: hpmoe-macros uses `ast::helper` alone, to strip the helper attributes (`#[tile]`,
@@ -43,6 +43,7 @@ pub mod input_bounds;
 mod lower;
 mod op;
 mod region;
+mod repeat;
 pub mod spans;
 mod when;
 
@@ -184,9 +185,18 @@ impl Frontend {
     }
 }
 
-/// Every single error of `errors`, ordered by where it starts, combined into one.
+/// Every single error of `errors`, ordered by where it starts, combined into one; an error
+/// repeated at the same tokens (an op call a `for` unrolls, checked once per copy) is kept once.
 pub fn sorted(errors: Vec<syn::Error>) -> Option<syn::Error> {
-    let mut all: Vec<syn::Error> = errors.into_iter().flat_map(|e| e.into_iter()).collect();
+    let mut seen = std::collections::HashSet::new();
+    let mut all: Vec<syn::Error> = errors
+        .into_iter()
+        .flat_map(|e| e.into_iter())
+        .filter(|e| {
+            let (start, end) = (e.span().start(), e.span().end());
+            seen.insert((start.line, start.column, end.line, end.column, e.to_string()))
+        })
+        .collect();
     all.sort_by_key(|e| {
         let start = e.span().start();
         (start.line, start.column)

@@ -4,8 +4,9 @@
 //! - the `#[tile]` / `#[op]` attributes are removed and every item is `#[allow(dead_code)]`
 //!   (nothing calls the tile functions: the macro read them);
 //! - `const RANKS: u64 = N;` is added;
-//! - when the taskflow has errors, statements the body may not hold are left out and consts
-//!   the macro could not evaluate get a neutral initializer, so each mistake is reported once;
+//! - when the taskflow has errors, statements the body may not hold are left out, consts
+//!   the macro could not evaluate get a neutral initializer and a tile's `for` whose range is
+//!   not constant gets an empty one, so each mistake is reported once;
 //! - inside each tile function, a function with each user op's name and parameters taking
 //!   regions shadows the op's reference body, so that `my_op(X.at(e), ..)` type-checks
 //!   (go-to-definition still lands on the user's op, whose name the shadow carries);
@@ -37,6 +38,10 @@ pub fn function(fe: &Frontend, body: Option<TokenStream>) -> TokenStream {
                 attrs.retain(|a| helper(a).is_none());
             }
             if let (true, Item::Fn(f)) = (is_tile, &mut it) {
+                if failed {
+                    let symbolic = symbolic_names(f);
+                    neutralise_loops(&mut f.block.stmts, &symbolic);
+                }
                 let old = std::mem::take(&mut f.block.stmts);
                 let shadow: syn::Block = syn::parse_quote!({ #shadows });
                 f.block.stmts = shadow.stmts.into_iter().chain(old).collect();
@@ -85,6 +90,47 @@ fn neutralise(fe: &Frontend, c: &mut syn::ItemConst) {
     } else if fe.poison.tensors.contains(&name) {
         *c.expr = syn::parse_quote_spanned!(span=> ::hpmoe_core::dsl::scratch([]));
     }
+}
+
+/// The names a tile body's index expressions may use that are not integers to rustc: its
+/// grid parameters, `RANK` and its `let`s.
+fn symbolic_names(f: &syn::ItemFn) -> Vec<String> {
+    let mut names = vec!["RANK".to_string()];
+    for input in &f.sig.inputs {
+        if let syn::FnArg::Typed(t) = input {
+            names.push(t.pat.to_token_stream().to_string());
+        }
+    }
+    for stmt in &f.block.stmts {
+        if let Stmt::Local(l) = stmt {
+            names.push(l.pat.to_token_stream().to_string());
+        }
+    }
+    names
+}
+
+/// A `for` whose range uses a grid index, `RANK` or a `let` has its error already (the range of
+/// a `for` in a tile body is a compile-time constant): with errors, the range becomes `0..0`, so
+/// rustc does not report the same mistake again as a mismatched type.
+fn neutralise_loops(stmts: &mut [Stmt], symbolic: &[String]) {
+    for stmt in stmts {
+        if let Stmt::Expr(syn::Expr::ForLoop(l), _) = stmt {
+            if mentions(l.expr.to_token_stream(), symbolic) {
+                let span = syn::spanned::Spanned::span(&*l.expr);
+                *l.expr = syn::parse_quote_spanned!(span=> 0u64..0);
+            }
+            neutralise_loops(&mut l.body.stmts, symbolic);
+        }
+    }
+}
+
+/// Whether `tokens` hold an identifier of `names`.
+fn mentions(tokens: TokenStream, names: &[String]) -> bool {
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => names.iter().any(|n| i == n),
+        proc_macro2::TokenTree::Group(g) => mentions(g.stream(), names),
+        _ => false,
+    })
 }
 
 /// The region-taking stand-ins of the user ops, for the bodies of tile functions.

@@ -1,0 +1,100 @@
+//! The backward and the training step of the DeepSeek-V3 routed-expert MoE-FFN layer at EP 8
+//! (4096 tokens per rank) under natural routing with capacity padding, written in the
+//! `#[taskflow]` DSL: the taskflows `hpmoe_host::moe::MoeShape::deepseek_v3_natural(8, 4096)`
+//! builds with `backward_taskflow()` and `training_step_taskflow()`, checked and scheduled while
+//! this file compiles. The layer is written once in `examples/dsl/` (`moe_ffn_natural.rs`,
+//! `moe_ffn_natural_backward.rs`, `moe_ffn_natural_backward_inputs.rs`) and included here at the
+//! DeepSeek-V3 shape, as the host tests include it at `MoeShape::tiny_natural(1 / 2 / 4)`: each
+//! (source rank, expert) slot holds up to `C` rows of which a run-time count is valid, every tile
+//! of a slot's block is guarded by that count, and each weight-gradient tile adds its block's
+//! product for every 1024 gradient rows (`for p in 0..HIDDEN / WB13`, unrolled: 7 and 2 ops).
+//!
+//! ```sh
+//! cargo run --release -p hpmoe-examples --example moe_training_natural_dsl
+//! ```
+//!
+//! For each taskflow it prints the compiled schedule table and checks that the macro's IR, its
+//! schedule table and its flag plan are the builder's (`hpmoe_examples::dsl_check`); it exits
+//! with status 1 if any differs. Balanced routing: `moe_training_dsl.rs`.
+
+use hpmoe_core::dsl::*;
+use hpmoe_examples::dsl_check::report;
+use hpmoe_host::moe::{MoeShape, Pass};
+use hpmoe_macros::taskflow;
+
+/// The backward alone: the forward's saved tensors, its run-time routing and the output
+/// gradient are inputs.
+#[taskflow(profile = ascend910b, ranks = 8)]
+pub fn moe_ffn_backward() {
+    const T: u64 = 4096; // tokens per rank
+    const HIDDEN: u64 = 7168;
+    const INTER: u64 = 2048; // expert intermediate size (gate and up each)
+    const EXPERTS: u64 = 256;
+    const TOP_K: u64 = 8;
+    const B: u64 = 64; // row block
+    const C: u64 = 192; // capacity: rows per (source rank, expert) slot, 1.5x the balanced 128
+    const N1: u64 = 512; // GMM1 output columns per tile: a [gate | up] pair
+    const N2: u64 = 896; // GMM2 output columns per tile
+    const SUM: u64 = 64; // token rows per weighted-sum tile
+    const WB13: u64 = 1024; // gradient rows per weight-gradient op (fits L1)
+    const WB2: u64 = 1024;
+    include!("../dsl/moe_ffn_natural_backward_inputs.rs");
+    const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
+    const CHOICE_OF: Tensor<I32> = input([EXPERTS * C]); // the choice each send slot row carries, -1: padding
+    const DBACK: Tensor<Bf16> = scratch([EXPERTS * C, HIDDEN]);
+    /// Each sent row's output gradient, gathered from the choice it carries and scaled by its
+    /// routing weight.
+    #[tile(aiv, grid(dst in 0..RANKS, e in 0..E, b in 0..NB))]
+    fn scale_dout(dst: Idx, e: Idx, b: Idx) {
+        let slot = (dst * E + e) * C + b * B;
+        run_if_above(SEND_COUNTS.at(dst * E + e), b * B);
+        gather_scale_rows_repeat(DOUT.whole(), CHOICE_OF.slice(slot, B), TOPK_WEIGHTS.whole(), DBACK.slice(slot, B));
+    }
+    include!("../dsl/moe_ffn_natural_backward.rs");
+}
+
+/// The forward and the backward in one taskflow, the backward reading the forward's own saved
+/// tensors and counts and starting on a rank once its forward output is complete.
+#[taskflow(profile = ascend910b, ranks = 8)]
+pub fn moe_ffn_training_step() {
+    const T: u64 = 4096;
+    const HIDDEN: u64 = 7168;
+    const INTER: u64 = 2048;
+    const EXPERTS: u64 = 256;
+    const TOP_K: u64 = 8;
+    const B: u64 = 64;
+    const C: u64 = 192;
+    const N1: u64 = 512;
+    const N2: u64 = 896;
+    const SUM: u64 = 64;
+    const WB13: u64 = 1024;
+    const WB2: u64 = 1024;
+    include!("../dsl/moe_ffn_natural.rs");
+    const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
+    const CHOICE_OF: Tensor<I32> = input([EXPERTS * C]);
+    const DBACK: Tensor<Bf16> = scratch([EXPERTS * C, HIDDEN]);
+    /// As the backward's, once the rank's forward output is complete (in a model the gradient
+    /// comes from it, through the later layers).
+    #[tile(aiv, grid(dst in 0..RANKS, e in 0..E, b in 0..NB), after(weighted_sum))]
+    fn scale_dout(dst: Idx, e: Idx, b: Idx) {
+        let slot = (dst * E + e) * C + b * B;
+        run_if_above(SEND_COUNTS.at(dst * E + e), b * B);
+        gather_scale_rows_repeat(DOUT.whole(), CHOICE_OF.slice(slot, B), TOPK_WEIGHTS.whole(), DBACK.slice(slot, B));
+    }
+    include!("../dsl/moe_ffn_natural_backward.rs");
+}
+
+/// Whether the DSL program is the builder's `pass` of `MoeShape::deepseek_v3_natural(8, 4096)`:
+/// the same structure, and the same schedule table and flag plan, byte for byte. Printed.
+pub fn check(program: &Program, pass: Pass) -> bool {
+    let name = "MoeShape::deepseek_v3_natural(8, 4096)";
+    report(program, &MoeShape::deepseek_v3_natural(8, 4096), name, pass)
+}
+
+fn main() {
+    let backward = check(&moe_ffn_backward(), Pass::Backward);
+    let step = check(&moe_ffn_training_step(), Pass::TrainingStep);
+    if !(backward && step) {
+        std::process::exit(1);
+    }
+}
