@@ -19,7 +19,7 @@ pub enum ExecError {
     /// The run did not start: the taskflow fails its checks, an op has no reference body or
     /// rejects its arguments, the table belongs to another taskflow, an input is missing or
     /// mis-shaped, or the tensors exceed the host-memory limit.
-    Setup(String),
+    Setup(Box<super::SetupError>),
     /// The run did not start: the table is not certified to enforce every dependency of the
     /// taskflow ([`hpmoe_core::certify`]); running it could deadlock or give a wrong answer silently.
     Certificate(hpmoe_core::certify::CertError),
@@ -28,6 +28,11 @@ pub enum ExecError {
 }
 
 impl ExecError {
+    /// [`ExecError::Setup`] of `e` (boxed: a setup error carries diagnostics and names).
+    pub fn setup(e: super::SetupError) -> Self {
+        ExecError::Setup(Box::new(e))
+    }
+
     /// The timeout report, if a wait timed out.
     pub fn timeout(&self) -> Option<&TimeoutReport> {
         match self {
@@ -229,7 +234,17 @@ impl fmt::Display for ExecError {
     }
 }
 
-impl std::error::Error for ExecError {}
+/// The message includes the wrapped error's; [`source`](std::error::Error::source) gives it
+/// typed.
+impl std::error::Error for ExecError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ExecError::Setup(e) => Some(&**e),
+            ExecError::Certificate(e) => Some(e),
+            ExecError::Run(_) => None,
+        }
+    }
+}
 
 /// The wait of `core` at entry `entry`, with its missing producers (and, in the same
 /// order, the global cores they are queued on); `seen` overrides the counter's current

@@ -33,7 +33,9 @@ pub mod moe_reference;
 pub mod ops;
 mod options;
 mod program;
+mod reference_error;
 mod sequential;
+mod setup;
 pub mod tensor;
 mod workers;
 
@@ -44,5 +46,7 @@ pub use executor::{Executor, RunOutput, RunStats};
 pub use memory::{Inputs, Snapshot};
 pub use ops::{Arg, ArgDesc, OpImpls, RefOp};
 pub use options::{RunOptions, TileHook, TileInfo};
+pub use reference_error::{ReferenceError, SlotProblem};
 pub use sequential::SequentialRunner;
+pub use setup::{FamilyShape, FlagPlanMismatch, MemoryError, OpProblem, SetupError, TableDifference, TableMismatch};
 pub use tensor::HostTensor;
