@@ -45,6 +45,7 @@ mod workers;
 
 pub use diagnostics::{
     ExecError, FailureCause, MissingSignal, ProducerState, RunFailure, StuckWait, TileFailure, TimeoutReport,
+    WorkerFailure,
 };
 pub use executor::{Executor, RunOutput, RunStats};
 pub use memory::{Inputs, Snapshot};

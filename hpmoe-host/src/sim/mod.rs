@@ -64,6 +64,7 @@ mod result;
 pub use all_to_all::{AllToAll, all_to_all_bandwidth};
 pub use baseline::{Baseline, BaselineKernel, kernel_by_kernel};
 pub use bound::{Bound, lower_bound};
+pub use program::SimCounterId;
 pub use result::{CoreStats, FamilySpan, FlowRecord, RankStats, SimResult, Summary, TileRecord};
 
 use hpmoe_core::Compiled;
@@ -78,8 +79,8 @@ pub struct Stuck {
     pub core: CoreId,
     /// Node id of the tile it waits to run.
     pub node: NodeId,
-    /// Global counter id (counters of rank 0 first).
-    pub counter: u32,
+    /// The counter, numbered across all ranks (counters of rank 0 first).
+    pub counter: SimCounterId,
     /// The value the wait needed.
     pub target: u32,
     /// The value the counter reached when the simulation ran out of events.

@@ -17,9 +17,9 @@ hpmoe_core::define_id! {
 }
 
 hpmoe_core::define_id! {
-    /// A counter of a [`Program`], numbered across all ranks (rank 0's first); unlike a
+    /// A counter of a simulated program, numbered across all ranks (rank 0's first); unlike a
     /// [`hpmoe_core::ids::CounterId`], which numbers one rank's counters.
-    pub(crate) struct SimCounterId;
+    pub struct SimCounterId;
 }
 
 /// The link part of a task: bytes from its rank to rank `to` through the network, at most
