@@ -122,18 +122,18 @@ pub fn plan_at_ranks(
     dir: &std::path::Path,
     ranks: u32,
 ) -> Result<Vec<PlannedTaskflow>, ExampleError> {
-    let refused = |errors: String| ExampleError::Frontend { file: file.into(), errors };
     if !src.contains("ranks = 8)]") {
-        return Err(refused("no `#[taskflow(.., ranks = 8)]` to compile at another EP".into()));
+        return Err(ExampleError::NoTaskflowAtEp8 { file: file.into() });
     }
     let src = src.replace("ranks = 8)]", &format!("ranks = {ranks})]"));
-    let render = |e| hpmoe_core::syntax::render_error(&e, file);
-    let found = hpmoe_core::syntax::parse_file_in(&src, Some(dir)).map_err(|e| refused(render(e)))?;
+    let refused =
+        |e| ExampleError::Frontend { file: file.into(), errors: hpmoe_core::syntax::error_positions(&e, file) };
+    let found = hpmoe_core::syntax::parse_file_in(&src, Some(dir)).map_err(refused)?;
     let options = hpmoe_core::PlanOptions::default();
     found
         .iter()
         .map(|fe| {
-            let compiled = fe.plan(&options).map_err(|e| refused(render(e)))?;
+            let compiled = fe.plan(&options).map_err(refused)?;
             Ok(PlannedTaskflow {
                 taskflow: fe.taskflow.clone(),
                 table: compiled.table.to_bytes(),

@@ -5,12 +5,15 @@
 
 use hpmoe_ascendc::{EmitErrors, EmulateError};
 use hpmoe_core::Diagnostics;
-use hpmoe_core::cost::ProfileError;
+use hpmoe_core::cost::{ActivityError, ProfileError};
+use hpmoe_core::expand::TooManyInstances;
 use hpmoe_core::model::{DuplicateOp, SourceMap};
-use hpmoe_host::exec::ExecError;
+use hpmoe_host::exec::{ExecError, ReferenceError};
+use hpmoe_host::moe::{Pass, ShapeError};
 use hpmoe_host::sim::SimError;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Why an example could not run.
 #[derive(Clone, Debug)]
@@ -53,8 +56,14 @@ pub enum ExampleError {
         /// Ranks the run has.
         ranks: u32,
     },
-    /// A layer shape or routing that hpmoe's MoE builder refuses (its message).
-    Shape(String),
+    /// A layer shape that hpmoe's MoE builder refuses: every rule it breaks.
+    Shape(ShapeError),
+    /// A taskflow with more tile instances than node ids can number.
+    Numbering(TooManyInstances),
+    /// A routing's guard counts cannot be evaluated on a taskflow.
+    Routing(ActivityError),
+    /// A backward check was asked to run the forward pass.
+    NotABackwardPass(Pass),
     /// A shared expert whose sizes do not tile: what is wrong, and the sizes.
     SharedExpert {
         /// What is wrong, e.g. `every size must be positive`.
@@ -115,15 +124,20 @@ pub enum ExampleError {
         /// The emulator's error.
         error: EmulateError,
     },
-    /// The reference implementation refused its inputs (its message).
-    Reference(String),
-    /// The DSL front-end (`hpmoe_core::syntax`) refused a source file: its errors, each at its
-    /// position (`path:line:column: error: ...`).
+    /// The reference implementation refused its shape or inputs.
+    Reference(ReferenceError),
+    /// A DSL source file has no `#[taskflow(.., ranks = 8)]` to compile at another EP.
+    NoTaskflowAtEp8 {
+        /// The file, as named in the messages.
+        file: String,
+    },
+    /// The DSL front-end (`hpmoe_core::syntax`) refused a source file: each of its errors at
+    /// its position.
     Frontend {
         /// The file, as named in the messages.
         file: String,
-        /// The rendered errors.
-        errors: String,
+        /// Each error with where it starts (`path:line:column`).
+        errors: Vec<(hpmoe_core::model::SourcePos, String)>,
     },
     /// A reference input is missing on a rank.
     MissingInput {
@@ -165,16 +179,16 @@ pub enum ExampleError {
         /// The file or folder.
         path: PathBuf,
         /// The operating system's error.
-        reason: String,
+        reason: Arc<std::io::Error>,
     },
     /// The results could not be serialised as JSON.
-    Json(String),
+    Json(Arc<serde_json::Error>),
 }
 
 impl ExampleError {
     /// `doing` (`write`, `create`, ...) `path` failed with `error`.
     pub fn io(doing: &'static str, path: impl Into<PathBuf>, error: std::io::Error) -> Self {
-        ExampleError::Io { doing, path: path.into(), reason: error.to_string() }
+        ExampleError::Io { doing, path: path.into(), reason: Arc::new(error) }
     }
 
     /// Diagnostics of `tf`'s checks, placed by its source map.
@@ -194,8 +208,20 @@ impl fmt::Display for ExampleError {
             ExampleError::Profile(e) => write!(f, "{e}"),
             ExampleError::UnknownProfileField { field } => write!(f, "no field {field}"),
             ExampleError::RankOutOfRange { rank, ranks } => write!(f, "--rank {rank} is not a rank of EP {ranks}"),
-            ExampleError::Shape(message) | ExampleError::Reference(message) => f.write_str(message),
-            ExampleError::Frontend { file, errors } => write!(f, "the DSL front-end refused {file}:\n{errors}"),
+            ExampleError::Shape(e) => write!(f, "{e}"),
+            ExampleError::Numbering(e) => write!(f, "{e}"),
+            ExampleError::Routing(e) => write!(f, "{e}"),
+            ExampleError::NotABackwardPass(pass) => {
+                write!(f, "the backward checks run the backward or the training step, not the {}", pass.name())
+            }
+            ExampleError::Reference(e) => write!(f, "{e}"),
+            ExampleError::NoTaskflowAtEp8 { file } => {
+                write!(f, "{file} has no `#[taskflow(.., ranks = 8)]` to compile at another EP")
+            }
+            ExampleError::Frontend { file, errors } => {
+                write!(f, "the DSL front-end refused {file}:")?;
+                errors.iter().try_for_each(|(at, message)| write!(f, "\n{at}: error: {message}"))
+            }
             ExampleError::SharedExpert { problem, sizes } => write!(f, "invalid shared expert: {problem}: {sizes}"),
             ExampleError::MissingPart { part, name } => write!(f, "the taskflow has no {part} `{name}`"),
             ExampleError::UnexpectedLastFamily { expected, found } => {
@@ -220,7 +246,28 @@ impl fmt::Display for ExampleError {
     }
 }
 
-impl std::error::Error for ExampleError {}
+/// Where a variant wraps another crate's error, its message includes that error's, and
+/// [`source`](std::error::Error::source) gives it typed.
+impl std::error::Error for ExampleError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ExampleError::Profile(e) => Some(e),
+            ExampleError::Shape(e) => Some(e),
+            ExampleError::Reference(e) => Some(e),
+            ExampleError::Numbering(e) => Some(e),
+            ExampleError::Routing(e) => Some(e),
+            ExampleError::DuplicateOp(e) => Some(e),
+            ExampleError::Plan { diagnostics, .. } => Some(diagnostics),
+            ExampleError::Simulate { error, .. } => Some(error),
+            ExampleError::Emit { errors, .. } => Some(errors),
+            ExampleError::Execute { error, .. } => Some(error),
+            ExampleError::Emulate { error, .. } => Some(error),
+            ExampleError::Io { reason, .. } => Some(&**reason),
+            ExampleError::Json(e) => Some(&**e),
+            _ => None,
+        }
+    }
+}
 
 impl From<ProfileError> for ExampleError {
     fn from(e: ProfileError) -> Self {

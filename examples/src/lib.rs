@@ -236,7 +236,7 @@ type Expected = Vec<(&'static str, Vec<HostTensor>)>;
 /// for the training step, the forward's `out` from [`moe_reference`].
 fn backward_case(shape: &MoeShape, pass: Pass, seed: u64) -> Result<(Taskflow, Inputs, Expected), ExampleError> {
     if pass == Pass::Forward {
-        return Err(ExampleError::Shape("the backward checks run the backward or the training step".into()));
+        return Err(ExampleError::NotABackwardPass(pass));
     }
     let tf = shape.pass_taskflow(pass).map_err(ExampleError::Shape)?;
     let inputs = moe_backward_inputs(shape, seed).map_err(ExampleError::Reference)?;

@@ -151,7 +151,7 @@ fn after_scheduling(
     let t = Instant::now();
     let plan = flags::plan_flags(expanded, placement, &sync, &tf.profile, &options.flags).map_err(|e| {
         let mut d = Diagnostics::default();
-        d.push(crate::error::Diagnostic::new(crate::error::ErrorKind::Internal, tf.loc, e));
+        d.push(crate::error::Diagnostic::new(crate::error::ErrorKind::Internal, tf.loc, e.to_string()));
         d
     })?;
     let counters = flags::without_flagged(expanded, &sync, &plan);

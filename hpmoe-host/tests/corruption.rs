@@ -146,7 +146,7 @@ impl Subject {
         };
         let plan = match flags_bin.map(|b| decode_plan(b, &table)).transpose() {
             Ok(p) => p,
-            Err(e) => return Outcome::FlagPlan(e),
+            Err(e) => return Outcome::FlagPlan(e.to_string()),
         };
         // The executor certifies the table before it runs it (unless told not to, for fault
         // injection: what the table would do without the certificate).
@@ -408,7 +408,7 @@ fn the_flag_plan_decoder_refuses_what_the_device_cannot_run() {
         let mut f = orig.to_vec();
         edit(&mut f);
         reseal(&mut f);
-        let err = decode_plan(&f, table).unwrap_err();
+        let err = decode_plan(&f, table).unwrap_err().to_string();
         assert!(err.contains(says), "{err}");
     };
     decode_plan(orig, table).unwrap();

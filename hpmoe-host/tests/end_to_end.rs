@@ -67,7 +67,7 @@ fn end_to_end(spec: &TaskflowSpec, seed: u64, tally: &mut Tally) -> Result<(), T
     // 2. The blobs a kernel reads.
     let table = ScheduleTable::from_bytes(&compiled.table.to_bytes()).map_err(|e| fail("table", e.to_string()))?;
     prop_assert_eq!(&table, &compiled.table);
-    let flags = decode_plan(&compiled.flags_bin, &table).map_err(|e| fail("flag plan", e))?;
+    let flags = decode_plan(&compiled.flags_bin, &table).map_err(|e| fail("flag plan", e.to_string()))?;
     prop_assert_eq!(&flags.set_after, &compiled.flags.set_after);
     prop_assert_eq!(&flags.waits_before, &compiled.flags.waits_before);
 

@@ -142,10 +142,10 @@ impl RoutedLayer {
         plan_samples: u64,
     ) -> Result<Self, ExampleError> {
         let taskflow = shape.pass_taskflow(pass).map_err(ExampleError::Shape)?;
-        let space = InstanceSpace::of(&taskflow).map_err(ExampleError::Shape)?;
-        let plan = shape.expected_activity(&taskflow, &space, plan_samples).map_err(ExampleError::Shape)?;
+        let space = InstanceSpace::of(&taskflow).map_err(ExampleError::Numbering)?;
+        let plan = shape.expected_activity(&taskflow, &space, plan_samples).map_err(ExampleError::Routing)?;
         let routing = shape.route(routing_seed);
-        let run = routing.activity(shape, &taskflow, &space).map_err(ExampleError::Shape)?;
+        let run = routing.activity(shape, &taskflow, &space).map_err(ExampleError::Routing)?;
         let choices = u64::from(shape.ranks) * shape.tokens_per_rank * shape.top_k;
         let dropped_share = routing.dropped() as f64 / choices.max(1) as f64;
         Ok(RoutedLayer { taskflow, plan, run, dropped_share })

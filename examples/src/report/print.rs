@@ -136,7 +136,7 @@ pub fn json(r: &Results<'_>) -> Result<String, crate::ExampleError> {
             object
         })
         .collect();
-    serde_json::to_string_pretty(&objects).map_err(|e| crate::ExampleError::Json(e.to_string()))
+    serde_json::to_string_pretty(&objects).map_err(|e| crate::ExampleError::Json(std::sync::Arc::new(e)))
 }
 
 /// The comparison's figures under the keys scripts read (`baseline_us`, `taskflow_us`, …).

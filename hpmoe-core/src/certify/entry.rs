@@ -62,6 +62,7 @@ pub fn certify_blobs(tf: &Taskflow, table: &[u8], flags: Option<&[u8]>) -> Resul
         message: format!("the {what} blob does not decode: {e}"),
     };
     let table = ScheduleTable::from_bytes(table).map_err(|e| decode("schedule table", e.to_string()))?;
-    let plan = flags.map(|bytes| decode_plan(bytes, &table)).transpose().map_err(|e| decode("flag plan", e))?;
+    let plan =
+        flags.map(|bytes| decode_plan(bytes, &table)).transpose().map_err(|e| decode("flag plan", e.to_string()))?;
     certify(tf, &table, plan.as_ref())
 }

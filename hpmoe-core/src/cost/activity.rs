@@ -9,9 +9,69 @@
 //! move no bytes, in the simulated taskflow, the kernel-by-kernel baseline and the bound.
 //! The scheduler never sees it: schedules are built for the worst case, every block full.
 
-use crate::expand::{InstanceSpace, eval_region};
+use crate::expand::{Extent, InstanceSpace, RegionFault, eval_region};
 use crate::ids::{NodeId, RankId};
 use crate::model::{Guard, Taskflow};
+
+/// Why [`Activity::evaluate`] could not evaluate a guard.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ActivityError {
+    /// The numbering is not the taskflow's: its family count differs.
+    Families {
+        /// Families of the numbering.
+        numbering: usize,
+        /// Families of the taskflow.
+        taskflow: usize,
+    },
+    /// A guard counts in a tensor the taskflow does not declare.
+    UnknownTensor {
+        /// The guarded family.
+        tile: String,
+        /// The tensor named.
+        tensor: String,
+    },
+    /// A guard's count region cannot be evaluated for an instance.
+    Count {
+        /// The instance (`tile(e=0) on rank 1`).
+        instance: String,
+        /// Why.
+        fault: RegionFault,
+    },
+    /// The run has no value for the element a guard reads.
+    NoValue {
+        /// The instance (`tile(e=0) on rank 1`).
+        instance: String,
+        /// The count tensor.
+        tensor: String,
+        /// The element read.
+        extent: Extent,
+    },
+    /// A guard's bound overflows for an instance.
+    BoundOverflow {
+        /// The instance (`tile(e=0) on rank 1`).
+        instance: String,
+    },
+}
+
+impl std::fmt::Display for ActivityError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ActivityError::Families { numbering, taskflow } => {
+                write!(f, "the numbering has {numbering} families, the taskflow {taskflow}")
+            }
+            ActivityError::UnknownTensor { tile, tensor } => write!(f, "tile `{tile}`: no tensor `{tensor}`"),
+            ActivityError::Count { instance, fault } => {
+                write!(f, "{instance}: cannot evaluate its guard's count: {fault:?}")
+            }
+            ActivityError::NoValue { instance, tensor, extent } => {
+                write!(f, "{instance}: no run-time value for its guard's count `{tensor}`{extent}")
+            }
+            ActivityError::BoundOverflow { instance } => write!(f, "{instance}: its guard's bound overflows"),
+        }
+    }
+}
+
+impl std::error::Error for ActivityError {}
 
 /// Per tile instance (node id), whether its guard made it skip its body.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -32,37 +92,36 @@ impl Activity {
         tf: &Taskflow,
         space: &InstanceSpace,
         value: impl Fn(u32, &str, u64) -> Option<i64>,
-    ) -> Result<Activity, String> {
+    ) -> Result<Activity, ActivityError> {
         let ranks = space.ranks;
         if space.families.len() != tf.families.len() {
-            return Err(format!(
-                "the numbering has {} families, the taskflow {}",
-                space.families.len(),
-                tf.families.len()
-            ));
+            return Err(ActivityError::Families { numbering: space.families.len(), taskflow: tf.families.len() });
         }
         let mut skipped = vec![false; space.len()];
         for (fi, f) in tf.families.iter().enumerate() {
             let Some(guard) = &f.guard else { continue };
-            let decl = tf
-                .tensor(&guard.count.tensor)
-                .ok_or_else(|| format!("tile `{}`: no tensor `{}`", f.name, guard.count.tensor))?;
+            let decl = tf.tensor(&guard.count.tensor).ok_or_else(|| ActivityError::UnknownTensor {
+                tile: f.name.clone(),
+                tensor: guard.count.tensor.clone(),
+            })?;
             let span = &space.families[fi];
             for rank in 0..ranks {
                 for idx in 0..span.count {
                     let coords = crate::expand::decode(idx, &span.extents);
                     let instance = || format!("{} on rank {rank}", f.instance_name(&coords));
                     let (_, ext) = eval_region(&guard.count, &decl.shape, &coords, rank, ranks)
-                        .map_err(|e| format!("{}: cannot evaluate its guard's count: {e:?}", instance()))?;
+                        .map_err(|fault| ActivityError::Count { instance: instance(), fault })?;
                     let flat = (0..ext.dims as usize)
                         .fold(0u64, |acc, k| acc.saturating_mul(decl.shape[k]).saturating_add(u64::from(ext.start[k])));
-                    let count = value(rank, &decl.name, flat).ok_or_else(|| {
-                        format!("{}: no run-time value for its guard's count `{}`{ext}", instance(), decl.name)
+                    let count = value(rank, &decl.name, flat).ok_or_else(|| ActivityError::NoValue {
+                        instance: instance(),
+                        tensor: decl.name.clone(),
+                        extent: ext,
                     })?;
                     let above = guard
                         .above
                         .eval(&coords, u64::from(rank))
-                        .map_err(|_| format!("{}: its guard's bound overflows", instance()))?;
+                        .map_err(|_| ActivityError::BoundOverflow { instance: instance() })?;
                     skipped[space.node(RankId::new(rank), span.first + idx).index()] = !Guard::runs(count, above);
                 }
             }

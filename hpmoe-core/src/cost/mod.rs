@@ -23,7 +23,7 @@ pub mod profile;
 pub mod tile;
 pub mod traffic;
 
-pub use activity::Activity;
+pub use activity::{Activity, ActivityError};
 pub use calibration::{FITTED, Fitted, MEASURED_A3_ALL_TO_ALL, MEASURED_TOKENS_PER_RANK};
 pub use profile::{CostProfile, GUESSES, Guess, PRESETS, ProfileError};
 pub use tile::{FamilyCost, PutCost, TaskflowCost, family_cost, ns_at_rate};

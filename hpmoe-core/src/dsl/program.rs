@@ -193,13 +193,13 @@ impl Program {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ProgramError {
     /// The IR does not decode (hpmoe-core and hpmoe-macros of different versions?).
-    Ir(String),
+    Ir(crate::model::TaskflowJsonError),
     /// The packed table does not unpack (the program's bytes were altered).
     Packed(super::pack::UnpackError),
     /// The schedule table does not decode or validate.
     Table(TableError),
     /// The flag plan does not decode or does not belong to the table.
-    Flags(String),
+    Flags(crate::schedule::flags::FlagPlanError),
     /// No family has this index (declaration order).
     NoSuchFamily(usize),
     /// The coordinates are not a grid point of the family (wrong count, or past an extent).
@@ -238,7 +238,19 @@ impl fmt::Display for ProgramError {
     }
 }
 
-impl std::error::Error for ProgramError {}
+/// The message includes the wrapped error's; [`source`](std::error::Error::source) gives it
+/// typed.
+impl std::error::Error for ProgramError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ProgramError::Ir(e) => Some(e),
+            ProgramError::Packed(e) => Some(e),
+            ProgramError::Table(e) => Some(e),
+            ProgramError::Flags(e) => Some(e),
+            ProgramError::NoSuchFamily(_) | ProgramError::OutsideGrid { .. } | ProgramError::OpArity { .. } => None,
+        }
+    }
+}
 
 /// Support for the code `#[taskflow]` generates. Not part of the public API.
 #[doc(hidden)]

@@ -69,8 +69,20 @@ impl fmt::Display for Extent {
 /// Why a region could not be evaluated for an instance.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RegionFault {
+    /// A start, length or rank expression overflows 64-bit arithmetic.
     Overflow,
-    OutOfBounds { dim: usize, start: i64, len: u64, extent: u64 },
+    /// The box leaves the tensor in dimension `dim`.
+    OutOfBounds {
+        /// The dimension.
+        dim: usize,
+        /// The box's start in it.
+        start: i64,
+        /// The box's length in it.
+        len: u64,
+        /// The tensor's extent in it.
+        extent: u64,
+    },
+    /// A remote region's rank is not one of the ranks.
     RankOutOfRange(i64),
 }
 

@@ -46,7 +46,7 @@ pub struct Hazard {
     pub second_loc: Loc,
     pub tensor: u32,
     /// The rank whose copy of the tensor both touch.
-    pub rank: u32,
+    pub rank: RankId,
     pub overlap: Extent,
 }
 
@@ -216,7 +216,7 @@ impl Builder<'_, '_> {
                     first_loc: loc(first),
                     second_loc: loc(second),
                     tensor: t as u32,
-                    rank,
+                    rank: RankId::new(rank),
                     overlap: first.ext.intersection(&second.ext),
                 };
                 if reader.access.reads() {

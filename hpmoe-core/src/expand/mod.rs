@@ -12,13 +12,13 @@ mod interval;
 mod plan;
 mod space;
 
-pub use access::Extent;
+pub use access::{Extent, RegionFault};
 // Not API: hpmoe-host's executor places each op argument of an instance with it, exactly as
 // expansion does, so that the two cannot disagree on a region's box.
 #[doc(hidden)]
 pub use access::eval_region;
 pub(crate) use deps::{Expansion, Hazard, HazardKind, expand, gathered};
-pub use space::{FamilySpan, InstanceSpace, decode};
+pub use space::{FamilySpan, InstanceSpace, TooManyInstances, decode};
 
 use crate::graph::Dag;
 use crate::ids::{IdVec, NodeId};

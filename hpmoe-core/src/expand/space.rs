@@ -15,6 +15,36 @@ pub struct FamilySpan {
     pub extents: SmallVec<[u32; 4]>,
 }
 
+/// Why [`InstanceSpace::of`] cannot number a taskflow's instances: more than node ids can
+/// number (the checks report it as [`crate::error::ErrorKind::TooManyInstances`] or
+/// [`crate::error::ErrorKind::GridTooLarge`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TooManyInstances {
+    /// One tile family's grid alone (its product, or one extent) does not fit.
+    Tile {
+        /// The family's name.
+        tile: String,
+    },
+    /// The families of all ranks together do not fit.
+    Taskflow {
+        /// The taskflow's name.
+        taskflow: String,
+    },
+}
+
+impl std::fmt::Display for TooManyInstances {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TooManyInstances::Tile { tile } => write!(f, "tile `{tile}` has too many instances to number"),
+            TooManyInstances::Taskflow { taskflow } => {
+                write!(f, "taskflow `{taskflow}` has too many instances to number")
+            }
+        }
+    }
+}
+
+impl std::error::Error for TooManyInstances {}
+
 /// How global node ids map to (rank, family, grid coordinates).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InstanceSpace {
@@ -46,18 +76,18 @@ impl InstanceSpace {
     ///
     /// # Errors
     /// If the taskflow has more instances than node ids can number (the checks report it).
-    pub fn of(tf: &crate::model::Taskflow) -> Result<Self, String> {
+    pub fn of(tf: &crate::model::Taskflow) -> Result<Self, TooManyInstances> {
         let mut extents = Vec::with_capacity(tf.families.len());
         let mut per_rank = 0u64;
         for f in &tf.families {
-            let too_many = || format!("tile `{}` has too many instances to number", f.name);
+            let too_many = || TooManyInstances::Tile { tile: f.name.clone() };
             per_rank = per_rank.checked_add(f.instances().ok_or_else(too_many)?).ok_or_else(too_many)?;
             extents.push(
                 f.grid.iter().map(|g| u32::try_from(g.extent).map_err(|_| too_many())).collect::<Result<_, _>>()?,
             );
         }
         if per_rank.checked_mul(u64::from(tf.profile.ranks)).is_none_or(|n| n > u64::from(u32::MAX)) {
-            return Err(format!("taskflow `{}` has too many instances to number", tf.name));
+            return Err(TooManyInstances::Taskflow { taskflow: tf.name.clone() });
         }
         Ok(Self::new(tf.profile.ranks, extents))
     }

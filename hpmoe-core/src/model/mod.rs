@@ -15,5 +15,5 @@ pub use loc::{Loc, LocId, SourceMap, SourcePos};
 pub use op::{Access, BuiltinOp, DuplicateOp, MatmulDims, OpKind, OpRegistry, OpSpec, Param, WorkModel};
 pub use profile::{CoreKind, MachineProfile};
 pub use region::{DimSlice, RankSel, Region};
-pub use taskflow::{Taskflow, TensorRef, TileBuilder};
+pub use taskflow::{Taskflow, TaskflowJsonError, TensorRef, TileBuilder};
 pub use tensor::{DType, TensorDecl, TensorKind};

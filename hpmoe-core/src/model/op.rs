@@ -126,135 +126,106 @@ impl WorkModel {
     }
 }
 
-/// The built-in ops. Every backend matches this enum exhaustively — the registry
-/// ([`BuiltinOp::spec`]), the DSL vocabulary (`dsl::builtin_params`), the host executor's
-/// reference bodies and the AscendC emitter — so a new built-in fails to compile wherever it is
-/// not yet handled. Its name ([`BuiltinOp::name`]) is what tile bodies call it by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BuiltinOp {
-    /// AIC: `c = a · b` with FP32 accumulation.
-    Matmul,
-    /// AIC: `c += a · b`: the product summed in FP32 over K ascending from `+0.0`, added to
-    /// `c` (read as FP32) in FP32 and rounded once into `c`'s type. Several tiles adding into
-    /// one region must be totally ordered (ordered accumulation).
-    MatmulAccumulate,
-    /// AIC: `c = a · bᵀ`, `a` `[M, K]`, `b` `[N, K]` (read row by row, as stored), `c`
-    /// `[M, N]`: each element summed in FP32 over K ascending from `+0.0`, rounded once into
-    /// `c`'s type (the activation gradients `dY · W2ᵀ`, `dH · W13ᵀ`).
-    MatmulNt,
-    /// AIC: `c = aᵀ · b`, `a` `[K, M]`, `b` `[K, N]`, `c` `[M, N]`: each element summed in FP32
-    /// over K ascending from `+0.0`, rounded once into `c`'s type (the first block of a
-    /// weight-gradient chain).
-    MatmulTn,
-    /// AIC: `c += aᵀ · b`, `a` `[K, M]`, `b` `[K, N]`, `c` `[M, N]`: the product as
-    /// [`BuiltinOp::MatmulTn`], added to `c` (read as FP32) in FP32 and rounded once into
-    /// `c`'s type, like [`BuiltinOp::MatmulAccumulate`] (weight gradients chained over an
-    /// expert's row blocks).
-    MatmulTnAccumulate,
-    /// AIV: one-sided write of `src` into `dst` on another rank, with a signal.
-    Put,
-    /// AIV: `dst = src`.
-    Copy,
-    /// AIV: `out = silu(gate) * up`.
-    Swiglu,
-    /// AIV: `dst[i, :] = src[i, :] * scale[i]`.
-    ScaleRows,
-    /// AIV: `dst += src`.
-    Accumulate,
-    /// AIV: the top-k weighted sum.
-    WeightedAccumulate,
-    /// AIV: the top-k weighted sum of gathered rows.
-    GatherWeightedAccumulate,
-    /// AIV: per-row symmetric INT8 quantisation.
-    Quantize,
-    /// AIV: `dst = src * scale` per row.
-    Dequantize,
-    /// AIV: `dst = src` converted to `dst`'s element type.
-    Cast,
-    /// AIV: `dst = 0`.
-    Zero,
-    /// AIV: the SwiGLU gradient: from `gate_up` `[R, 2w]` = `[g | u]` and `d_act` `[R, w]`,
-    /// `d_gate_up` `[R, 2w]` = `[dg | du]` with `s = σ(g)`, `du = d_act · g · s`,
-    /// `dg = d_act · u · s · (1 + g · (1 − s))`.
-    SwigluBackward,
-    /// AIV: `dst[t·k + c, :] = weights[t, c] · src[t, :]`: each of a token's `k` copies of its
-    /// row, scaled by its routing weight (the combine's backward).
-    ScaleRowsRepeat,
-    /// AIV: `d_weights[t, c] = Σ_h a[t, h] · b[t·k + c, h]`, FP32, h ascending (the routing
-    /// weights' gradient).
-    RowDotTopk,
-    /// AIV: `dst[t, :] = Σ_c src[t·k + c, :]`, c ascending, FP32 (the dispatch's backward).
-    SumTopk,
-    /// AIV: the gathering form of [`BuiltinOp::ScaleRowsRepeat`]: `dst[j, :] = weights[i / k,
-    /// i % k] · table[i / k, :]` for the choice `i = index[j]`, a zero row where `index[j] < 0`
-    /// (the combine's backward under natural routing: each send slot's row from its token).
-    GatherScaleRowsRepeat,
-    /// AIV: the gathering form of [`BuiltinOp::RowDotTopk`]: `d_weights[t, c] = Σ_h a[t, h] ·
-    /// table[index[t, c], h]`, FP32, h ascending, `+0.0` where `index[t, c] < 0`.
-    GatherRowDotTopk,
-    /// AIV: the gathering form of [`BuiltinOp::SumTopk`]: `dst[t, :] = Σ_c table[index[t, c], :]`
-    /// over the `c` with `index[t, c] ≥ 0`, c ascending, FP32 from `+0.0`.
-    GatherSumTopk,
+/// Declares [`BuiltinOp`], [`BuiltinOp::ALL`] and [`BuiltinOp::name`] from one list of
+/// `Variant => "name"` lines, so a built-in cannot be left out of `ALL` (and so of the registry
+/// and [`BuiltinOp::from_name`]): adding a line adds the variant, its place in `ALL` and its
+/// name at once, and every exhaustive `match` elsewhere then fails to compile until it handles it.
+macro_rules! builtin_ops {
+    ($(#[$enum_meta:meta])* pub enum BuiltinOp { $($(#[$meta:meta])* $variant:ident => $name:literal,)* }) => {
+        $(#[$enum_meta])*
+        pub enum BuiltinOp {
+            $($(#[$meta])* $variant,)*
+        }
+
+        impl BuiltinOp {
+            /// Every built-in, in registry order (declaration order).
+            pub const ALL: [BuiltinOp; [$(BuiltinOp::$variant),*].len()] = [$(BuiltinOp::$variant),*];
+
+            /// The name tile bodies call the op by (and the DSL function's name).
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(BuiltinOp::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+builtin_ops! {
+    /// The built-in ops. Every backend matches this enum exhaustively — the registry
+    /// ([`BuiltinOp::spec`]), the DSL vocabulary (`dsl::builtin_params`), the host executor's
+    /// reference bodies and the AscendC emitter — so a new built-in fails to compile wherever it is
+    /// not yet handled. Its name ([`BuiltinOp::name`]) is what tile bodies call it by.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum BuiltinOp {
+        /// AIC: `c = a · b` with FP32 accumulation.
+        Matmul => "matmul",
+        /// AIC: `c += a · b`: the product summed in FP32 over K ascending from `+0.0`, added to
+        /// `c` (read as FP32) in FP32 and rounded once into `c`'s type. Several tiles adding into
+        /// one region must be totally ordered (ordered accumulation).
+        MatmulAccumulate => "matmul_accumulate",
+        /// AIC: `c = a · bᵀ`, `a` `[M, K]`, `b` `[N, K]` (read row by row, as stored), `c`
+        /// `[M, N]`: each element summed in FP32 over K ascending from `+0.0`, rounded once into
+        /// `c`'s type (the activation gradients `dY · W2ᵀ`, `dH · W13ᵀ`).
+        MatmulNt => "matmul_nt",
+        /// AIC: `c = aᵀ · b`, `a` `[K, M]`, `b` `[K, N]`, `c` `[M, N]`: each element summed in FP32
+        /// over K ascending from `+0.0`, rounded once into `c`'s type (the first block of a
+        /// weight-gradient chain).
+        MatmulTn => "matmul_tn",
+        /// AIC: `c += aᵀ · b`, `a` `[K, M]`, `b` `[K, N]`, `c` `[M, N]`: the product as
+        /// [`BuiltinOp::MatmulTn`], added to `c` (read as FP32) in FP32 and rounded once into
+        /// `c`'s type, like [`BuiltinOp::MatmulAccumulate`] (weight gradients chained over an
+        /// expert's row blocks).
+        MatmulTnAccumulate => "matmul_tn_accumulate",
+        /// AIV: one-sided write of `src` into `dst` on another rank, with a signal.
+        Put => "put",
+        /// AIV: `dst = src`.
+        Copy => "copy",
+        /// AIV: `out = silu(gate) * up`.
+        Swiglu => "swiglu",
+        /// AIV: `dst[i, :] = src[i, :] * scale[i]`.
+        ScaleRows => "scale_rows",
+        /// AIV: `dst += src`.
+        Accumulate => "accumulate",
+        /// AIV: the top-k weighted sum.
+        WeightedAccumulate => "weighted_accumulate",
+        /// AIV: the top-k weighted sum of gathered rows.
+        GatherWeightedAccumulate => "gather_weighted_accumulate",
+        /// AIV: per-row symmetric INT8 quantisation.
+        Quantize => "quantize",
+        /// AIV: `dst = src * scale` per row.
+        Dequantize => "dequantize",
+        /// AIV: `dst = src` converted to `dst`'s element type.
+        Cast => "cast",
+        /// AIV: `dst = 0`.
+        Zero => "zero",
+        /// AIV: the SwiGLU gradient: from `gate_up` `[R, 2w]` = `[g | u]` and `d_act` `[R, w]`,
+        /// `d_gate_up` `[R, 2w]` = `[dg | du]` with `s = σ(g)`, `du = d_act · g · s`,
+        /// `dg = d_act · u · s · (1 + g · (1 − s))`.
+        SwigluBackward => "swiglu_backward",
+        /// AIV: `dst[t·k + c, :] = weights[t, c] · src[t, :]`: each of a token's `k` copies of its
+        /// row, scaled by its routing weight (the combine's backward).
+        ScaleRowsRepeat => "scale_rows_repeat",
+        /// AIV: `d_weights[t, c] = Σ_h a[t, h] · b[t·k + c, h]`, FP32, h ascending (the routing
+        /// weights' gradient).
+        RowDotTopk => "row_dot_topk",
+        /// AIV: `dst[t, :] = Σ_c src[t·k + c, :]`, c ascending, FP32 (the dispatch's backward).
+        SumTopk => "sum_topk",
+        /// AIV: the gathering form of [`BuiltinOp::ScaleRowsRepeat`]: `dst[j, :] = weights[i / k,
+        /// i % k] · table[i / k, :]` for the choice `i = index[j]`, a zero row where `index[j] < 0`
+        /// (the combine's backward under natural routing: each send slot's row from its token).
+        GatherScaleRowsRepeat => "gather_scale_rows_repeat",
+        /// AIV: the gathering form of [`BuiltinOp::RowDotTopk`]: `d_weights[t, c] = Σ_h a[t, h] ·
+        /// table[index[t, c], h]`, FP32, h ascending, `+0.0` where `index[t, c] < 0`.
+        GatherRowDotTopk => "gather_row_dot_topk",
+        /// AIV: the gathering form of [`BuiltinOp::SumTopk`]: `dst[t, :] = Σ_c table[index[t, c], :]`
+        /// over the `c` with `index[t, c] ≥ 0`, c ascending, FP32 from `+0.0`.
+        GatherSumTopk => "gather_sum_topk",
+    }
 }
 
 impl BuiltinOp {
-    /// Every built-in, in registry order.
-    pub const ALL: [BuiltinOp; 23] = [
-        BuiltinOp::Matmul,
-        BuiltinOp::MatmulAccumulate,
-        BuiltinOp::MatmulNt,
-        BuiltinOp::MatmulTn,
-        BuiltinOp::MatmulTnAccumulate,
-        BuiltinOp::Put,
-        BuiltinOp::Copy,
-        BuiltinOp::Swiglu,
-        BuiltinOp::ScaleRows,
-        BuiltinOp::Accumulate,
-        BuiltinOp::WeightedAccumulate,
-        BuiltinOp::GatherWeightedAccumulate,
-        BuiltinOp::Quantize,
-        BuiltinOp::Dequantize,
-        BuiltinOp::Cast,
-        BuiltinOp::Zero,
-        BuiltinOp::SwigluBackward,
-        BuiltinOp::ScaleRowsRepeat,
-        BuiltinOp::RowDotTopk,
-        BuiltinOp::SumTopk,
-        BuiltinOp::GatherScaleRowsRepeat,
-        BuiltinOp::GatherRowDotTopk,
-        BuiltinOp::GatherSumTopk,
-    ];
-
-    /// The name tile bodies call the op by (and the DSL function's name).
-    pub const fn name(self) -> &'static str {
-        match self {
-            BuiltinOp::Matmul => "matmul",
-            BuiltinOp::MatmulAccumulate => "matmul_accumulate",
-            BuiltinOp::MatmulNt => "matmul_nt",
-            BuiltinOp::MatmulTn => "matmul_tn",
-            BuiltinOp::MatmulTnAccumulate => "matmul_tn_accumulate",
-            BuiltinOp::Put => "put",
-            BuiltinOp::Copy => "copy",
-            BuiltinOp::Swiglu => "swiglu",
-            BuiltinOp::ScaleRows => "scale_rows",
-            BuiltinOp::Accumulate => "accumulate",
-            BuiltinOp::WeightedAccumulate => "weighted_accumulate",
-            BuiltinOp::GatherWeightedAccumulate => "gather_weighted_accumulate",
-            BuiltinOp::Quantize => "quantize",
-            BuiltinOp::Dequantize => "dequantize",
-            BuiltinOp::Cast => "cast",
-            BuiltinOp::Zero => "zero",
-            BuiltinOp::SwigluBackward => "swiglu_backward",
-            BuiltinOp::ScaleRowsRepeat => "scale_rows_repeat",
-            BuiltinOp::RowDotTopk => "row_dot_topk",
-            BuiltinOp::SumTopk => "sum_topk",
-            BuiltinOp::GatherScaleRowsRepeat => "gather_scale_rows_repeat",
-            BuiltinOp::GatherRowDotTopk => "gather_row_dot_topk",
-            BuiltinOp::GatherSumTopk => "gather_sum_topk",
-        }
-    }
-
     /// The built-in called `name`, if there is one.
     pub fn from_name(name: &str) -> Option<BuiltinOp> {
         BuiltinOp::ALL.into_iter().find(|op| op.name() == name)
@@ -516,5 +487,22 @@ impl OpRegistry {
     /// The registered ops, in registration order.
     pub fn iter(&self) -> impl Iterator<Item = &OpSpec> {
         self.ops.values()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BuiltinOp;
+
+    /// `ALL` and the names come from one list (`builtin_ops!`); this ties the lookup back to
+    /// them: each name is distinct and finds its op, and `ALL` has no repeats.
+    #[test]
+    fn every_builtin_is_found_by_its_name() {
+        for (i, op) in BuiltinOp::ALL.into_iter().enumerate() {
+            assert_eq!(BuiltinOp::from_name(op.name()), Some(op), "{op:?}");
+            assert!(!BuiltinOp::ALL[..i].contains(&op), "{op:?} twice in ALL");
+            assert!(BuiltinOp::ALL[..i].iter().all(|o| o.name() != op.name()), "{op:?}'s name twice");
+        }
+        assert_eq!(BuiltinOp::from_name("no_such_op"), None);
     }
 }

@@ -3,6 +3,44 @@
 use super::{CoreKind, DType, GridDim, Loc, MachineProfile, OpRegistry, SourceMap, TensorDecl, TensorKind, TileFamily};
 use serde::{Deserialize, Serialize};
 
+/// Why [`Taskflow::from_json`] refused its input: the JSON parser's error (its
+/// [`source`](std::error::Error::source)), with where in the text it stopped. Shared (`Arc`) so
+/// the errors that carry it stay `Clone`; equal when the position and message are.
+#[derive(Clone, Debug)]
+pub struct TaskflowJsonError(std::sync::Arc<serde_json::Error>);
+
+impl TaskflowJsonError {
+    /// The 1-based line of the text where decoding stopped.
+    pub fn line(&self) -> usize {
+        self.0.line()
+    }
+
+    /// The 1-based column of the text where decoding stopped.
+    pub fn column(&self) -> usize {
+        self.0.column()
+    }
+}
+
+impl PartialEq for TaskflowJsonError {
+    fn eq(&self, other: &Self) -> bool {
+        (self.line(), self.column(), self.0.to_string()) == (other.line(), other.column(), other.0.to_string())
+    }
+}
+
+impl Eq for TaskflowJsonError {}
+
+impl std::fmt::Display for TaskflowJsonError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for TaskflowJsonError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
+}
+
 /// A whole taskflow, as the front-end (or the builder API) produced it. Names are not yet
 /// resolved: the checks report unknown ones.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,8 +82,11 @@ impl Taskflow {
     }
 
     /// Reads [`Taskflow::to_json`]'s output.
-    pub fn from_json(json: &str) -> Result<Taskflow, String> {
-        serde_json::from_str(json).map_err(|e| e.to_string())
+    ///
+    /// # Errors
+    /// [`TaskflowJsonError`] (with the line and column) if `json` is not a taskflow document.
+    pub fn from_json(json: &str) -> Result<Taskflow, TaskflowJsonError> {
+        serde_json::from_str(json).map_err(|e| TaskflowJsonError(std::sync::Arc::new(e)))
     }
 
     /// Whether two taskflows describe the same computation: the same profile (but its name),

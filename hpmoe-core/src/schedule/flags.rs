@@ -47,6 +47,7 @@
 //! the host executor) honours the plan. The device side (`hpmoe/flags.h` in hpmoe-ascendc) adds a run-time check of the same bound and a drain
 //! protocol, so that a core that stops early never leaves its partners blocked in a flag wait.
 
+pub use super::flag_error::{FlagIdError, FlagPlanError, FlagPlanPart};
 use super::{Placement, Signal, SyncPlan, Wait};
 use crate::expand::Expanded;
 use crate::graph::Csr;
@@ -62,12 +63,12 @@ pub const RESERVED_FLAG_IDS: [(u16, u16, &str); 3] =
     [(0, 7, "the Matmul high-level API"), (8, 10, "catlass"), (11, 14, "SyncAll")];
 
 /// Checks that `id` is a hardware flag id (0..15) that no library reserves.
-pub fn check_flag_id(id: u16) -> Result<(), String> {
+pub fn check_flag_id(id: u16) -> Result<(), FlagIdError> {
     if id > 15 {
-        return Err(format!("hardware cross-core flag ids are 0..15, not {id}"));
+        return Err(FlagIdError::OutOfRange(id.into()));
     }
     match RESERVED_FLAG_IDS.iter().find(|(lo, hi, _)| (*lo..=*hi).contains(&id)) {
-        Some((lo, hi, owner)) => Err(format!("flag id {id} is reserved by {owner} (ids {lo}..{hi})")),
+        Some(&(lo, hi, owner)) => Err(FlagIdError::Reserved { id, lo, hi, owner }),
         None => Ok(()),
     }
 }
@@ -186,7 +187,7 @@ pub fn plan_flags(
     sync: &SyncPlan,
     profile: &MachineProfile,
     policy: &FlagPolicy,
-) -> Result<FlagPlan, String> {
+) -> Result<FlagPlan, FlagIdError> {
     let nodes = exp.nodes();
     let cores = profile.total_cores() as usize;
     if !policy.enabled {
@@ -399,41 +400,38 @@ pub fn plan_checksum(bytes: &[u8]) -> Option<u32> {
 /// AIC's (the AIV drains the sets it did not wait for in its list after the list, so its
 /// list waits at most that often), and that the padding is zero. The blob does not list the
 /// flagged edges (only how many): [`FlagPlan::edges`] comes back empty.
-pub fn decode_plan(bytes: &[u8], table: &crate::table::ScheduleTable) -> Result<FlagPlan, String> {
+pub fn decode_plan(bytes: &[u8], table: &crate::table::ScheduleTable) -> Result<FlagPlan, FlagPlanError> {
     let word = |at: usize| bytes.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
     let h = table.header();
     let (cores, per_rank) = (table.cores().len(), h.instances_per_rank);
     if bytes.get(..8) != Some(b"HPMOEFLG".as_slice()) || word(8) != Some(1) {
-        return Err("not a version-1 hpmoe flag plan (magic HPMOEFLG)".into());
+        return Err(FlagPlanError::NotAPlan);
     }
     let total = word(16).unwrap_or(0) as usize;
     if total != bytes.len() || total < 40 {
-        return Err(format!("the blob holds {} bytes, its header says {total}", bytes.len()));
+        return Err(FlagPlanError::Size { bytes: bytes.len(), header: total });
     }
     if word(12) != Some(crc32fast::hash(&bytes[16..])) {
-        return Err("the CRC-32 does not match the contents".into());
+        return Err(FlagPlanError::Crc);
     }
     if word(20) != Some(cores as u32) || word(24) != Some(h.entry_count) {
-        return Err(format!(
-            "the plan is for another shape of table ({cores} cores, {} entries expected)",
-            h.entry_count
-        ));
+        return Err(FlagPlanError::Shape { cores, entries: h.entry_count });
     }
     if word(32) != Some(table.checksum()) {
-        return Err("the plan belongs to another table (its table checksum differs)".into());
+        return Err(FlagPlanError::OtherTable);
     }
     let nodes = per_rank as usize * h.ranks as usize;
     let mut plan = FlagPlan::none(nodes, cores);
     plan.flag_id = match word(28) {
         Some(u32::MAX) | None => None,
         Some(id) => {
-            let id = u16::try_from(id).map_err(|_| format!("flag id {id} is not 0..15"))?;
-            check_flag_id(id)?;
+            let id = u16::try_from(id).map_err(|_| FlagPlanError::FlagId(FlagIdError::OutOfRange(id)))?;
+            check_flag_id(id).map_err(FlagPlanError::FlagId)?;
             Some(id)
         }
     };
     for (c, total) in plan.totals.iter_mut() {
-        *total = word(40 + 4 * c.index()).ok_or("the blob ends inside the per-core totals")?;
+        *total = word(40 + 4 * c.index()).ok_or(FlagPlanError::Truncated(FlagPlanPart::Totals))?;
     }
     let mut at = 40 + 4 * cores;
     for core in 0..cores as u32 {
@@ -441,13 +439,13 @@ pub fn decode_plan(bytes: &[u8], table: &crate::table::ScheduleTable) -> Result<
         let aic = table.view().core_kind(core) == CoreKind::Aic;
         let mut sum = 0u32;
         for e in table.core_entries(core) {
-            let op = *bytes.get(at).ok_or("the blob ends inside the per-entry ops")?;
+            let op = *bytes.get(at).ok_or(FlagPlanError::Truncated(FlagPlanPart::EntryOps))?;
             at += 1;
             let node = NodeId::new(rank * per_rank + e.instance);
             sum += u32::from(op);
             if aic {
                 if op > 1 {
-                    return Err(format!("core {core} (an AIC) has flag op {op} on an entry; an AIC sets at most once"));
+                    return Err(FlagPlanError::AicOp { core: CoreId::new(core), op });
                 }
                 plan.set_after[node] = op == 1;
             } else {
@@ -456,7 +454,7 @@ pub fn decode_plan(bytes: &[u8], table: &crate::table::ScheduleTable) -> Result<
         }
         let total = plan.totals[CoreId::new(core)];
         if aic && sum != total {
-            return Err(format!("core {core}'s flag total is {total}, but its entries set the flag {sum} times"));
+            return Err(FlagPlanError::AicTotal { core: CoreId::new(core), total, sets: sum });
         }
         if !aic {
             // An AIV drains the rest of its AIC's sets after its list: its total is theirs.
@@ -464,17 +462,21 @@ pub fn decode_plan(bytes: &[u8], table: &crate::table::ScheduleTable) -> Result<
             let own_aic = core - core % h.cores_per_rank + local / h.aiv_per_aic.max(1);
             let sets = plan.totals.get(CoreId::new(own_aic)).copied().unwrap_or(0);
             if total != sets || sum > total {
-                return Err(format!(
-                    "core {core} waits {sum} times in its list and {total} in all, but its AIC (core {own_aic}) sets the flag {sets} times"
-                ));
+                return Err(FlagPlanError::AivTotal {
+                    core: CoreId::new(core),
+                    list_waits: sum,
+                    total,
+                    aic: CoreId::new(own_aic),
+                    sets,
+                });
             }
         }
     }
     if plan.flag_id.is_none() && plan.totals.values().any(|&t| t > 0) {
-        return Err("the plan names no flag id, yet its cores set or wait on a flag".into());
+        return Err(FlagPlanError::NoFlagId);
     }
     if bytes[at..].iter().any(|&b| b != 0) {
-        return Err("the padding after the per-entry ops is not zero".into());
+        return Err(FlagPlanError::Padding);
     }
     Ok(plan)
 }
@@ -489,9 +491,13 @@ mod tests {
         for id in 0..15 {
             assert!(check_flag_id(id).is_err(), "{id}");
         }
-        assert!(check_flag_id(16).unwrap_err().contains("0..15"));
-        assert!(check_flag_id(12).unwrap_err().contains("SyncAll"));
-        assert!(check_flag_id(9).unwrap_err().contains("catlass"));
-        assert!(check_flag_id(0).unwrap_err().contains("Matmul"));
+        assert_eq!(check_flag_id(16), Err(FlagIdError::OutOfRange(16)));
+        assert!(check_flag_id(16).unwrap_err().to_string().contains("0..15"));
+        assert!(check_flag_id(12).unwrap_err().to_string().contains("SyncAll"));
+        assert!(check_flag_id(9).unwrap_err().to_string().contains("catlass"));
+        assert_eq!(
+            check_flag_id(0),
+            Err(FlagIdError::Reserved { id: 0, lo: 0, hi: 7, owner: "the Matmul high-level API" })
+        );
     }
 }

@@ -36,6 +36,7 @@
 mod bound;
 mod cost;
 mod counters;
+mod flag_error;
 pub mod flags;
 pub(crate) mod list;
 mod priority;

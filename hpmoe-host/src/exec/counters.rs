@@ -22,7 +22,7 @@
 //! slices the wait re-checks the counter, the run's stop flag and its deadline, so a lost
 //! wake-up costs at most one slice and no wait outlives its deadline.
 
-use hpmoe_core::ids::{CoreId, CounterId, IdVec, OptId, RankId};
+use hpmoe_core::ids::{CoreId, CounterId, IdVec, RankId};
 use hpmoe_core::table::ScheduleTable;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -46,8 +46,8 @@ pub(crate) enum WaitOutcome {
 pub(crate) struct Counters {
     /// `[rank][counter]`.
     values: IdVec<RankId, IdVec<CounterId, AtomicU32>>,
-    /// `[rank][counter]`: (target, global core of the waiting entry, if any).
-    waiters: IdVec<RankId, IdVec<CounterId, (u32, OptId<CoreId>)>>,
+    /// `[rank][counter]`: the target and global core of the entry waiting on it, if any.
+    waiters: IdVec<RankId, IdVec<CounterId, Option<(u32, CoreId)>>>,
 }
 
 impl Counters {
@@ -57,13 +57,13 @@ impl Counters {
         let values = counts.iter().map(|&n| (0..n).map(|_| AtomicU32::new(0)).collect()).collect();
         // A validated table has exactly one waiter per counter.
         let mut waiters: IdVec<RankId, IdVec<CounterId, _>> =
-            counts.iter().map(|&n| IdVec::filled(n as usize, (u32::MAX, OptId::NONE))).collect();
+            counts.iter().map(|&n| IdVec::filled(n as usize, None)).collect();
         let cores_per_rank = table.header().cores_per_rank.max(1);
         for core in 0..table.cores().len() as u32 {
             for e in table.core_entries(core) {
                 if let Some(w) = e.wait() {
                     let rank = RankId::new(core / cores_per_rank);
-                    waiters[rank][w.counter] = (w.target, OptId::some(CoreId::new(core)));
+                    waiters[rank][w.counter] = Some((w.target, CoreId::new(core)));
                 }
             }
         }
@@ -78,8 +78,7 @@ impl Counters {
     /// Adds 1 (`Release`). Returns the waiting core if this increment reached its target.
     pub(crate) fn signal(&self, rank: RankId, counter: CounterId) -> Option<CoreId> {
         let after = self.values[rank][counter].fetch_add(1, Ordering::Release).wrapping_add(1);
-        let (target, core) = self.waiters[rank][counter];
-        core.get().filter(|_| after == target)
+        self.waiters[rank][counter].filter(|&(target, _)| after == target).map(|(_, core)| core)
     }
 
     /// Waits until counter `counter` of `rank` is at least `target`: spins `spin` times,

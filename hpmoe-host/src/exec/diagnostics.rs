@@ -9,7 +9,7 @@
 //! missing producers were running, finished without signalling, or were never reached.
 
 use super::workers::{Phase, RunState};
-use hpmoe_core::ids::{CounterId, RankId};
+use hpmoe_core::ids::{CoreId, CounterId, RankId};
 use std::fmt;
 use std::time::Duration;
 
@@ -19,7 +19,7 @@ pub enum ExecError {
     /// The run did not start: the taskflow fails its checks, an op has no reference body or
     /// rejects its arguments, the table belongs to another taskflow, an input is missing or
     /// mis-shaped, or the tensors exceed the host-memory limit.
-    Setup(String),
+    Setup(Box<super::SetupError>),
     /// The run did not start: the table is not certified to enforce every dependency of the
     /// taskflow ([`hpmoe_core::certify`]); running it could deadlock or give a wrong answer silently.
     Certificate(hpmoe_core::certify::CertError),
@@ -28,6 +28,11 @@ pub enum ExecError {
 }
 
 impl ExecError {
+    /// [`ExecError::Setup`] of `e` (boxed: a setup error carries diagnostics and names).
+    pub fn setup(e: super::SetupError) -> Self {
+        ExecError::Setup(Box::new(e))
+    }
+
     /// The timeout report, if a wait timed out.
     pub fn timeout(&self) -> Option<&TimeoutReport> {
         match self {
@@ -82,7 +87,76 @@ pub enum FailureCause {
     /// A tile ran longer than the timeout.
     TileTooSlow(TileFailure),
     /// A worker thread could not be started, or failed outside any tile (an executor bug).
-    Worker(String),
+    Worker(WorkerFailure),
+}
+
+/// How a worker failed outside any tile.
+#[derive(Clone, Debug)]
+pub enum WorkerFailure {
+    /// The worker threads were not all started within the timeout.
+    NotStarted,
+    /// The system refused to start a core's thread.
+    Spawn {
+        /// The global core.
+        core: CoreId,
+        /// The system's error.
+        error: std::sync::Arc<std::io::Error>,
+    },
+    /// An AIV waited past the timeout for a hardware-flag set of its AIC.
+    FlagTimeout {
+        /// The AIV's name (`r0.aiv3`).
+        core: String,
+        /// The entry it was about to run.
+        entry: u32,
+        /// The sets it needed.
+        need: u32,
+        /// The sets it had received.
+        received: u32,
+    },
+    /// A worker panicked outside a tile.
+    Panicked {
+        /// The global core.
+        core: CoreId,
+        /// The panic's message.
+        message: String,
+    },
+}
+
+/// Equal when the kind and data are; a spawn error's system error by its kind and message.
+impl PartialEq for WorkerFailure {
+    fn eq(&self, other: &Self) -> bool {
+        use WorkerFailure as W;
+        match (self, other) {
+            (W::NotStarted, W::NotStarted) => true,
+            (W::Spawn { core: a, error: e }, W::Spawn { core: b, error: f }) => {
+                a == b && e.kind() == f.kind() && e.to_string() == f.to_string()
+            }
+            (
+                W::FlagTimeout { core, entry, need, received },
+                W::FlagTimeout { core: c, entry: e, need: n, received: r },
+            ) => (core, entry, need, received) == (c, e, n, r),
+            (W::Panicked { core, message }, W::Panicked { core: c, message: m }) => (core, message) == (c, m),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for WorkerFailure {}
+
+impl fmt::Display for WorkerFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WorkerFailure::NotStarted => f.write_str("the worker threads were not all started in time"),
+            WorkerFailure::Spawn { core, error } => write!(f, "cannot start the worker thread of core {core}: {error}"),
+            WorkerFailure::FlagTimeout { core, entry, need, received } => write!(
+                f,
+                "{core} timed out before entry {entry} waiting for hardware flag set {need} of its AIC; it had received {received}"
+            ),
+            WorkerFailure::Panicked { core, message } => {
+                write!(f, "the worker of core {core} panicked outside a tile: {message}")
+            }
+        }
+    }
 }
 
 /// A tile that failed.
@@ -229,7 +303,17 @@ impl fmt::Display for ExecError {
     }
 }
 
-impl std::error::Error for ExecError {}
+/// The message includes the wrapped error's; [`source`](std::error::Error::source) gives it
+/// typed.
+impl std::error::Error for ExecError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ExecError::Setup(e) => Some(&**e),
+            ExecError::Certificate(e) => Some(e),
+            ExecError::Run(_) => None,
+        }
+    }
+}
 
 /// The wait of `core` at entry `entry`, with its missing producers (and, in the same
 /// order, the global cores they are queued on); `seen` overrides the counter's current

@@ -6,6 +6,7 @@ use super::memory::{Inputs, Memory, Snapshot};
 use super::ops::OpImpls;
 use super::options::RunOptions;
 use super::program::Program;
+use super::setup::{FamilyShape, SetupError, TableDifference, TableMismatch};
 use super::workers::{Failure, RunState, run_workers};
 use hpmoe_core::ids::NodeId;
 use hpmoe_core::model::Taskflow;
@@ -148,9 +149,11 @@ impl Executor {
         impls: &OpImpls,
     ) -> Result<Executor, ExecError> {
         let program = Program::new(tf, impls).map_err(ExecError::Setup)?;
-        check_table(&program, table).map_err(ExecError::Setup)?;
+        check_table(&program, table).map_err(|e| ExecError::setup(SetupError::Table(e)))?;
         let flags = match flags {
-            Some(plan) => FlagState::new(table, plan).map_err(ExecError::Setup)?.map(Arc::new),
+            Some(plan) => {
+                FlagState::new(table, plan).map_err(|e| ExecError::setup(SetupError::Flags(e)))?.map(Arc::new)
+            }
             None => None,
         };
         Ok(Executor { program: Arc::new(program), table: Arc::new(table.clone()), flags })
@@ -160,7 +163,7 @@ impl Executor {
     /// embedded (`table_bytes()`, `flags_bytes`), its IR, and the op bodies of `impls` (usually
     /// [`OpImpls::for_program`]).
     pub fn for_program(program: &hpmoe_core::dsl::Program, impls: &OpImpls) -> Result<Executor, ExecError> {
-        let setup = |e: hpmoe_core::dsl::ProgramError| ExecError::Setup(e.to_string());
+        let setup = |e: hpmoe_core::dsl::ProgramError| ExecError::setup(SetupError::Program(e));
         let tf = program.taskflow().map_err(setup)?;
         let table = program.table().map_err(setup)?;
         let flags = program.flag_plan_of(&table).map_err(setup)?;
@@ -196,8 +199,8 @@ impl Executor {
     /// timeouts of the failure.
     pub fn run(&self, inputs: &Inputs, options: &RunOptions) -> Result<RunOutput, ExecError> {
         let tf = &self.program.tf;
-        let memory =
-            Memory::new(&tf.tensors, tf.profile.ranks, inputs, options.max_host_bytes).map_err(ExecError::Setup)?;
+        let memory = Memory::new(&tf.tensors, tf.profile.ranks, inputs, options.max_host_bytes)
+            .map_err(|e| ExecError::setup(SetupError::Memory(e)))?;
         let state = Arc::new(RunState::new(
             Arc::clone(&self.program),
             Arc::clone(&self.table),
@@ -251,40 +254,29 @@ fn failure_cause(state: &RunState, failure: Failure) -> FailureCause {
 
 /// Checks that `table` was built for the taskflow of `program`: same machine, same
 /// families (names, core kinds, grids) and so the same instances.
-fn check_table(program: &Program, table: &ScheduleTable) -> Result<(), String> {
+fn check_table(program: &Program, table: &ScheduleTable) -> Result<(), Box<TableMismatch>> {
     let tf = &program.tf;
     let p = &tf.profile;
     let h = table.header();
-    let mismatch = |what: &str, table_has: String, tf_has: String| {
-        Err(format!(
-            "schedule table `{}` does not belong to taskflow `{}`: {what} is {table_has} in the table, {tf_has} in the taskflow",
-            table.name(),
-            tf.name
-        ))
+    let mismatch = |difference| {
+        Err(Box::new(TableMismatch { table: table.name().to_string(), taskflow: tf.name.clone(), difference }))
     };
-    if (h.ranks, h.aic_per_rank, h.aiv_per_aic) != (p.ranks, p.aic_per_rank, p.aiv_per_aic) {
-        return mismatch(
-            "the machine (ranks, AIC per rank, AIV per AIC)",
-            format!("({}, {}, {})", h.ranks, h.aic_per_rank, h.aiv_per_aic),
-            format!("({}, {}, {})", p.ranks, p.aic_per_rank, p.aiv_per_aic),
-        );
+    let (in_table, in_tf) = ([h.ranks, h.aic_per_rank, h.aiv_per_aic], [p.ranks, p.aic_per_rank, p.aiv_per_aic]);
+    if in_table != in_tf {
+        return mismatch(TableDifference::Machine { table: in_table, taskflow: in_tf });
     }
     if table.families().len() != tf.families.len() {
-        return mismatch(
-            "the number of tile families",
-            table.families().len().to_string(),
-            tf.families.len().to_string(),
-        );
+        return mismatch(TableDifference::FamilyCount { table: table.families().len(), taskflow: tf.families.len() });
     }
     for (i, (rec, f)) in table.families().iter().zip(&tf.families).enumerate() {
         let grid: Vec<u32> = f.grid.iter().map(|g| g.extent as u32).collect();
         let (name, kind) = (table.family_name(i), rec.kind());
         if name != f.name || kind != Some(f.core) || rec.grid() != grid.as_slice() {
-            return mismatch(
-                &format!("family {i}"),
-                format!("`{name}` {kind:?} {:?}", rec.grid()),
-                format!("`{}` {:?} {grid:?}", f.name, Some(f.core)),
-            );
+            return mismatch(TableDifference::Family {
+                index: i,
+                table: FamilyShape { name: name.to_string(), kind, grid: rec.grid().to_vec() },
+                taskflow: FamilyShape { name: f.name.clone(), kind: Some(f.core), grid },
+            });
         }
     }
     Ok(())

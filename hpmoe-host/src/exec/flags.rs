@@ -5,6 +5,7 @@
 //! tile the plan marks, an AIC adds one set to each of its two AIVs; before a tile, an AIV waits
 //! until its AIC has made as many sets as its waits up to and including that tile.
 
+use super::setup::FlagPlanMismatch;
 use hpmoe_core::ids::{CoreId, IdVec, NodeId};
 use hpmoe_core::schedule::FlagPlan;
 use hpmoe_core::table::ScheduleTable;
@@ -24,19 +25,19 @@ pub(crate) struct FlagState {
 
 impl FlagState {
     /// `None` when the plan carries nothing.
-    pub(crate) fn new(table: &ScheduleTable, plan: &FlagPlan) -> Result<Option<FlagState>, String> {
+    pub(crate) fn new(table: &ScheduleTable, plan: &FlagPlan) -> Result<Option<FlagState>, FlagPlanMismatch> {
         if plan.set_after.values().all(|&s| !s) && plan.waits_before.values().all(|&w| w == 0) {
             return Ok(None);
         }
         let h = table.header();
         if h.aiv_per_aic != 2 {
-            return Err("a flag plan needs two AIVs per AIC".into());
+            return Err(FlagPlanMismatch::NotTwoAivsPerAic);
         }
         let view = table.view();
         let cores = table.cores().len();
         let nodes = (h.ranks * h.instances_per_rank) as usize;
         if plan.set_after.len() != nodes || plan.waits_before.len() != nodes {
-            return Err(format!("the flag plan covers {} nodes, the table {nodes}", plan.set_after.len()));
+            return Err(FlagPlanMismatch::Nodes { plan: plan.set_after.len(), table: nodes });
         }
         let mut per_entry = IdVec::with_capacity(cores);
         let mut own_aivs = IdVec::filled(cores, None);

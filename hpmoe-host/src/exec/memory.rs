@@ -12,6 +12,7 @@
 //! Inputs are copied in from [`Inputs`]; every other tensor starts filled with
 //! [`poison`], so reading something nobody wrote is visible.
 
+use super::setup::MemoryError;
 use super::tensor::{HostTensor, element_count, poison};
 use crate::rng::SplitMix;
 use hpmoe_core::expand::Extent;
@@ -180,36 +181,37 @@ impl Memory {
     /// Allocates every tensor on every rank, copies the inputs in and poisons the rest.
     /// Fails if an input is missing or mis-shaped, or if the whole would take more than
     /// `max_bytes`.
-    pub(crate) fn new(tensors: &[TensorDecl], ranks: u32, inputs: &Inputs, max_bytes: u64) -> Result<Self, String> {
+    pub(crate) fn new(
+        tensors: &[TensorDecl],
+        ranks: u32,
+        inputs: &Inputs,
+        max_bytes: u64,
+    ) -> Result<Self, MemoryError> {
         let mut bytes = 0u64;
         for decl in tensors {
             let b = decl.bytes().and_then(|b| b.checked_mul(u64::from(ranks)));
             bytes = b.and_then(|b| bytes.checked_add(b)).unwrap_or(u64::MAX);
         }
         if bytes > max_bytes {
-            return Err(format!(
-                "the tensors of all ranks need {bytes} bytes of host memory, more than the limit of {max_bytes} \
-                 (RunOptions::max_host_bytes)"
-            ));
+            return Err(MemoryError::OverLimit { bytes, limit: max_bytes });
         }
         let mut out = Vec::with_capacity(ranks as usize);
         for rank in 0..ranks {
             let mut stores = Vec::with_capacity(tensors.len());
             for decl in tensors {
-                let len = element_count(&decl.shape).ok_or_else(|| format!("tensor `{}` is too large", decl.name))?;
+                let len = element_count(&decl.shape)
+                    .ok_or_else(|| MemoryError::TensorTooLarge { tensor: decl.name.clone() })?;
                 let store = if decl.kind == TensorKind::Input {
                     let data = inputs
                         .get(&decl.name, rank)
-                        .ok_or_else(|| format!("input `{}` has no data for rank {rank}", decl.name))?;
+                        .ok_or_else(|| MemoryError::MissingInput { input: decl.name.clone(), rank })?;
                     if data.dtype() != decl.dtype || data.shape() != decl.shape.as_slice() {
-                        return Err(format!(
-                            "input `{}` on rank {rank} is {} {:?}, but the taskflow declares {} {:?}",
-                            decl.name,
-                            data.dtype().name(),
-                            data.shape(),
-                            decl.dtype.name(),
-                            decl.shape.as_slice()
-                        ));
+                        return Err(MemoryError::InputShape {
+                            input: decl.name.clone(),
+                            rank,
+                            given: (data.dtype(), data.shape().to_vec()),
+                            declared: (decl.dtype, decl.shape.to_vec()),
+                        });
                     }
                     let store = TensorStore::new(decl.dtype, &decl.shape, len, 0);
                     for (i, &b) in data.bits().iter().enumerate() {

@@ -15,10 +15,14 @@
 //!   worker and returns an [`ExecError`] naming the core, tile, counter, expected and seen
 //!   values, and the producers that never signalled ([`diagnostics`]). A panicking tile
 //!   ends the run with an error naming it; the process and later runs are unaffected.
+//!   A run that cannot start says why as data ([`SetupError`]: the checks' diagnostics, every
+//!   op without a body or refusing its arguments, what differs between table and taskflow,
+//!   the inputs and memory).
 //! - [`SequentialRunner`] runs the same tiles in a topological order of the instance DAG on
 //!   one thread: the reference a schedule must match bitwise.
 //! - [`moe_reference`] computes the MoE taskflow's result with plain loops over tokens and
-//!   experts, independently of the taskflow; [`moe_backward_reference`] its gradients.
+//!   experts, independently of the taskflow; [`moe_backward_reference`] its gradients. Both
+//!   refuse a shape or inputs with a [`ReferenceError`].
 //!
 //! Results are bitwise reproducible: every op body fixes its summation order, and the
 //! MoE combine sums each token's top-k rows in the order the taskflow's regions fix.
@@ -33,16 +37,21 @@ pub mod moe_reference;
 pub mod ops;
 mod options;
 mod program;
+mod reference_error;
 mod sequential;
+mod setup;
 pub mod tensor;
 mod workers;
 
 pub use diagnostics::{
     ExecError, FailureCause, MissingSignal, ProducerState, RunFailure, StuckWait, TileFailure, TimeoutReport,
+    WorkerFailure,
 };
 pub use executor::{Executor, RunOutput, RunStats};
 pub use memory::{Inputs, Snapshot};
 pub use ops::{Arg, ArgDesc, OpImpls, RefOp};
 pub use options::{RunOptions, TileHook, TileInfo};
+pub use reference_error::{ReferenceError, SlotProblem};
 pub use sequential::SequentialRunner;
+pub use setup::{FamilyShape, FlagPlanMismatch, MemoryError, OpProblem, SetupError, TableDifference, TableMismatch};
 pub use tensor::HostTensor;

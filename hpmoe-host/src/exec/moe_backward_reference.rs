@@ -59,6 +59,7 @@
 
 use super::memory::Inputs;
 use super::moe_reference::{expert_forward, int8_round_trip, moe_inputs};
+use super::reference_error::{ReferenceError, SlotProblem};
 use super::tensor::{HostTensor, poison, round_to};
 use crate::moe::{DispatchPrecision, MoeShape, Routing};
 use crate::rng::SplitMix;
@@ -126,14 +127,14 @@ struct Dims {
 }
 
 impl Dims {
-    fn of(shape: &MoeShape) -> Result<Dims, String> {
+    fn of(shape: &MoeShape) -> Result<Dims, ReferenceError> {
         shape.validate()?;
         let natural = matches!(shape.routing, Routing::Natural { .. });
         let rows = shape.rows_per_expert();
         if !natural && (shape.wgrad_rows == 0 || !rows.is_multiple_of(shape.wgrad_rows)) {
-            return Err(format!("wgrad_rows {} does not divide the {rows} rows per expert", shape.wgrad_rows));
+            return Err(ReferenceError::WgradRows { wgrad_rows: shape.wgrad_rows, rows_per_expert: rows });
         }
-        let u = |v: u64| usize::try_from(v).map_err(|_| format!("size {v} does not fit usize"));
+        let u = |v: u64| usize::try_from(v).map_err(|_| ReferenceError::SizeOverflow(v));
         Ok(Dims {
             r: shape.ranks as usize,
             e: u(shape.local_experts())?,
@@ -151,10 +152,10 @@ impl Dims {
     }
 
     /// [`Dims::of`] a balanced, BF16-dispatched shape (what [`LayerValues`] evaluates).
-    fn balanced_bf16(shape: &MoeShape) -> Result<Dims, String> {
+    fn balanced_bf16(shape: &MoeShape) -> Result<Dims, ReferenceError> {
         let d = Dims::of(shape)?;
         if d.natural || d.int8 {
-            return Err("LayerValues evaluates balanced routing with BF16 dispatch only".into());
+            return Err(ReferenceError::Unsupported("LayerValues evaluates balanced routing with BF16 dispatch only"));
         }
         Ok(d)
     }
@@ -181,7 +182,7 @@ struct Placement {
 impl Placement {
     /// Balanced: choice `j` in slot `j`, every slot full. Natural: from the inputs' `slot_of`
     /// and `send_counts`, each slot checked to lie below its expert's count and used once.
-    fn of(d: &Dims, inputs: &Inputs) -> Result<Placement, String> {
+    fn of(d: &Dims, inputs: &Inputs) -> Result<Placement, ReferenceError> {
         let experts = d.r * d.e;
         if !d.natural {
             let identity: Vec<Option<usize>> = (0..d.slots()).map(Some).collect();
@@ -198,7 +199,7 @@ impl Placement {
                 .iter()
                 .map(|&n| usize::try_from(n).ok().filter(|&n| n <= d.c))
                 .collect::<Option<_>>()
-                .ok_or_else(|| format!("rank {rank}: a send count is outside 0..={}", d.c))?;
+                .ok_or(ReferenceError::SendCount { rank, count: None, capacity: d.c as u64 })?;
             let mut choice_of = vec![None; d.slots()];
             let mut slot_of = Vec::with_capacity(d.t * d.k);
             for (choice, &s) in ints(inputs, "slot_of", rank, d.t * d.k)?.iter().enumerate() {
@@ -208,7 +209,12 @@ impl Placement {
                 };
                 let bad = slot >= d.slots() || slot % d.c >= sent[slot / d.c] || choice_of[slot].is_some();
                 if bad {
-                    return Err(format!("rank {rank}: slot_of[{choice}] = {slot} is not a free sent row"));
+                    return Err(ReferenceError::Slot {
+                        rank,
+                        choice,
+                        in_input: true,
+                        problem: SlotProblem::NotFree(slot),
+                    });
                 }
                 choice_of[slot] = Some(choice);
                 slot_of.push(Some(slot));
@@ -247,21 +253,25 @@ impl Placement {
     }
 }
 
-/// Input `name` of `rank` as `f32`, its element count checked.
-fn values(inputs: &Inputs, name: &str, rank: usize, len: usize) -> Result<Vec<f32>, String> {
-    let tensor = inputs.get(name, rank as u32).ok_or_else(|| format!("input `{name}` missing for rank {rank}"))?;
+/// Input `name` of `rank`, its element count checked.
+fn input<'a>(inputs: &'a Inputs, name: &str, rank: usize, len: usize) -> Result<&'a HostTensor, ReferenceError> {
+    let tensor =
+        inputs.get(name, rank as u32).ok_or_else(|| ReferenceError::MissingInput { name: name.into(), rank })?;
     if tensor.len() != len {
-        return Err(format!("input `{name}` on rank {rank} has {} elements, the shape needs {len}", tensor.len()));
+        return Err(ReferenceError::InputLength { name: name.into(), rank, elements: tensor.len(), needed: len });
     }
+    Ok(tensor)
+}
+
+/// Input `name` of `rank` as `f32`, its element count checked.
+fn values(inputs: &Inputs, name: &str, rank: usize, len: usize) -> Result<Vec<f32>, ReferenceError> {
+    let tensor = input(inputs, name, rank, len)?;
     Ok(tensor.to_f32())
 }
 
 /// Input `name` of `rank` as `i32` (read as bits), its element count checked.
-fn ints(inputs: &Inputs, name: &str, rank: usize, len: usize) -> Result<Vec<i32>, String> {
-    let tensor = inputs.get(name, rank as u32).ok_or_else(|| format!("input `{name}` missing for rank {rank}"))?;
-    if tensor.len() != len {
-        return Err(format!("input `{name}` on rank {rank} has {} elements, the shape needs {len}", tensor.len()));
-    }
+fn ints(inputs: &Inputs, name: &str, rank: usize, len: usize) -> Result<Vec<i32>, ReferenceError> {
+    let tensor = input(inputs, name, rank, len)?;
     Ok(tensor.bits().iter().map(|&b| b as i32).collect())
 }
 
@@ -274,7 +284,7 @@ fn ints(inputs: &Inputs, name: &str, rank: usize, len: usize) -> Result<Vec<i32>
 ///
 /// # Errors
 /// If the shape is invalid, or an input is missing or misshapen.
-pub fn moe_saved(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<[HostTensor; 4]>, String> {
+pub fn moe_saved(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<[HostTensor; 4]>, ReferenceError> {
     let d = Dims::of(shape)?;
     let place = Placement::of(&d, inputs)?;
     let (h, i) = (d.h, d.i);
@@ -345,7 +355,7 @@ fn saved_tensor(shape: &[u64], values: &[f32]) -> HostTensor {
 ///
 /// # Errors
 /// If the shape is invalid.
-pub fn moe_backward_inputs(shape: &MoeShape, seed: u64) -> Result<Inputs, String> {
+pub fn moe_backward_inputs(shape: &MoeShape, seed: u64) -> Result<Inputs, ReferenceError> {
     let mut inputs = moe_inputs(shape, seed);
     let names = saved_names(shape);
     for (rank, saved) in moe_saved(shape, &inputs)?.into_iter().enumerate() {
@@ -384,7 +394,7 @@ pub fn moe_backward_inputs(shape: &MoeShape, seed: u64) -> Result<Inputs, String
 ///
 /// # Errors
 /// If the shape is invalid, or an input is missing or misshapen.
-pub fn moe_backward_reference(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<MoeGradients>, String> {
+pub fn moe_backward_reference(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<MoeGradients>, ReferenceError> {
     let d = Dims::of(shape)?;
     let place = Placement::of(&d, inputs)?;
     let (h, i, k, t) = (d.h, d.i, d.k, d.t);
@@ -415,8 +425,7 @@ pub fn moe_backward_reference(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<M
             let mut dy = vec![Vec::new(); d.rows()];
             let mut dh = vec![Vec::new(); d.rows()];
             for (row, src, slot) in place.received(&d, rank, e) {
-                let choice = place.choice_of[src][slot]
-                    .ok_or_else(|| format!("rank {src}: sent slot {slot} carries no choice (slot_of has a gap)"))?;
+                let choice = place.choice_of[src][slot].ok_or(ReferenceError::SlotGap { rank: src, slot })?;
                 // 1. The output gradient scaled by the routing weight, on the source rank.
                 let w = weights[src][choice];
                 let dy_row: Vec<f32> =

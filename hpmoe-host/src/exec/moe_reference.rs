@@ -16,6 +16,7 @@
 
 use super::memory::Inputs;
 use super::ops::silu;
+use super::reference_error::{ReferenceError, SlotProblem};
 use super::tensor::{HostTensor, round_to};
 use crate::moe::{DispatchPrecision, MoeShape, RoutedTokens, Routing};
 use crate::rng::SplitMix;
@@ -50,31 +51,39 @@ pub fn moe_inputs(shape: &MoeShape, seed: u64) -> Inputs {
 /// # Errors
 /// If `shape` is invalid or not naturally routed, or `routing` does not fit it (ranks,
 /// lengths, a count above the capacity, a slot out of range or past its expert's count).
-pub fn moe_inputs_routed(shape: &MoeShape, routing: &RoutedTokens, seed: u64) -> Result<Inputs, String> {
+pub fn moe_inputs_routed(shape: &MoeShape, routing: &RoutedTokens, seed: u64) -> Result<Inputs, ReferenceError> {
     shape.validate()?;
     let Routing::Natural { capacity } = shape.routing else {
-        return Err("moe_inputs_routed needs a naturally routed shape (MoeShape::with_natural_routing)".into());
+        return Err(ReferenceError::Unsupported(
+            "moe_inputs_routed needs a naturally routed shape (MoeShape::with_natural_routing)",
+        ));
     };
     let (t, h, k, g) = (shape.tokens_per_rank, shape.hidden, shape.top_k, shape.experts);
     let ranks = shape.ranks as usize;
     if routing.slot_of.len() != ranks || routing.send_counts.len() != ranks {
-        return Err(format!("the routing is for {} ranks, the shape has {ranks}", routing.slot_of.len()));
+        return Err(ReferenceError::RoutingRanks { routing: routing.slot_of.len(), shape: ranks });
     }
     for rank in 0..ranks {
         let (slots, counts) = (&routing.slot_of[rank], &routing.send_counts[rank]);
         if slots.len() as u64 != t * k || counts.len() as u64 != g {
-            return Err(format!(
-                "rank {rank}: the routing has {} choices and {} counts, the shape {} and {g}",
-                slots.len(),
-                counts.len(),
-                t * k
-            ));
+            return Err(ReferenceError::RoutingLengths {
+                rank,
+                choices: slots.len(),
+                counts: counts.len(),
+                shape_choices: t * k,
+                shape_counts: g,
+            });
         }
         if let Some(c) = counts.iter().find(|&&c| c < 0 || c as u64 > capacity) {
-            return Err(format!("rank {rank}: a send count of {c} is outside 0..={capacity}"));
+            return Err(ReferenceError::SendCount { rank, count: Some(i64::from(*c)), capacity });
         }
         for (choice, &s) in slots.iter().enumerate() {
-            slot_position(shape, s, counts).map_err(|e| format!("rank {rank}, choice {choice}: {e}"))?;
+            slot_position(shape, s, counts).map_err(|problem| ReferenceError::Slot {
+                rank,
+                choice,
+                in_input: false,
+                problem,
+            })?;
         }
     }
     Ok(random_inputs(shape, seed, |rank, rng| {
@@ -131,16 +140,16 @@ fn random_inputs(
 /// The row of `xs` a natural-routing choice occupies (`None` if dropped), checked against
 /// the layout: inside `xs` and below its expert's count (a row past the count is padding,
 /// which the taskflow may never have computed).
-fn slot_position(shape: &MoeShape, slot: i32, counts: &[i32]) -> Result<Option<usize>, String> {
+fn slot_position(shape: &MoeShape, slot: i32, counts: &[i32]) -> Result<Option<usize>, SlotProblem> {
     let Ok(s) = u64::try_from(slot) else {
-        return if slot == -1 { Ok(None) } else { Err(format!("slot {slot}: dropped choices are -1")) };
+        return if slot == -1 { Ok(None) } else { Err(SlotProblem::Negative(slot)) };
     };
     let c = shape.slot_rows();
     let (g, j) = (s / c, s % c);
     match counts.get(g as usize) {
-        None => Err(format!("slot {s} is past the {} rows of xs", shape.experts * c)),
+        None => Err(SlotProblem::PastRows { slot: s, rows: shape.experts * c }),
         Some(&n) if j >= u64::try_from(n).unwrap_or(0) => {
-            Err(format!("slot {s} is row {j} of expert {g}'s slot, past its count {n}: padding"))
+            Err(SlotProblem::Padding { slot: s, row: j, expert: g, count: n })
         }
         Some(_) => Ok(Some(s as usize)),
     }
@@ -226,12 +235,15 @@ pub fn expert_forward(x: &[f32], w13: &[f32], w2: &[f32], i: usize, n1: usize) -
 /// # Errors
 /// If the shape is invalid, an input is missing, or (natural routing) a slot is out of range
 /// or past its expert's send count.
-pub fn moe_reference(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<HostTensor>, String> {
+pub fn moe_reference(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<HostTensor>, ReferenceError> {
     shape.validate()?;
-    let tensor =
-        |name: &str, rank: u32| inputs.get(name, rank).ok_or_else(|| format!("input `{name}` missing for rank {rank}"));
+    let tensor = |name: &str, rank: u32| {
+        inputs
+            .get(name, rank)
+            .ok_or_else(|| ReferenceError::MissingInput { name: name.to_string(), rank: rank as usize })
+    };
     let get = |name: &str, rank: u32| tensor(name, rank).map(HostTensor::to_f32);
-    let ints = |name: &str, rank: u32| -> Result<Vec<i32>, String> {
+    let ints = |name: &str, rank: u32| -> Result<Vec<i32>, ReferenceError> {
         Ok(tensor(name, rank)?.bits().iter().map(|&b| b as i32).collect())
     };
     let (h, i, k, t) =
@@ -257,13 +269,18 @@ pub fn moe_reference(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<HostTensor
                     .iter()
                     .enumerate()
                     .map(|(choice, &s)| {
-                        slot_position(shape, s, &counts).map_err(|e| format!("rank {rank}, slot_of[{choice}]: {e}"))
+                        slot_position(shape, s, &counts).map_err(|problem| ReferenceError::Slot {
+                            rank: rank as usize,
+                            choice,
+                            in_input: true,
+                            problem,
+                        })
                     })
                     .collect::<Result<_, _>>()?
             }
         };
         if slots.len() != t * k || xs.len() < slots.iter().flatten().max().map_or(0, |&s| (s + 1) * h) {
-            return Err(format!("rank {rank}: `slot_of` or `xs` does not fit the shape"));
+            return Err(ReferenceError::SlotsDoNotFit { rank: rank as usize });
         }
         let mut out = vec![0.0f32; t * h];
         for token in 0..t {

@@ -6,6 +6,7 @@
 
 use super::memory::Memory;
 use super::ops::{Arg, ArgDesc, OpImpls, RefOp};
+use super::setup::{OpProblem, SetupError};
 use hpmoe_core::expand::{InstanceSpace, eval_region};
 use hpmoe_core::ids::NodeId;
 use hpmoe_core::model::{Affine, DType, Guard, Region, Taskflow};
@@ -69,19 +70,17 @@ impl std::fmt::Debug for Program {
 impl Program {
     /// Resolves `tf` (which must pass the structural checks) against `impls`. Every op
     /// without a body and every argument list a body rejects is reported, all together.
-    pub(crate) fn new(tf: &Taskflow, impls: &OpImpls) -> Result<Program, String> {
-        let resolved = resolve::check_structure(tf)
-            .map_err(|d| format!("taskflow `{}` does not pass the checks:\n{}", tf.name, d.render(&tf.sources)))?;
+    pub(crate) fn new(tf: &Taskflow, impls: &OpImpls) -> Result<Program, Box<SetupError>> {
+        let resolved = resolve::check_structure(tf).map_err(|diagnostics| {
+            Box::new(SetupError::Checks { taskflow: tf.name.clone(), diagnostics, sources: tf.sources.clone() })
+        })?;
         let mut errors = Vec::new();
         let mut calls = Vec::with_capacity(tf.families.len());
         for (f, family_calls) in tf.families.iter().zip(&resolved.calls) {
             let mut plans = Vec::with_capacity(f.body.len());
             for (call, rc) in f.body.iter().zip(family_calls) {
                 let Some(body) = impls.get(&call.op) else {
-                    errors.push(format!(
-                        "op `{}` (called in tile `{}`) has no reference implementation; register one in OpImpls",
-                        call.op, f.name
-                    ));
+                    errors.push(OpProblem::NoBody { op: call.op.clone(), tile: f.name.clone() });
                     continue;
                 };
                 let args: Vec<ArgPlan> = call
@@ -103,14 +102,13 @@ impl Program {
                     })
                     .collect();
                 let descs: Vec<ArgDesc> = args.iter().map(|a| a.desc.clone()).collect();
-                if let Err(e) = body.check(&descs) {
-                    let shown: Vec<String> = descs.iter().map(ArgDesc::describe).collect();
-                    errors.push(format!(
-                        "op `{}` in tile `{}` rejects its arguments ({}): {e}",
-                        call.op,
-                        f.name,
-                        shown.join(", ")
-                    ));
+                if let Err(reason) = body.check(&descs) {
+                    errors.push(OpProblem::Rejected {
+                        op: call.op.clone(),
+                        tile: f.name.clone(),
+                        args: descs.iter().map(ArgDesc::describe).collect(),
+                        reason,
+                    });
                 }
                 plans.push(CallPlan { op: call.op.clone(), body: body.clone(), args });
             }
@@ -129,7 +127,7 @@ impl Program {
             })
             .collect();
         if !errors.is_empty() {
-            return Err(errors.join("\n"));
+            return Err(Box::new(SetupError::Ops(errors)));
         }
         let space = InstanceSpace::new(
             tf.profile.ranks,

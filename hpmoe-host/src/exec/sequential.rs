@@ -10,6 +10,7 @@ use super::memory::{Inputs, Memory};
 use super::ops::OpImpls;
 use super::options::RunOptions;
 use super::program::{Program, TileRun};
+use super::setup::SetupError;
 use super::workers::panic_message;
 use super::{RunOutput, RunStats};
 use hpmoe_core::ids::NodeId;
@@ -30,10 +31,10 @@ impl SequentialRunner {
     /// Checks and expands `tf` and resolves its ops in `impls`.
     pub fn new(tf: &Taskflow, impls: &OpImpls) -> Result<SequentialRunner, ExecError> {
         let program = Program::new(tf, impls).map_err(ExecError::Setup)?;
-        let expanded = hpmoe_core::analyse(tf).map_err(|d| {
-            ExecError::Setup(format!("taskflow `{}` does not pass the checks:\n{}", tf.name, d.render(&tf.sources)))
+        let expanded = hpmoe_core::analyse(tf).map_err(|diagnostics| {
+            ExecError::setup(SetupError::Checks { taskflow: tf.name.clone(), diagnostics, sources: tf.sources.clone() })
         })?;
-        let order = expanded.dag.topo_order().map_err(|_| ExecError::Setup("the instance DAG has a cycle".into()))?;
+        let order = expanded.dag.topo_order().map_err(|_| ExecError::setup(SetupError::Cycle))?;
         Ok(SequentialRunner { program, order })
     }
 
@@ -50,7 +51,8 @@ impl SequentialRunner {
     pub fn run(&self, inputs: &Inputs) -> Result<RunOutput, ExecError> {
         let tf = &self.program.tf;
         let limit = RunOptions::default().max_host_bytes;
-        let memory = Memory::new(&tf.tensors, tf.profile.ranks, inputs, limit).map_err(ExecError::Setup)?;
+        let memory = Memory::new(&tf.tensors, tf.profile.ranks, inputs, limit)
+            .map_err(|e| ExecError::setup(SetupError::Memory(e)))?;
         let started = Instant::now();
         let mut skipped = 0u64;
         for &node in &self.order {

@@ -13,6 +13,7 @@
 //! workers see the flag and return, running ones return after their tile.
 
 use super::counters::{Counters, WaitOutcome};
+use super::diagnostics::WorkerFailure;
 use super::flags::FlagState;
 use super::memory::Memory;
 use super::options::{RunOptions, TileInfo};
@@ -97,7 +98,7 @@ pub(crate) enum Failure {
     Panicked { core: u32, entry: u32, message: String },
     OpFailed { core: u32, entry: u32, op: String, message: String },
     TooSlow { core: u32, entry: u32, running_for: Duration },
-    Worker(String),
+    Worker(WorkerFailure),
 }
 
 /// Per (rank, counter): the (core, entry) pairs that signal it.
@@ -227,7 +228,7 @@ impl RunState {
             }
             let now = Instant::now();
             if now >= deadline {
-                self.fail(Failure::Worker("the worker threads were not all started in time".into()));
+                self.fail(Failure::Worker(WorkerFailure::NotStarted));
                 return false;
             }
             thread::park_timeout((deadline - now).min(Duration::from_millis(20)));
@@ -326,11 +327,12 @@ fn wait_for_flag(state: &RunState, flags: &FlagState, core: u32, entry: u32) -> 
         let now = Instant::now();
         if now >= deadline {
             let view = state.table.view();
-            state.fail(Failure::Worker(format!(
-                "{} timed out before entry {entry} waiting for hardware flag set {need} of its AIC; it had received {}",
-                view.core_name(core),
-                flags.received(CoreId::new(core))
-            )));
+            state.fail(Failure::Worker(WorkerFailure::FlagTimeout {
+                core: view.core_name(core),
+                entry,
+                need,
+                received: flags.received(CoreId::new(core)),
+            }));
             return false;
         }
         thread::park_timeout((deadline - now).min(Duration::from_millis(2)));
@@ -395,7 +397,7 @@ pub(crate) fn run_workers(state: &Arc<RunState>) -> Finished {
                 handles.push((core, h));
             }
             Err(e) => {
-                state.fail(Failure::Worker(format!("cannot start the worker thread of core {core}: {e}")));
+                state.fail(Failure::Worker(WorkerFailure::Spawn { core: CoreId::new(core), error: Arc::new(e) }));
                 break;
             }
         }
@@ -415,10 +417,10 @@ pub(crate) fn run_workers(state: &Arc<RunState>) -> Finished {
         }
         // The worker has sent its message, so it is returning: this join is immediate.
         if let Err(payload) = handle.join() {
-            state.fail(Failure::Worker(format!(
-                "the worker of core {core} panicked outside a tile: {}",
-                panic_message(payload.as_ref())
-            )));
+            state.fail(Failure::Worker(WorkerFailure::Panicked {
+                core: CoreId::new(core),
+                message: panic_message(payload.as_ref()),
+            }));
         }
     }
     Finished { threads: handles_started, abandoned, startup }

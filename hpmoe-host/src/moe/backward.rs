@@ -68,7 +68,7 @@
 //! `scale_dout` runs `after(weighted_sum(*))`. What overlaps is the forward's tail on some
 //! ranks and cores with the backward's head on others, under one schedule.
 
-use super::{MoeShape, Routing};
+use super::{MoeShape, Routing, ShapeError, ShapeRule};
 use hpmoe_core::model::{Affine, CoreKind, DType, IndexSel, Taskflow, TensorRef, TileBuilder};
 
 /// Which computation of the layer a taskflow holds.
@@ -147,7 +147,7 @@ impl MoeShape {
     /// If the shape is invalid, or (backward and training step, balanced routing) its
     /// `wgrad_rows` does not divide the rows per expert or its row block is not a multiple of
     /// `top_k`.
-    pub fn pass_taskflow(&self, pass: Pass) -> Result<Taskflow, String> {
+    pub fn pass_taskflow(&self, pass: Pass) -> Result<Taskflow, ShapeError> {
         match pass {
             Pass::Forward => self.taskflow(),
             Pass::Backward => self.backward_taskflow(),
@@ -161,7 +161,7 @@ impl MoeShape {
     ///
     /// # Errors
     /// As [`MoeShape::pass_taskflow`].
-    pub fn backward_taskflow(&self) -> Result<Taskflow, String> {
+    pub fn backward_taskflow(&self) -> Result<Taskflow, ShapeError> {
         self.validate_backward()?;
         let mut tf = self.empty_taskflow("moe_ffn_backward");
         let (r, e, c, t, k) =
@@ -195,7 +195,7 @@ impl MoeShape {
     ///
     /// # Errors
     /// As [`MoeShape::pass_taskflow`].
-    pub fn training_step_taskflow(&self) -> Result<Taskflow, String> {
+    pub fn training_step_taskflow(&self) -> Result<Taskflow, ShapeError> {
         self.validate_backward()?;
         let mut tf = self.empty_taskflow("moe_ffn_training_step");
         let saved = self.add_forward(&mut tf);
@@ -315,26 +315,25 @@ impl MoeShape {
     }
 
     /// What the backward needs beyond [`MoeShape::validate`].
-    fn validate_backward(&self) -> Result<(), String> {
+    fn validate_backward(&self) -> Result<(), ShapeError> {
         self.validate()?;
         if self.routing != Routing::Balanced {
             // Natural routing: weight gradients per sent block, scale_dout per send block.
             return Ok(());
         }
         let rows = self.rows_per_expert();
+        let mut broken = Vec::new();
         if self.wgrad_rows == 0
             || !self.wgrad_rows.is_multiple_of(self.row_block)
             || !rows.is_multiple_of(self.wgrad_rows)
         {
-            return Err(format!(
-                "invalid MoE backward shape: wgrad_rows must be a positive multiple of row_block dividing the {rows} rows per expert: {self:?}"
-            ));
+            broken.push(ShapeRule::WgradRows { rows_per_expert: rows });
         }
         if !self.row_block.is_multiple_of(self.top_k) {
             // A combine-backward block of slots must start at a token: its rows are whole tokens' choices.
-            return Err(format!("invalid MoE backward shape: row_block must be a multiple of top_k: {self:?}"));
+            broken.push(ShapeRule::RowBlockTopK);
         }
-        Ok(())
+        if broken.is_empty() { Ok(()) } else { Err(self.breaks(broken)) }
     }
 
     /// The name of the saved rows GMM1 multiplied: `recv` (BF16 dispatch) or the dequantised

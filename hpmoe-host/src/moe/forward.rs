@@ -2,12 +2,15 @@
 //! precision ([`MoeShape::taskflow`]; the layout is in the [parent module's docs](super)).
 
 use super::backward::{LayerTensors, NaturalTensors};
-use super::{DispatchPrecision, MoeShape, Routing};
+use super::{DispatchPrecision, MoeShape, Routing, ShapeError};
 use hpmoe_core::model::{CoreKind, DType, MachineProfile, Taskflow};
 
 impl MoeShape {
     /// The taskflow of the forward layer.
-    pub fn taskflow(&self) -> Result<Taskflow, String> {
+    ///
+    /// # Errors
+    /// If the shape is invalid ([`MoeShape::validate`]).
+    pub fn taskflow(&self) -> Result<Taskflow, ShapeError> {
         self.validate()?;
         let natural = matches!(self.routing, Routing::Natural { .. });
         let name = match (natural, self.dispatch == DispatchPrecision::Int8) {

@@ -90,9 +90,11 @@
 mod backward;
 mod forward;
 mod routing;
+mod shape_error;
 
 pub use backward::Pass;
-pub use routing::RoutedTokens;
+pub use routing::{RoutedTokens, RoutingError};
+pub use shape_error::{ShapeError, ShapeRule};
 
 /// How tokens are routed to experts (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -277,7 +279,10 @@ impl MoeShape {
     }
 
     /// Checks that every size is positive and divides as the layout needs.
-    pub fn validate(&self) -> Result<(), String> {
+    ///
+    /// # Errors
+    /// Every rule the shape breaks ([`ShapeError`]).
+    pub fn validate(&self) -> Result<(), ShapeError> {
         let sizes = [
             self.tokens_per_rank,
             self.hidden,
@@ -290,43 +295,40 @@ impl MoeShape {
             self.sum_rows,
         ];
         if self.ranks == 0 || self.aic_per_rank == 0 || sizes.contains(&0) {
-            return Err(format!("invalid MoE shape: every size must be positive: {self:?}"));
+            return Err(self.breaks(vec![ShapeRule::PositiveSizes]));
         }
         let r = u64::from(self.ranks);
         let common = [
-            (self.experts.is_multiple_of(r), "experts must be a multiple of ranks"),
-            ((2 * self.intermediate).is_multiple_of(self.gmm1_cols), "gmm1_cols must divide 2 * intermediate"),
-            (self.gmm1_cols.is_multiple_of(2), "gmm1_cols must be even (a gate half and an up half)"),
-            (self.hidden.is_multiple_of(self.gmm2_cols), "gmm2_cols must divide hidden"),
-            (self.tokens_per_rank.is_multiple_of(self.sum_rows), "sum_rows must divide tokens_per_rank"),
+            (self.experts.is_multiple_of(r), ShapeRule::ExpertsPerRank),
+            ((2 * self.intermediate).is_multiple_of(self.gmm1_cols), ShapeRule::Gmm1ColsDivide),
+            (self.gmm1_cols.is_multiple_of(2), ShapeRule::Gmm1ColsEven),
+            (self.hidden.is_multiple_of(self.gmm2_cols), ShapeRule::Gmm2ColsDivide),
+            (self.tokens_per_rank.is_multiple_of(self.sum_rows), ShapeRule::SumRowsDivide),
         ];
         let routed = self.tokens_per_rank.checked_mul(self.top_k).and_then(|n| n.checked_mul(r));
-        let by_routing: Vec<(bool, &str)> = match self.routing {
+        let by_routing: Vec<(bool, ShapeRule)> = match self.routing {
             Routing::Balanced => vec![
-                (routed.is_some_and(|n| n.is_multiple_of(self.experts)), "routed rows must split evenly over experts"),
-                (self.rows_per_expert().is_multiple_of(r), "rows per expert must split evenly over source ranks"),
+                (routed.is_some_and(|n| n.is_multiple_of(self.experts)), ShapeRule::RoutedRowsSplit),
+                (self.rows_per_expert().is_multiple_of(r), ShapeRule::RowsPerExpertSplit),
                 (
                     self.rows_per_source().is_multiple_of(self.row_block) && self.rows_per_source() > 0,
-                    "rows per source must be a positive multiple of row_block",
+                    ShapeRule::RowsPerSourceBlocks,
                 ),
             ],
             Routing::Natural { capacity } => vec![
-                (routed.is_some(), "tokens * top_k * ranks overflows"),
-                (self.top_k <= self.experts, "top_k must not exceed experts"),
-                (
-                    capacity > 0 && capacity.is_multiple_of(self.row_block),
-                    "capacity must be a positive multiple of row_block",
-                ),
-                (
-                    self.experts.checked_mul(capacity).is_some_and(|n| n <= i32::MAX as u64),
-                    "experts * capacity must fit an i32 slot index",
-                ),
+                (routed.is_some(), ShapeRule::RoutedRowsOverflow),
+                (self.top_k <= self.experts, ShapeRule::TopKExperts),
+                (capacity > 0 && capacity.is_multiple_of(self.row_block), ShapeRule::CapacityBlocks),
+                (self.experts.checked_mul(capacity).is_some_and(|n| n <= i32::MAX as u64), ShapeRule::SlotIndexFits),
             ],
         };
-        match common.iter().chain(&by_routing).find(|c| !c.0) {
-            Some((_, msg)) => Err(format!("invalid MoE shape: {msg}: {self:?}")),
-            None => Ok(()),
-        }
+        let broken: Vec<ShapeRule> = common.iter().chain(&by_routing).filter(|c| !c.0).map(|c| c.1).collect();
+        if broken.is_empty() { Ok(()) } else { Err(self.breaks(broken)) }
+    }
+
+    /// The error of this shape breaking `broken`.
+    pub(super) fn breaks(&self, broken: Vec<ShapeRule>) -> ShapeError {
+        ShapeError { shape: Box::new(self.clone()), broken }
     }
 
     /// Tile instances per rank.

@@ -4,9 +4,55 @@
 
 use super::{MoeShape, Routing};
 use crate::rng::SplitMix;
-use hpmoe_core::cost::Activity;
+use hpmoe_core::cost::{Activity, ActivityError};
 use hpmoe_core::expand::InstanceSpace;
 use hpmoe_core::model::Taskflow;
+
+/// Why [`RoutedTokens::place`] refused a routing (the first problem found).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RoutingError {
+    /// The routing lists another number of ranks than the shape has.
+    Ranks {
+        /// Ranks in the routing.
+        routing: usize,
+        /// Ranks of the shape.
+        shape: u32,
+    },
+    /// A rank routes another number of choices than `tokens_per_rank * top_k`.
+    Choices {
+        /// The rank.
+        rank: usize,
+        /// Choices it routes.
+        routed: usize,
+        /// Choices it should route.
+        expected: u64,
+    },
+    /// A rank routes a choice to an expert the shape does not have.
+    Expert {
+        /// The rank.
+        rank: usize,
+        /// The expert named.
+        expert: u32,
+        /// Experts of the shape.
+        experts: u64,
+    },
+}
+
+impl std::fmt::Display for RoutingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RoutingError::Ranks { routing, shape } => write!(f, "routing has {routing} ranks, the shape {shape}"),
+            RoutingError::Choices { rank, routed, expected } => {
+                write!(f, "rank {rank} routes {routed} choices, expected {expected}")
+            }
+            RoutingError::Expert { rank, expert, experts } => {
+                write!(f, "rank {rank} routes to expert {expert} of {experts}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RoutingError {}
 
 /// One routing of every rank's tokens.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,24 +73,26 @@ impl RoutedTokens {
     ///
     /// # Errors
     /// If a rank's list has the wrong length or names an expert out of range.
-    pub fn place(shape: &MoeShape, experts: Vec<Vec<u32>>) -> Result<RoutedTokens, String> {
+    pub fn place(shape: &MoeShape, experts: Vec<Vec<u32>>) -> Result<RoutedTokens, RoutingError> {
         let choices = shape.tokens_per_rank.saturating_mul(shape.top_k);
         let slot = shape.slot_rows();
         if experts.len() != shape.ranks as usize {
-            return Err(format!("routing has {} ranks, the shape {}", experts.len(), shape.ranks));
+            return Err(RoutingError::Ranks { routing: experts.len(), shape: shape.ranks });
         }
         let mut slot_of = Vec::with_capacity(experts.len());
         let mut send_counts = Vec::with_capacity(experts.len());
         for (rank, ids) in experts.iter().enumerate() {
             if ids.len() as u64 != choices {
-                return Err(format!("rank {rank} routes {} choices, expected {choices}", ids.len()));
+                return Err(RoutingError::Choices { rank, routed: ids.len(), expected: choices });
             }
             let mut counts = vec![0i32; shape.experts as usize];
             let mut slots = Vec::with_capacity(ids.len());
             for &g in ids {
-                let count = counts
-                    .get_mut(g as usize)
-                    .ok_or_else(|| format!("rank {rank} routes to expert {g} of {}", shape.experts))?;
+                let count = counts.get_mut(g as usize).ok_or(RoutingError::Expert {
+                    rank,
+                    expert: g,
+                    experts: shape.experts,
+                })?;
                 if (*count as u64) < slot {
                     slots.push((u64::from(g) * slot + *count as u64) as i32);
                     *count += 1;
@@ -63,7 +111,7 @@ impl RoutedTokens {
     ///
     /// # Errors
     /// If `tf` guards on a count this routing does not describe.
-    pub fn activity(&self, shape: &MoeShape, tf: &Taskflow, space: &InstanceSpace) -> Result<Activity, String> {
+    pub fn activity(&self, shape: &MoeShape, tf: &Taskflow, space: &InstanceSpace) -> Result<Activity, ActivityError> {
         Activity::evaluate(tf, space, |rank, tensor, index| self.count(shape, rank, tensor, index).map(i64::from))
     }
 
@@ -102,7 +150,12 @@ impl MoeShape {
     ///
     /// # Errors
     /// If `tf` guards on a count the routings do not describe.
-    pub fn expected_activity(&self, tf: &Taskflow, space: &InstanceSpace, samples: u64) -> Result<Vec<f32>, String> {
+    pub fn expected_activity(
+        &self,
+        tf: &Taskflow,
+        space: &InstanceSpace,
+        samples: u64,
+    ) -> Result<Vec<f32>, ActivityError> {
         let runs = (0..samples)
             .map(|s| self.route(PLAN_SEEDS + s).activity(self, tf, space))
             .collect::<Result<Vec<_>, _>>()?;

@@ -54,9 +54,9 @@ impl AllToAll {
 /// puts them).
 ///
 /// # Errors
-/// [`SimError::Mismatch`] if the shape is invalid (the message says why).
+/// [`SimError::Shape`] if the shape is invalid.
 pub fn all_to_all_bandwidth(shape: &MoeShape, dtype: DType, profile: &CostProfile) -> Result<AllToAll, SimError> {
-    shape.validate().map_err(SimError::Mismatch)?;
+    shape.validate().map_err(SimError::Shape)?;
     let (r, e, c, b, h) =
         (u64::from(shape.ranks), shape.local_experts(), shape.slot_rows(), shape.row_block, shape.hidden);
     let machine = MachineProfile {
@@ -81,10 +81,11 @@ pub fn all_to_all_bandwidth(shape: &MoeShape, dtype: DType, profile: &CostProfil
             tb.put(xs_scale.slice(src_row, b), recv_scale.on(dst).at(ex).slice(dst_row, b));
         }
     });
-    let exp = hpmoe_core::analyse(&tf).map_err(|d| SimError::Mismatch(d.render(&tf.sources)))?;
+    let exp = hpmoe_core::analyse(&tf)
+        .map_err(|diagnostics| SimError::AllToAllChecks { diagnostics, sources: tf.sources.clone() })?;
     let cost = TaskflowCost::new(&tf, profile.clone());
     let base = kernel_by_kernel(&exp, &tf.profile, &cost)?;
-    let kernel = base.kernels.first().ok_or_else(|| SimError::Mismatch("the all-to-all has no kernel".into()))?;
+    let kernel = base.kernels.first().ok_or(SimError::EmptyAllToAll)?;
     Ok(AllToAll {
         ranks: shape.ranks,
         bytes_per_rank: r * e * c * (h * dtype.size_bytes() + if scales.is_some() { 4 } else { 0 }),

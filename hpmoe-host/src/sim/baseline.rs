@@ -87,10 +87,7 @@ impl Baseline {
 pub fn kernel_by_kernel(exp: &Expanded, profile: &MachineProfile, cost: &TaskflowCost) -> Result<Baseline, SimError> {
     check_families(exp, cost)?;
     if profile.ranks != exp.space.ranks {
-        return Err(SimError::Mismatch(format!(
-            "the profile has {} ranks, the taskflow {}",
-            profile.ranks, exp.space.ranks
-        )));
+        return Err(SimError::Mismatch(super::Mismatch::Ranks { profile: profile.ranks, taskflow: exp.space.ranks }));
     }
     let p = cost.profile();
     let timing = Timing::of(p);

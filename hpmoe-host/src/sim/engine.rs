@@ -159,7 +159,7 @@ pub(crate) fn run(p: &Program, t: Timing) -> Result<Run, SimError> {
             let task = &p.tasks[task];
             let (counter, target) = task.wait.expect("a task without a wait never blocks its core");
             let seen = e.counters.get(counter.index()).copied().unwrap_or(0);
-            Stuck { core: CoreId::new(c), node: task.node, counter: counter.raw(), target, seen }
+            Stuck { core: CoreId::new(c), node: task.node, counter, target, seen }
         })
         .collect();
     if stuck.is_empty() { Ok(e.run) } else { Err(SimError::Deadlock(stuck)) }

@@ -65,6 +65,7 @@ mod span;
 pub use all_to_all::{AllToAll, all_to_all_bandwidth};
 pub use baseline::{Baseline, BaselineKernel, kernel_by_kernel};
 pub use bound::{Bound, lower_bound};
+pub use program::SimCounterId;
 pub use result::{CoreStats, FamilySpan, FlowRecord, RankStats, SimResult, Summary, TileRecord};
 
 use hpmoe_core::Compiled;
@@ -79,8 +80,8 @@ pub struct Stuck {
     pub core: CoreId,
     /// Node id of the tile it waits to run.
     pub node: NodeId,
-    /// Global counter id (counters of rank 0 first).
-    pub counter: u32,
+    /// The counter, numbered across all ranks (counters of rank 0 first).
+    pub counter: SimCounterId,
     /// The value the wait needed.
     pub target: u32,
     /// The value the counter reached when the simulation ran out of events.
@@ -93,7 +94,19 @@ pub enum SimError {
     /// Cores still waiting when nothing else can happen.
     Deadlock(Vec<Stuck>),
     /// The cost model, profile and table do not describe the same taskflow.
-    Mismatch(String),
+    Mismatch(Mismatch),
+    /// The layer shape given to [`all_to_all_bandwidth`] breaks rules of the layout.
+    Shape(crate::moe::ShapeError),
+    /// The all-to-all taskflow [`all_to_all_bandwidth`] builds fails the checks (a shape it cannot
+    /// express): every error, with the source map that places them.
+    AllToAllChecks {
+        /// The checks' errors.
+        diagnostics: hpmoe_core::Diagnostics,
+        /// The taskflow's source map.
+        sources: hpmoe_core::model::SourceMap,
+    },
+    /// The all-to-all taskflow has no kernel to time (it moves nothing).
+    EmptyAllToAll,
     /// The baseline cannot order these families (by index) as a sequence of kernels.
     FamilyCycle(Vec<usize>),
 }
@@ -112,7 +125,10 @@ impl std::fmt::Display for SimError {
                 }
                 Ok(())
             }
-            SimError::Mismatch(m) => f.write_str(m),
+            SimError::Mismatch(m) => write!(f, "{m}"),
+            SimError::AllToAllChecks { diagnostics, sources } => f.write_str(&diagnostics.render(sources)),
+            SimError::EmptyAllToAll => f.write_str("the all-to-all has no kernel"),
+            SimError::Shape(e) => write!(f, "{e}"),
             SimError::FamilyCycle(fams) => {
                 write!(f, "families {fams:?} depend on each other both ways and cannot run as separate kernels")
             }
@@ -120,7 +136,63 @@ impl std::fmt::Display for SimError {
     }
 }
 
-impl std::error::Error for SimError {}
+impl std::error::Error for SimError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SimError::Mismatch(m) => Some(m),
+            SimError::Shape(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// What differs between the cost model, profile and table a simulation was given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mismatch {
+    /// The profile's ranks are not the taskflow's.
+    Ranks {
+        /// Ranks of the profile.
+        profile: u32,
+        /// Ranks of the taskflow.
+        taskflow: u32,
+    },
+    /// The cost model's activity covers another number of instances.
+    ActivityNodes {
+        /// Instances the activity covers.
+        activity: usize,
+        /// Instances of the taskflow.
+        taskflow: usize,
+    },
+    /// The cost model's families are not the taskflow's (their number or core kinds).
+    Families {
+        /// Families of the cost model.
+        cost: usize,
+        /// Families of the taskflow.
+        taskflow: usize,
+    },
+    /// A node is on no core of the table.
+    Unplaced(NodeId),
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Mismatch::Ranks { profile, taskflow } => {
+                write!(f, "the profile has {profile} ranks, the taskflow {taskflow}")
+            }
+            Mismatch::ActivityNodes { activity, taskflow } => {
+                write!(f, "the cost model's activity covers {activity} instances, the taskflow has {taskflow}")
+            }
+            Mismatch::Families { cost, taskflow } => write!(
+                f,
+                "the cost model has {cost} families, the taskflow {taskflow} (or their core kinds differ): build the TaskflowCost from the same taskflow"
+            ),
+            Mismatch::Unplaced(node) => write!(f, "node {node} is on no core of the table"),
+        }
+    }
+}
+
+impl std::error::Error for Mismatch {}
 
 /// Simulates `compiled`'s schedule table on all ranks under `cost` (built for the same
 /// taskflow).

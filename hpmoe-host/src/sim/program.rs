@@ -17,9 +17,9 @@ hpmoe_core::define_id! {
 }
 
 hpmoe_core::define_id! {
-    /// A counter of a [`Program`], numbered across all ranks (rank 0's first); unlike a
+    /// A counter of a simulated program, numbered across all ranks (rank 0's first); unlike a
     /// [`hpmoe_core::ids::CounterId`], which numbers one rank's counters.
-    pub(crate) struct SimCounterId;
+    pub struct SimCounterId;
 }
 
 /// The link part of a task: bytes from its rank to rank `to` through the network, at most
@@ -104,20 +104,12 @@ pub(crate) fn check_families(exp: &Expanded, cost: &TaskflowCost) -> Result<(), 
     if let Some(a) = cost.activity()
         && a.nodes() != exp.nodes()
     {
-        return Err(SimError::Mismatch(format!(
-            "the cost model's activity covers {} instances, the taskflow has {}",
-            a.nodes(),
-            exp.nodes()
-        )));
+        return Err(SimError::Mismatch(super::Mismatch::ActivityNodes { activity: a.nodes(), taskflow: exp.nodes() }));
     }
     if same {
         Ok(())
     } else {
-        Err(SimError::Mismatch(format!(
-            "the cost model has {} families, the taskflow {} (or their core kinds differ): build the TaskflowCost from the same taskflow",
-            costs.len(),
-            exp.family_core.len()
-        )))
+        Err(SimError::Mismatch(super::Mismatch::Families { cost: costs.len(), taskflow: exp.family_core.len() }))
     }
 }
 
@@ -173,7 +165,7 @@ impl Program {
             .into_vec()
             .into_iter()
             .enumerate()
-            .map(|(n, t)| t.ok_or_else(|| SimError::Mismatch(format!("node {n} is on no core of the table"))))
+            .map(|(n, t)| t.ok_or(SimError::Mismatch(super::Mismatch::Unplaced(NodeId::from_index(n)))))
             .collect::<Result<IdVec<_, _>, _>>()?;
         Ok(Program {
             ranks: h.ranks,

@@ -176,7 +176,13 @@ fn a_wait_that_cannot_be_met_is_a_deadlock_naming_the_core() {
         Err(SimError::Deadlock(stuck)) => {
             assert_eq!(
                 stuck,
-                vec![Stuck { core: CoreId::new(1), node: NodeId::new(1), counter: 0, target: 2, seen: 1 }]
+                vec![Stuck {
+                    core: CoreId::new(1),
+                    node: NodeId::new(1),
+                    counter: SimCounterId::new(0),
+                    target: 2,
+                    seen: 1
+                }]
             );
             let msg = SimError::Deadlock(stuck).to_string();
             assert!(msg.contains("core 1 waits to run node 1 on counter 0 (seen 1 of 2)"), "{msg}");

@@ -5,7 +5,9 @@
 use hpmoe_core::model::{DType, Taskflow};
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_host::exec::moe_reference::{moe_inputs, moe_inputs_routed, moe_reference};
-use hpmoe_host::exec::{Executor, HostTensor, Inputs, OpImpls, RunOptions, RunOutput, SequentialRunner};
+use hpmoe_host::exec::{
+    Executor, HostTensor, Inputs, OpImpls, ReferenceError, RunOptions, RunOutput, SequentialRunner, SlotProblem,
+};
 use hpmoe_host::moe::{DispatchPrecision, MoeShape, RoutedTokens};
 use hpmoe_host::rng::SplitMix;
 use std::time::Duration;
@@ -278,10 +280,20 @@ fn natural_inputs_copy_token_rows_into_their_slots_and_the_reference_refuses_pad
     slots[1] = 4;
     bad.set_rank("slot_of", 1, HostTensor::from_bits(DType::I32, &[16, 2], slots));
     let err = moe_reference(&shape, &bad).unwrap_err();
+    assert!(matches!(
+        err,
+        ReferenceError::Slot {
+            rank: 1,
+            choice: 1,
+            in_input: true,
+            problem: SlotProblem::Padding { slot: 4, count: 4, .. }
+        }
+    ));
+    let err = err.to_string();
     assert!(err.contains("rank 1, slot_of[1]: slot 4 is row 4 of expert 0's slot, past its count 4"), "{err}");
     let mut past = routing.clone();
     past.send_counts[0][1] = 13;
-    assert!(moe_inputs_routed(&shape, &past, 9).unwrap_err().contains("outside 0..=12"));
-    let balanced = moe_inputs_routed(&MoeShape::tiny(2), &routing, 9).unwrap_err();
+    assert!(moe_inputs_routed(&shape, &past, 9).unwrap_err().to_string().contains("outside 0..=12"));
+    let balanced = moe_inputs_routed(&MoeShape::tiny(2), &routing, 9).unwrap_err().to_string();
     assert!(balanced.contains("naturally routed"), "{balanced}");
 }

@@ -2,6 +2,7 @@
 //! the gradients of [`super::moe_backward_reference`].
 
 use super::{Dims, values};
+use crate::exec::ReferenceError;
 use crate::exec::memory::Inputs;
 use crate::moe::MoeShape;
 
@@ -29,9 +30,9 @@ impl LayerValues {
     /// # Errors
     /// If the shape is invalid, not balanced or not BF16-dispatched, or an input is missing or
     /// misshapen.
-    pub fn from_inputs(shape: &MoeShape, inputs: &Inputs) -> Result<LayerValues, String> {
+    pub fn from_inputs(shape: &MoeShape, inputs: &Inputs) -> Result<LayerValues, ReferenceError> {
         let d = Dims::balanced_bf16(shape)?;
-        let get = |name: &str, len: usize| -> Result<Vec<Vec<f64>>, String> {
+        let get = |name: &str, len: usize| -> Result<Vec<Vec<f64>>, ReferenceError> {
             (0..d.r).map(|rank| Ok(values(inputs, name, rank, len)?.into_iter().map(f64::from).collect())).collect()
         };
         Ok(LayerValues {
@@ -48,7 +49,7 @@ impl LayerValues {
     ///
     /// # Errors
     /// If the shape is invalid, not balanced or not BF16-dispatched.
-    pub fn loss(&self, shape: &MoeShape) -> Result<f64, String> {
+    pub fn loss(&self, shape: &MoeShape) -> Result<f64, ReferenceError> {
         let d = Dims::balanced_bf16(shape)?;
         let (h, i, n1) = (d.h, d.i, d.n1);
         let mut loss = 0.0f64;
