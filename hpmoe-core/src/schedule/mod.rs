@@ -35,11 +35,11 @@
 
 mod bound;
 mod cost;
-mod counters;
+pub(crate) mod counters;
 pub mod flags;
 pub(crate) mod list;
 mod priority;
-mod proof;
+pub(crate) mod proof;
 mod reduce;
 #[cfg(test)]
 mod testutil;

@@ -363,8 +363,39 @@ impl<'a> Setup<'a> {
         if IMPROVEMENT_ROUNDS == 0 {
             return false;
         }
-        let bound = *bound.get_or_insert_with(|| lower_bound_of(self.exp, self.profile, &self.costs).ns());
+        let bound = *bound.get_or_insert_with(|| self.lower_bound_ns());
         best.makespan_ns.saturating_sub(bound) >= best.makespan_ns / IMPROVEMENT_TOLERANCE
+    }
+
+    /// A lower bound on the makespan of every pass, forward or backward: the largest of
+    /// [`lower_bound_of`] the pass costs (the critical path, each kind's work per core) and
+    /// the resources only the passes book — each rank's link lanes, which run its link puts
+    /// and nothing else (their least times over the lanes), and each rank's server tier
+    /// ([`net::Net::tier_bound_ns`]).
+    fn lower_bound_ns(&self) -> u64 {
+        let compute = lower_bound_of(self.exp, self.profile, &self.costs).ns();
+        let ranks = self.exp.space.ranks as usize;
+        let mut lanes = vec![0u64; ranks];
+        for &g in self.group_of_core.values() {
+            if g % CLASSES == LANE {
+                lanes[(g / CLASSES) as usize] += 1;
+            }
+        }
+        let mut lane_work = vec![0u64; ranks];
+        for (v, &g) in self.group_of_node.iter() {
+            if g % CLASSES == LANE {
+                // What `sim` charges it: its cost, or at least its tier booking's least time.
+                let least = match &self.net {
+                    Some(net) if net.times(v) => net.least_ns(v),
+                    _ => self.costs[v.index()],
+                };
+                let w = &mut lane_work[(g / CLASSES) as usize];
+                *w = w.saturating_add(least);
+            }
+        }
+        let lane = lane_work.iter().zip(&lanes).filter(|&(_, &n)| n > 0).map(|(&w, &n)| w.div_ceil(n)).max();
+        let tier = self.net.as_ref().map_or(0, |net| net.tier_bound_ns(self.exp));
+        compute.max(lane.unwrap_or(0)).max(tier)
     }
 
     /// One list-scheduling pass over the instance DAG or the DAG reversed, most urgent first
