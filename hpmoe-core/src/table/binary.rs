@@ -31,7 +31,7 @@ impl ScheduleTable {
     /// over the same bytes as [`ScheduleTable::to_bytes`] writes, through a small buffer, without
     /// the blob itself (at 10^6 entries a 38 MB buffer written only to read 4 bytes of it).
     pub fn checksum(&self) -> u32 {
-        let mut crc = Crc { buffer: Vec::with_capacity(CRC_BUFFER), hasher: crc32fast::Hasher::new() };
+        let mut crc = Crc::new();
         self.write_checked(&mut Writer { out: &mut crc, len: CHECKSUM_START });
         crc.finish()
     }
@@ -71,7 +71,7 @@ impl ScheduleTable {
         for f in &self.families {
             out.u32(f.first_instance);
             out.u32(f.instance_count);
-            out.bytes(&[f.core_kind, f.dims]);
+            out.array([f.core_kind, f.dims]);
             out.u16(f.reserved);
             f.extents.iter().for_each(|&e| out.u32(e));
         }
@@ -80,17 +80,22 @@ impl ScheduleTable {
             out.u32(c.entry_count);
         }
         self.counters_per_rank.iter().for_each(|&n| out.u32(n));
+        // Entries and signals a record at a time (there are millions of them).
         for e in &self.entries {
-            out.u32(e.instance);
-            out.u32(e.wait_counter);
-            out.u16(e.wait_target);
-            out.u16(e.signal_count);
-            out.u32(e.first_signal);
+            let mut record = [0u8; 16];
+            record[0..4].copy_from_slice(&e.instance.to_le_bytes());
+            record[4..8].copy_from_slice(&e.wait_counter.to_le_bytes());
+            record[8..10].copy_from_slice(&e.wait_target.to_le_bytes());
+            record[10..12].copy_from_slice(&e.signal_count.to_le_bytes());
+            record[12..16].copy_from_slice(&e.first_signal.to_le_bytes());
+            out.array(record);
         }
         for s in &self.signals {
-            out.u32(s.counter);
-            out.u16(s.rank);
-            out.u16(s.reserved);
+            let mut record = [0u8; 8];
+            record[0..4].copy_from_slice(&s.counter.to_le_bytes());
+            record[4..6].copy_from_slice(&s.rank.to_le_bytes());
+            record[6..8].copy_from_slice(&s.reserved.to_le_bytes());
+            out.array(record);
         }
         out.bytes(self.names.as_bytes());
         let padding = (layout.total as usize).checked_sub(out.len).expect("the layout holds every record");
@@ -236,18 +241,28 @@ impl<O: Out> Writer<'_, O> {
         self.len += bytes.len();
     }
 
+    fn array<const N: usize>(&mut self, bytes: [u8; N]) {
+        self.out.put_array(bytes);
+        self.len += N;
+    }
+
     fn u32(&mut self, v: u32) {
-        self.bytes(&v.to_le_bytes());
+        self.array(v.to_le_bytes());
     }
 
     fn u16(&mut self, v: u16) {
-        self.bytes(&v.to_le_bytes());
+        self.array(v.to_le_bytes());
     }
 }
 
 /// Where [`ScheduleTable::write_checked`] writes: the blob, or its checksum.
 trait Out {
     fn put(&mut self, bytes: &[u8]);
+
+    /// [`Out::put`] of a few bytes whose count the compiler knows (a field).
+    fn put_array<const N: usize>(&mut self, bytes: [u8; N]) {
+        self.put(&bytes);
+    }
 }
 
 impl Out for Vec<u8> {
@@ -260,25 +275,48 @@ impl Out for Vec<u8> {
 /// enough that hashing runs over long slices (a call per field would cost more than it hashes).
 const CRC_BUFFER: usize = 1 << 16;
 
-/// The CRC-32 of the bytes put, as [`crc32fast::hash`] of them all would give it.
+/// The CRC-32 of the bytes put, as [`crc32fast::hash`] of them all would give it: filled
+/// into `buffer` up to `at`, hashed whenever the next bytes would not fit.
 struct Crc {
-    buffer: Vec<u8>,
+    buffer: Box<[u8; CRC_BUFFER]>,
+    at: usize,
     hasher: crc32fast::Hasher,
 }
 
 impl Out for Crc {
-    fn put(&mut self, bytes: &[u8]) {
-        if self.buffer.len() + bytes.len() > CRC_BUFFER {
-            self.hasher.update(&self.buffer);
-            self.buffer.clear();
+    fn put(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            if self.at == CRC_BUFFER {
+                self.flush();
+            }
+            let n = bytes.len().min(CRC_BUFFER - self.at);
+            self.buffer[self.at..self.at + n].copy_from_slice(&bytes[..n]);
+            self.at += n;
+            bytes = &bytes[n..];
         }
-        self.buffer.extend_from_slice(bytes);
+    }
+
+    fn put_array<const N: usize>(&mut self, bytes: [u8; N]) {
+        if self.at + N > CRC_BUFFER {
+            self.flush();
+        }
+        self.buffer[self.at..self.at + N].copy_from_slice(&bytes);
+        self.at += N;
     }
 }
 
 impl Crc {
+    fn new() -> Crc {
+        Crc { buffer: Box::new([0; CRC_BUFFER]), at: 0, hasher: crc32fast::Hasher::new() }
+    }
+
+    fn flush(&mut self) {
+        self.hasher.update(&self.buffer[..self.at]);
+        self.at = 0;
+    }
+
     fn finish(mut self) -> u32 {
-        self.hasher.update(&self.buffer);
+        self.flush();
         self.hasher.finalize()
     }
 }
@@ -332,9 +370,15 @@ mod tests {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         for total in [0, 5, CRC_BUFFER - 1, CRC_BUFFER, CRC_BUFFER + 1, 5 * CRC_BUFFER + 77] {
             let bytes: Vec<u8> = (0..total).map(|_| rng.below(256) as u8).collect();
-            let mut crc = Crc { buffer: Vec::with_capacity(CRC_BUFFER), hasher: crc32fast::Hasher::new() };
+            let mut crc = Crc::new();
             let mut at = 0;
             while at < total {
+                // Fields (a known count of bytes) and slices of any length up to beyond the buffer.
+                if rng.below(2) == 0 && at + 4 <= total {
+                    crc.put_array::<4>(bytes[at..at + 4].try_into().unwrap());
+                    at += 4;
+                    continue;
+                }
                 let piece = (1 + rng.below(2 * CRC_BUFFER as u64) as usize).min(total - at);
                 crc.put(&bytes[at..at + piece]);
                 at += piece;

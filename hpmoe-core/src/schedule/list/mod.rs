@@ -101,7 +101,8 @@
 //! keeps that order. Rounds stop at the first that does not shorten the estimated makespan
 //! (at most [`IMPROVEMENT_ROUNDS`]), and none starts once the best pass is within
 //! [`IMPROVEMENT_TOLERANCE`] of the lower bound (the critical path and each kind's work per
-//! core, [`super::lower_bound_of`]), which no round can beat; the shortest forward pass is the result, so the first
+//! core, [`super::lower_bound_of`], and the resources the passes book: each rank's link puts
+//! over its lanes, each rank's bytes across servers at its tier's rate), which no round can beat; the shortest forward pass is the result, so the first
 //! pass is only ever replaced by a better estimate. Every pass is greedy, so the list
 //! scheduling guarantee holds whichever wins.
 //!
@@ -180,7 +181,8 @@ pub(crate) struct Scheduled<R> {
 ///
 /// When the DAG has at least `overlap_from` nodes and a forward-backward round runs, `then`
 /// runs on another thread on the first pass's placement while the round does. If no round
-/// beats the first pass (at 10^6 nodes of the MoE layer none does), that placement is the
+/// beats the first pass (at 10^6 nodes of the MoE layer none would: the first pass is within
+/// the tolerance of the server tier's bound, so no round runs there), that placement is the
 /// result and `then` of it is ready when the round ends; otherwise `then` runs again on the
 /// better placement and the speculative result is dropped. `then` must be a function of the
 /// placement alone, so the result never depends on which thread ran it or when.
@@ -337,9 +339,9 @@ impl<'a> Setup<'a> {
     /// included); the shortest forward pass wins, the earlier one on a tie. Returns the
     /// winner if it is not `first`.
     ///
-    /// A round can at best bring the makespan down to [`lower_bound_of`] the pass costs, so
-    /// none runs once the best is within [`IMPROVEMENT_TOLERANCE`] of that bound (`bound`
-    /// caches it).
+    /// A round can at best bring the makespan down to the lower bound of every pass
+    /// ([`Self::lower_bound_ns`]), so none runs once the best is within
+    /// [`IMPROVEMENT_TOLERANCE`] of that bound (`bound` caches it).
     fn improve(&self, first: &Placement, bound: &mut Option<u64>) -> Option<Placement> {
         let mut best: Option<Placement> = None;
         for _ in 0..IMPROVEMENT_ROUNDS {
