@@ -36,6 +36,11 @@
 //! | total, CPU (ms)     |      2720–2770 | 1850–1880 |
 //! | total, wall (ms)    |    23357–25980 | 18361–20293 (load 14–16: not comparable to an idle run) |
 //!
+//! Again later, when the load had fallen to 4.7–5.6 (a clippy build beside it), one run of
+//! each after the other, twice: total CPU 2480–2610 ms before, 1710–1720 ms now; wall
+//! 3188–5952 ms before, 2307–2730 ms now (stages now, wall: expand 596–853, list 543–565,
+//! proof 34–43, sync 755–778, flags + table 253–271 ms).
+//!
 //! What changed: the improvement round is skipped once the first pass is within 1/64 of a lower
 //! bound that now includes the resources the passes book (each rank's lanes and server tier);
 //! at 10^6 the first pass is within 0.8% of the tier's bound (74.59 ms planned, 73.99 ms of
