@@ -19,38 +19,39 @@
 //! different machines. The "n log n" column is time / (n · log2 n) in ns, normalised to
 //! the first row: close to 1 all the way down means growth close to n log n. `cpu_ms` is the
 //! CPU time of the plan (user + system, every thread, to 10 ms; Linux only), the steadier
-//! figure on a loaded machine. From 2^19 instances on, the stages after scheduling run on a
-//! second thread alongside the improvement rounds ([`hpmoe_core::plan`] overlaps them), so
-//! `list` then includes waiting for them and the stage columns add up to more than `total_ms`
-//! (`cost` shows 0). `table` and `flags` fingerprint the plan (the table's checksum, an FNV-1a
+//! figure on a loaded machine. From 2^19 instances on, when an improvement round runs, the
+//! stages after scheduling run on a second thread alongside it ([`hpmoe_core::plan`] overlaps
+//! them), so `list` then includes waiting for them and the stage columns add up to more than
+//! `total_ms` (`cost` shows 0); at 10^6 no round runs (see below). `table` and `flags` fingerprint the plan (the table's checksum, an FNV-1a
 //! of the flag plan): two builds that plan alike print the same.
 //!
-//! Measured on the shared 2-core development machine under a load average of 7–10 (other
+//! Measured on the shared 2-core development machine under a load average of 13.7–15.8 (other
 //! helpers building; the kernel's autogroup scheduling gives this process one share however
-//! many threads it runs, so under load the second thread buys no wall time), previous main
-//! and this version one after the other, twice each, `--no-limit`, 10^6 row (ms; fingerprints
-//! `cfaf3eab 02b997ed` in both):
+//! many threads it runs, so wall times there are 5–10× the CPU times and say little), previous
+//! main and this version one after the other, twice each, `--no-limit --runs 2`, 10^6 row
+//! (fingerprints `5dda2e5b f7372655` in both, and equal at 10^3 … 10^5):
 //!
-//! | 10^6 instances             |    before |       now |
-//! |----------------------------|----------:|----------:|
-//! | total, wall                | 5628–6305 | 5714–6293 |
-//! | total, CPU                 | 2840–3250 | 2860–3110 |
-//! | expand, wall               | 1071–1135 |   973–989 |
-//! | list, wall                 | 2548–2936 | 4709–5270 (waits for the overlapped stages) |
-//! | proof + sync + table, wall | 1975–2193 | overlapped with list |
+//! | 10^6 instances      |  previous main |       now |
+//! |---------------------|---------------:|----------:|
+//! | total, CPU (ms)     |      2720–2770 | 1850–1880 |
+//! | total, wall (ms)    |    23357–25980 | 18361–20293 (load 14–16: not comparable to an idle run) |
 //!
-//! At 2^23 (one full run each, load 9–10): 31.0 s of CPU before and after, 229 s and 200 s
-//! wall, fingerprints `3833afe2 bc1d7a80` in both; 10^3 … 10^5 plan alike too (same
-//! fingerprints) and their CPU times (10–240 ms) did not change beyond the 10 ms resolution.
-//! The whole `--no-limit` run took 2.99–3.32 s of user CPU before and 3.07–3.32 s after. By
-//! `perf` (dwarf call graphs, whole `--no-limit` run, ~3.2 s sampled), the 10^6 plan's CPU goes
-//! to list scheduling ~1.2 s (three passes of ~0.4 s: the improvement round runs and does not
-//! win), sync reduction 0.45–0.7 s, expansion and checks ~0.55 s, flags and table ~0.25 s; the
-//! 4-ary heap took list scheduling's sampled time from 1.37 s to 1.27 s. On an idle 2-core
-//! machine the overlap takes the wall time to about expand + one pass + max(two passes, the
-//! later stages): an estimate from the stage times above, about a third less than their sum,
-//! not measured here. 10^6 instances in under 1 s is not reached, in CPU or wall time: at
-//! 10^6 the list scheduler's three passes alone are over a second of CPU on this machine.
+//! Again later, when the load had fallen to 4.7–5.6 (a clippy build beside it), one run of
+//! each after the other, twice: total CPU 2480–2610 ms before, 1710–1720 ms now; wall
+//! 3188–5952 ms before, 2307–2730 ms now (stages now, wall: expand 596–853, list 543–565,
+//! proof 34–43, sync 755–778, flags + table 253–271 ms).
+//!
+//! What changed: the improvement round is skipped once the first pass is within 1/64 of a lower
+//! bound that now includes the resources the passes book (each rank's lanes and server tier);
+//! at 10^6 the first pass is within 0.8% of the tier's bound (74.59 ms planned, 73.99 ms of
+//! bytes across servers), so the round, which never won there, no longer runs: one pass instead
+//! of three, and no second thread. The sync reduction reuses the deadlock proof's core chains
+//! and order, and the table's checksum no longer serialises the table. By `perf` before the
+//! change (the whole `--no-limit` run), the 10^6 plan's CPU went to list scheduling ~1.2 s
+//! (three passes of ~0.4 s), sync reduction ~0.45–0.7 s, expansion and checks ~0.55 s, flags and
+//! table ~0.25 s; now list scheduling is one pass. 10^6 instances in under 1 s is not reached
+//! in CPU time (about 1.85 s under this load; expansion, one pass, the reduction and the table
+//! are each a few hundred ms, all sequential), nor measured in wall time on an idle machine.
 
 use hpmoe_core::limits::{MAX_FAMILY_INSTANCES, MAX_INSTANCES};
 use hpmoe_core::model::{CoreKind, DType, Taskflow};

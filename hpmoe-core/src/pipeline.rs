@@ -135,16 +135,21 @@ fn after_scheduling(
 ) -> Result<AfterScheduling, Diagnostics> {
     let mut times = StageTimes::default();
     let t = Instant::now();
-    if let Err(cycle) = schedule::prove_deadlock_free(&expanded.dag, &placement.queues) {
-        // The list scheduler never produces this; the proof is the guard that says so.
-        let mut d = Diagnostics::default();
-        d.push(check::deadlock_error(tf, &expanded.space, &cycle));
-        return Err(d);
-    }
+    let proved = match schedule::proof::prove_with_order(&expanded.dag, &placement.queues) {
+        Ok(proved) => proved,
+        Err(cycle) => {
+            // The list scheduler never produces this; the proof is the guard that says so.
+            let mut d = Diagnostics::default();
+            d.push(check::deadlock_error(tf, &expanded.space, &cycle));
+            return Err(d);
+        }
+    };
     times.deadlock_proof = t.elapsed();
 
     let t = Instant::now();
-    let sync = schedule::plan_sync(expanded, placement);
+    // The reduction visits the order the proof found acyclic (the same order it would build).
+    let sync = schedule::counters::plan_sync_proved(expanded, placement, &proved);
+    drop(proved);
     times.sync = t.elapsed();
     check::check_table_limits(tf, expanded, placement, &sync).into_result(())?;
 

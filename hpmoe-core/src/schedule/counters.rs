@@ -10,13 +10,14 @@
 //! early or never. The target is the exact fan-in, so a wait can neither be released by too
 //! few signals nor wait for one that is never sent.
 
-use super::reduce::reduce_cross_core_edges_keeping;
+use super::proof::{Proved, prove_with_order};
+use super::reduce::reduce_proved;
 use super::{Placement, Signal, SyncPlan, Wait};
 use crate::expand::Expanded;
 use crate::ids::{CounterId, IdVec, NodeId, OptId, RankId};
 
 /// The synchronisation of `placement`: counters, waits and signals for the cross-core edges
-/// that [`reduce_cross_core_edges_keeping`] keeps. Edges out of tiles that write into another
+/// that [`reduce_cross_core_edges_keeping`](super::reduce_cross_core_edges_keeping) keeps. Edges out of tiles that write into another
 /// rank (`remote_bytes > 0`) are all kept, since only a put's own signal shows its data has
 /// landed.
 ///
@@ -28,6 +29,15 @@ use crate::ids::{CounterId, IdVec, NodeId, OptId, RankId};
 /// If the placement does not queue every node once or its orders deadlock (see
 /// [`prove_deadlock_free`](super::prove_deadlock_free)).
 pub fn plan_sync(exp: &Expanded, placement: &Placement) -> SyncPlan {
+    let proved = prove_with_order(&exp.dag, &placement.queues).unwrap_or_else(|cycle| {
+        panic!("the placement deadlocks (cycle {cycle:?}); prove it deadlock-free before synchronising")
+    });
+    plan_sync_proved(exp, placement, &proved)
+}
+
+/// [`plan_sync`] with the core chains and order of the placement's deadlock proof
+/// ([`prove_with_order`] of `placement.queues`), which the pipeline has already built.
+pub(crate) fn plan_sync_proved(exp: &Expanded, placement: &Placement, proved: &Proved) -> SyncPlan {
     let nodes = exp.nodes();
     // Per node rather than per family: asked for every cross-core edge, where finding the
     // family (a binary search) showed up in profiles.
@@ -37,7 +47,7 @@ pub fn plan_sync(exp: &Expanded, placement: &Placement) -> SyncPlan {
             puts.extend(std::iter::repeat_n(work.remote_bytes > 0, span.count as usize));
         }
     }
-    let kept = reduce_cross_core_edges_keeping(&exp.dag, placement, |u| puts[u.index()]);
+    let kept = reduce_proved(&exp.dag, placement, proved, |u| puts[u.index()]);
 
     let mut counters_per_rank: IdVec<RankId, u32> = IdVec::filled(exp.space.ranks as usize, 0);
     let mut counter_of: IdVec<NodeId, OptId<CounterId>> = IdVec::filled(nodes, OptId::NONE);

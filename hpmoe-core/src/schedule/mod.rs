@@ -35,12 +35,12 @@
 
 mod bound;
 mod cost;
-mod counters;
+pub(crate) mod counters;
 mod flag_error;
 pub mod flags;
 pub(crate) mod list;
 mod priority;
-mod proof;
+pub(crate) mod proof;
 mod reduce;
 #[cfg(test)]
 mod testutil;

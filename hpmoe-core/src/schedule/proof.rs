@@ -76,7 +76,28 @@ impl CoreChain {
 /// Unless every node of `dag` appears exactly once in `queues` (a placement places every
 /// node once; anything else is a bug in the caller, not a deadlock).
 pub fn prove_deadlock_free(dag: &Dag, queues: &Csr<CoreId, NodeId>) -> Result<(), Vec<NodeId>> {
-    CoreChain::new(dag.nodes(), queues).union_topo_order(dag).map(|_| ())
+    prove_with_order(dag, queues).map(|_| ())
+}
+
+/// What [`prove_deadlock_free`] finds on the way: each node's neighbours on its core and a
+/// topological order of DAG ∪ core order, which the sync reduction visits
+/// ([`super::reduce`]), so that the pipeline builds them once.
+#[derive(Clone, Debug)]
+pub(crate) struct Proved {
+    /// Each node's neighbours in its core's queue.
+    pub(crate) chain: CoreChain,
+    /// [`CoreChain::union_topo_order`].
+    pub(crate) order: Vec<NodeId>,
+}
+
+/// [`prove_deadlock_free`], keeping the core chains and the order it proved acyclic.
+///
+/// # Panics
+/// As [`prove_deadlock_free`].
+pub(crate) fn prove_with_order(dag: &Dag, queues: &Csr<CoreId, NodeId>) -> Result<Proved, Vec<NodeId>> {
+    let chain = CoreChain::new(dag.nodes(), queues);
+    let order = chain.union_topo_order(dag)?;
+    Ok(Proved { chain, order })
 }
 
 #[cfg(test)]

@@ -56,7 +56,7 @@
 //! arena. None of this changes the result.
 
 use super::Placement;
-use super::proof::CoreChain;
+use super::proof::{Proved, prove_with_order};
 use crate::graph::{Csr, Dag};
 use crate::ids::{IdVec, NodeId, OptId};
 use std::cmp::Reverse;
@@ -75,7 +75,7 @@ type Fact = (u32, u32);
 /// If the placement's orders deadlock (prove them with
 /// [`prove_deadlock_free`](super::prove_deadlock_free) first) or do not queue every node once.
 pub fn reduce_cross_core_edges(dag: &Dag, placement: &Placement) -> Csr {
-    reduce_with_cap(dag, placement, |_| false, CLOCK_CAP)
+    reduce_with_cap(dag, placement, &proved(dag, placement), |_| false, CLOCK_CAP)
 }
 
 /// [`reduce_cross_core_edges`], except that every cross-core edge *out of* a node for which
@@ -86,18 +86,43 @@ pub fn reduce_cross_core_edges_keeping(
     placement: &Placement,
     keep_all_from: impl Fn(NodeId) -> bool,
 ) -> Csr {
-    reduce_with_cap(dag, placement, keep_all_from, CLOCK_CAP)
+    reduce_proved(dag, placement, &proved(dag, placement), keep_all_from)
 }
 
-fn reduce_with_cap(dag: &Dag, placement: &Placement, keep_all_from: impl Fn(NodeId) -> bool, cap: usize) -> Csr {
+/// [`reduce_cross_core_edges_keeping`] with the core chains and the order of the placement's
+/// deadlock proof ([`super::proof::prove_with_order`] of `placement.queues`), instead of
+/// building them again.
+pub(crate) fn reduce_proved(
+    dag: &Dag,
+    placement: &Placement,
+    proved: &Proved,
+    keep_all_from: impl Fn(NodeId) -> bool,
+) -> Csr {
+    reduce_with_cap(dag, placement, proved, keep_all_from, CLOCK_CAP)
+}
+
+/// The core chains and union order of `placement`, for the reduction.
+///
+/// # Panics
+/// If the placement deadlocks or does not queue every node once.
+fn proved(dag: &Dag, placement: &Placement) -> Proved {
+    prove_with_order(dag, &placement.queues).unwrap_or_else(|cycle| {
+        panic!("the placement deadlocks (cycle {cycle:?}); prove it deadlock-free before reducing")
+    })
+}
+
+fn reduce_with_cap(
+    dag: &Dag,
+    placement: &Placement,
+    proved: &Proved,
+    keep_all_from: impl Fn(NodeId) -> bool,
+    cap: usize,
+) -> Csr {
     let nodes = dag.nodes();
     let position = &placement.position;
     // Facts hold raw core ids: the cap measures distances between them.
     let core_of = |v: NodeId| placement.core_of[v].raw();
-    let chain = CoreChain::new(nodes, &placement.queues);
-    let order = chain.union_topo_order(dag).unwrap_or_else(|cycle| {
-        panic!("the placement deadlocks (cycle {cycle:?}); prove it deadlock-free before reducing")
-    });
+    let Proved { chain, order } = proved;
     let mut topo_index: IdVec<NodeId, u32> = IdVec::filled(nodes, 0);
     for (i, &v) in order.iter().enumerate() {
         topo_index[v] = i as u32;
@@ -111,7 +136,7 @@ fn reduce_with_cap(dag: &Dag, placement: &Placement, keep_all_from: impl Fn(Node
     let mut candidates: Vec<NodeId> = Vec::new();
     let mut kept: Vec<(NodeId, NodeId)> = Vec::new();
 
-    for &v in &order {
+    for &v in order {
         let core = core_of(v);
         // What the node before `v` on its core knew, and `v` itself (that clock has its own
         // core's fact, for the position before `v`'s).
@@ -294,6 +319,7 @@ mod tests {
     use super::*;
     use crate::schedule::cost::SimpleCost;
     use crate::schedule::list::list_schedule;
+    use crate::schedule::proof::CoreChain;
     use crate::schedule::testutil::{Rng, placement, profile, random_expanded};
     use std::collections::HashMap;
 
@@ -496,10 +522,12 @@ mod tests {
             let exp = random_expanded(seed, ranks, 8, 12);
             let p = list_schedule(&exp, &profile(3, 2, ranks), &SimpleCost::default());
             for cap in [1, 2, 3] {
-                let kept = reduce_with_cap(&exp.dag, &p, |_| false, cap);
+                let kept = reduce_with_cap(&exp.dag, &p, &proved(&exp.dag, &p), |_| false, cap);
                 assert_sound(&exp.dag, &p, &kept, false);
                 // Capping only forgets facts, so it never keeps fewer edges than exact clocks.
-                assert!(kept.edges() >= reduce_with_cap(&exp.dag, &p, |_| false, usize::MAX).edges());
+                assert!(
+                    kept.edges() >= reduce_with_cap(&exp.dag, &p, &proved(&exp.dag, &p), |_| false, usize::MAX).edges()
+                );
             }
         }
     }

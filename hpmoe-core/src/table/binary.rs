@@ -27,22 +27,34 @@ use crate::limits::MAX_GRID_DIMS;
 
 impl ScheduleTable {
     /// The table's checksum: the CRC-32 the binary form carries in its header (what a kernel
-    /// generated for this table expects, and what a flag plan names as its table).
+    /// generated for this table expects, and what a flag plan names as its table). Computed
+    /// over the same bytes as [`ScheduleTable::to_bytes`] writes, through a small buffer, without
+    /// the blob itself (at 10^6 entries a 38 MB buffer written only to read 4 bytes of it).
     pub fn checksum(&self) -> u32 {
-        let bytes = self.to_bytes();
-        u32::from_le_bytes(bytes[CHECKSUM_OFFSET..CHECKSUM_OFFSET + 4].try_into().expect("a table has a header"))
+        let mut crc = Crc::new();
+        self.write_checked(&mut Writer { out: &mut crc, len: CHECKSUM_START });
+        crc.finish()
     }
 
     /// The binary blob (layout in the [module docs](self)). Deterministic: equal tables give
     /// equal bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.view().layout().total as usize);
+        out.extend_from_slice(&self.header.magic);
+        out.extend_from_slice(&self.header.version.to_le_bytes());
+        out.extend_from_slice(&[0; 4]); // the checksum, filled in last
+        debug_assert_eq!(out.len(), CHECKSUM_START);
+        self.write_checked(&mut Writer { out: &mut out, len: CHECKSUM_START });
+        let crc = crc32fast::hash(&out[CHECKSUM_START..]);
+        out[CHECKSUM_OFFSET..CHECKSUM_OFFSET + 4].copy_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    /// The bytes the checksum covers: everything from [`CHECKSUM_START`] to the end.
+    fn write_checked(&self, out: &mut Writer<impl Out>) {
         let view = self.view();
         let layout = view.layout();
         let h = &self.header;
-        let mut out = Writer(Vec::with_capacity(layout.total as usize));
-        out.0.extend_from_slice(&h.magic);
-        out.u32(h.version);
-        out.u32(0); // checksum, filled in last
         out.u32(layout.total as u32);
         for v in [h.ranks, h.cores_per_rank, h.aic_per_rank, h.aiv_per_aic, h.families, h.instances_per_rank] {
             out.u32(v);
@@ -50,16 +62,16 @@ impl ScheduleTable {
         for v in [h.counters_per_rank_max, h.entry_count, h.signal_count] {
             out.u32(v);
         }
-        debug_assert_eq!(out.0.len(), DIRECTORY_OFFSET);
+        debug_assert_eq!(out.len, DIRECTORY_OFFSET);
         for s in layout.sections {
             out.u32(s.offset as u32);
             out.u32(s.bytes as u32);
         }
-        debug_assert_eq!(out.0.len(), FILE_HEADER_SIZE);
+        debug_assert_eq!(out.len, FILE_HEADER_SIZE);
         for f in &self.families {
             out.u32(f.first_instance);
             out.u32(f.instance_count);
-            out.0.extend_from_slice(&[f.core_kind, f.dims]);
+            out.array([f.core_kind, f.dims]);
             out.u16(f.reserved);
             f.extents.iter().for_each(|&e| out.u32(e));
         }
@@ -68,23 +80,26 @@ impl ScheduleTable {
             out.u32(c.entry_count);
         }
         self.counters_per_rank.iter().for_each(|&n| out.u32(n));
+        // Entries and signals a record at a time (there are millions of them).
         for e in &self.entries {
-            out.u32(e.instance);
-            out.u32(e.wait_counter);
-            out.u16(e.wait_target);
-            out.u16(e.signal_count);
-            out.u32(e.first_signal);
+            let mut record = [0u8; 16];
+            record[0..4].copy_from_slice(&e.instance.to_le_bytes());
+            record[4..8].copy_from_slice(&e.wait_counter.to_le_bytes());
+            record[8..10].copy_from_slice(&e.wait_target.to_le_bytes());
+            record[10..12].copy_from_slice(&e.signal_count.to_le_bytes());
+            record[12..16].copy_from_slice(&e.first_signal.to_le_bytes());
+            out.array(record);
         }
         for s in &self.signals {
-            out.u32(s.counter);
-            out.u16(s.rank);
-            out.u16(s.reserved);
+            let mut record = [0u8; 8];
+            record[0..4].copy_from_slice(&s.counter.to_le_bytes());
+            record[4..6].copy_from_slice(&s.rank.to_le_bytes());
+            record[6..8].copy_from_slice(&s.reserved.to_le_bytes());
+            out.array(record);
         }
-        out.0.extend_from_slice(self.names.as_bytes());
-        out.0.resize(layout.total as usize, 0);
-        let crc = crc32fast::hash(&out.0[CHECKSUM_START..]);
-        out.0[CHECKSUM_OFFSET..CHECKSUM_OFFSET + 4].copy_from_slice(&crc.to_le_bytes());
-        out.0
+        out.bytes(self.names.as_bytes());
+        let padding = (layout.total as usize).checked_sub(out.len).expect("the layout holds every record");
+        out.bytes(&vec![0; padding]);
     }
 
     /// Decodes and validates a blob written by [`ScheduleTable::to_bytes`].
@@ -214,15 +229,95 @@ fn read_names(section: &[u8], families: u32) -> Result<String, TableError> {
 }
 
 /// Appends little-endian integers.
-struct Writer(Vec<u8>);
+/// Writes little-endian integers to `out`, counting the bytes (from where it starts).
+struct Writer<'a, O> {
+    out: &'a mut O,
+    len: usize,
+}
 
-impl Writer {
+impl<O: Out> Writer<'_, O> {
+    fn bytes(&mut self, bytes: &[u8]) {
+        self.out.put(bytes);
+        self.len += bytes.len();
+    }
+
+    fn array<const N: usize>(&mut self, bytes: [u8; N]) {
+        self.out.put_array(bytes);
+        self.len += N;
+    }
+
     fn u32(&mut self, v: u32) {
-        self.0.extend_from_slice(&v.to_le_bytes());
+        self.array(v.to_le_bytes());
     }
 
     fn u16(&mut self, v: u16) {
-        self.0.extend_from_slice(&v.to_le_bytes());
+        self.array(v.to_le_bytes());
+    }
+}
+
+/// Where [`ScheduleTable::write_checked`] writes: the blob, or its checksum.
+trait Out {
+    fn put(&mut self, bytes: &[u8]);
+
+    /// [`Out::put`] of a few bytes whose count the compiler knows (a field).
+    fn put_array<const N: usize>(&mut self, bytes: [u8; N]) {
+        self.put(&bytes);
+    }
+}
+
+impl Out for Vec<u8> {
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+}
+
+/// Bytes the checksum buffers before hashing them: small enough to stay in cache, large
+/// enough that hashing runs over long slices (a call per field would cost more than it hashes).
+const CRC_BUFFER: usize = 1 << 16;
+
+/// The CRC-32 of the bytes put, as [`crc32fast::hash`] of them all would give it: filled
+/// into `buffer` up to `at`, hashed whenever the next bytes would not fit.
+struct Crc {
+    buffer: Box<[u8; CRC_BUFFER]>,
+    at: usize,
+    hasher: crc32fast::Hasher,
+}
+
+impl Out for Crc {
+    fn put(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            if self.at == CRC_BUFFER {
+                self.flush();
+            }
+            let n = bytes.len().min(CRC_BUFFER - self.at);
+            self.buffer[self.at..self.at + n].copy_from_slice(&bytes[..n]);
+            self.at += n;
+            bytes = &bytes[n..];
+        }
+    }
+
+    fn put_array<const N: usize>(&mut self, bytes: [u8; N]) {
+        if self.at + N > CRC_BUFFER {
+            self.flush();
+        }
+        self.buffer[self.at..self.at + N].copy_from_slice(&bytes);
+        self.at += N;
+    }
+}
+
+impl Crc {
+    fn new() -> Crc {
+        Crc { buffer: Box::new([0; CRC_BUFFER]), at: 0, hasher: crc32fast::Hasher::new() }
+    }
+
+    fn flush(&mut self) {
+        self.hasher.update(&self.buffer[..self.at]);
+        self.at = 0;
+    }
+
+    fn finish(mut self) -> u32 {
+        self.flush();
+        self.hasher.finalize()
     }
 }
 
@@ -250,5 +345,45 @@ impl Reader<'_> {
 
     fn u32(&mut self) -> u32 {
         u32::from_le_bytes(self.take())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CRC_BUFFER, Crc, Out};
+
+    /// xorshift64: a deterministic stream of pseudo-random numbers below `n`.
+    struct Rng(u64);
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    #[test]
+    fn the_buffered_crc_is_the_crc_of_everything_put() {
+        // Pieces of every size up to beyond the buffer, so it flushes mid-stream, at its
+        // edge and not at all.
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for total in [0, 5, CRC_BUFFER - 1, CRC_BUFFER, CRC_BUFFER + 1, 5 * CRC_BUFFER + 77] {
+            let bytes: Vec<u8> = (0..total).map(|_| rng.below(256) as u8).collect();
+            let mut crc = Crc::new();
+            let mut at = 0;
+            while at < total {
+                // Fields (a known count of bytes) and slices of any length up to beyond the buffer.
+                if rng.below(2) == 0 && at + 4 <= total {
+                    crc.put_array::<4>(bytes[at..at + 4].try_into().unwrap());
+                    at += 4;
+                    continue;
+                }
+                let piece = (1 + rng.below(2 * CRC_BUFFER as u64) as usize).min(total - at);
+                crc.put(&bytes[at..at + piece]);
+                at += piece;
+            }
+            assert_eq!(crc.finish(), crc32fast::hash(&bytes), "{total} bytes");
+        }
     }
 }

@@ -89,6 +89,7 @@ proptest! {
         let table = inputs.build("random");
         let bytes = table.to_bytes();
         prop_assert_eq!(bytes.len(), table.total_bytes());
+        prop_assert_eq!(table.checksum(), u32::from_le_bytes(bytes[12..16].try_into().unwrap()));
         prop_assert_eq!(ScheduleTable::from_bytes(&bytes), Ok(table.clone()));
         prop_assert_eq!(ScheduleTable::from_json(&table.to_json()), Ok(table.clone()));
         prop_assert_eq!(&table.view().to_owned(), &table);

@@ -101,7 +101,8 @@
 //! keeps that order. Rounds stop at the first that does not shorten the estimated makespan
 //! (at most [`IMPROVEMENT_ROUNDS`]), and none starts once the best pass is within
 //! [`IMPROVEMENT_TOLERANCE`] of the lower bound (the critical path and each kind's work per
-//! core, [`super::lower_bound_of`]), which no round can beat; the shortest forward pass is the result, so the first
+//! core, [`super::lower_bound_of`], and the resources the passes book: each rank's link puts
+//! over its lanes, each rank's bytes across servers at its tier's rate), which no round can beat; the shortest forward pass is the result, so the first
 //! pass is only ever replaced by a better estimate. Every pass is greedy, so the list
 //! scheduling guarantee holds whichever wins.
 //!
@@ -180,7 +181,8 @@ pub(crate) struct Scheduled<R> {
 ///
 /// When the DAG has at least `overlap_from` nodes and a forward-backward round runs, `then`
 /// runs on another thread on the first pass's placement while the round does. If no round
-/// beats the first pass (at 10^6 nodes of the MoE layer none does), that placement is the
+/// beats the first pass (at 10^6 nodes of the MoE layer none would: the first pass is within
+/// the tolerance of the server tier's bound, so no round runs there), that placement is the
 /// result and `then` of it is ready when the round ends; otherwise `then` runs again on the
 /// better placement and the speculative result is dropped. `then` must be a function of the
 /// placement alone, so the result never depends on which thread ran it or when.
@@ -337,9 +339,9 @@ impl<'a> Setup<'a> {
     /// included); the shortest forward pass wins, the earlier one on a tie. Returns the
     /// winner if it is not `first`.
     ///
-    /// A round can at best bring the makespan down to [`lower_bound_of`] the pass costs, so
-    /// none runs once the best is within [`IMPROVEMENT_TOLERANCE`] of that bound (`bound`
-    /// caches it).
+    /// A round can at best bring the makespan down to the lower bound of every pass
+    /// ([`Self::lower_bound_ns`]), so none runs once the best is within
+    /// [`IMPROVEMENT_TOLERANCE`] of that bound (`bound` caches it).
     fn improve(&self, first: &Placement, bound: &mut Option<u64>) -> Option<Placement> {
         let mut best: Option<Placement> = None;
         for _ in 0..IMPROVEMENT_ROUNDS {
@@ -363,8 +365,39 @@ impl<'a> Setup<'a> {
         if IMPROVEMENT_ROUNDS == 0 {
             return false;
         }
-        let bound = *bound.get_or_insert_with(|| lower_bound_of(self.exp, self.profile, &self.costs).ns());
+        let bound = *bound.get_or_insert_with(|| self.lower_bound_ns());
         best.makespan_ns.saturating_sub(bound) >= best.makespan_ns / IMPROVEMENT_TOLERANCE
+    }
+
+    /// A lower bound on the makespan of every pass, forward or backward: the largest of
+    /// [`lower_bound_of`] the pass costs (the critical path, each kind's work per core) and
+    /// the resources only the passes book — each rank's link lanes, which run its link puts
+    /// and nothing else (their least times over the lanes), and each rank's server tier
+    /// ([`net::Net::tier_bound_ns`]).
+    fn lower_bound_ns(&self) -> u64 {
+        let compute = lower_bound_of(self.exp, self.profile, &self.costs).ns();
+        let ranks = self.exp.space.ranks as usize;
+        let mut lanes = vec![0u64; ranks];
+        for &g in self.group_of_core.values() {
+            if g % CLASSES == LANE {
+                lanes[(g / CLASSES) as usize] += 1;
+            }
+        }
+        let mut lane_work = vec![0u64; ranks];
+        for (v, &g) in self.group_of_node.iter() {
+            if g % CLASSES == LANE {
+                // What `sim` charges it: its cost, or at least its tier booking's least time.
+                let least = match &self.net {
+                    Some(net) if net.times(v) => net.least_ns(v),
+                    _ => self.costs[v.index()],
+                };
+                let w = &mut lane_work[(g / CLASSES) as usize];
+                *w = w.saturating_add(least);
+            }
+        }
+        let lane = lane_work.iter().zip(&lanes).filter(|&(_, &n)| n > 0).map(|(&w, &n)| w.div_ceil(n)).max();
+        let tier = self.net.as_ref().map_or(0, |net| net.tier_bound_ns(self.exp));
+        compute.max(lane.unwrap_or(0)).max(tier)
     }
 
     /// One list-scheduling pass over the instance DAG or the DAG reversed, most urgent first

@@ -80,6 +80,33 @@ impl Net {
         puts.values().any(Option::is_some).then_some(Net { cross_server: cross_server_bytes_per_s.max(1), puts })
     }
 
+    /// The least time node `v`, a put this tier times, keeps its lane busy: its bytes at its
+    /// link share, then its fixed part ([`Self::book`] never returns less after `now`).
+    ///
+    /// # Panics
+    /// If `v` is not a put this tier times.
+    pub(super) fn least_ns(&self, v: NodeId) -> u64 {
+        let put = self.puts[v].expect("only puts to other servers are timed");
+        put.stream_ns.saturating_add(put.fixed_ns)
+    }
+
+    /// A lower bound on the makespan of any pass: on each rank's tier, [`Self::book`] carries
+    /// one put's bytes after another from time 0 on, so the last of them is out no sooner
+    /// than all of their times at the tier's rate together, and its fixed part follows (at
+    /// least the shortest fixed part of a put with bytes). The largest over the ranks.
+    pub(super) fn tier_bound_ns(&self, exp: &Expanded) -> u64 {
+        let ranks = exp.space.ranks as usize;
+        let (mut busy, mut fixed) = (vec![0u64; ranks], vec![u64::MAX; ranks]);
+        for (v, put) in self.puts.iter() {
+            if let Some(put) = put.filter(|p| p.bytes > 0) {
+                let r = exp.space.rank_of(v).index();
+                busy[r] = busy[r].saturating_add(ns_at_rate(put.bytes, self.cross_server));
+                fixed[r] = fixed[r].min(put.fixed_ns);
+            }
+        }
+        busy.iter().zip(&fixed).filter(|&(_, &f)| f != u64::MAX).map(|(&b, &f)| b.saturating_add(f)).max().unwrap_or(0)
+    }
+
     /// Nothing booked yet, for `ranks` ranks.
     pub(super) fn idle(ranks: u32) -> Booked {
         Booked { until: IdVec::from_vec(vec![0; ranks as usize]) }

@@ -71,6 +71,39 @@ impl CostModel for LinkCost {
     }
 }
 
+/// [`LinkCost`] with servers of `per_server` ranks and a tier of `tier` B/ns between them,
+/// `extra` ns more latency across.
+#[derive(Debug)]
+struct TieredCost {
+    link: LinkCost,
+    per_server: u32,
+    tier: u64,
+    extra: u64,
+}
+impl CostModel for TieredCost {
+    fn tile_ns(&self, core: CoreKind, work: &Work) -> u64 {
+        self.link.tile_ns(core, work)
+    }
+    fn edge_ns(&self, cross_rank: bool) -> u64 {
+        self.link.edge_ns(cross_rank)
+    }
+    fn link_bytes_per_s(&self) -> Option<u64> {
+        self.link.link_bytes_per_s()
+    }
+    fn family_put(&self, family: usize, core: CoreKind, work: &Work) -> PutShape {
+        self.link.family_put(family, core, work)
+    }
+    fn ranks_per_server(&self) -> Option<u32> {
+        Some(self.per_server)
+    }
+    fn network_limits(&self) -> Option<crate::schedule::NetworkLimits> {
+        Some(crate::schedule::NetworkLimits {
+            cross_server_bytes_per_s: self.tier * 1_000_000_000,
+            cross_server_extra_ns: self.extra,
+        })
+    }
+}
+
 /// [`LinkCost`] without the link: puts are charged as if alone and run anywhere.
 struct NoLink(LinkCost);
 impl CostModel for NoLink {

@@ -79,7 +79,7 @@ fn random_schedules_respect_every_dependency_and_core() {
 /// Forward-backward improvement without the tolerance: every round runs until one does not
 /// shorten the makespan. Counts the rounds it runs that the tolerance would have skipped.
 fn improve_without_tolerance(setup: &Setup, first: Pass, skipped: &mut usize) -> Pass {
-    let bound = crate::schedule::lower_bound_of(setup.exp, setup.profile, &setup.costs).ns();
+    let bound = setup.lower_bound_ns();
     let mut best = first;
     let mut stopped = false;
     for _ in 0..IMPROVEMENT_ROUNDS {
@@ -116,6 +116,49 @@ fn the_tolerance_costs_at_most_its_share_of_the_makespan() {
         }
     }
     assert!(skipped > 0, "the tolerance skips some round, so this test exercises it");
+}
+
+#[test]
+fn no_pass_beats_the_bound_improvement_stops_at() {
+    // The bound the tolerance measures against is one: every pass, forward or backward, of
+    // every round takes at least that long, so a round skipped near it could have gained at
+    // most the tolerance's share. Counts the cases where the lanes or the server tier, not the
+    // compute bound, set it, so the test exercises them.
+    let (mut by_resources, mut by_tier) = (0, 0);
+    for seed in 0..200 {
+        let ranks = 2 + (seed % 4) as u32;
+        let mut exp = random_expanded(seed, ranks, 6, 16);
+        if seed % 2 == 0 {
+            // Light compute and every put to another rank, so that the puts' bytes, not the
+            // cores, take the time.
+            exp.family_work.iter_mut().for_each(|w| w.flops >>= 16);
+            for v in exp.space.node_ids() {
+                if exp.family_work[exp.space.family_of(v)].remote_bytes > 0 {
+                    exp.rotation[v] = 1 + v.raw() % (ranks - 1);
+                }
+            }
+        }
+        let prof = profile(1, 2 + (seed % 3) as u32, ranks);
+        let link = LinkCost { link: 2, stream: 1, edge: 2 };
+        let tiered = TieredCost { link: LinkCost { link: 2, stream: 1, edge: 2 }, per_server: 2, tier: 1, extra: 5 };
+        for cost in [&UnitCost as &dyn CostModel, &SimpleCost::default(), &TenAndEdges, &link, &tiered] {
+            let setup = Setup::new(&exp, &prof, cost);
+            let bound = setup.lower_bound_ns();
+            let compute = crate::schedule::lower_bound_of(&exp, &prof, &setup.costs).ns();
+            assert!(bound >= compute);
+            by_resources += usize::from(bound > compute);
+            by_tier +=
+                usize::from(bound > compute && setup.net.as_ref().is_some_and(|n| n.tier_bound_ns(&exp) == bound));
+            let mut pass = setup.pass(Direction::Forward, priorities_with(&exp, &setup.costs, cost));
+            for round in 0..2 {
+                assert!(pass.makespan_ns() >= bound, "seed {seed}, round {round}: {} < {bound}", pass.makespan_ns());
+                let back = setup.pass(Direction::Backward, pass.finish_ns.clone().into_vec());
+                assert!(back.makespan_ns() >= bound, "seed {seed}, round {round}: backward {}", back.makespan_ns());
+                pass = setup.pass(Direction::Forward, back.finish_ns.into_vec());
+            }
+        }
+    }
+    assert!(by_resources > by_tier && by_tier > 0, "the lanes set the bound in some case, the tier in others");
 }
 
 #[test]
