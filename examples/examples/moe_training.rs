@@ -90,7 +90,9 @@ impl Row {
 
 /// The DeepSeek-V3 layer at `ep` for `pass`.
 fn shape(ep: u32, tokens: u64) -> MoeShape {
-    MoeShape::deepseek_v3(ep, tokens).with_whole_expert_wgrad()
+    let s = MoeShape::deepseek_v3(ep, tokens).with_whole_expert_wgrad();
+    let g: u64 = std::env::var("XG").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
+    MoeShape { wgrad_rows: s.wgrad_rows / g, ..s }
 }
 
 fn measure(
