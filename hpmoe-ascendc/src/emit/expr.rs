@@ -6,11 +6,15 @@ use std::fmt::Write;
 /// Renders `e` with `names[i]` for grid index `i` and `rank` for RANK; a modulus becomes
 /// `hpmoe::Mod(.., m)`, a part `x / d` `hpmoe::Div(x, d)` (both Euclidean, like the model's).
 pub fn cpp(e: &Affine, names: &[String]) -> String {
-    let mut sum = if e.parts.is_empty() || !e.terms.is_empty() || e.constant != 0 {
-        linear(e.constant, &e.terms, names)
-    } else {
-        String::new()
-    };
+    if e.parts.is_empty() {
+        let sum = linear(e.constant, &e.terms, names);
+        return match e.modulo {
+            Some(m) => format!("hpmoe::Mod({sum}, {m})"),
+            None => sum,
+        };
+    }
+    // Terms, then parts, then the constant: `4 * e + 16 * hpmoe::Mod(m + rank, 8) + 3`.
+    let mut sum = if e.terms.is_empty() { String::new() } else { linear(0, &e.terms, names) };
     for (p, k) in &e.parts {
         let f = match p.op {
             Reduce::Rem(m) => format!("hpmoe::Mod({}, {m})", cpp(&p.inner, names)),
@@ -24,6 +28,11 @@ pub fn cpp(e: &Affine, names: &[String]) -> String {
             (false, false) => format!("{sum} + {term}"),
             (false, true) => format!("{sum} - {term}"),
         };
+    }
+    if e.constant > 0 {
+        sum = format!("{sum} + {}", e.constant);
+    } else if e.constant < 0 {
+        sum = format!("{sum} - {}", e.constant.unsigned_abs());
     }
     match e.modulo {
         Some(m) => format!("hpmoe::Mod({sum}, {m})"),

@@ -291,12 +291,13 @@ impl fmt::Display for AffineDisplay<'_> {
             summand(f, k, &name)?;
         }
         for (p, k) in &e.parts {
-            // `k * ((d + RANK) % 4)`: a part in parentheses, its inner sum too when it has several summands.
+            // `k * ((d + RANK) % 4)`: a scaled part in parentheses, its inner sum too when it has several summands.
             let inner = p.inner.display(self.names).to_string();
             let simple = p.inner.modulo.is_none()
                 && p.inner.terms.len() + p.inner.parts.len() + usize::from(p.inner.constant != 0) <= 1;
             let inner = if simple { inner } else { format!("({inner})") };
-            summand(f, *k, &format!("({inner} {} {})", p.op.symbol(), p.op.by()))?;
+            let text = format!("{inner} {} {}", p.op.symbol(), p.op.by());
+            summand(f, *k, &if k.unsigned_abs() == 1 { text } else { format!("({text})") })?;
         }
         if first {
             write!(f, "{}", e.constant)?;

@@ -27,17 +27,23 @@
 //! row groups: the first group's product is written (no zeroing pass), each later group's
 //! added by `*_acc`, whose instance `(e, m, p, n)` runs after `(e, m − 1, p, n)`
 //! (`after(gmm2_wgrad_acc(e, m - 1, p, n))`; the first waits for the write, a family declared
-//! before it), so every run sums the groups in the order `0, 1, …` and the gradients are
-//! bitwise reproducible (ordered accumulation). (`*_acc` exists only when an expert has more
-//! than one group.) [`crate::exec::moe_backward_reference`] computes the same gradients with
-//! plain loops.
+//! before it), so every run sums the groups in one order and the gradients are bitwise
+//! reproducible (ordered accumulation). The order is [`MoeShape::wgrad_group`]'s: when a group
+//! is `q` whole source ranks' rows, the order the rows arrive in — the group below the rank's
+//! own first, its own last, a rotated slice start `(RANK / q + G − 1 − m) % G · W` (an index
+//! with a quotient and a remainder as parts, [`hpmoe_core::model::Part`]) — otherwise row
+//! order. (`*_acc` exists only when an expert has more than one group.)
+//! [`crate::exec::moe_backward_reference`] computes the same gradients with plain loops, in
+//! the same order.
 //!
 //! How many rows a weight-gradient tile sums is a trade: with `W = B` (the tiny shapes) the
 //! first blocks to land feed weight-gradient tiles while later blocks are still in flight,
 //! but every block reads and writes the expert's whole F32 gradient column block again
 //! (`R·S/B` times); with `W = R·S` ([`MoeShape::with_whole_expert_wgrad`], the DeepSeek-V3
 //! shapes) each gradient is written once and an expert's weight-gradient tiles wait for all
-//! its rows, interleaving with other experts' data-gradient tiles on the AICs instead.
+//! its rows, interleaving with other experts' data-gradient tiles on the AICs instead. In
+//! between, [`MoeShape::with_wgrad_groups`] (two groups: the first can start once half the
+//! sources' rows are in, for one more F32 read and write of each gradient).
 //!
 //! # Natural routing
 //!
