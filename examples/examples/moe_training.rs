@@ -46,8 +46,7 @@ use hpmoe_host::sim;
 use std::process::ExitCode;
 use std::time::Instant;
 
-const USAGE: &str =
-    "--ep N (one EP instead of 8, 16, 32, 64), --tokens N (default 4096), --json, --profile NAME|FILE, --natural, \
+const USAGE: &str = "--ep N (one EP instead of 8, 16, 32, 64), --tokens N (default 4096), --json, --profile NAME|FILE, --natural, \
      --wgrad-groups N (default 1)";
 
 /// One pass at one EP.
