@@ -93,7 +93,7 @@ mod tests {
         assert_eq!(cpp(&(Affine::index(0) * -1), &names), "-e");
         let rotated = (Affine::rank() + Affine::index(1)).modulo(8) * 16 + Affine::index(0) * 4;
         assert_eq!(cpp(&rotated, &names), "4 * e + 16 * hpmoe::Mod(m + rank, 8)");
-        let group = (Affine::rank().div(4) + 1).modulo(2) * -64;
+        let group = (Affine::rank().quotient(4) + 1).modulo(2) * -64;
         assert_eq!(cpp(&group, &names), "-64 * hpmoe::Mod(hpmoe::Div(rank, 4) + 1, 2)");
     }
 }

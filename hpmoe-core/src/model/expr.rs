@@ -24,7 +24,7 @@ pub enum Var {
 
 /// `constant + Σ coeff·var + Σ coeff·part`, then `rem_euclid(modulo)` if a modulus is set.
 ///
-/// Built with `+`, `-`, `*` by a constant, [`Affine::modulo`] and [`Affine::div`]; reducing
+/// Built with `+`, `-`, `*` by a constant, [`Affine::modulo`] and [`Affine::quotient`]; reducing
 /// an expression and then computing with it makes the reduced expression a [`Part`], so
 /// `(Affine::rank() + k).modulo(r) * s + b` is `s·((RANK + k) % r) + b`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -121,7 +121,7 @@ impl Affine {
     }
 
     /// `self / d`, rounded down (Euclidean: `-1 / 4` is `-1`). Panics on `d == 0`.
-    pub fn div(self, d: u64) -> Self {
+    pub fn quotient(self, d: u64) -> Self {
         assert!(d > 0, "divisor must be positive");
         Affine::part(Part { inner: self, op: Reduce::Div(d) })
     }
@@ -236,14 +236,16 @@ impl Affine {
     /// A lone part `1·(e % m)` is written as `e` with a modulus of the whole, its form when
     /// built directly, so that equal expressions compare equal.
     fn canonical(mut self) -> Self {
-        if self.constant == 0 && self.terms.is_empty() && self.modulo.is_none() && self.parts.len() == 1 {
-            if let (Part { inner, op: Reduce::Rem(m) }, 1) = &self.parts[0]
-                && inner.modulo.is_none()
-            {
-                let mut inner = inner.clone();
-                inner.modulo = Some(*m);
-                return inner;
-            }
+        if self.constant == 0
+            && self.terms.is_empty()
+            && self.modulo.is_none()
+            && self.parts.len() == 1
+            && let (Part { inner, op: Reduce::Rem(m) }, 1) = &self.parts[0]
+            && inner.modulo.is_none()
+        {
+            let mut inner = inner.clone();
+            inner.modulo = Some(*m);
+            return inner;
         }
         self.parts.retain(|p| p.1 != 0);
         self
@@ -399,10 +401,10 @@ mod tests {
         assert!(!start.is_affine() && start.mentions_rank() && start.max_index() == Some(1));
         assert_eq!(start.vars(), [Var::Index(0), Var::Index(1), Var::Rank]);
         // Floor division, nested in a remainder: the group of 8 ranks after the rank's own.
-        let group = (Affine::rank().div(8) + 1).modulo(2) * 8;
+        let group = (Affine::rank().quotient(8) + 1).modulo(2) * 8;
         assert_eq!(group.display(&[]).to_string(), "8 * ((RANK / 8 + 1) % 2)");
         assert_eq!([0, 7, 8, 15].map(|r| group.eval(&[], r)), [Ok(8), Ok(8), Ok(0), Ok(0)]);
-        assert_eq!((Affine::index(0) - 5).div(4).eval(&[2], 0), Ok(-1));
+        assert_eq!((Affine::index(0) - 5).quotient(4).eval(&[2], 0), Ok(-1));
         // A reduced expression keeps its form until computed with; equal values compare equal.
         let rot = (Affine::rank() + 1).modulo(4);
         assert_eq!(rot.clone() + 0, rot);
@@ -410,7 +412,7 @@ mod tests {
         assert_eq!((rot.clone() - rot.clone()), Affine::constant(0));
         assert!(rot.is_affine());
         // A part whose inner expression is constant is constant.
-        assert!((Affine::constant(9).div(4) * 3).is_constant());
+        assert!((Affine::constant(9).quotient(4) * 3).is_constant());
     }
 
     #[test]

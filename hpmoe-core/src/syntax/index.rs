@@ -109,7 +109,7 @@ impl Lower {
                     return Err(self.error(&b.right, format!("the {what} of an index expression must be positive")));
                 }
                 let m = m.constant as u64;
-                Ok(if op == "%" { a.modulo(m) } else { a.div(m) })
+                Ok(if op == "%" { a.modulo(m) } else { a.quotient(m) })
             }
             _ => Err(self.error(
                 e,

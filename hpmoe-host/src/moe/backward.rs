@@ -256,7 +256,7 @@ impl MoeShape {
         let block = wgrad_row_block(rows);
         // The first received row of the group summed at chain step `step` (see `wgrad_group`).
         let group_row = |step: Affine| match self.wgrad_sources_per_group() {
-            Some(q) => (Affine::rank().div(q) + (groups as i64 - 1) - step).modulo(groups) * w as i64,
+            Some(q) => (Affine::rank().quotient(q) + (groups as i64 - 1) - step).modulo(groups) * w as i64,
             None => step * w as i64,
         };
         // Rows `row ..` of the expert's received rows, gradient rows `p·block ..`, columns `n·cols ..`.

@@ -35,7 +35,7 @@ fn main() {
     assert_eq!(*start, expected);
     assert_eq!(start.eval(&[3, 1], 2), Ok(8 + 4)); // rank 2, k 3: source 1
     let pair = &tf.families[1].body[0].args[0].dims[0].start;
-    assert_eq!(*pair, (Affine::rank().div(2) + 1).modulo(2) * 16 + Affine::index(0) * 8);
+    assert_eq!(*pair, (Affine::rank().quotient(2) + 1).modulo(2) * 16 + Affine::index(0) * 8);
     assert_eq!([0, 1, 2, 3].map(|r| pair.eval(&[0], r)), [Ok(16), Ok(16), Ok(0), Ok(0)]);
     assert!(matches!(pair.parts[0].0.inner.parts[0].0.op, Reduce::Div(2)));
     rotated().table().unwrap();
