@@ -9,7 +9,7 @@
 //! ```sh
 //! cargo run --release -p hpmoe-examples --example moe_training [-- --ep N] [--tokens N] [--json]
 //!                                                               [--profile ascend_a3_die|ascend910b|FILE]
-//!                                                               [--natural]
+//!                                                               [--natural] [--wgrad-groups N]
 //! ```
 //!
 //! `--natural` measures the layer under natural routing instead
@@ -31,7 +31,9 @@
 //!
 //! The DeepSeek-V3 backward sums each expert's weight gradient in one tile per column block
 //! (`MoeShape::with_whole_expert_wgrad`): per-block accumulation re-writes the F32 gradients
-//! once per row block and is HBM-bound at these sizes. The host check runs `tiny(2)` and
+//! once per row block and is HBM-bound at these sizes. `--wgrad-groups N` sums each expert's
+//! rows in `N` groups instead (`MoeShape::with_wgrad_groups`; groups of whole source ranks'
+//! rows go in the order the rows arrive, `MoeShape::wgrad_group`), to measure the trade. The host check runs `tiny(2)` and
 //! `tiny(4)`, whose weight gradients are chained over four row groups (with `--natural`,
 //! `tiny_natural(2)` and `tiny_natural(4)`).
 
@@ -44,8 +46,8 @@ use hpmoe_host::sim;
 use std::process::ExitCode;
 use std::time::Instant;
 
-const USAGE: &str =
-    "--ep N (one EP instead of 8, 16, 32, 64), --tokens N (default 4096), --json, --profile NAME|FILE, --natural";
+const USAGE: &str = "--ep N (one EP instead of 8, 16, 32, 64), --tokens N (default 4096), --json, --profile NAME|FILE, --natural, \
+     --wgrad-groups N (default 1)";
 
 /// One pass at one EP.
 struct Row {
@@ -88,9 +90,9 @@ impl Row {
     }
 }
 
-/// The DeepSeek-V3 layer at `ep` for `pass`.
-fn shape(ep: u32, tokens: u64) -> MoeShape {
-    MoeShape::deepseek_v3(ep, tokens).with_whole_expert_wgrad()
+/// The DeepSeek-V3 layer at `ep`, each expert's weight gradient summed in `groups` groups.
+fn shape(ep: u32, tokens: u64, groups: u64) -> MoeShape {
+    MoeShape::deepseek_v3(ep, tokens).with_wgrad_groups(groups)
 }
 
 fn measure(
@@ -99,6 +101,7 @@ fn measure(
     pass: Pass,
     profile: &hpmoe_core::cost::CostProfile,
     natural: bool,
+    groups: u64,
 ) -> Result<Row, ExampleError> {
     // Natural routing: planned on the expected activity of sampled routings, run under one.
     let (tf, plan, run, skipped) = if natural {
@@ -109,7 +112,7 @@ fn measure(
         let (plan, run) = (cost.clone().with_expected_activity(layer.plan), cost.with_activity(layer.run));
         (layer.taskflow, plan, run, Some(skipped))
     } else {
-        let tf = shape(ep, tokens).pass_taskflow(pass).map_err(ExampleError::Shape)?;
+        let tf = shape(ep, tokens, groups).pass_taskflow(pass).map_err(ExampleError::Shape)?;
         let cost = TaskflowCost::new(&tf, profile.clone());
         (tf, cost.clone(), cost, None)
     };
@@ -130,8 +133,10 @@ fn measure(
 }
 
 fn run() -> Result<bool, ExampleError> {
-    let options = Options::from_env(&["--ep", "--tokens", "--json", "--profile", "--natural"], USAGE)?;
+    let options =
+        Options::from_env(&["--ep", "--tokens", "--json", "--profile", "--natural", "--wgrad-groups"], USAGE)?;
     let natural = options.flag("--natural");
+    let groups = options.number("--wgrad-groups", 1)?;
     let tokens = options.number("--tokens", 4096)?;
     let profile = options.profile()?;
     let eps: Vec<u32> = match options.value("--ep") {
@@ -143,7 +148,7 @@ fn run() -> Result<bool, ExampleError> {
     for &ep in &eps {
         for pass in Pass::ALL {
             eprint!("[ep {ep}] {}…", pass.name());
-            rows.push(measure(ep, tokens, pass, &profile, natural)?);
+            rows.push(measure(ep, tokens, pass, &profile, natural, groups)?);
             eprintln!(" done ({:.1} s)", started.elapsed().as_secs_f64());
         }
     }

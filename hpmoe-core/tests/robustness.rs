@@ -2,8 +2,8 @@
 //! regions anywhere, cycles — must give errors or a schedule, never a panic, quickly.
 
 use hpmoe_core::model::{
-    Affine, After, CoreKind, DType, DimSlice, GridDim, Guard, IndexSel, Loc, MachineProfile, OpCall, RankSel, Region,
-    TensorDecl, TensorKind, TileFamily, Var,
+    Affine, After, CoreKind, DType, DimSlice, GridDim, Guard, IndexSel, Loc, MachineProfile, OpCall, Part, RankSel,
+    Reduce, Region, TensorDecl, TensorKind, TileFamily, Var,
 };
 use hpmoe_core::schedule::UnitCost;
 use proptest::prelude::*;
@@ -25,12 +25,25 @@ fn affine() -> impl Strategy<Value = Affine> {
         prop_oneof![4 => -2i64..8, 1 => Just(i64::MAX), 1 => Just(i64::MIN)],
         prop::collection::vec((prop_oneof![(0u8..5).prop_map(Var::Index), Just(Var::Rank)], -3i64..4), 0..3),
         prop::option::weighted(0.2, prop_oneof![Just(0u64), 1u64..5]),
+        // A reduced part, its divisor possibly zero (hand-built: the builder would refuse it).
+        prop::option::weighted(
+            0.2,
+            (prop_oneof![(0u8..5).prop_map(Var::Index), Just(Var::Rank)], any::<bool>(), 0u64..5, -3i64..4),
+        ),
     )
-        .prop_map(|(constant, terms, modulo)| {
+        .prop_map(|(constant, terms, modulo, part)| {
             let mut terms: Vec<(Var, i64)> = terms.into_iter().filter(|t| t.1 != 0).collect();
             terms.sort_by_key(|t| t.0);
             terms.dedup_by_key(|t| t.0);
-            Affine { constant, terms: terms.into_iter().collect(), modulo }
+            let parts = part
+                .filter(|p| p.3 != 0)
+                .map(|(v, rem, by, k)| {
+                    let op = if rem { Reduce::Rem(by) } else { Reduce::Div(by) };
+                    (Part { inner: Affine::var(v) + 1, op }, k)
+                })
+                .into_iter()
+                .collect();
+            Affine { constant, terms: terms.into_iter().collect(), parts, modulo }
         })
 }
 

@@ -180,6 +180,7 @@ fn shapes() -> Vec<(&'static str, MoeShape)> {
         ("tiny(4)", MoeShape::tiny(4)),
         ("tiny(2), top-4", MoeShape { top_k: 4, ..MoeShape::tiny(2) }),
         ("tiny(2), whole-expert wgrad", MoeShape::tiny(2).with_whole_expert_wgrad()),
+        ("tiny(4), groups of 2 sources in arrival order", MoeShape { wgrad_rows: 8, ..MoeShape::tiny(4) }),
         ("tiny_natural(1)", MoeShape::tiny_natural(1)),
         ("tiny_natural(2)", MoeShape::tiny_natural(2)),
         ("tiny_natural(4)", MoeShape::tiny_natural(4)),

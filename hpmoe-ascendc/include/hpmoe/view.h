@@ -30,6 +30,9 @@ HPMOE_FN int64_t Mod(int64_t x, int64_t m) {
     return r < 0 ? r + m : r;
 }
 
+/* x / d rounded down (d > 0), for the `/` of a region expression: (x - Mod(x, d)) / d. */
+HPMOE_FN int64_t Div(int64_t x, int64_t d) { return (x - Mod(x, d)) / d; }
+
 HPMOE_FN uint32_t AlignUp(uint32_t x, uint32_t a) { return (x + a - 1) / a * a; }
 HPMOE_FN uint32_t MinU32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 

@@ -57,7 +57,7 @@ impl ViewSpec {
     /// The offset as a C++ expression.
     pub fn offset_cpp(&self, names: &[String]) -> String {
         let mut parts = Vec::new();
-        if !self.offset.terms.is_empty() || self.offset.constant != 0 || self.offset_mods.is_empty() {
+        if self.offset != Affine::constant(0) || self.offset_mods.is_empty() {
             parts.push(expr::cpp(&self.offset, names));
         }
         for (e, stride) in &self.offset_mods {
@@ -147,7 +147,7 @@ pub fn view(tensor: &TensorDecl, param: &str, region: &Region, names: &[String])
         let s = start(k);
         if s.modulo.is_some() {
             offset_mods.push((s, stride));
-        } else if !(s.terms.is_empty() && s.constant == 0) {
+        } else if s != Affine::constant(0) {
             offset = offset + s * stride;
         }
         stride = stride.saturating_mul(i64::try_from(shape[k]).unwrap_or(i64::MAX));
@@ -172,7 +172,7 @@ pub fn region_text(tensor: &TensorDecl, region: &Region, names: &[String]) -> St
             out.push_str(", ");
         }
         match region.dims.get(k) {
-            Some(d) if d.start.terms.is_empty() && d.start.constant == 0 && d.len == extent => out.push(':'),
+            Some(d) if d.start == Affine::constant(0) && d.len == extent => out.push(':'),
             Some(d) => {
                 let s = expr::cpp(&d.start, names).replace("hpmoe::Mod", "mod");
                 if d.len == 1 {

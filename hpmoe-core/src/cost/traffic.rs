@@ -158,9 +158,9 @@ fn op_flops(work: WorkModel, sizes: &[Option<(u64, u64)>], call: &crate::model::
 pub fn reuse_factor(region: &Region, extents: &[u64]) -> u64 {
     let mut mentioned = vec![false; extents.len()];
     let mut mark = |a: &crate::model::Affine| {
-        for (v, _) in &a.terms {
+        for v in a.vars() {
             if let Var::Index(i) = v
-                && let Some(m) = mentioned.get_mut(*i as usize)
+                && let Some(m) = mentioned.get_mut(i as usize)
             {
                 *m = true;
             }

@@ -9,7 +9,7 @@ mod region;
 mod taskflow;
 mod tensor;
 
-pub use expr::{Affine, Overflow, Var};
+pub use expr::{Affine, Overflow, Part, Reduce, Var};
 pub use family::{After, GridDim, Guard, IndexSel, OpCall, TileFamily};
 pub use loc::{Loc, LocId, SourceMap, SourcePos};
 pub use op::{Access, BuiltinOp, DuplicateOp, MatmulDims, OpKind, OpRegistry, OpSpec, Param, WorkModel};

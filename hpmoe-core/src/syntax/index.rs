@@ -1,6 +1,9 @@
 //! Index expressions → [`Affine`]: grid parameters, `RANK`, `let`-bound indices and
-//! compile-time constants, combined with `+`, `-`, `*` by a constant, and a final `% m`.
-//! Arithmetic on coefficients is checked: an overflow is an error, not a saturation.
+//! compile-time constants, combined with `+`, `-`, `*` by a constant, `% m` (Euclidean
+//! remainder) and `/ d` (rounded down) by a positive constant, in any order: a reduced
+//! sub-expression scales and adds like an index (`(RANK + k) % R * S + b * B`, the rows of
+//! source rank `(RANK + k) % R`). Arithmetic on coefficients is checked: an overflow is an
+//! error, not a saturation.
 
 use super::affine::{add, scale};
 use super::consts::Failed;
@@ -61,7 +64,7 @@ impl Lower {
             _ => Err(self.error(
                 e,
                 "not an index expression: indices are grid indices, `RANK` and constants combined with \
-                 `+`, `-`, `*` by a constant and a final `% m`",
+                 `+`, `-`, `*` by a constant, `%` and `/` by a positive constant",
             )),
         }
     }
@@ -71,21 +74,8 @@ impl Lower {
         match b.op {
             BinOp::Add(_) | BinOp::Sub(_) => {
                 let sign = if matches!(b.op, BinOp::Add(_)) { 1 } else { -1 };
-                // `x % m * k + b` as a whole: its rewrite says more than the product's alone.
-                for (reduced, other) in [(&b.left, &b.right), (&b.right, &b.left)] {
-                    if let Some((x, _, Some(k))) = wrapped(reduced)
-                        && sign == 1
-                        && self.is_symbolic(x, scope)
-                        && !self.is_symbolic(k, scope)
-                    {
-                        let help = sum_rewrite(reduced, other, b.op);
-                        return Err(self.not_reduced_error(e, help));
-                    }
-                }
                 let (l, r) = (self.index(&b.left, scope), self.index(&b.right, scope));
                 let (l, r) = (l?, r?);
-                self.not_reduced(e, &l, || sum_rewrite(&b.left, &b.right, b.op))?;
-                self.not_reduced(e, &r, || sum_rewrite(&b.right, &b.left, b.op))?;
                 add(&l, &r, sign).ok_or_else(|| overflow(self))
             }
             BinOp::Mul(_) => {
@@ -98,40 +88,38 @@ impl Lower {
                 let (sym, k_expr) = if ls { (&b.left, &b.right) } else { (&b.right, &b.left) };
                 let (a, k) = (self.index(sym, scope), self.index(k_expr, scope));
                 let (a, k) = (a?, k?);
-                self.not_reduced(e, &a, || product_rewrite(e, sym, k_expr))?;
                 scale(&a, k.constant).ok_or_else(|| overflow(self))
             }
-            BinOp::Rem(_) if !self.is_symbolic(&b.right, scope) => {
-                let (a, m) = (self.index(&b.left, scope), self.index(&b.right, scope));
-                let (mut a, m) = (a?, m?);
-                self.not_reduced(e, &a, || "an index expression takes one `%`, as its last operation".to_string())?;
-                if m.constant <= 0 {
-                    return Err(self.error(&b.right, "the modulus of an index expression must be positive"));
+            BinOp::Rem(_) | BinOp::Div(_) => {
+                let (op, what) = if matches!(b.op, BinOp::Rem(_)) { ("%", "modulus") } else { ("/", "divisor") };
+                if self.is_symbolic(&b.right, scope) {
+                    return Err(self.error(
+                        &b.right,
+                        format!(
+                            "the {what} of `{op}` in an index expression must be a compile-time constant, not an \
+                             index: `{}`\n\nhelp: reduce by a constant, e.g. `{} {op} RANKS` with `const RANKS: u64`",
+                            written(e),
+                            operand(&b.left)
+                        ),
+                    ));
                 }
-                a.modulo = Some(m.constant as u64);
-                Ok(a)
+                let (a, m) = (self.index(&b.left, scope), self.index(&b.right, scope));
+                let (a, m) = (a?, m?);
+                if m.constant <= 0 {
+                    return Err(self.error(&b.right, format!("the {what} of an index expression must be positive")));
+                }
+                let m = m.constant as u64;
+                Ok(if op == "%" { a.modulo(m) } else { a.quotient(m) })
             }
             _ => Err(self.error(
                 e,
                 format!(
-                    "index expressions are affine (grid indices and `RANK` times constants, plus a final `% m`); \
-                     `{}` is not supported on an index",
+                    "index expressions combine indices with `+`, `-`, `*` by a constant, `%` and `/` by a positive \
+                     constant; `{}` is not supported on an index",
                     b.op.to_token_stream()
                 ),
             )),
         }
-    }
-
-    /// Refuses an operand reduced by `%` inside `e`, with `help` (a rewrite) beside the error.
-    fn not_reduced(&mut self, e: &Expr, a: &Affine, help: impl FnOnce() -> String) -> Result<(), Failed> {
-        match a.modulo {
-            Some(_) => Err(self.not_reduced_error(e, help())),
-            None => Ok(()),
-        }
-    }
-
-    fn not_reduced_error(&mut self, e: &Expr, help: String) -> Failed {
-        self.error(e, format!("`%` must be the last operation of an index expression\n\nhelp: {help}"))
     }
 
     fn unknown_name(&mut self, e: &Expr, name: &str, scope: &Scope) -> Failed {
@@ -158,62 +146,6 @@ fn operand(x: &Expr) -> String {
     match bare(x) {
         Expr::Path(_) | Expr::Lit(_) => written(bare(x)),
         other => format!("({})", written(other)),
-    }
-}
-
-/// `(x, m, k)` of an operand written `x % m` (`k` none) or `x % m * k` / `k * (x % m)`.
-fn wrapped(e: &Expr) -> Option<(&Expr, &Expr, Option<&Expr>)> {
-    match bare(e) {
-        Expr::Binary(b) if matches!(b.op, BinOp::Rem(_)) => Some((&b.left, &b.right, None)),
-        Expr::Binary(b) if matches!(b.op, BinOp::Mul(_)) => {
-            let (rem, k) = match (bare(&b.left), bare(&b.right)) {
-                (Expr::Binary(r), _) if matches!(r.op, BinOp::Rem(_)) => (r, &b.right),
-                (_, Expr::Binary(r)) if matches!(r.op, BinOp::Rem(_)) => (r, &b.left),
-                _ => return None,
-            };
-            Some((&rem.left, &rem.right, Some(k)))
-        }
-        _ => None,
-    }
-}
-
-/// The help for `x % m * k`: the same value with `%` last, `x * k % (m * k)`.
-fn product_rewrite(e: &Expr, sym: &Expr, k: &Expr) -> String {
-    match wrapped(sym) {
-        Some((x, m, None)) => format!(
-            "`{}` equals `{} * {k} % ({m} * {k})`, whose `%` comes last",
-            written(e),
-            operand(x),
-            k = operand(k),
-            m = operand(m)
-        ),
-        _ => "an index expression takes one `%`, as its last operation".to_string(),
-    }
-}
-
-/// The help for `x % m * k + b` (`reduced` the wrapped operand, `other` the rest of the sum).
-fn sum_rewrite(reduced: &Expr, other: &Expr, op: BinOp) -> String {
-    let b = written(bare(other));
-    match (wrapped(reduced), op) {
-        (Some((x, m, Some(k))), BinOp::Add(_)) => format!(
-            "while `{b}` stays in 0..{k}, `{} % {m} * {k} + {b}` equals `({} * {k} + {b}) % ({m} * {k})`, whose `%` \
-             comes last; or give the wrapped index a dimension of its own: `.at({} % {m})` on a tensor whose next \
-             dimension `{b}` indexes",
-            operand(x),
-            operand(x),
-            operand(x),
-            k = operand(k),
-            m = operand(m)
-        ),
-        (Some((x, m, None)), _) => format!(
-            "to wrap the whole sum, write `({} {} {b}) % {m}`; to add `{b}` to the wrapped index, give that index a \
-             dimension of its own: `.at({} % {m})` on a tensor whose next dimension `{b}` indexes",
-            written(bare(x)),
-            op.to_token_stream(),
-            operand(x),
-            m = operand(m)
-        ),
-        _ => "an index expression takes one `%`, as its last operation".to_string(),
     }
 }
 

@@ -48,8 +48,9 @@
 //! 5. `dW2[e][q, j] = Σ_m (Σ_{r ∈ group m} A[r, q] · dY[r, j])` and
 //!    `dW13[e][p, col] = Σ_m (Σ_{r ∈ group m} X[r, p] · dH[r, col])` in FP32, over groups of
 //!    `W` = [`MoeShape::wgrad_rows`] received rows: each group's sum over its rows ascending
-//!    from `+0`, added to the running FP32 total (from `+0`) group after group, `m = 0, 1, …`
-//!    (the order of the layer's accumulation chain);
+//!    from `+0`, added to the running FP32 total (from `+0`) group after group, in the order
+//!    of the layer's accumulation chain: group [`MoeShape::wgrad_group`]`(rank, m)` at step
+//!    `m = 0, 1, …` (groups of whole sources' rows in the order they arrive, others `m`);
 //! 6. back on the source rank, `dX[t] = bf16(Σ_c dXᵣ[slot t·k + c])`, `c` ascending from `+0`;
 //! 7. `dw[t, c] = Σ_h dOut[t, h] · back[t·k + c, h]` in FP32, `h` ascending from `+0`.
 //!
@@ -115,6 +116,9 @@ struct Dims {
     c: usize,
     /// Rows per weight-gradient group under balanced routing ([`MoeShape::wgrad_rows`]).
     w: usize,
+    /// Per rank, the group summed at each step of the weight gradients' chain
+    /// ([`MoeShape::wgrad_group`]; balanced routing).
+    order: Vec<Vec<usize>>,
     /// Rows per block.
     b: usize,
     t: usize,
@@ -135,7 +139,12 @@ impl Dims {
             return Err(ReferenceError::WgradRows { wgrad_rows: shape.wgrad_rows, rows_per_expert: rows });
         }
         let u = |v: u64| usize::try_from(v).map_err(|_| ReferenceError::SizeOverflow(v));
+        let groups = if natural { 0 } else { rows / shape.wgrad_rows };
+        let order = (0..shape.ranks)
+            .map(|rank| (0..groups).map(|step| u(shape.wgrad_group(rank, step))).collect::<Result<Vec<_>, _>>())
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Dims {
+            order,
             r: shape.ranks as usize,
             e: u(shape.local_experts())?,
             c: u(shape.slot_rows())?,
@@ -240,7 +249,12 @@ impl Placement {
     /// its rows that carry a choice.
     fn groups(&self, d: &Dims, rank: usize, e: usize) -> Vec<Vec<usize>> {
         if !d.natural {
-            return (0..d.rows() / d.w).map(|g| (g * d.w..(g + 1) * d.w).collect()).collect();
+            return (0..d.rows() / d.w)
+                .map(|step| {
+                    let g = d.order[rank][step];
+                    (g * d.w..(g + 1) * d.w).collect()
+                })
+                .collect();
         }
         let sent = |src: usize| self.sent[src][rank * d.e + e];
         (0..d.r)

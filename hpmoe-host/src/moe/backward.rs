@@ -27,17 +27,23 @@
 //! row groups: the first group's product is written (no zeroing pass), each later group's
 //! added by `*_acc`, whose instance `(e, m, p, n)` runs after `(e, m − 1, p, n)`
 //! (`after(gmm2_wgrad_acc(e, m - 1, p, n))`; the first waits for the write, a family declared
-//! before it), so every run sums the groups in the order `0, 1, …` and the gradients are
-//! bitwise reproducible (ordered accumulation). (`*_acc` exists only when an expert has more
-//! than one group.) [`crate::exec::moe_backward_reference`] computes the same gradients with
-//! plain loops.
+//! before it), so every run sums the groups in one order and the gradients are bitwise
+//! reproducible (ordered accumulation). The order is [`MoeShape::wgrad_group`]'s: when a group
+//! is `q` whole source ranks' rows, the order the rows arrive in — the group below the rank's
+//! own first, its own last, a rotated slice start `(RANK / q + G − 1 − m) % G · W` (an index
+//! with a quotient and a remainder as parts, [`hpmoe_core::model::Part`]) — otherwise row
+//! order. (`*_acc` exists only when an expert has more than one group.)
+//! [`crate::exec::moe_backward_reference`] computes the same gradients with plain loops, in
+//! the same order.
 //!
 //! How many rows a weight-gradient tile sums is a trade: with `W = B` (the tiny shapes) the
 //! first blocks to land feed weight-gradient tiles while later blocks are still in flight,
 //! but every block reads and writes the expert's whole F32 gradient column block again
 //! (`R·S/B` times); with `W = R·S` ([`MoeShape::with_whole_expert_wgrad`], the DeepSeek-V3
 //! shapes) each gradient is written once and an expert's weight-gradient tiles wait for all
-//! its rows, interleaving with other experts' data-gradient tiles on the AICs instead.
+//! its rows, interleaving with other experts' data-gradient tiles on the AICs instead. In
+//! between, [`MoeShape::with_wgrad_groups`] (two groups: the first can start once half the
+//! sources' rows are in, for one more F32 read and write of each gradient).
 //!
 //! # Natural routing
 //!
@@ -248,6 +254,11 @@ impl MoeShape {
         let (e, w) = (self.local_experts(), self.wgrad_rows);
         let groups = u64::from(self.ranks) * self.slot_rows() / w;
         let block = wgrad_row_block(rows);
+        // The first received row of the group summed at chain step `step` (see `wgrad_group`).
+        let group_row = |step: Affine| match self.wgrad_sources_per_group() {
+            Some(q) => (Affine::rank().quotient(q) + (groups as i64 - 1) - step).modulo(groups) * w as i64,
+            None => step * w as i64,
+        };
         // Rows `row ..` of the expert's received rows, gradient rows `p·block ..`, columns `n·cols ..`.
         let args = |ex: Affine, row: Affine, p: Affine, n: Affine| {
             let (c, q) = (n * cols as i64, p * block as i64);
@@ -259,14 +270,14 @@ impl MoeShape {
         };
         tf.tile(name, CoreKind::Aic, |tb| {
             let (ex, p, n) = (tb.grid("e", e), tb.grid("p", rows / block), tb.grid("n", width / cols));
-            tb.op("matmul_tn", args(ex, Affine::constant(0), p, n));
+            tb.op("matmul_tn", args(ex, group_row(Affine::constant(0)), p, n));
         });
         if groups > 1 {
             let acc = format!("{name}_acc");
             tf.tile(&acc, CoreKind::Aic, |tb| {
                 let (ex, m) = (tb.grid("e", e), tb.grid("m", groups - 1));
                 let (p, n) = (tb.grid("p", rows / block), tb.grid("n", width / cols));
-                tb.op("matmul_tn_accumulate", args(ex.clone(), (m.clone() + 1) * w as i64, p.clone(), n.clone()));
+                tb.op("matmul_tn_accumulate", args(ex.clone(), group_row(m.clone() + 1), p.clone(), n.clone()));
                 let at = IndexSel::At;
                 tb.after(&acc, [at(ex), at(m - 1), at(p), at(n)]);
             });
@@ -312,6 +323,42 @@ impl MoeShape {
             tb.after(&acc, [at(ex.clone()), at(src.clone()), at(blk - 1), at(col.clone())]);
             tb.after(&acc, [at(ex), at(src - 1), at(Affine::constant((c / b) as i64 - 1)), at(col)]);
         });
+    }
+
+    /// Under balanced routing, the source ranks whose rows make one weight-gradient group when
+    /// a group is whole sources' rows (`wgrad_rows` a multiple of the rows per source) and an
+    /// expert has more than one group; `None` otherwise (groups of one or several blocks of one
+    /// source, or one group).
+    pub fn wgrad_sources_per_group(&self) -> Option<u64> {
+        let per_source = self.rows_per_source();
+        let groups = self.rows_per_expert() / self.wgrad_rows.max(1);
+        (self.routing == Routing::Balanced
+            && groups > 1
+            && per_source > 0
+            && self.wgrad_rows.is_multiple_of(per_source))
+        .then(|| self.wgrad_rows / per_source)
+    }
+
+    /// Which group of [`MoeShape::wgrad_rows`] received rows (group `j` holds rows
+    /// `j·W ..`) the weight gradients of the experts on `rank` sum at chain step `step`
+    /// (`0` is the group whose product is written, `1, 2, …` those added after it).
+    ///
+    /// When a group is whole sources' rows (`q` sources, [`MoeShape::wgrad_sources_per_group`])
+    /// the order follows the rows' arrival: a rank receives its own rows first and then, as
+    /// the puts go out rank-rotated (sender `s` writes rank `s + 1` first), those of rank
+    /// `RANK − 1`, `RANK − 2`, …; the group holding sources `RANK − q + 1 ..= RANK` (modulo the
+    /// ranks) would complete first, but it is contiguous only for some ranks, so the groups
+    /// are the aligned ones (`j·q .. (j + 1)·q`) taken from the one below the rank's own:
+    /// `A − 1, A − 2, …, A + 1, A` with `A = RANK / q`, i.e. `(RANK / q + G − 1 − step) % G`
+    /// with `G` groups. Group `A − 1` completes after `RANK % q + q` rounds, the rank's own
+    /// (whose sources above the rank arrive in the last rounds) last. Otherwise the groups go
+    /// in row order, `step`. Either way one fixed order per rank: the same on every run.
+    pub fn wgrad_group(&self, rank: u32, step: u64) -> u64 {
+        let groups = self.rows_per_expert() / self.wgrad_rows.max(1);
+        match self.wgrad_sources_per_group() {
+            Some(q) => (u64::from(rank) / q + groups - 1 - step % groups) % groups,
+            None => step,
+        }
     }
 
     /// What the backward needs beyond [`MoeShape::validate`].

@@ -228,6 +228,16 @@ impl MoeShape {
         MoeShape { wgrad_rows: self.rows_per_expert().max(self.row_block), ..self }
     }
 
+    /// The same layer whose weight gradients each sum an expert's rows in `groups` groups of
+    /// `rows_per_expert / groups` rows (at least one row block; `1` is
+    /// [`MoeShape::with_whole_expert_wgrad`]). When a group is whole source ranks' rows the
+    /// groups are summed in the order their rows arrive ([`MoeShape::wgrad_group`]). The
+    /// backward refuses a count that does not split the rows into whole row blocks.
+    pub fn with_wgrad_groups(self, groups: u64) -> Self {
+        let rows = self.rows_per_expert() / groups.max(1);
+        MoeShape { wgrad_rows: rows.max(self.row_block), ..self }
+    }
+
     /// [`MoeShape::tiny`] with natural routing at 1.5× the average load per (source rank,
     /// expert), rounded up to whole blocks.
     pub fn tiny_natural(ranks: u32) -> Self {

@@ -5,7 +5,7 @@
 //! Expressions are evaluated in `i64`, as the checks evaluated them for every instance of
 //! the grid on every rank; `Program::run_tile` refuses coordinates outside the grid.
 
-use hpmoe_core::model::{Affine, RankSel, Region, Taskflow, TileFamily, Var};
+use hpmoe_core::model::{Affine, RankSel, Reduce, Region, Taskflow, TileFamily, Var};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::BTreeSet;
@@ -80,10 +80,11 @@ fn region(tf: &Taskflow, r: &Region, coords: &[Ident], rank: &Ident, used: &mut 
     quote!(::hpmoe_core::dsl::__private::region(#tensor, #rank_expr, &[#(#starts),*], &[#(#lens),*]))
 }
 
-/// `c + k0 * i0 + k * rank`, then `.rem_euclid(m)`, as an `i64` expression.
+/// `c + k0 * i0 + k * rank + k1 * (..).rem_euclid(m1) + k2 * (..).div_euclid(d2)`, then
+/// `.rem_euclid(m)`, as an `i64` expression.
 fn affine(e: &Affine, coords: &[Ident], rank: &Ident, used: &mut BTreeSet<usize>) -> TokenStream {
     let c = e.constant;
-    let mut out: Option<TokenStream> = (c != 0 || e.terms.is_empty()).then(|| quote!(#c));
+    let mut out: Option<TokenStream> = (c != 0 || (e.terms.is_empty() && e.parts.is_empty())).then(|| quote!(#c));
     for &(v, k) in &e.terms {
         let var = match v {
             Var::Index(i) => {
@@ -94,6 +95,24 @@ fn affine(e: &Affine, coords: &[Ident], rank: &Ident, used: &mut BTreeSet<usize>
             Var::Rank => quote!(#rank),
         };
         let term = if k == 1 { quote!(#var) } else { quote!(#k * #var) };
+        out = Some(match out {
+            Some(out) => quote!(#out + #term),
+            None => term,
+        });
+    }
+    for (p, k) in &e.parts {
+        let inner = affine(&p.inner, coords, rank, used);
+        let reduced = match p.op {
+            Reduce::Rem(m) => {
+                let m = m as i64;
+                quote!((#inner).rem_euclid(#m))
+            }
+            Reduce::Div(d) => {
+                let d = d as i64;
+                quote!((#inner).div_euclid(#d))
+            }
+        };
+        let term = if *k == 1 { reduced } else { quote!(#k * #reduced) };
         out = Some(match out {
             Some(out) => quote!(#out + #term),
             None => term,

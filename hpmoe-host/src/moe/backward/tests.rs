@@ -152,3 +152,39 @@ fn shapes_the_backward_cannot_build_are_refused() {
     refused(MoeShape { wgrad_rows: 0, ..MoeShape::tiny(2) }, "wgrad_rows");
     refused(MoeShape { top_k: 8, experts: 4, ..MoeShape::tiny(2) }, "multiple of top_k");
 }
+
+#[test]
+fn weight_gradient_groups_of_whole_sources_go_in_arrival_order() {
+    // tiny(4): 4 rows per source and expert. One source per group (the default 4 rows) and
+    // two, each rank summing the group below its own first and its own last; tiny(2)'s
+    // half-source groups go in row order.
+    let two = MoeShape { wgrad_rows: 8, ..MoeShape::tiny(4) };
+    assert_eq!((MoeShape::tiny(4).wgrad_sources_per_group(), two.wgrad_sources_per_group()), (Some(1), Some(2)));
+    assert_eq!(MoeShape::tiny(2).wgrad_sources_per_group(), None);
+    assert_eq!((0..4).map(|r| two.wgrad_group(r, 0)).collect::<Vec<_>>(), [1, 1, 0, 0]);
+    assert_eq!((0..4).map(|r| MoeShape::tiny(4).wgrad_group(r, 0)).collect::<Vec<_>>(), [3, 0, 1, 2]);
+    for shape in [MoeShape::tiny(2), MoeShape::tiny(4), two] {
+        let tf = shape.backward_taskflow().unwrap();
+        let groups = shape.rows_per_expert() / shape.wgrad_rows;
+        for name in ["gmm1_wgrad", "gmm2_wgrad"] {
+            let start = |family: &str, coords: &[u64], rank: u32| {
+                let f = tf.families.iter().find(|f| f.name == family).unwrap();
+                let row = f.body[0].args[0].dims[1].start.eval(coords, u64::from(rank)).unwrap();
+                u64::try_from(row).unwrap() / shape.wgrad_rows
+            };
+            for rank in 0..shape.ranks {
+                let order: Vec<u64> = (0..groups)
+                    .map(|step| match step {
+                        0 => start(name, &[0, 0, 0], rank),
+                        m => start(&format!("{name}_acc"), &[0, m - 1, 0, 0], rank),
+                    })
+                    .collect();
+                let want: Vec<u64> = (0..groups).map(|step| shape.wgrad_group(rank, step)).collect();
+                assert_eq!(order, want, "{name} on rank {rank} of {shape:?}");
+                let mut sorted = order.clone();
+                sorted.sort_unstable();
+                assert_eq!(sorted, (0..groups).collect::<Vec<_>>(), "every group once");
+            }
+        }
+    }
+}
