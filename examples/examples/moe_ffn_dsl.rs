@@ -16,6 +16,7 @@
 //! it exits with status 1 if either differs.
 
 use hpmoe_core::dsl::*;
+use hpmoe_examples::dsl_check::describe_table;
 use hpmoe_macros::taskflow;
 
 /// dispatch (AIV puts) → GMM1 (AIC) → SwiGLU (AIV) → GMM2 (AIC) → combine (AIV puts) →
@@ -56,22 +57,6 @@ pub fn moe_ffn_natural() {
     include!("../dsl/moe_ffn_natural.rs");
 }
 
-/// Prints a program's schedule table.
-fn describe(program: &Program) {
-    let table = program.table().expect("the table the macro emitted decodes");
-    let view = table.view();
-    println!(
-        "taskflow `{}`: {} ranks x {} cores, {} tile instances per rank, {} table entries, {} signals, {} KiB",
-        view.name(),
-        view.header.ranks,
-        view.header.cores_per_rank,
-        view.header.instances_per_rank,
-        view.entries.len(),
-        view.signals.len(),
-        view.total_bytes() / 1024
-    );
-}
-
 /// Whether the DSL program's IR has the builder's structure, printed.
 fn check(program: &Program, builder: hpmoe_host::moe::MoeShape, name: &str) -> bool {
     let dsl = program.taskflow().expect("the IR the macro emitted decodes");
@@ -83,10 +68,10 @@ fn check(program: &Program, builder: hpmoe_host::moe::MoeShape, name: &str) -> b
 
 fn main() {
     let balanced = moe_ffn();
-    describe(&balanced);
+    describe_table(&balanced);
     let balanced_ok = check(&balanced, hpmoe_host::moe::MoeShape::deepseek_v3(8, 4096), "deepseek_v3");
     let natural = moe_ffn_natural();
-    describe(&natural);
+    describe_table(&natural);
     let natural_ok = check(&natural, hpmoe_host::moe::MoeShape::deepseek_v3_natural(8, 4096), "deepseek_v3_natural");
     if !(balanced_ok && natural_ok) {
         std::process::exit(1);

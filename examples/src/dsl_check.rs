@@ -66,10 +66,12 @@ pub fn compare_with_builder(
     })
 }
 
-/// Prints the DSL program's compiled schedule table and whether it is the builder's `pass` of
-/// `shape` (named `name` in the output, e.g. `MoeShape::deepseek_v3(8, 4096)`); returns whether
-/// it is.
-pub fn report(program: &hpmoe_core::dsl::Program, shape: &MoeShape, name: &str, pass: Pass) -> bool {
+/// Prints the size of a `#[taskflow]` program's schedule table: ranks, cores, instances,
+/// entries, signals.
+///
+/// # Panics
+/// If the table the macro emitted does not decode (the macro only emits tables that do).
+pub fn describe_table(program: &hpmoe_core::dsl::Program) {
     let table = program.table().expect("the table the macro emitted decodes");
     let view = table.view();
     println!(
@@ -82,6 +84,13 @@ pub fn report(program: &hpmoe_core::dsl::Program, shape: &MoeShape, name: &str, 
         view.signals.len(),
         view.total_bytes() / 1024
     );
+}
+
+/// Prints the DSL program's compiled schedule table and whether it is the builder's `pass` of
+/// `shape` (named `name` in the output, e.g. `MoeShape::deepseek_v3(8, 4096)`); returns whether
+/// it is.
+pub fn report(program: &hpmoe_core::dsl::Program, shape: &MoeShape, name: &str, pass: Pass) -> bool {
+    describe_table(program);
     let dsl = program.taskflow().expect("the IR the macro emitted decodes");
     let bytes = program.table_bytes().expect("the embedded table unpacks");
     match compare_with_builder(&dsl, &bytes, program.flags_bytes, shape, pass) {
