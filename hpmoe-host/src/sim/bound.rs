@@ -34,7 +34,7 @@ pub struct Bound {
     /// The busiest rank's AIV work over its AIV count (rounded up).
     pub aiv_work_per_core_ns: u64,
     /// The largest span of a rank's AIC work: with the heads and tails no core can avoid
-    /// ([`super::span`]); at least `aic_work_per_core_ns`.
+    /// (the argument is in `hpmoe-host/src/sim/span.rs`); at least `aic_work_per_core_ns`.
     pub aic_span_ns: u64,
     /// The same for the AIV work.
     pub aiv_span_ns: u64,
