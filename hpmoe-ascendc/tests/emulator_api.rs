@@ -83,14 +83,23 @@ fn cases() -> Vec<Case> {
         error("local_past_end", "local_out_of_bounds", "element 64 of a LocalTensor of 64 elements"),
         error("matmul_shape_too_big", "matmul_shape", "exceeds the tiling's singleCore sizes (16, 32, 32)"),
         error("matmul_trans_untyped", "matmul_mode", "SetTensorB with isTranspose = true"),
-        Case { args: &["no_start"], ..error("matmul_partial_misuse", "matmul_misuse", "with no block in CO1 to add to") },
-        Case { args: &["fetch_twice"], ..error("matmul_partial_misuse", "matmul_misuse", "GetTensorC with no block in CO1") },
+        Case {
+            args: &["no_start"],
+            ..error("matmul_partial_misuse", "matmul_misuse", "with no block in CO1 to add to")
+        },
+        Case {
+            args: &["fetch_twice"],
+            ..error("matmul_partial_misuse", "matmul_misuse", "GetTensorC with no block in CO1")
+        },
         Case { args: &["unfetched"], ..error("matmul_partial_misuse", "matmul_misuse", "that no GetTensorC fetched") },
         Case {
             args: &["over_base"],
             ..error("matmul_partial_misuse", "matmul_shape", "needs singleCoreM == baseM and singleCoreN == baseN")
         },
-        Case { args: &["unaligned"], ..error("matmul_partial_misuse", "matmul_unaligned", "4 bytes past a 32-byte boundary") },
+        Case {
+            args: &["unaligned"],
+            ..error("matmul_partial_misuse", "matmul_unaligned", "4 bytes past a 32-byte boundary")
+        },
         error("atomic_left_on", "atomic_left_on", "SetAtomicAdd<float>"),
         error("queue_depth", "queue_depth_exceeded", "depth 1"),
         error("flag_outstanding", "flag_outstanding", "id=9 count=1"),
