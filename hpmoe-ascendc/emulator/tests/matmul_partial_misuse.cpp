@@ -67,10 +67,11 @@ int main(int argc, char** argv) {
         mt.SetCType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT);
         mt.SetShape(M, 2 * N, K);
         mt.SetOrgShape(M, 2 * N, K);
+        mt.SetFixSplit(M, N, -1); /* the base block of the accumulation: one 16 x 32 block, half of N */
         TCubeTiling t;
-        mt.GetTiling(t);
-        t.baseM = M; /* the base block of the accumulation: one 16 x 32 block, half of N */
-        t.baseN = N;
+        if (mt.GetTiling(t) != 0 || t.baseM != M || t.baseN != N) {
+            std::printf("check tiling FAILED\n");
+        }
         auto* da = harness::Upload(std::vector<float>(M * K, 1.0f));
         auto* db = harness::Upload(std::vector<float>(K * 2 * N, 1.0f));
         auto* dc = harness::Upload(std::vector<float>(M * 2 * N + 8, 0.0f));

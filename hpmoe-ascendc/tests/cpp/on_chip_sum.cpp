@@ -99,6 +99,7 @@ int main(int argc, char** argv) {
         mt.SetCType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT);
         mt.SetShape(M, N, B);
         mt.SetOrgShape(M, N, B);
+        mt.SetFixSplit(M, N, -1); /* the on-chip sum's base block: the whole gradient block */
         TCubeTiling t;
         if (mt.GetTiling(t) != 0 || t.baseM != M || t.baseN != N) {
             std::printf("check tiling FAILED (base %d x %d)\n", t.baseM, t.baseN);
@@ -106,6 +107,21 @@ int main(int argc, char** argv) {
         if (wide) { /* a tiling whose single shape may be 2N wide, its base block still N */
             t.N = 2 * N;
             t.singleCoreN = 2 * N;
+        }
+        { /* SetFixSplit's documented refusals: a fixed baseK, and a base block past L0C (256 x 256
+           * FP32 accumulators are 256 KiB), past the single shape, or not fractal-aligned. */
+            auto refuses = [](int32_t bm, int32_t bn, int32_t bk, int32_t sm, int32_t sn) {
+                matmul_tiling::MultiCoreMatmulTiling big;
+                big.SetAType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, matmul_tiling::DataType::DT_BF16, true);
+                big.SetBType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, matmul_tiling::DataType::DT_BF16);
+                big.SetCType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT);
+                big.SetShape(sm, sn, 64);
+                TCubeTiling bt;
+                return big.SetFixSplit(bm, bn, bk) != 0 || big.GetTiling(bt) != 0;
+            };
+            const bool ok = refuses(16, 32, 16, 16, 32) && refuses(256, 256, -1, 256, 256) && refuses(32, 32, -1, 16, 32) &&
+                            refuses(16, 24, -1, 16, 32) && !refuses(128, 256, -1, 128, 256);
+            std::printf("check fixsplit %s\n", ok ? "ok" : "FAILED");
         }
         auto* dx = harness::Upload(x);
         auto* dg = harness::Upload(g);
