@@ -43,6 +43,16 @@ fn cases() -> Vec<Case> {
         pass("cast_ok", 9),
         pass("matmul_ok", 1),
         pass("matmul_transposed_ok", 2),
+        pass("matmul_partial_sum_ok", 2),
+        // The runtime's on-chip sum (`cube_ops.h`: `MatmulTnSumStep`, `MatmulSumAddInto`,
+        // `tests/cpp/on_chip_sum.cpp`): a weight-gradient block summed in L0C over three slots'
+        // row blocks (one slot empty, one partly filled) and added once, bit for bit the fixed
+        // order; `SetFixSplit` refuses what its page forbids; a block twice the base block stops.
+        pass("on_chip_sum", 2),
+        Case {
+            args: &["wide"],
+            ..error("on_chip_sum", "matmul_shape", "needs singleCoreM == baseM and singleCoreN == baseN")
+        },
         pass("flags_ok", 1),
         pass("copy_pad_ok", 2),
         pass("vector_ops_ok", 17),
@@ -82,6 +92,23 @@ fn cases() -> Vec<Case> {
         error("local_past_end", "local_out_of_bounds", "element 64 of a LocalTensor of 64 elements"),
         error("matmul_shape_too_big", "matmul_shape", "exceeds the tiling's singleCore sizes (16, 32, 32)"),
         error("matmul_trans_untyped", "matmul_mode", "SetTensorB with isTranspose = true"),
+        Case {
+            args: &["no_start"],
+            ..error("matmul_partial_misuse", "matmul_misuse", "with no block in CO1 to add to")
+        },
+        Case {
+            args: &["fetch_twice"],
+            ..error("matmul_partial_misuse", "matmul_misuse", "GetTensorC with no block in CO1")
+        },
+        Case { args: &["unfetched"], ..error("matmul_partial_misuse", "matmul_misuse", "that no GetTensorC fetched") },
+        Case {
+            args: &["over_base"],
+            ..error("matmul_partial_misuse", "matmul_shape", "needs singleCoreM == baseM and singleCoreN == baseN")
+        },
+        Case {
+            args: &["unaligned"],
+            ..error("matmul_partial_misuse", "matmul_unaligned", "4 bytes past a 32-byte boundary")
+        },
         error("atomic_left_on", "atomic_left_on", "SetAtomicAdd<float>"),
         error("queue_depth", "queue_depth_exceeded", "depth 1"),
         error("flag_outstanding", "flag_outstanding", "id=9 count=1"),
@@ -151,14 +178,22 @@ fn build_emulator(dir: &Path) -> Vec<PathBuf> {
     objects
 }
 
+/// A test kernel's source: the emulator's own (`emulator/tests/`), or one that runs the hpmoe
+/// runtime's headers on the emulator (`tests/cpp/`).
+fn kernel_source(name: &str) -> PathBuf {
+    let own = emulator_dir().join("tests").join(format!("{name}.cpp"));
+    if own.exists() { own } else { Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cpp").join(format!("{name}.cpp")) }
+}
+
 fn build_kernels(dir: &Path, objects: &[PathBuf], names: Vec<&'static str>) {
     let emu = emulator_dir();
+    let runtime = hpmoe_ascendc::runtime::source_include_dir().to_path_buf();
     parallel(names, |name| {
         let mut args: Vec<String> = FLAGS.iter().map(|s| s.to_string()).collect();
-        for inc in [emu.join("include"), emu.join("tests")] {
+        for inc in [emu.join("include"), emu.join("tests"), runtime.clone()] {
             args.extend(["-I".into(), inc.display().to_string()]);
         }
-        args.push(emu.join("tests").join(format!("{name}.cpp")).display().to_string());
+        args.push(kernel_source(name).display().to_string());
         args.extend(objects.iter().map(|o| o.display().to_string()));
         args.extend(["-o".into(), dir.join(name).display().to_string()]);
         compile(&args).map_err(|e| format!("{name}.cpp:\n{e}"))

@@ -39,6 +39,17 @@ struct AicTiles {
                 hpmoe::MatmulTile(mm, hpmoe::View<bfloat16_t>(x, 64 * m + ctx.rank, 4, 32, 32),
                                   hpmoe::View<bfloat16_t>(x, 0, 32, 16, 16),
                                   hpmoe::View<float>(x).From(0).Rows(4).Cols(16).Stride(32));
+                {
+                    /* An on-chip sum over two row blocks, the second guarded. */
+                    const hpmoe::View<float> c(x, 0, 4, 16, 32);
+                    hpmoe::MatmulTnSumStep(mm, hpmoe::View<bfloat16_t>(x, 0, 8, 4, 4),
+                                           hpmoe::View<bfloat16_t>(x, 0, 8, 16, 16), c, false);
+                    if (m > 0) {
+                        hpmoe::MatmulTnSumStep(mm, hpmoe::View<bfloat16_t>(x, 32, 8, 4, 4),
+                                               hpmoe::View<bfloat16_t>(x, 128, 8, 16, 16), c, true);
+                    }
+                    hpmoe::MatmulSumAddInto(mm, c);
+                }
                 return;
             }
             default:

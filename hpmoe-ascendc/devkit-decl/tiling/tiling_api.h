@@ -28,6 +28,8 @@ public:
     int32_t SetOrgShape(int32_t orgMIn, int32_t orgNIn, int32_t orgKIn);
     int32_t SetBias(bool isBiasIn = false);
     int32_t SetBufferSpace(int32_t l1Size = -1, int32_t l0CSize = -1, int32_t ubSize = -1);
+    /* Fixed baseM and baseN (-1: computed); baseK only -1 (the SetFixSplit page). */
+    int32_t SetFixSplit(int32_t baseMIn = -1, int32_t baseNIn = -1, int32_t baseKIn = -1);
     /* Fills the kernel-side TCubeTiling; 0 on success, -1 when no tiling fits. */
     int64_t GetTiling(TCubeTiling& tiling);
 };

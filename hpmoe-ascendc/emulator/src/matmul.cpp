@@ -6,7 +6,9 @@
  * tiling's singleCore sizes, and the original shapes must hold the single shape. IterateAll
  * reads A and B (MTE2; a transposed A is stored K x M with rows orgM apart, a transposed B N x K
  * with rows orgKb apart), computes in the fixed order of lib/matmul_intf.h and writes C by FIX
- * (pending until the scalar pipe knows it complete). */
+ * (pending until the scalar pipe knows it complete). Iterate computes one base block into the
+ * object's CO1 accumulators (continuing them with enPartialSum), GetTensorC writes them like
+ * IterateAll's C; the pairing rules are lib/matmul_intf.h's. */
 #include <cstring>
 
 #include "kernel_tiling/kernel_tiling.h"
@@ -97,19 +99,33 @@ void MatmulCheckShape(MatmulDesc& mm, const char* call) {
     }
 }
 
-void MatmulIterateAll(MatmulDesc& mm, uint8_t* cptr, uint64_t c_bytes, uint8_t atomic, const char* call) {
-    Core& c = Cur(call);
+namespace {
+/* The shapes of one product and where its operands' elements are: A is M x K with rows orgKa
+ * apart, or (transposed) K x M with rows orgM apart; B is K x N with rows orgN apart, or
+ * (transposed) N x K with rows orgKb apart; C's rows are ldc (orgKc, else orgN) apart. */
+struct Product {
+    int M = 0, N = 0, K = 0, orgM = 0, orgN = 0, orgKa = 0, orgKb = 0, ldc = 0;
+    bool ta = false, tb = false;
+    uint64_t sa = 0, sb = 0, sc = 0;
+    uint64_t AAt(int i, int p) const { return ta ? uint64_t(p) * orgM + i : uint64_t(i) * orgKa + p; }
+    uint64_t BAt(int p, int j) const { return tb ? uint64_t(j) * orgKb + p : uint64_t(p) * orgN + j; }
+};
+
+/* The checks every computing call makes (what: "IterateAll" or "Iterate"), then A's and B's reads
+ * on MTE2 (bounds, this core's own pending writes, SHMEM in flight). */
+Product ReadOperands(Core& c, MatmulDesc& mm, const char* what, const char* call) {
+    const std::string w(what);
     if (!mm.inited) {
         Fail(c, "matmul_misuse", call, "the Matmul object was not registered/initialised (REGIST_MATMUL_OBJ)");
     }
     if (mm.ended) {
-        Fail(c, "matmul_misuse", call, "IterateAll after End()");
+        Fail(c, "matmul_misuse", call, w + " after End()");
     }
     if (!mm.a_set || !mm.b_set) {
         Fail(c, "matmul_misuse", call,
-             mm.org_set ? "IterateAll without SetTensorA/SetTensorB after the last SetOrgShape (the documented order: "
-                          "SetOrgShape, then SetTensorA, SetTensorB and SetSingleShape)"
-                        : "IterateAll before SetTensorA/SetTensorB");
+             mm.org_set ? w + " without SetTensorA/SetTensorB after the last SetOrgShape (the documented order: "
+                              "SetOrgShape, then SetTensorA, SetTensorB and SetSingleShape)"
+                        : w + " before SetTensorA/SetTensorB");
     }
     if ((mm.trans_a && !mm.may_trans_a) || (mm.trans_b && !mm.may_trans_b)) {
         Fail(c, "matmul_mode", call,
@@ -117,110 +133,247 @@ void MatmulIterateAll(MatmulDesc& mm, uint8_t* cptr, uint64_t c_bytes, uint8_t a
                  " with isTranspose = true on a Matmul whose MatmulType has isTrans = false (the SetTensorA/B page: "
                  "transposing needs isTrans in the type)");
     }
-    if (atomic > 1 || (atomic == 1 && mm.ckind != K_F32)) {
-        Fail(c, "not_emulated", call,
-             atomic > 1 ? "IterateAll with AtomicMax/AtomicMin (enAtomic " + std::to_string(atomic) + ")"
-                        : std::string("IterateAll with AtomicAdd into a C that is not float"));
-    }
     const AscendC::tiling::TCubeTiling& t = Tiling(mm);
-    const int M = mm.tail_m > 0 ? mm.tail_m : (mm.single_m > 0 ? mm.single_m : t.singleCoreM);
-    const int N = mm.tail_n > 0 ? mm.tail_n : (mm.single_n > 0 ? mm.single_n : t.singleCoreN);
-    const int K = mm.tail_k > 0 ? mm.tail_k : (mm.single_k > 0 ? mm.single_k : t.singleCoreK);
-    const int orgM = mm.org_m > 0 ? mm.org_m : t.M;
-    const int orgN = mm.org_n > 0 ? mm.org_n : t.N;
-    const int orgKa = mm.org_ka > 0 ? mm.org_ka : t.Ka;
-    const int orgKb = mm.org_kb > 0 ? mm.org_kb : t.Kb;
-    const int ldc = mm.org_kc > 0 ? mm.org_kc : orgN;
-    if (M > orgM) {
-        Fail(c, "matmul_shape", call, "M=" + std::to_string(M) + " > orgM=" + std::to_string(mm.org_m));
+    Product p;
+    p.M = mm.tail_m > 0 ? mm.tail_m : (mm.single_m > 0 ? mm.single_m : t.singleCoreM);
+    p.N = mm.tail_n > 0 ? mm.tail_n : (mm.single_n > 0 ? mm.single_n : t.singleCoreN);
+    p.K = mm.tail_k > 0 ? mm.tail_k : (mm.single_k > 0 ? mm.single_k : t.singleCoreK);
+    p.orgM = mm.org_m > 0 ? mm.org_m : t.M;
+    p.orgN = mm.org_n > 0 ? mm.org_n : t.N;
+    p.orgKa = mm.org_ka > 0 ? mm.org_ka : t.Ka;
+    p.orgKb = mm.org_kb > 0 ? mm.org_kb : t.Kb;
+    p.ldc = mm.org_kc > 0 ? mm.org_kc : p.orgN;
+    p.ta = mm.trans_a;
+    p.tb = mm.trans_b;
+    p.sa = KindBytes(mm.akind);
+    p.sb = KindBytes(mm.bkind);
+    p.sc = KindBytes(mm.ckind);
+    if (p.M > p.orgM) {
+        Fail(c, "matmul_shape", call, "M=" + std::to_string(p.M) + " > orgM=" + std::to_string(mm.org_m));
     }
-    if (N > orgN || K > orgKa || K > orgKb || N > ldc) {
+    if (p.N > p.orgN || p.K > p.orgKa || p.K > p.orgKb || p.N > p.ldc) {
         Fail(c, "matmul_shape", call,
-             "single shape (" + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) +
-                 ") does not fit the original shape (orgN=" + std::to_string(orgN) + " orgKa=" + std::to_string(orgKa) +
-                 " orgKb=" + std::to_string(orgKb) + " orgKc=" + std::to_string(ldc) + ")");
+             "single shape (" + std::to_string(p.M) + ", " + std::to_string(p.N) + ", " + std::to_string(p.K) +
+                 ") does not fit the original shape (orgN=" + std::to_string(p.orgN) + " orgKa=" + std::to_string(p.orgKa) +
+                 " orgKb=" + std::to_string(p.orgKb) + " orgKc=" + std::to_string(p.ldc) + ")");
     }
-    const uint64_t sa = KindBytes(mm.akind), sb = KindBytes(mm.bkind), sc = KindBytes(mm.ckind);
-    const uint32_t rd = Issue(c, EP_MTE2);
-    (void)rd;
-    /* Element offsets of A[i, p] and B[p, j] as stored: A is M x K with rows orgKa apart, or (transposed)
-     * K x M with rows orgM apart; B is K x N with rows orgN apart, or (transposed) N x K with rows orgKb
-     * apart. */
-    const bool ta = mm.trans_a, tb = mm.trans_b;
-    auto a_at = [&](int i, int p) { return ta ? uint64_t(p) * orgM + i : uint64_t(i) * orgKa + p; };
-    auto b_at = [&](int p, int j) { return tb ? uint64_t(j) * orgKb + p : uint64_t(p) * orgN + j; };
+    Issue(c, EP_MTE2);
     /* The stored rows read: A's M (or K) rows of K (or M) elements, B's K (or N) rows of N (or K). */
-    const int a_rows = ta ? K : M, a_len = ta ? M : K, b_rows = tb ? N : K, b_len = tb ? K : N;
+    const int a_rows = p.ta ? p.K : p.M, a_len = p.ta ? p.M : p.K, b_rows = p.tb ? p.N : p.K, b_len = p.tb ? p.K : p.N;
     for (int r = 0; r < a_rows; ++r) {
-        const uint8_t* row = mm.a + (ta ? a_at(0, r) : a_at(r, 0)) * sa;
-        GmRange(c, row, uint64_t(a_len) * sa, call, "A row");
-        CheckGmReadAfterOwnWrite(c, EP_MTE2, row, uint64_t(a_len) * sa, call);
-        CheckNotInFlight(c, row, uint64_t(a_len) * sa, call);
+        const uint8_t* row = mm.a + (p.ta ? p.AAt(0, r) : p.AAt(r, 0)) * p.sa;
+        GmRange(c, row, uint64_t(a_len) * p.sa, call, "A row");
+        CheckGmReadAfterOwnWrite(c, EP_MTE2, row, uint64_t(a_len) * p.sa, call);
+        CheckNotInFlight(c, row, uint64_t(a_len) * p.sa, call);
     }
     for (int r = 0; r < b_rows; ++r) {
-        const uint8_t* row = mm.b + (tb ? b_at(0, r) : b_at(r, 0)) * sb;
-        GmRange(c, row, uint64_t(b_len) * sb, call, "B row");
-        CheckGmReadAfterOwnWrite(c, EP_MTE2, row, uint64_t(b_len) * sb, call);
-        CheckNotInFlight(c, row, uint64_t(b_len) * sb, call);
+        const uint8_t* row = mm.b + (p.tb ? p.BAt(0, r) : p.BAt(r, 0)) * p.sb;
+        GmRange(c, row, uint64_t(b_len) * p.sb, call, "B row");
+        CheckGmReadAfterOwnWrite(c, EP_MTE2, row, uint64_t(b_len) * p.sb, call);
+        CheckNotInFlight(c, row, uint64_t(b_len) * p.sb, call);
     }
-    for (int i = 0; i < M; ++i) {
-        if (c_bytes != UINT64_MAX && (uint64_t(i) * ldc + N) * sc > c_bytes) {
+    return p;
+}
+
+/* acc + A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + ..., each product and each addition in fp32. */
+float Continue(const MatmulDesc& mm, const Product& p, int i, int j, float acc) {
+    for (int q = 0; q < p.K; ++q) {
+        const float x = static_cast<float>(LoadElem(mm.akind, mm.a + p.AAt(i, q) * p.sa));
+        const float y = static_cast<float>(LoadElem(mm.bkind, mm.b + p.BAt(q, j) * p.sb));
+        const float prod = x * y;
+        acc = acc + prod;
+    }
+    return acc;
+}
+
+/* C's M x N rows at cptr (ldc apart) from row-major fp32 values, rounded once to C's type, written
+ * by FIX or, for atomic, added into an FP32 C (old + value). */
+void WriteC(Core& c, const MatmulDesc& mm, const Product& p, uint8_t* cptr, uint64_t c_bytes, bool atomic,
+            const std::vector<float>& value, const char* call) {
+    const uint64_t sc = p.sc;
+    for (int i = 0; i < p.M; ++i) {
+        if (c_bytes != UINT64_MAX && (uint64_t(i) * p.ldc + p.N) * sc > c_bytes) {
             Fail(c, "gm_out_of_bounds", call, "C row " + std::to_string(i) + " runs past the GlobalTensor");
         }
-        GmRange(c, cptr + uint64_t(i) * ldc * sc, uint64_t(N) * sc, call, "C row");
-        if (atomic == 1) {
+        GmRange(c, cptr + uint64_t(i) * p.ldc * sc, uint64_t(p.N) * sc, call, "C row");
+        if (atomic) {
             /* The FIX pipe reads C to add into it: this core's writes of C on other pipes must be
              * complete to FIX, and nothing may still be landing in it. */
-            CheckGmReadAfterOwnWrite(c, EP_FIX, cptr + uint64_t(i) * ldc * sc, uint64_t(N) * sc, call);
-            CheckNotInFlight(c, cptr + uint64_t(i) * ldc * sc, uint64_t(N) * sc, call);
+            CheckGmReadAfterOwnWrite(c, EP_FIX, cptr + uint64_t(i) * p.ldc * sc, uint64_t(p.N) * sc, call);
+            CheckNotInFlight(c, cptr + uint64_t(i) * p.ldc * sc, uint64_t(p.N) * sc, call);
         }
     }
-    Issue(c, EP_M);
+    if (c.atomic_kind >= 0) {
+        Fail(c, "matmul_mode", call, std::string(call) + " under SetAtomicAdd is not emulated");
+    }
     const uint32_t wr = Issue(c, EP_FIX);
-    std::vector<uint8_t> out(uint64_t(N) * sc);
-    for (int i = 0; i < M; ++i) {
-        for (int j = 0; j < N; ++j) {
-            uint8_t* dst = out.data() + uint64_t(j) * sc;
-            if (mm.akind == K_I8) {
-                int32_t acc = 0;
-                for (int p = 0; p < K; ++p) {
-                    acc += static_cast<int32_t>(LoadElem(K_I8, mm.a + a_at(i, p) * sa)) *
-                           static_cast<int32_t>(LoadElem(K_I8, mm.b + b_at(p, j) * sb));
-                }
-                if (mm.ckind == K_I32) {
-                    std::memcpy(dst, &acc, 4);
-                } else {
-                    Fail(c, "matmul_mode", call, "int8 matmul with a non-int32 C is not emulated");
-                }
-                continue;
-            }
-            float acc = 0.0f;
-            for (int p = 0; p < K; ++p) {
-                const float x = static_cast<float>(LoadElem(mm.akind, mm.a + a_at(i, p) * sa));
-                const float y = static_cast<float>(LoadElem(mm.bkind, mm.b + b_at(p, j) * sb));
-                const float prod = x * y;
-                acc = acc + prod;
-            }
-            if (atomic == 1) {
+    std::vector<uint8_t> out(uint64_t(p.N) * sc);
+    for (int i = 0; i < p.M; ++i) {
+        uint8_t* row = cptr + uint64_t(i) * p.ldc * sc;
+        for (int j = 0; j < p.N; ++j) {
+            float v = value[uint64_t(i) * p.N + j];
+            if (atomic) {
                 float old;
-                std::memcpy(&old, cptr + (uint64_t(i) * ldc + j) * sc, 4);
-                acc = old + acc;
+                std::memcpy(&old, row + uint64_t(j) * sc, 4);
+                v = old + v;
             }
+            uint8_t* dst = out.data() + uint64_t(j) * sc;
             uint16_t h;
             switch (mm.ckind) {
-                case K_F32: std::memcpy(dst, &acc, 4); break;
-                case K_F16: h = FloatToHalfBits(acc); std::memcpy(dst, &h, 2); break;
-                case K_BF16: h = FloatToBf16Bits(acc); std::memcpy(dst, &h, 2); break;
+                case K_F32: std::memcpy(dst, &v, 4); break;
+                case K_F16: h = FloatToHalfBits(v); std::memcpy(dst, &h, 2); break;
+                case K_BF16: h = FloatToBf16Bits(v); std::memcpy(dst, &h, 2); break;
                 default: Fail(c, "matmul_mode", call, "C type not emulated");
             }
-        }
-        uint8_t* row = cptr + uint64_t(i) * ldc * sc;
-        if (c.atomic_kind >= 0) {
-            Fail(c, "matmul_mode", call, "IterateAll under SetAtomicAdd is not emulated");
         }
         std::memcpy(row, out.data(), out.size());
         NoteGmWrite(c, EP_FIX, wr, row, out.size(), call);
     }
+}
+
+void CheckAtomic(Core& c, const MatmulDesc& mm, uint8_t atomic, const char* what, const char* call) {
+    if (atomic > 1 || (atomic == 1 && mm.ckind != K_F32)) {
+        Fail(c, "not_emulated", call,
+             atomic > 1 ? std::string(what) + " with AtomicMax/AtomicMin (enAtomic " + std::to_string(atomic) + ")"
+                        : std::string(what) + " with AtomicAdd into a C that is not float");
+    }
+}
+
+/* CO1 holds a block Iterate computed and GetTensorC has not fetched: computing anything else
+ * would overwrite it (the emulator's strict reading: the pages pair each Iterate with a
+ * GetTensorC). */
+void CheckCo1Free(Core& c, const MatmulDesc& mm, const std::string& what, const char* call) {
+    if (mm.l0c_valid) {
+        Fail(c, "matmul_misuse", call,
+             what + " while CO1 holds a " + std::to_string(mm.l0c_m) + " x " + std::to_string(mm.l0c_n) +
+                 " block from Iterate that no GetTensorC fetched");
+    }
+}
+}  // namespace
+
+void MatmulIterateAll(MatmulDesc& mm, uint8_t* cptr, uint64_t c_bytes, uint8_t atomic, const char* call) {
+    Core& c = Cur(call);
+    CheckCo1Free(c, mm, "IterateAll", call);
+    const Product p = ReadOperands(c, mm, "IterateAll", call);
+    CheckAtomic(c, mm, atomic, "IterateAll", call);
+    Issue(c, EP_M);
+    if (mm.akind == K_I8) {
+        if (mm.ckind != K_I32) {
+            Fail(c, "matmul_mode", call, "int8 matmul with a non-int32 C is not emulated");
+        }
+        for (int i = 0; i < p.M; ++i) {
+            GmRange(c, cptr + uint64_t(i) * p.ldc * p.sc, uint64_t(p.N) * p.sc, call, "C row");
+        }
+        const uint32_t wr = Issue(c, EP_FIX);
+        for (int i = 0; i < p.M; ++i) {
+            uint8_t* row = cptr + uint64_t(i) * p.ldc * p.sc;
+            for (int j = 0; j < p.N; ++j) {
+                int32_t acc = 0;
+                for (int q = 0; q < p.K; ++q) {
+                    acc += static_cast<int32_t>(LoadElem(K_I8, mm.a + p.AAt(i, q) * p.sa)) *
+                           static_cast<int32_t>(LoadElem(K_I8, mm.b + p.BAt(q, j) * p.sb));
+                }
+                std::memcpy(row + uint64_t(j) * 4, &acc, 4);
+            }
+            NoteGmWrite(c, EP_FIX, wr, row, uint64_t(p.N) * 4, call);
+        }
+        return;
+    }
+    std::vector<float> value(uint64_t(p.M) * p.N);
+    for (int i = 0; i < p.M; ++i) {
+        for (int j = 0; j < p.N; ++j) {
+            value[uint64_t(i) * p.N + j] = Continue(mm, p, i, j, 0.0f);
+        }
+    }
+    WriteC(c, mm, p, cptr, c_bytes, atomic == 1, value, call);
+}
+
+bool MatmulIterate(MatmulDesc& mm, bool partial, const char* call) {
+    Core& c = Cur(call);
+    if (!partial) {
+        CheckCo1Free(c, mm, "Iterate(enPartialSum = false)", call);
+    }
+    if (mm.block_done) {
+        Fail(c, "matmul_misuse", call,
+             "Iterate again before new SetTensorA/SetTensorB: the single shape is one base block, which the last "
+             "Iterate computed (the emulator models one block per Iterate)");
+    }
+    const Product p = ReadOperands(c, mm, "Iterate", call);
+    if (mm.akind == K_I8) {
+        Fail(c, "not_emulated", call, "Iterate of an int8 Matmul (use IterateAll)");
+    }
+    const AscendC::tiling::TCubeTiling& t = Tiling(mm);
+    if (p.M != t.baseM || p.N != t.baseN) {
+        Fail(c, "matmul_shape", call,
+             "Iterate of a " + std::to_string(p.M) + " x " + std::to_string(p.N) + " single shape with base blocks of " +
+                 std::to_string(t.baseM) + " x " + std::to_string(t.baseN) +
+                 ": accumulating in L0C needs singleCoreM == baseM and singleCoreN == baseN (the Iterate page); "
+                 "the emulator models Iterate of one base block only");
+    }
+    if (partial) {
+        if (!mm.l0c_valid) {
+            Fail(c, "matmul_misuse", call,
+                 "Iterate(enPartialSum = true) with no block in CO1 to add to (start with Iterate(false); "
+                 "GetTensorC releases CO1)");
+        }
+        if (mm.l0c_m != p.M || mm.l0c_n != p.N) {
+            Fail(c, "matmul_shape", call,
+                 "Iterate(enPartialSum = true) of a " + std::to_string(p.M) + " x " + std::to_string(p.N) +
+                     " block onto CO1's " + std::to_string(mm.l0c_m) + " x " + std::to_string(mm.l0c_n) + " block");
+        }
+    } else {
+        mm.l0c.assign(uint64_t(p.M) * p.N, 0.0f);
+        mm.l0c_m = p.M;
+        mm.l0c_n = p.N;
+    }
+    Issue(c, EP_M);
+    for (int i = 0; i < p.M; ++i) {
+        for (int j = 0; j < p.N; ++j) {
+            float& acc = mm.l0c[uint64_t(i) * p.N + j];
+            acc = Continue(mm, p, i, j, acc);
+        }
+    }
+    mm.l0c_valid = true;
+    mm.block_done = true;
+    return true;
+}
+
+void MatmulGetTensorC(MatmulDesc& mm, uint8_t* cptr, uint64_t c_bytes, uint8_t atomic, bool sequential,
+                      const char* call) {
+    Core& c = Cur(call);
+    if (!mm.inited || mm.ended) {
+        Fail(c, "matmul_misuse", call, mm.inited ? "GetTensorC after End()" : "GetTensorC on a Matmul never initialised");
+    }
+    if (!mm.l0c_valid) {
+        Fail(c, "matmul_misuse", call,
+             "GetTensorC with no block in CO1 (the GetTensorC page: it fetches the block an Iterate computed; each "
+             "block is fetched once)");
+    }
+    if (sequential) {
+        Unsupported(call, "GetTensorC with enSequentialWrite");
+    }
+    CheckAtomic(c, mm, atomic, "GetTensorC", call);
+    Product p;
+    p.M = mm.l0c_m;
+    p.N = mm.l0c_n;
+    p.orgN = mm.org_n > 0 ? mm.org_n : Tiling(mm).N;
+    p.ldc = mm.org_kc > 0 ? mm.org_kc : p.orgN;
+    p.sc = KindBytes(mm.ckind);
+    if ((uint64_t(p.N) * p.sc) % 32 != 0 || reinterpret_cast<uintptr_t>(cptr) % 32 != 0 ||
+        (uint64_t(p.ldc) * p.sc) % 32 != 0) {
+        Fail(c, "matmul_unaligned", call,
+             "C rows of " + std::to_string(uint64_t(p.N) * p.sc) + " bytes, " + std::to_string(uint64_t(p.ldc) * p.sc) +
+                 " bytes apart, from a GM address " + std::to_string(reinterpret_cast<uintptr_t>(cptr) % 32) +
+                 " bytes past a 32-byte boundary: the emulator asks for whole 32-byte blocks from 32-byte-aligned "
+                 "addresses (its strict choice; the page is silent)");
+    }
+    if (c_bytes != UINT64_MAX && c_bytes < uint64_t(Tiling(mm).baseM) * Tiling(mm).baseN * p.sc) {
+        Fail(c, "gm_out_of_bounds", call,
+             "C's GlobalTensor holds " + std::to_string(c_bytes) + " bytes, less than baseM * baseN elements (the "
+             "GetTensorC page)");
+    }
+    WriteC(c, mm, p, cptr, c_bytes, atomic == 1, mm.l0c, call);
+    mm.l0c_valid = false;
 }
 
 void Unsupported(const char* call, const char* what) { Fail(Cur(call), "not_emulated", call, what); }
@@ -230,6 +383,7 @@ void MatmulEnd(MatmulDesc& mm) {
     if (mm.ended) {
         Fail(c, "matmul_misuse", "Matmul::End", "End() called twice");
     }
+    CheckCo1Free(c, mm, "End()", "Matmul::End");
     mm.ended = true;
 }
 

@@ -73,6 +73,15 @@ int32_t MultiCoreMatmulTiling::SetBufferSpace(int32_t l1, int32_t l0c, int32_t, 
     return 0;
 }
 
+int32_t MultiCoreMatmulTiling::SetFixSplit(int32_t baseM, int32_t baseN, int32_t baseK) {
+    if (baseK != -1) {
+        return -1;
+    }
+    fix_m_ = baseM;
+    fix_n_ = baseN;
+    return 0;
+}
+
 int64_t MultiCoreMatmulTiling::GetTiling(AscendC::tiling::TCubeTiling& t) {
     /* A transposed A or B changes how the panels are read, not their sizes: the same tiling. */
     if (m_ <= 0 || n_ <= 0 || k_ <= 0 || Bytes(a_) != Bytes(b_) || bias_) {
@@ -84,11 +93,35 @@ int64_t MultiCoreMatmulTiling::GetTiling(AscendC::tiling::TCubeTiling& t) {
     const int32_t e = Bytes(a_);
     const int32_t k0 = 32 / e; /* elements of one 32-byte fractal row */
     int32_t bm = Min(AlignUp(sm, 16), 128), bn = Min(AlignUp(sn, 16), 256), bk = Min(AlignUp(sk, k0), 64);
+    /* SetFixSplit's sizes, checked as its page says (C0: elements of C per 32 bytes, 16 for 2-byte C). */
+    const int32_t c0 = c_ == DataType::DT_FLOAT || c_ == DataType::DT_INT32 ? 8 : c_ == DataType::DT_INT8 ? 32 : 16;
+    if (fix_m_ > 0) {
+        if (fix_m_ % 16 != 0 || fix_m_ > AlignUp(sm, 16)) {
+            return -1;
+        }
+        bm = fix_m_;
+    }
+    if (fix_n_ > 0) {
+        if (fix_n_ % 16 != 0 || fix_n_ > AlignUp(sn, c0)) { /* a multiple of 16 always: strict */
+            return -1;
+        }
+        bn = fix_n_;
+    }
+    if ((fix_m_ > 0 || fix_n_ > 0) && int64_t(bm) * bn * 4 > l0c_) { /* FP32/INT32 accumulators */
+        return -1;
+    }
     for (int guard = 0; guard < 64; ++guard) {
         const int64_t l0a = int64_t(bm) * bk * e * 2, l0b = int64_t(bk) * bn * e * 2, l0c = int64_t(bm) * bn * 4;
         const int64_t l1 = 2 * (int64_t(bm) * bk * e + int64_t(bk) * bn * e);
         if (l0a <= 64 * 1024 && l0b <= 64 * 1024 && l0c <= l0c_ && l1 <= l1_) {
             break;
+        }
+        if (fix_m_ > 0 || fix_n_ > 0) {
+            if (bk > k0) { /* fixed base blocks: only baseK may shrink */
+                bk = AlignUp(bk / 2, k0);
+                continue;
+            }
+            return -1;
         }
         if (bn > 16 && (l0b > 64 * 1024 || l0c > l0c_ || bn >= bm)) {
             bn = AlignUp(bn / 2, 16);

@@ -89,6 +89,49 @@ HPMOE_FN void MatmulTnAccumulateTile(MM& mm, const View<A>& a, const View<B>& b,
     MatmulInto<1, true, false>(mm, a, b, c);
 }
 
+/* The on-chip sum of one tile: c[M, N] += sum over a run-time-guarded list of row blocks r of
+ * a_r[K_r, M]^T * b_r[K_r, N], summed in L0C and written to global memory once, instead of one
+ * atomic read-modify-write of c per block (MatmulTnAccumulateTile). The Matmul API's facts it
+ * relies on (the Iterate and GetTensorC pages; ascendc-api.md):
+ *   - Iterate(enPartialSum) computes one baseM x baseN block of C into CO1 (L0C); with
+ *     enPartialSum = true the product is added to the CO1 data already there. Accumulating in
+ *     L0C is supported only when singleCoreM == baseM and singleCoreN == baseN, so the group's
+ *     tiling has base block == c's block (at most L0C's 128 KiB of FP32 accumulators);
+ *   - GetTensorC(gm, enAtomic) moves that block from CO1 to global memory after Iterate,
+ *     enAtomic = 1 adding it into gm (AtomicAdd); rows land orgKc apart (the default
+ *     "jump-write" mode).
+ * The emitter walks c's blocks (base block = the whole op output when it fits L0C) and, per
+ * block, the ops in the order written: the first op whose guard holds starts CO1
+ * (MatmulTnSumStep(..., false)), each later one continues it (true), and MatmulSumAddInto
+ * adds the sum into c once if any op ran (c was zeroed before, so a block no op ran stays 0).
+ * The order is therefore fixed: one FP32 accumulation continued across the blocks that ran,
+ * in the order written, rounded once; only hardware can confirm that Iterate(true) continues
+ * L0C's accumulators rather than adding a separately rounded partial product (the emulator's
+ * README, assumption 19c). */
+template <class MM, typename A, typename B>
+HPMOE_FN void MatmulTnSumStep(MM& mm, const View<A>& a, const View<B>& b, const View<float>& c, bool continue_sum) {
+    /* A stored K x M (rows a.ld apart: orgM), B K x N (rows b.ld apart: orgN), C rows c.ld apart. */
+    mm.SetOrgShape(static_cast<int>(a.ld), static_cast<int>(b.ld), static_cast<int>(a.rows), static_cast<int>(b.rows),
+                   static_cast<int>(c.ld));
+    mm.SetSingleShape(static_cast<int>(c.rows), static_cast<int>(c.cols), static_cast<int>(a.rows));
+    AscendC::GlobalTensor<A> ga;
+    ga.SetGlobalBuffer(a.At(0, 0));
+    AscendC::GlobalTensor<B> gb;
+    gb.SetGlobalBuffer(b.At(0, 0));
+    mm.SetTensorA(ga, true);
+    mm.SetTensorB(gb, false);
+    mm.Iterate(continue_sum);
+}
+
+/* The end of an on-chip sum: CO1's block added into c (FP32 AtomicAdd, one addition per
+ * element), once. Call only after a MatmulTnSumStep of this block. */
+template <class MM>
+HPMOE_FN void MatmulSumAddInto(MM& mm, const View<float>& c) {
+    AscendC::GlobalTensor<float> gc;
+    gc.SetGlobalBuffer(c.At(0, 0));
+    mm.GetTensorC(gc, 1);
+}
+
 /* Between an AIC op that writes global memory and a later op of the same tile that reads it: the
  * Matmul API writes C on the FIX pipe, and nothing orders that write with the next matmul's reads
  * on MTE2 (IterateAll returns before the write completes, as the emulator assumes). The FIX_MTE2

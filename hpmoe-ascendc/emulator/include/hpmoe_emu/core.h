@@ -149,11 +149,24 @@ struct MatmulDesc {
     bool inited = false;
     bool ended = false;
     bool org_set = false; /* SetOrgShape was called (it must precede SetTensorA/B) */
+    /* Iterate/GetTensorC: the one base block this object's CO1 holds (FP32 accumulators,
+     * l0c_m x l0c_n, row-major), whether it holds one not yet fetched by GetTensorC, and whether
+     * Iterate already computed the block of the current SetTensorA/B (one block per Iterate). */
+    std::vector<float> l0c;
+    int l0c_m = 0, l0c_n = 0;
+    bool l0c_valid = false;
+    bool block_done = false;
 };
 void MatmulInit(MatmulDesc& mm, const void* tiling, bool cube_only, const char* call);
 void MatmulCheckShape(MatmulDesc& mm, const char* call);
 /* enAtomic: 0 overwrites C, 1 adds into an FP32 C (IterateAll's AtomicAdd). */
 void MatmulIterateAll(MatmulDesc& mm, uint8_t* c, uint64_t c_bytes, uint8_t atomic, const char* call);
+/* Iterate(enPartialSum) of a single shape equal to the tiling's base block: the product into
+ * CO1, continuing CO1's accumulators when partial (see lib/matmul_intf.h). Returns true. */
+bool MatmulIterate(MatmulDesc& mm, bool partial, const char* call);
+/* GetTensorC to GM: CO1's block, rounded once to C's type, written (enAtomic 0) or added into an
+ * FP32 C (1) by FIX, rows orgKc apart; CO1 is released. */
+void MatmulGetTensorC(MatmulDesc& mm, uint8_t* c, uint64_t c_bytes, uint8_t atomic, bool sequential, const char* call);
 void MatmulEnd(MatmulDesc& mm);
 /* Reports a use of an API feature the emulator does not model (an error, never a silent skip). */
 void Unsupported(const char* call, const char* what);

@@ -9,6 +9,17 @@
  * as the transpose of its original shape: A K x M with rows orgM apart, B N x K with rows orgKb apart.
  * enAtomic = 1 (AtomicAdd) adds the FP32 sum into an FP32 C (C = C + sum, one FP32 addition); other
  * atomic modes and atomic adds into other C types are reported as not emulated.
+ * Iterate(enPartialSum) + GetTensorC (the Iterate and GetTensorC pages): only for a single shape
+ * equal to the tiling's base block (the pages' condition for accumulating in L0C: singleCoreM ==
+ * baseM and singleCoreN == baseN), one block per Iterate. Iterate(false) starts CO1's FP32
+ * accumulators at +0.0, Iterate(true) continues them: every product A[i, p] * B[p, j], p
+ * ascending, is added to CO1[i, j] in turn, so a chain of Iterates equals one IterateAll over the
+ * concatenated K (the emulator's fixed order, as IterateAll's). GetTensorC rounds CO1 once to C's
+ * type and writes it (or adds it into an FP32 C, enAtomic = 1) by FIX; CO1 is then released.
+ * Strict (the emulator's side where the pages are silent): Iterate(true) with no CO1 block, or of
+ * another shape, Iterate(false) or IterateAll over a block never fetched, GetTensorC without a
+ * block, End() with a block never fetched, a C row not a whole number of 32-byte blocks or a C
+ * address not 32-byte aligned are errors; enSequentialWrite is not emulated.
  * C's writes are FIX-pipe writes, pending until ordered with the scalar pipe. Rules kept from
  * devkit-decl as static_asserts: A and B of one type, C float or A's type; object/tiling pairs. */
 #ifndef HPMOE_EMU_MATMUL_INTF_H
@@ -123,23 +134,31 @@ public:
     __aicore__ void SetTensorA(const GlobalTensor<SrcAT>& a, bool isTransposeA = false) {
         d_.a = a.EmuRef().addr;
         d_.a_set = true;
+        d_.block_done = false;
         d_.trans_a = isTransposeA;
     }
     __aicore__ void SetTensorB(const GlobalTensor<SrcBT>& b, bool isTransposeB = false) {
         d_.b = b.EmuRef().addr;
         d_.b_set = true;
+        d_.block_done = false;
         d_.trans_b = isTransposeB;
     }
     __aicore__ void SetBias(const GlobalTensor<BiasT>&) { hpmoe_emu::Unsupported("Matmul::SetBias", "a Matmul bias"); }
     __aicore__ void ClearBias() {}
+    /* One base block per call (the single shape must equal the tiling's baseM x baseN): computed
+     * into CO1, or added to CO1's accumulators when enPartialSum; returns true (a block was
+     * computed). A second call before new SetTensorA/B is an error, not the documented `false`. */
     template <bool sync = true>
-    __aicore__ bool Iterate(bool = false) {
-        hpmoe_emu::Unsupported("Matmul::Iterate", "Iterate/GetTensorC (use IterateAll)");
-        return false;
+    __aicore__ bool Iterate(bool enPartialSum = false) {
+        static_assert(sync, "hpmoe emulator: only the synchronous Iterate is emulated");
+        return hpmoe_emu::MatmulIterate(d_, enPartialSum, "Matmul::Iterate");
     }
+    /* CO1's block to GM after Iterate (enAtomic 1: added into an FP32 C); CO1 is released. */
     template <bool sync = true>
-    __aicore__ void GetTensorC(const GlobalTensor<DstT>&, uint8_t = 0, bool = false) {
-        hpmoe_emu::Unsupported("Matmul::GetTensorC", "Iterate/GetTensorC (use IterateAll)");
+    __aicore__ void GetTensorC(const GlobalTensor<DstT>& c, uint8_t enAtomic = 0, bool enSequentialWrite = false) {
+        static_assert(sync, "hpmoe emulator: only the synchronous GetTensorC is emulated");
+        hpmoe_emu::MatmulGetTensorC(d_, c.EmuRef().addr, c.EmuRef().bytes, enAtomic, enSequentialWrite,
+                                    "Matmul::GetTensorC");
     }
     template <bool sync = true>
     __aicore__ void IterateAll(const GlobalTensor<DstT>& c, uint8_t enAtomic = 0, bool = false, bool = false,
