@@ -22,7 +22,8 @@
 //! costs.
 //!
 //! Last, on the rank with the most AIC work, where its AIC cores idle: before which tiles,
-//! released by which family, and why a releasing tile of the rank itself was late.
+//! released by which family, and why a releasing tile of the rank itself was late; and on
+//! rank 0, each family's first start and last end.
 //!
 //! Busy % is the share of the makespan with at least one put on the resource; utilisation %
 //! is bytes moved over bandwidth × makespan (the share of the bound's term the run reaches).
@@ -128,8 +129,40 @@ fn run() -> Result<(), ExampleError> {
     print_ranks(run, p);
     print_cores(run);
     print_aic_waits(run, &tf);
+    print_families(run, &tf, 0);
     print_timeline(run, p, 0, 20);
     Ok(())
+}
+
+/// On rank `rank`: per family, when its first tile started its exec and its last finished its
+/// exec and put, how many tiles it ran, and their exec and put time over the rank's cores of the
+/// family's kind; families in the order they first started.
+fn print_families(run: &SimResult, tf: &hpmoe_core::model::Taskflow, rank: u32) {
+    let mut spans: BTreeMap<FamilyId, (u64, u64, u64, usize)> = BTreeMap::new();
+    for t in run.tiles.iter().filter(|t| run.rank_of_core(t.core).raw() == rank) {
+        let s = spans.entry(t.family).or_insert((u64::MAX, 0, 0, 0));
+        s.0 = s.0.min(t.start_ns);
+        s.1 = s.1.max(t.end_ns);
+        s.2 += t.end_ns - t.start_ns;
+        s.3 += 1;
+    }
+    let mut rows: Vec<_> = spans.into_iter().collect();
+    rows.sort_by_key(|(f, s)| (s.0, *f));
+    let ms = |ns: u64| ns as f64 / 1e6;
+    println!("rank {rank}: families by first start (ms): first start, last end, tiles, exec and put time per core");
+    for (family, (first, last, busy, n)) in rows {
+        let cores = match tf.families[family.index()].core {
+            CoreKind::Aic => tf.profile.aic_per_rank,
+            CoreKind::Aiv => tf.profile.aiv_per_rank(),
+        };
+        let name = tf.families[family.index()].name.as_str();
+        println!(
+            "  {name:<20} {:>8.2} {:>8.2} {n:>7} {:>8.2}",
+            ms(first),
+            ms(last),
+            ms(busy) / f64::from(cores.max(1))
+        );
+    }
 }
 
 /// Rank `rank`'s run in `buckets` equal time slices: the share of its AIC time computing,
