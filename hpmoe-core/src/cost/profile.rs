@@ -8,7 +8,8 @@
 //! Topology (how many cores and ranks) is not here: it is [`crate::model::MachineProfile`].
 
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Rates, latencies and overheads of one die, in natural units. See the [module docs](self).
 ///
@@ -135,15 +136,122 @@ pub const GUESSES: &[Guess] = &[
 ];
 
 /// A profile that could not be read, parsed or validated.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProfileError(pub String);
+#[derive(Clone, Debug)]
+pub enum ProfileError {
+    /// No preset has this name (see [`PRESETS`]).
+    UnknownPreset {
+        /// The name asked for.
+        name: String,
+    },
+    /// The text is not TOML.
+    Toml(Arc<toml::de::Error>),
+    /// The text is not JSON (or, with `toml`, the TOML has a value JSON cannot hold).
+    Json {
+        /// Whether the text was TOML.
+        toml: bool,
+        /// The parser's error.
+        error: Arc<serde_json::Error>,
+    },
+    /// The document is not a table (object).
+    NotATable,
+    /// `base` is not a string.
+    BaseNotAName {
+        /// What it is, as JSON.
+        got: String,
+    },
+    /// The fields do not make a profile (a missing, unknown or mistyped field).
+    Fields(Arc<serde_json::Error>),
+    /// The profile file cannot be read.
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The system's error.
+        error: Arc<std::io::Error>,
+    },
+    /// The profile file's contents are refused.
+    InFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: Box<ProfileError>,
+    },
+    /// [`CostProfile::with_field`]: the field is not a numeric field of a profile.
+    NotNumeric {
+        /// The field.
+        field: String,
+    },
+    /// [`CostProfile::with_field`]: the value is not finite.
+    NotFinite {
+        /// The field.
+        field: String,
+        /// The value.
+        value: f64,
+    },
+    /// A rate that must be positive and finite is not.
+    NotPositive {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: f64,
+    },
+    /// A fraction outside its range.
+    OutOfRange {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: f64,
+        /// The range, as written in the message (`(0, 1]`).
+        range: &'static str,
+    },
+    /// A time that is negative, not finite, or not below 1e15.
+    BadTime {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: f64,
+    },
+    /// `dies_per_package` or `packages_per_server` is 0.
+    EmptyTopology,
+}
 
-impl std::fmt::Display for ProfileError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+/// Equal when the kind and message are (the wrapped parser and system errors are compared by
+/// their messages).
+impl PartialEq for ProfileError {
+    fn eq(&self, other: &Self) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other) && self.to_string() == other.to_string()
     }
 }
 
+impl Eq for ProfileError {}
+
+impl std::fmt::Display for ProfileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProfileError::UnknownPreset { name } => {
+                write!(f, "unknown profile `{name}`; presets: {}", PRESETS.join(", "))
+            }
+            ProfileError::Toml(e) => write!(f, "invalid TOML profile: {e}"),
+            ProfileError::Json { toml: true, error } => write!(f, "invalid TOML profile: {error}"),
+            ProfileError::Json { toml: false, error } => write!(f, "invalid JSON profile: {error}"),
+            ProfileError::NotATable => f.write_str("a profile must be a table/object"),
+            ProfileError::BaseNotAName { got } => write!(f, "`base` must be a preset name, got {got}"),
+            ProfileError::Fields(e) => write!(f, "invalid profile: {e}"),
+            ProfileError::Read { path, error } => write!(f, "cannot read profile {}: {error}", path.display()),
+            ProfileError::InFile { path, error } => write!(f, "{}: {error}", path.display()),
+            ProfileError::NotNumeric { field } => write!(f, "`{field}` is not a numeric profile field"),
+            ProfileError::NotFinite { field, value } => write!(f, "`{field}` = {value} is not a finite number"),
+            ProfileError::NotPositive { field, value } => write!(f, "`{field}` must be a positive number, got {value}"),
+            ProfileError::OutOfRange { field, value, range } => write!(f, "`{field}` must be in {range}, got {value}"),
+            ProfileError::BadTime { field, value } => {
+                write!(f, "`{field}` must be a non-negative time below 1e15, got {value}")
+            }
+            ProfileError::EmptyTopology => f.write_str("`dies_per_package` and `packages_per_server` must be positive"),
+        }
+    }
+}
+
+/// The message includes a wrapped error's, so [`source`](std::error::Error::source) is `None`;
+/// the wrapped error is the variant's field.
 impl std::error::Error for ProfileError {}
 
 /// \[F\] The A3 die's injection (and ejection) bandwidth, GB/s: see [`FITTED`](crate::cost::FITTED).
@@ -208,7 +316,7 @@ impl CostProfile {
         match name {
             "ascend910b" => Ok(Self::ascend910b()),
             "ascend_a3_die" => Ok(Self::ascend_a3_die()),
-            _ => Err(ProfileError(format!("unknown profile `{name}`; presets: {}", PRESETS.join(", ")))),
+            _ => Err(ProfileError::UnknownPreset { name: name.to_string() }),
         }
     }
 
@@ -222,16 +330,15 @@ impl CostProfile {
     /// assert_eq!((p.name.as_str(), p.clock_ghz, p.tile_overhead_ns), ("mine", 1.85, 800.0));
     /// ```
     pub fn from_toml_str(text: &str) -> Result<Self, ProfileError> {
-        let table: toml::Table =
-            toml::from_str(text).map_err(|e| ProfileError(format!("invalid TOML profile: {e}")))?;
-        let value = serde_json::to_value(table).map_err(|e| ProfileError(format!("invalid TOML profile: {e}")))?;
+        let table: toml::Table = toml::from_str(text).map_err(|e| ProfileError::Toml(Arc::new(e)))?;
+        let value = serde_json::to_value(table).map_err(|e| ProfileError::Json { toml: true, error: Arc::new(e) })?;
         Self::from_value(value)
     }
 
     /// Reads a profile from JSON, with the same rules as [`from_toml_str`](Self::from_toml_str).
     pub fn from_json_str(text: &str) -> Result<Self, ProfileError> {
         let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| ProfileError(format!("invalid JSON profile: {e}")))?;
+            serde_json::from_str(text).map_err(|e| ProfileError::Json { toml: false, error: Arc::new(e) })?;
         Self::from_value(value)
     }
 
@@ -244,13 +351,13 @@ impl CostProfile {
     /// Reads a profile file: `.json` as JSON, anything else as TOML.
     pub fn load(path: &Path) -> Result<Self, ProfileError> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| ProfileError(format!("cannot read profile {}: {e}", path.display())))?;
+            .map_err(|e| ProfileError::Read { path: path.to_path_buf(), error: Arc::new(e) })?;
         let parsed = if path.extension().is_some_and(|e| e == "json") {
             Self::from_json_str(&text)
         } else {
             Self::from_toml_str(&text)
         };
-        parsed.map_err(|e| ProfileError(format!("{}: {e}", path.display())))
+        parsed.map_err(|e| ProfileError::InFile { path: path.to_path_buf(), error: Box::new(e) })
     }
 
     /// The profile as a complete TOML document (every field), to copy and edit.
@@ -264,12 +371,12 @@ impl CostProfile {
         let obj = v.as_object_mut().expect("a profile is a JSON object");
         match obj.get(field) {
             Some(serde_json::Value::Number(_)) => {}
-            _ => return Err(ProfileError(format!("`{field}` is not a numeric profile field"))),
+            _ => return Err(ProfileError::NotNumeric { field: field.to_string() }),
         }
         let number = serde_json::Number::from_f64(value)
-            .ok_or_else(|| ProfileError(format!("`{field}` = {value} is not a finite number")))?;
+            .ok_or_else(|| ProfileError::NotFinite { field: field.to_string(), value })?;
         obj.insert(field.into(), serde_json::Value::Number(number));
-        let p: CostProfile = serde_json::from_value(v).map_err(|e| ProfileError(e.to_string()))?;
+        let p: CostProfile = serde_json::from_value(v).map_err(|e| ProfileError::Fields(Arc::new(e)))?;
         p.validate()?;
         Ok(p)
     }
@@ -280,7 +387,7 @@ impl CostProfile {
     }
 
     fn from_value(mut value: serde_json::Value) -> Result<Self, ProfileError> {
-        let obj = value.as_object_mut().ok_or_else(|| ProfileError("a profile must be a table/object".into()))?;
+        let obj = value.as_object_mut().ok_or(ProfileError::NotATable)?;
         let merged = match obj.remove("base") {
             None => value,
             Some(serde_json::Value::String(base)) => {
@@ -291,10 +398,9 @@ impl CostProfile {
                 }
                 merged
             }
-            Some(other) => return Err(ProfileError(format!("`base` must be a preset name, got {other}"))),
+            Some(other) => return Err(ProfileError::BaseNotAName { got: other.to_string() }),
         };
-        let p: CostProfile =
-            serde_json::from_value(merged).map_err(|e| ProfileError(format!("invalid profile: {e}")))?;
+        let p: CostProfile = serde_json::from_value(merged).map_err(|e| ProfileError::Fields(Arc::new(e)))?;
         p.validate()?;
         Ok(p)
     }
@@ -317,14 +423,16 @@ impl CostProfile {
         ];
         for (name, v) in positive {
             if !(v.is_finite() && v > 0.0) {
-                return Err(ProfileError(format!("`{name}` must be a positive number, got {v}")));
+                return Err(ProfileError::NotPositive { field: name, value: v });
             }
         }
         if !(self.cube_efficiency > 0.0 && self.cube_efficiency <= 1.0) {
-            return Err(ProfileError(format!("`cube_efficiency` must be in (0, 1], got {}", self.cube_efficiency)));
+            let (field, value, range) = ("cube_efficiency", self.cube_efficiency, "(0, 1]");
+            return Err(ProfileError::OutOfRange { field, value, range });
         }
         if !(0.0..=1.0).contains(&self.l2_hit_rate) {
-            return Err(ProfileError(format!("`l2_hit_rate` must be in [0, 1], got {}", self.l2_hit_rate)));
+            let (field, value, range) = ("l2_hit_rate", self.l2_hit_rate, "[0, 1]");
+            return Err(ProfileError::OutOfRange { field, value, range });
         }
         let times = [
             ("gm_read_latency_cycles", self.gm_read_latency_cycles),
@@ -339,11 +447,11 @@ impl CostProfile {
         for (name, v) in times {
             // Bounded so that conversions to integer ns cannot overflow.
             if !(v.is_finite() && (0.0..1e15).contains(&v)) {
-                return Err(ProfileError(format!("`{name}` must be a non-negative time below 1e15, got {v}")));
+                return Err(ProfileError::BadTime { field: name, value: v });
             }
         }
         if self.dies_per_package == 0 || self.packages_per_server == 0 {
-            return Err(ProfileError("`dies_per_package` and `packages_per_server` must be positive".into()));
+            return Err(ProfileError::EmptyTopology);
         }
         Ok(())
     }
@@ -522,16 +630,24 @@ mod tests {
 
     #[test]
     fn bad_profiles_are_refused_with_the_field_named() {
-        let err = |text: &str| CostProfile::from_toml_str(text).unwrap_err().0;
+        let err = |text: &str| CostProfile::from_toml_str(text).unwrap_err().to_string();
         assert!(err("base = \"ascend910b\"\nlink_gbps = 1").contains("link_gbps"), "unknown field");
         assert!(err("base = \"h100\"").contains("unknown profile `h100`"));
         assert!(err("base = \"ascend910b\"\nclock_ghz = 0").contains("clock_ghz"));
+        assert_eq!(
+            CostProfile::from_toml_str("base = \"ascend910b\"\nclock_ghz = 0"),
+            Err(ProfileError::NotPositive { field: "clock_ghz", value: 0.0 })
+        );
+        assert_eq!(CostProfile::preset("h100"), Err(ProfileError::UnknownPreset { name: "h100".into() }));
         assert!(err("base = \"ascend910b\"\nl2_hit_rate = 1.5").contains("l2_hit_rate"));
         assert!(err("base = \"ascend910b\"\ntile_overhead_ns = -1").contains("tile_overhead_ns"));
         assert!(err("clock_ghz = 1.8").contains("missing field"), "no base: every field required");
         assert!(err("base = 3").contains("preset name"));
-        assert!(CostProfile::from_json_str("[1]").unwrap_err().0.contains("table/object"));
-        assert!(CostProfile::ascend910b().with_field("name", 1.0).is_err());
+        assert_eq!(CostProfile::from_json_str("[1]"), Err(ProfileError::NotATable));
+        assert_eq!(
+            CostProfile::ascend910b().with_field("name", 1.0),
+            Err(ProfileError::NotNumeric { field: "name".into() })
+        );
         assert!(CostProfile::ascend910b().with_field("cube_efficiency", 0.0).is_err());
     }
 
@@ -545,8 +661,9 @@ mod tests {
         let json_path = dir.join("p.json");
         std::fs::write(&json_path, r#"{"base": "ascend910b", "tile_overhead_ns": 260}"#).unwrap();
         assert_eq!(CostProfile::load(&json_path).unwrap().tile_overhead_ns, 260.0);
-        let missing = CostProfile::load(&dir.join("none.toml")).unwrap_err().0;
-        assert!(missing.contains("cannot read profile"), "{missing}");
+        let missing = CostProfile::load(&dir.join("none.toml")).unwrap_err();
+        assert!(matches!(&missing, ProfileError::Read { path, .. } if path.ends_with("none.toml")), "{missing}");
+        assert!(missing.to_string().contains("cannot read profile"), "{missing}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
