@@ -270,7 +270,8 @@ impl CertDetail {
 
 impl fmt::Display for FamilyRecord {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` ({:?}, grid {:?}, instances {}..+{})", self.name, self.kind, self.grid, self.first, self.count)
+        let kind = self.kind.map_or_else(|| "unknown core kind".to_string(), |k| format!("{k:?}"));
+        write!(f, "`{}` ({kind}, grid {:?}, instances {}..+{})", self.name, self.grid, self.first, self.count)
     }
 }
 
