@@ -44,14 +44,14 @@ pub struct CertError {
     pub fault: CertFault,
     /// The nodes involved, possibly none.
     pub nodes: Vec<NodeId>,
-    /// What was found.
-    pub detail: CertDetail,
+    /// What was found (boxed: the error stays small on the success path).
+    pub detail: Box<CertDetail>,
 }
 
 impl CertError {
     /// The error of `detail`, involving `nodes`.
     pub(super) fn new(nodes: Vec<NodeId>, detail: CertDetail) -> Self {
-        CertError { fault: detail.fault(), nodes, detail }
+        CertError { fault: detail.fault(), nodes, detail: Box::new(detail) }
     }
 }
 

@@ -113,7 +113,7 @@ impl Assembler {
 
     /// Appends an entry to the current core.
     pub(super) fn entry(&mut self, instance: u32, wait: Option<Wait>, signals: &[Signal]) -> Result<()> {
-        let core = self.cores.len().checked_sub(1).ok_or(TableError::Inconsistent(Inconsistency::EntryBeforeCore))?;
+        let core = self.cores.len().checked_sub(1).ok_or_else(|| TableError::from(Inconsistency::EntryBeforeCore))?;
         if self.entries.len() >= u32::MAX as usize {
             return Err(TableError::too_large("number of entries", self.entries.len() as u64 + 1, u32::MAX.into()));
         }

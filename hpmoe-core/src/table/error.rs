@@ -63,9 +63,9 @@ pub enum TableError {
     },
     /// The records contradict each other (an index out of range, a count that does not add
     /// up, an unknown code, ...): which record and why.
-    Inconsistent(Inconsistency),
+    Inconsistent(Box<Inconsistency>),
     /// The JSON text is not a schedule table document.
-    Json(JsonProblem),
+    Json(Box<JsonProblem>),
 }
 
 impl TableError {

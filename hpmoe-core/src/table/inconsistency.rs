@@ -362,13 +362,13 @@ impl Eq for JsonProblem {}
 
 impl From<Inconsistency> for TableError {
     fn from(i: Inconsistency) -> Self {
-        TableError::Inconsistent(i)
+        TableError::Inconsistent(Box::new(i))
     }
 }
 
 impl From<JsonProblem> for TableError {
     fn from(j: JsonProblem) -> Self {
-        TableError::Json(j)
+        TableError::Json(Box::new(j))
     }
 }
 

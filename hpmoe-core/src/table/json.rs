@@ -159,7 +159,7 @@ impl ScheduleTable {
     /// it like every other table.
     pub fn from_json(text: &str) -> Result<ScheduleTable, TableError> {
         let doc: Document =
-            serde_json::from_str(text).map_err(|e| TableError::Json(JsonProblem::Syntax(Arc::new(e))))?;
+            serde_json::from_str(text).map_err(|e| TableError::from(JsonProblem::Syntax(Arc::new(e))))?;
         if doc.format != FORMAT_NAME {
             return Err(JsonProblem::Format { found: doc.format.clone() }.into());
         }

@@ -118,13 +118,13 @@ fn malformed_documents_are_rejected() {
 #[test]
 fn inconsistent_tables_are_rejected() {
     match import_edited(|d| first_entry(d)["wait"]["target"] = json!(5)) {
-        Err(TableError::Inconsistent(i @ Inconsistency::Unreachable { target: 5, count: 2, .. })) => {
+        Err(TableError::Inconsistent(i)) if matches!(*i, Inconsistency::Unreachable { target: 5, count: 2, .. }) => {
             assert!(i.to_string().contains("only 2 signals"), "{i}")
         }
         other => panic!("expected an inconsistency, got {other:?}"),
     }
     match import_edited(|d| first_entry(d)["signals"][0]["rank"] = json!(70_000)) {
-        Err(TableError::Inconsistent(i @ Inconsistency::SignalRankTooLarge { rank: 70_000, .. })) => {
+        Err(TableError::Inconsistent(i)) if matches!(*i, Inconsistency::SignalRankTooLarge { rank: 70_000, .. }) => {
             assert!(i.to_string().contains("signals rank 70000"), "{i}")
         }
         other => panic!("expected an inconsistency, got {other:?}"),

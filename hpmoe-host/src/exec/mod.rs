@@ -49,7 +49,7 @@ pub use diagnostics::{
 };
 pub use executor::{Executor, RunOutput, RunStats};
 pub use memory::{Inputs, Snapshot};
-pub use ops::{Arg, ArgDesc, IndexAt, Item, OpError, OpImpls, Per, RefOp, ShapeMismatch, UserOpProblem};
+pub use ops::{Arg, ArgDesc, IndexAt, Item, OpError, OpImpls, OutOfRange, Per, RefOp, ShapeMismatch, UserOpProblem};
 pub use options::{RunOptions, TileHook, TileInfo};
 pub use reference_error::{ReferenceError, SlotProblem};
 pub use sequential::SequentialRunner;

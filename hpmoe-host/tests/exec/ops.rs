@@ -329,8 +329,8 @@ fn an_out_of_range_gather_index_fails_the_run_naming_the_op() {
         let t = err.tile_failure().unwrap_or_else(|| panic!("{err}"));
         assert_eq!(t.tile, "g() on rank 0");
         assert_eq!(t.op.as_deref(), Some("gather_weighted_accumulate"));
-        let TileError::Op(OpError::IndexOutOfRange { at, value, of, len }) = &t.error else { panic!("{t:?}") };
-        assert_eq!((*at, *value, of.param.as_str(), *len), (IndexAt::Element { row: 1, col: 1 }, 4, "table", 4));
+        let TileError::Op(OpError::IndexOutOfRange(e)) = &t.error else { panic!("{t:?}") };
+        assert_eq!((e.at, e.value, e.of.param.as_str(), e.len), (IndexAt::Element { row: 1, col: 1 }, 4, "table", 4));
         assert_eq!(t.error.to_string(), "index[1, 1] = 4 is out of range: `table` bf16 [4, 2] has 4 rows");
         assert!(err.to_string().contains("op `gather_weighted_accumulate`"), "{err}");
     }

@@ -26,15 +26,10 @@ pub enum OpError {
         /// The type it must have; `None`: a floating-point type (bf16, f16 or f32).
         expected: Option<DType>,
     },
-    /// A copy's source and destination differ in type.
-    DifferentTypes {
-        /// The source.
-        src: ArgDesc,
-        /// The destination.
-        dst: ArgDesc,
-    },
+    /// A copy's source and destination (in that order) differ in type.
+    DifferentTypes(Box<[ArgDesc; 2]>),
     /// The arguments' shapes do not fit together.
-    Shapes(ShapeMismatch),
+    Shapes(Box<ShapeMismatch>),
     /// The body stored into an argument the op's signature only reads.
     ReadOnly {
         /// The argument.
@@ -48,22 +43,13 @@ pub enum OpError {
         stored: usize,
     },
     /// A gathering op's index points past what it indexes.
-    IndexOutOfRange {
-        /// Which index.
-        at: IndexAt,
-        /// Its value.
-        value: i32,
-        /// The argument it indexes.
-        of: ArgDesc,
-        /// The rows (or, for [`IndexAt::Choice`], the choices) that argument has.
-        len: usize,
-    },
+    IndexOutOfRange(Box<OutOfRange>),
     /// A `#[taskflow]` program's own op (`#[op] fn …`) failed.
     UserOp {
         /// The op.
         op: String,
         /// What went wrong.
-        problem: UserOpProblem,
+        problem: Box<UserOpProblem>,
     },
     /// [`OpImpls::register`](super::OpImpls::register): the op already has a body.
     AlreadyRegistered {
@@ -81,6 +67,19 @@ impl OpError {
     }
 }
 
+/// A gathering op's index past what it indexes ([`OpError::IndexOutOfRange`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutOfRange {
+    /// Which index.
+    pub at: IndexAt,
+    /// Its value.
+    pub value: i32,
+    /// The argument it indexes.
+    pub of: ArgDesc,
+    /// The rows (or, for [`IndexAt::Choice`], the choices) that argument has.
+    pub len: usize,
+}
+
 /// Equal when the kind and data are; [`OpError::Other`] by its message.
 impl PartialEq for OpError {
     fn eq(&self, other: &Self) -> bool {
@@ -88,14 +87,11 @@ impl PartialEq for OpError {
         match (self, other) {
             (E::Arity { expected: a, got: b }, E::Arity { expected: c, got: d }) => (a, b) == (c, d),
             (E::Type { arg: a, expected: b }, E::Type { arg: c, expected: d }) => (a, b) == (c, d),
-            (E::DifferentTypes { src: a, dst: b }, E::DifferentTypes { src: c, dst: d }) => (a, b) == (c, d),
+            (E::DifferentTypes(a), E::DifferentTypes(b)) => a == b,
             (E::Shapes(a), E::Shapes(b)) => a == b,
             (E::ReadOnly { arg: a }, E::ReadOnly { arg: b }) => a == b,
             (E::StoreLength { arg: a, stored: b }, E::StoreLength { arg: c, stored: d }) => (a, b) == (c, d),
-            (
-                E::IndexOutOfRange { at: a, value: b, of: c, len: d },
-                E::IndexOutOfRange { at: e, value: f, of: g, len: h },
-            ) => (a, b, c, d) == (e, f, g, h),
+            (E::IndexOutOfRange(a), E::IndexOutOfRange(b)) => a == b,
             (E::UserOp { op: a, problem: b }, E::UserOp { op: c, problem: d }) => (a, b) == (c, d),
             (E::AlreadyRegistered { op: a }, E::AlreadyRegistered { op: b }) => a == b,
             (E::Other(a), E::Other(b)) => a.to_string() == b.to_string(),
@@ -327,21 +323,21 @@ impl fmt::Display for OpError {
             OpError::Arity { expected, got } => write!(f, "takes {expected} arguments, got {got}"),
             OpError::Type { arg, expected: None } => write!(f, "{} must be bf16, f16 or f32", arg.describe()),
             OpError::Type { arg, expected: Some(t) } => write!(f, "{} must be {}", arg.describe(), t.name()),
-            OpError::DifferentTypes { src, dst } => {
-                write!(f, "{} and {} differ in type; use `cast`", src.describe(), dst.describe())
+            OpError::DifferentTypes(pair) => {
+                write!(f, "{} and {} differ in type; use `cast`", pair[0].describe(), pair[1].describe())
             }
             OpError::Shapes(m) => write!(f, "{m}"),
             OpError::ReadOnly { arg } => write!(f, "wrote to {}, which the op's signature only reads", arg.describe()),
             OpError::StoreLength { arg, stored } => write!(f, "stored {stored} elements into {}", arg.describe()),
-            OpError::IndexOutOfRange { at, value, of, len } => {
+            OpError::IndexOutOfRange(e) => {
+                let OutOfRange { at, value, of, len } = &**e;
                 let what = if matches!(at, IndexAt::Choice(_)) { "choices" } else { "rows" };
                 write!(f, "{at} = {value} is out of range: {} has {len} {what}", of.describe())
             }
-            OpError::UserOp {
-                op,
-                problem: p @ (UserOpProblem::Regions { .. } | UserOpProblem::ChangedSize { .. }),
-            } => {
-                write!(f, "`{op}` {p}")
+            OpError::UserOp { op, problem }
+                if matches!(**problem, UserOpProblem::Regions { .. } | UserOpProblem::ChangedSize { .. }) =>
+            {
+                write!(f, "`{op}` {problem}")
             }
             OpError::UserOp { op, problem } => write!(f, "`{op}`: {problem}"),
             OpError::AlreadyRegistered { op } => write!(f, "op `{op}` already has a reference implementation"),
@@ -356,6 +352,6 @@ impl std::error::Error for OpError {}
 
 impl From<ShapeMismatch> for OpError {
     fn from(m: ShapeMismatch) -> Self {
-        OpError::Shapes(m)
+        OpError::Shapes(Box::new(m))
     }
 }

@@ -16,7 +16,7 @@ mod error;
 mod user;
 
 pub use builtin::{sigmoid, silu, swiglu_grad};
-pub use error::{IndexAt, Item, OpError, Per, ShapeMismatch, UserOpProblem};
+pub use error::{IndexAt, Item, OpError, OutOfRange, Per, ShapeMismatch, UserOpProblem};
 
 use super::memory::TensorStore;
 use super::tensor::{decode, encode};

@@ -42,7 +42,7 @@ impl RefOp for UserOpAdapter {
 
 impl UserOpAdapter {
     fn error(&self, problem: UserOpProblem) -> OpError {
-        OpError::UserOp { op: self.0.name.to_string(), problem }
+        OpError::UserOp { op: self.0.name.to_string(), problem: Box::new(problem) }
     }
 }
 

@@ -20,7 +20,7 @@ pub(super) fn dtype(a: &ArgDesc, t: DType) -> Result<(), OpError> {
 
 /// `Ok` if `ok`, else the mismatch `what` describes.
 pub(super) fn expect(ok: bool, what: impl FnOnce() -> ShapeMismatch) -> Result<(), OpError> {
-    if ok { Ok(()) } else { Err(OpError::Shapes(what())) }
+    if ok { Ok(()) } else { Err(what().into()) }
 }
 
 pub(super) fn same_elements(a: &ArgDesc, b: &ArgDesc) -> Result<(), OpError> {

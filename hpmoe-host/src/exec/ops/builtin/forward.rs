@@ -3,7 +3,7 @@
 
 use super::checks::{Item, Per, arity, dtype, expect, float, one_per, same_elements, same_matrix};
 use super::scalar::silu;
-use crate::exec::ops::error::{IndexAt, OpError, ShapeMismatch};
+use crate::exec::ops::error::{IndexAt, OpError, OutOfRange, ShapeMismatch};
 use crate::exec::ops::{Arg, ArgDesc, RefOp};
 use crate::exec::tensor::round_to;
 use hpmoe_core::model::DType;
@@ -18,7 +18,7 @@ impl RefOp for Copy {
         arity(args, 2)?;
         same_elements(&args[0], &args[1])?;
         if args[0].dtype != args[1].dtype {
-            return Err(OpError::DifferentTypes { src: args[0].clone(), dst: args[1].clone() });
+            return Err(OpError::DifferentTypes(Box::new([args[0].clone(), args[1].clone()])));
         }
         Ok(())
     }
@@ -175,12 +175,12 @@ impl RefOp for GatherWeightedAccumulate {
                     continue;
                 }
                 let row = usize::try_from(slot).ok().and_then(|s| table.load_outer(s)).ok_or_else(|| {
-                    OpError::IndexOutOfRange {
+                    OpError::IndexOutOfRange(Box::new(OutOfRange {
                         at: IndexAt::Element { row: i, col: j },
                         value: slot,
                         of: table.desc().clone(),
                         len: table_rows,
-                    }
+                    }))
                 })?;
                 let w = weight[i * k + j];
                 for (acc, &x) in acc_row.iter_mut().zip(&row) {

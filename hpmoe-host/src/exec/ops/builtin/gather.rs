@@ -3,7 +3,7 @@
 //! top-k ops (each row picked by an `i32` index, a negative one a dropped choice or padding).
 
 use super::checks::{Item, Per, arity, dtype, expect, float, one_per};
-use crate::exec::ops::error::{IndexAt, OpError, ShapeMismatch};
+use crate::exec::ops::error::{IndexAt, OpError, OutOfRange, ShapeMismatch};
 use crate::exec::ops::{Arg, ArgDesc, RefOp};
 use hpmoe_core::model::DType;
 
@@ -31,11 +31,13 @@ fn rows_as_long(table: &ArgDesc, row: usize, other: &ArgDesc) -> Result<(), OpEr
 /// Row `row` of gather table `table` (the index `at` of `index` for messages), or an error if
 /// it is past the table.
 fn gathered_row(table: &Arg<'_>, row: i32, at: IndexAt) -> Result<Vec<f32>, OpError> {
-    usize::try_from(row).ok().and_then(|r| table.load_outer(r)).ok_or_else(|| OpError::IndexOutOfRange {
-        at,
-        value: row,
-        of: table.desc().clone(),
-        len: table.desc().shape[0] as usize,
+    usize::try_from(row).ok().and_then(|r| table.load_outer(r)).ok_or_else(|| {
+        OpError::IndexOutOfRange(Box::new(OutOfRange {
+            at,
+            value: row,
+            of: table.desc().clone(),
+            len: table.desc().shape[0] as usize,
+        }))
     })
 }
 
@@ -69,11 +71,13 @@ impl RefOp for GatherScaleRowsRepeat {
                 out.extend(std::iter::repeat_n(0.0f32, n));
                 continue;
             }
-            let w = *weights.get(choice as usize).ok_or_else(|| OpError::IndexOutOfRange {
-                at: IndexAt::Choice(j),
-                value: choice,
-                of: args[2].desc().clone(),
-                len: weights.len(),
+            let w = *weights.get(choice as usize).ok_or_else(|| {
+                OpError::IndexOutOfRange(Box::new(OutOfRange {
+                    at: IndexAt::Choice(j),
+                    value: choice,
+                    of: args[2].desc().clone(),
+                    len: weights.len(),
+                }))
             })?;
             let row = gathered_row(table, choice / k as i32, IndexAt::TokenOf(j))?;
             out.extend(row.iter().map(|&x| w * x));
