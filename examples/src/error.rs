@@ -246,28 +246,10 @@ impl fmt::Display for ExampleError {
     }
 }
 
-/// Where a variant wraps another crate's error, its message includes that error's, and
-/// [`source`](std::error::Error::source) gives it typed.
-impl std::error::Error for ExampleError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ExampleError::Profile(e) => Some(e),
-            ExampleError::Shape(e) => Some(e),
-            ExampleError::Reference(e) => Some(e),
-            ExampleError::Numbering(e) => Some(e),
-            ExampleError::Routing(e) => Some(e),
-            ExampleError::DuplicateOp(e) => Some(e),
-            ExampleError::Plan { diagnostics, .. } => Some(diagnostics),
-            ExampleError::Simulate { error, .. } => Some(error),
-            ExampleError::Emit { errors, .. } => Some(errors),
-            ExampleError::Execute { error, .. } => Some(error),
-            ExampleError::Emulate { error, .. } => Some(error),
-            ExampleError::Io { reason, .. } => Some(&**reason),
-            ExampleError::Json(e) => Some(&**e),
-            _ => None,
-        }
-    }
-}
+/// The message includes the wrapped error's, so [`source`](std::error::Error::source) is `None`
+/// (the Rust API guidelines' rule: one or the other, so a printer walking the chain shows each
+/// message once); the wrapped error is the variant's field, typed.
+impl std::error::Error for ExampleError {}
 
 impl From<ProfileError> for ExampleError {
     fn from(e: ProfileError) -> Self {

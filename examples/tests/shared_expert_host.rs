@@ -3,7 +3,7 @@
 
 use hpmoe_core::cost::CostProfile;
 use hpmoe_examples::shared_expert::{self, SharedMoe, op};
-use hpmoe_host::exec::{Arg, ArgDesc, RefOp};
+use hpmoe_host::exec::{Arg, ArgDesc, OpError, RefOp};
 
 #[test]
 fn tiny_variant_on_the_host_equals_the_reference_bitwise() {
@@ -19,11 +19,11 @@ fn tiny_variant_on_the_host_equals_the_reference_bitwise() {
 struct SharedAddedLast;
 
 impl RefOp for SharedAddedLast {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         op::WeightedSumShared.check(args)
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let n = args[3].desc().cols();
         let k = args[0].desc().rows() / args[3].desc().rows();
         let (routed, weight, shared) = (args[0].load(), args[1].load(), args[2].load());

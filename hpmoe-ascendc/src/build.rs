@@ -385,6 +385,6 @@ mod tests {
             message.starts_with("src/moe.rs: error: internal error: the planned schedule table of `moe_ffn`"),
             "{message}"
         );
-        assert!(message.contains(&e.message), "{message}");
+        assert!(message.contains(&e.detail.to_string()), "{message}");
     }
 }

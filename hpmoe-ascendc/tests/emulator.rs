@@ -13,7 +13,7 @@ use hpmoe_ascendc::{EmitOptions, KernelFiles, emit_with};
 use hpmoe_core::model::Taskflow;
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_host::exec::moe_reference::moe_inputs;
-use hpmoe_host::exec::{Arg, ArgDesc, Executor, Inputs, OpImpls, RefOp, RunOptions};
+use hpmoe_host::exec::{Arg, ArgDesc, Executor, Inputs, OpError, OpImpls, RefOp, RunOptions, ShapeMismatch};
 use hpmoe_host::moe::{DispatchPrecision, MoeShape};
 
 /// `out += 2 * src` (tests/cpp/user_ops.h), in FP32 like the device function.
@@ -21,11 +21,15 @@ use hpmoe_host::moe::{DispatchPrecision, MoeShape};
 struct Twice;
 
 impl RefOp for Twice {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
-        if args.len() == 2 && args[0].elements() == args[1].elements() { Ok(()) } else { Err("twice(src, out)".into()) }
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
+        match args {
+            [a, b] if a.elements() == b.elements() => Ok(()),
+            [a, b] => Err(ShapeMismatch::SameElements(a.clone(), b.clone()).into()),
+            _ => Err(OpError::Arity { expected: 2, got: args.len() }),
+        }
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let (src, mut out) = (args[0].load(), args[1].load());
         for (o, s) in out.iter_mut().zip(src) {
             *o += s * 2.0;

@@ -175,7 +175,7 @@ fn the_user_entry_points_certify_planned_tables_and_blobs_and_refuse_tampered_on
     let decoded = ScheduleTable::from_bytes(&tampered).expect("the decoder accepts a deleted wait");
     let err = certify(&tf, &decoded, Some(&c.flags)).unwrap_err();
     assert!(matches!(err.fault, CertFault::Unenforced | CertFault::Target), "{err}");
-    assert!(err.message.contains(" on rank "), "the error names instances: {err}");
+    assert!(err.to_string().contains(" on rank "), "the error names instances: {err}");
     // The flag plan names the original table's checksum: the pair does not decode.
     assert_eq!(certify_blobs(&tf, &tampered, Some(&c.flags_bin)).unwrap_err().fault, CertFault::Decode);
     let err = certify_blobs(&tf, &tampered, None).unwrap_err();

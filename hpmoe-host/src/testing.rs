@@ -20,7 +20,7 @@
 //! assert_eq!(run.stats.skipped, testing::expected_skips(&tf, 7));
 //! ```
 
-use crate::exec::{Arg, ArgDesc, HostTensor, Inputs, OpImpls, RefOp};
+use crate::exec::{Arg, ArgDesc, HostTensor, Inputs, OpError, OpImpls, RefOp};
 use crate::rng::SplitMix;
 use hpmoe_core::model::{DType, Taskflow};
 use hpmoe_core::testing::{COUNT_SRC, FOLD_OPS};
@@ -32,11 +32,11 @@ use hpmoe_core::testing::{COUNT_SRC, FOLD_OPS};
 pub struct Fold;
 
 impl RefOp for Fold {
-    fn check(&self, _: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, _: &[ArgDesc]) -> Result<(), OpError> {
         Ok(())
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let reads: Vec<Vec<f32>> = args.iter().filter(|a| a.desc().access.reads()).map(Arg::load).collect();
         let total: usize = reads.iter().map(Vec::len).sum();
         for w in args.iter().filter(|a| a.desc().access.writes()) {

@@ -10,7 +10,7 @@
 
 use hpmoe_ascendc::EmitOptions;
 use hpmoe_core::model::{CoreKind, OpSpec, Param, WorkModel};
-use hpmoe_host::exec::{Arg, ArgDesc, OpImpls, RefOp};
+use hpmoe_host::exec::{Arg, ArgDesc, Item, OpError, OpImpls, Per, RefOp, ShapeMismatch};
 
 /// The op's name in the taskflow and in the executor's registry.
 pub const OP_NAME: &str = "weighted_sum_shared";
@@ -55,28 +55,26 @@ pub fn impls() -> OpImpls {
 pub struct WeightedSumShared;
 
 impl RefOp for WeightedSumShared {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         let [routed, weight, shared, out] = args else {
-            return Err(format!("takes 4 arguments, got {}", args.len()));
+            return Err(OpError::Arity { expected: 4, got: args.len() });
         };
         let (m, n) = (out.rows(), out.cols());
         if m == 0 || routed.cols() != n || routed.rows() < m || routed.rows() % m != 0 {
-            return Err(format!(
-                "{} must have k ≥ 1 times the rows of {} and its columns",
-                routed.describe(),
-                out.describe()
-            ));
+            return Err(ShapeMismatch::KTimesRows { many: routed.clone(), few: out.clone() }.into());
         }
         if (shared.rows(), shared.cols()) != (m, n) {
-            return Err(format!("{} must have the rows and columns of {}", shared.describe(), out.describe()));
+            return Err(ShapeMismatch::SameMatrix(shared.clone(), out.clone()).into());
         }
         if weight.elements() != routed.rows() {
-            return Err(format!("{} needs one weight per row of {}", weight.describe(), routed.describe()));
+            let count = routed.rows();
+            let (arg, of) = (weight.clone(), routed.clone());
+            return Err(ShapeMismatch::OnePer { arg, item: Item::Weight, per: Per::Row, of, count }.into());
         }
         Ok(())
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let n = args[3].desc().cols();
         let k = args[0].desc().rows() / args[3].desc().rows();
         let (routed, weight) = (args[0].load(), args[1].load());

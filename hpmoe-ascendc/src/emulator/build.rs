@@ -57,7 +57,8 @@ fn sources(dir: &Path, extensions: &[&str]) -> Result<Vec<(PathBuf, Vec<u8>)>, E
 
 fn run(cmd: &mut Command) -> Result<(), EmulateError> {
     let shown = format!("{cmd:?}");
-    let out = cmd.output().map_err(|e| EmulateError::NoCompiler(format!("cannot run {shown}: {e}")))?;
+    let out =
+        cmd.output().map_err(|e| EmulateError::NoCompiler { command: shown.clone(), error: std::sync::Arc::new(e) })?;
     if out.status.success() {
         Ok(())
     } else {

@@ -1,7 +1,7 @@
 //! The files an emulated run reads and writes: every tensor of every rank as raw little-endian
 //! elements (`rankR/NAME.bin`), the way the generated launcher expects them.
 
-use super::EmulateError;
+use super::{EmulateError, InputProblem};
 use hpmoe_core::model::{DType, Taskflow, TensorDecl, TensorKind};
 use hpmoe_host::exec::tensor::poison;
 use hpmoe_host::exec::{HostTensor, Inputs};
@@ -74,21 +74,19 @@ fn initial(decl: &TensorDecl, rank: u32, inputs: &Inputs) -> Result<Vec<u8>, Emu
     if decl.kind == TensorKind::Input {
         let t = inputs
             .get(&decl.name, rank)
-            .ok_or_else(|| EmulateError::Input(format!("input `{}` has no data for rank {rank}", decl.name)))?;
+            .ok_or_else(|| EmulateError::Input(InputProblem::Missing { tensor: decl.name.clone(), rank }))?;
         if t.dtype() != decl.dtype || t.shape() != decl.shape.as_slice() {
-            return Err(EmulateError::Input(format!(
-                "input `{}` on rank {rank} is {} {:?}, but the taskflow declares {} {:?}",
-                decl.name,
-                t.dtype().name(),
-                t.shape(),
-                decl.dtype.name(),
-                decl.shape.as_slice()
-            )));
+            return Err(EmulateError::Input(InputProblem::Shape {
+                tensor: decl.name.clone(),
+                rank,
+                got: (t.dtype(), t.shape().to_vec()),
+                declared: (decl.dtype, decl.shape.to_vec()),
+            }));
         }
         return Ok(to_bytes(t));
     }
     let n = hpmoe_host::exec::tensor::element_count(&decl.shape)
-        .ok_or_else(|| EmulateError::Input(format!("tensor `{}` is too large", decl.name)))?;
+        .ok_or_else(|| EmulateError::Input(InputProblem::TooLarge { tensor: decl.name.clone() }))?;
     let size = decl.dtype.size_bytes() as usize;
     let cell = poison(decl.dtype).to_le_bytes();
     Ok(cell[..size].repeat(n))
@@ -116,13 +114,10 @@ pub(crate) fn read_tensors(dir: &Path, tf: &Taskflow) -> Result<Vec<Vec<HostTens
                 .map(|decl| {
                     let path = dir.join(format!("rank{rank}")).join(format!("{}.bin", decl.name));
                     let bytes = std::fs::read(&path).map_err(|e| EmulateError::io(&path, e))?;
-                    from_bytes(decl.dtype, &decl.shape, &bytes).ok_or_else(|| {
-                        EmulateError::Io(format!(
-                            "{} holds {} bytes, not tensor `{}`'s",
-                            path.display(),
-                            bytes.len(),
-                            decl.name
-                        ))
+                    from_bytes(decl.dtype, &decl.shape, &bytes).ok_or_else(|| EmulateError::TensorFile {
+                        path: path.clone(),
+                        bytes: bytes.len(),
+                        tensor: decl.name.clone(),
                     })
                 })
                 .collect()

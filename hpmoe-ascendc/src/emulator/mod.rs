@@ -45,7 +45,7 @@ mod data;
 mod outcome;
 
 pub use build::{CXX_FLAGS, emulator_dir};
-pub use outcome::{EmulateError, EmulatedRun, EmulatorFailure, Finding};
+pub use outcome::{EmulateError, EmulatedRun, EmulatorFailure, Finding, InputProblem};
 
 use crate::emit::KernelFiles;
 use hpmoe_core::model::Taskflow;
@@ -162,11 +162,11 @@ impl KernelSources {
     pub fn of_program(program: &hpmoe_core::dsl::Program) -> Result<Self, EmulateError> {
         let cpp = program
             .kernel_source
-            .map_err(|why| EmulateError::Input(format!("`{}` has no kernel: {why}", program.name)))?;
+            .map_err(|why| EmulateError::Input(InputProblem::NoKernel { program: program.name.to_string(), why }))?;
         // Unpacked once: the blob the launcher uploads, and decoded from it the table.
-        let table_bin = program.table_bytes().map_err(|e| EmulateError::Input(e.to_string()))?;
+        let table_bin = program.table_bytes().map_err(|e| EmulateError::Input(InputProblem::Program(e)))?;
         let table = ScheduleTable::from_bytes(&table_bin)
-            .map_err(|e| EmulateError::Input(hpmoe_core::dsl::ProgramError::Table(e).to_string()))?;
+            .map_err(|e| EmulateError::Input(InputProblem::Program(hpmoe_core::dsl::ProgramError::Table(e))))?;
         Ok(KernelSources {
             name: crate::emit::names::identifier(program.name),
             cpp: cpp.to_string(),
@@ -190,7 +190,7 @@ impl KernelSources {
         };
         let table_bin = bytes("_schedule.bin")?;
         let table = ScheduleTable::from_bytes(&table_bin)
-            .map_err(|e| EmulateError::Input(format!("{name}_schedule.bin does not decode: {e}")))?;
+            .map_err(|error| EmulateError::Input(InputProblem::Table { name: name.to_string(), error }))?;
         Ok(KernelSources {
             name: name.to_string(),
             cpp: text(".cpp")?,

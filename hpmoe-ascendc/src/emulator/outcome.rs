@@ -4,12 +4,16 @@
 use super::KernelSources;
 use super::data;
 use crate::diag::{self, DiagStatus, Diagnostics};
+use hpmoe_core::dsl::ProgramError;
+use hpmoe_core::model::DType;
 use hpmoe_core::model::Taskflow;
+use hpmoe_core::table::TableError;
 use hpmoe_host::exec::{HostTensor, Snapshot};
 use std::fmt;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A completed launch: every tensor of every rank, and the kernel's diagnostics.
@@ -119,8 +123,13 @@ impl fmt::Display for EmulatorFailure {
 /// Why an emulated run produced no result.
 #[derive(Clone, Debug)]
 pub enum EmulateError {
-    /// The compiler (or `ar`) cannot be run.
-    NoCompiler(String),
+    /// The compiler (or `ar`, or the launcher) cannot be run.
+    NoCompiler {
+        /// The command line.
+        command: String,
+        /// The system's error.
+        error: Arc<std::io::Error>,
+    },
     /// The kernel, its launcher or the emulator did not compile.
     Compile {
         /// The command line that failed.
@@ -129,9 +138,25 @@ pub enum EmulateError {
         output: String,
     },
     /// Inputs that do not fit the taskflow.
-    Input(String),
-    /// Reading or writing the run's files.
-    Io(String),
+    Input(InputProblem),
+    /// Reading or writing one of the run's files.
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The system's error.
+        error: Arc<std::io::Error>,
+    },
+    /// A tensor file the launcher wrote back has another size than its tensor.
+    TensorFile {
+        /// The file.
+        path: PathBuf,
+        /// Its bytes.
+        bytes: usize,
+        /// The tensor.
+        tensor: String,
+    },
+    /// Waiting for the launcher failed.
+    Wait(Arc<std::io::Error>),
     /// The launcher did not finish within [`super::EmulateOptions::timeout`] and was killed.
     Killed {
         /// How long the launcher ran before it was killed.
@@ -148,7 +173,7 @@ pub enum EmulateError {
 
 impl EmulateError {
     pub(crate) fn io(path: &Path, e: std::io::Error) -> Self {
-        EmulateError::Io(format!("{}: {e}", path.display()))
+        EmulateError::Io { path: path.to_path_buf(), error: Arc::new(e) }
     }
 
     /// The certificate check's error, if the table was refused before the launch.
@@ -171,12 +196,18 @@ impl EmulateError {
 impl fmt::Display for EmulateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            EmulateError::NoCompiler(e) => write!(f, "no C++ compiler for the emulator: {e}"),
+            EmulateError::NoCompiler { command, error } => {
+                write!(f, "no C++ compiler for the emulator: cannot run {command}: {error}")
+            }
             EmulateError::Compile { command, output } => {
                 write!(f, "compiling for the emulator failed: {command}\n{output}")
             }
             EmulateError::Input(e) => write!(f, "emulator inputs: {e}"),
-            EmulateError::Io(e) => write!(f, "emulator files: {e}"),
+            EmulateError::Io { path, error } => write!(f, "emulator files: {}: {error}", path.display()),
+            EmulateError::TensorFile { path, bytes, tensor } => {
+                write!(f, "emulator files: {} holds {bytes} bytes, not tensor `{tensor}`'s", path.display())
+            }
+            EmulateError::Wait(e) => write!(f, "emulator files: waiting for the launcher: {e}"),
             EmulateError::Killed { after, stderr } => {
                 write!(f, "the emulated launch was killed after {after:?} (no result, no report)\n{stderr}")
             }
@@ -186,11 +217,78 @@ impl fmt::Display for EmulateError {
     }
 }
 
+/// The message includes a wrapped error's, so [`source`](std::error::Error::source) is `None`;
+/// the wrapped error is the variant's field.
 impl std::error::Error for EmulateError {}
+
+/// Inputs or a kernel the emulator cannot run ([`EmulateError::Input`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputProblem {
+    /// An input has no data for a rank.
+    Missing {
+        /// The input.
+        tensor: String,
+        /// The rank.
+        rank: u32,
+    },
+    /// An input's type or shape is not the declared one.
+    Shape {
+        /// The input.
+        tensor: String,
+        /// The rank.
+        rank: u32,
+        /// Its type and shape.
+        got: (DType, Vec<u64>),
+        /// The taskflow's.
+        declared: (DType, Vec<u64>),
+    },
+    /// A tensor's element count does not fit the host's `usize`.
+    TooLarge {
+        /// The tensor.
+        tensor: String,
+    },
+    /// A `#[taskflow]` program has no kernel.
+    NoKernel {
+        /// The program.
+        program: String,
+        /// Why (the macro's message).
+        why: &'static str,
+    },
+    /// A `#[taskflow]` program's table does not unpack or decode.
+    Program(ProgramError),
+    /// A kernel folder's `NAME_schedule.bin` does not decode.
+    Table {
+        /// The kernel's name.
+        name: String,
+        /// Why.
+        error: TableError,
+    },
+}
+
+impl fmt::Display for InputProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InputProblem::Missing { tensor, rank } => write!(f, "input `{tensor}` has no data for rank {rank}"),
+            InputProblem::Shape { tensor, rank, got, declared } => write!(
+                f,
+                "input `{tensor}` on rank {rank} is {} {:?}, but the taskflow declares {} {:?}",
+                got.0.name(),
+                got.1,
+                declared.0.name(),
+                declared.1
+            ),
+            InputProblem::TooLarge { tensor } => write!(f, "tensor `{tensor}` is too large"),
+            InputProblem::NoKernel { program, why } => write!(f, "`{program}` has no kernel: {why}"),
+            InputProblem::Program(e) => write!(f, "{e}"),
+            InputProblem::Table { name, error } => write!(f, "{name}_schedule.bin does not decode: {error}"),
+        }
+    }
+}
 
 /// Runs `cmd` to completion or until `timeout`, then kills it. Returns its status and stderr.
 pub(crate) fn run_bounded(cmd: &mut Command, timeout: Duration) -> Result<(ExitStatus, String), EmulateError> {
-    let mut child = cmd.spawn().map_err(|e| EmulateError::NoCompiler(format!("cannot start {cmd:?}: {e}")))?;
+    let mut child =
+        cmd.spawn().map_err(|e| EmulateError::NoCompiler { command: format!("{cmd:?}"), error: Arc::new(e) })?;
     // Drain the pipes on threads so a chatty launcher never blocks on a full pipe.
     let mut stderr = child.stderr.take();
     let mut stdout = child.stdout.take();
@@ -225,7 +323,7 @@ pub(crate) fn run_bounded(cmd: &mut Command, timeout: Duration) -> Result<(ExitS
                     stderr: err_reader.join().unwrap_or_default(),
                 });
             }
-            Err(e) => return Err(EmulateError::Io(format!("waiting for the launcher: {e}"))),
+            Err(e) => return Err(EmulateError::Wait(Arc::new(e))),
         }
     }
 }

@@ -16,11 +16,12 @@
 //! its first send and dropped after its last receive (all sends of a channel come before its
 //! receives in the order). The band's width follows from a byte budget.
 
-use super::happens::{Graph, Slot, Tick};
-use super::{CertError, CertFault, FLAG_CAPACITY};
+use super::error::Placed;
+use super::happens::{ChannelId, Graph, Slot, Tick};
+use super::{CertDetail, CertError};
 use crate::check::node_name;
 use crate::expand::Expanded;
-use crate::ids::NodeId;
+use crate::ids::{CoreId, IdVec, NodeId};
 use crate::model::Taskflow;
 
 /// What the sweep found: dependencies checked (each once), and of them those that needed the
@@ -34,10 +35,9 @@ pub(super) struct Swept {
 
 /// Whether `u ⇒ v` is obvious without clocks: `u` is before `v` on the same core (a chain of
 /// core-order edges), or `u` sends on a channel `v` receives from (one edge of `H`).
-fn direct(g: &Graph, u: u32, v: u32) -> bool {
-    let (a, b) = (g.slots[u as usize], g.slots[v as usize]);
-    (a.core == b.core && a.pos < b.pos)
-        || g.receives[v as usize].iter().flatten().any(|ch| g.sends[u as usize].contains(ch))
+fn direct(g: &Graph, u: NodeId, v: NodeId) -> bool {
+    let (a, b) = (g.slots[u], g.slots[v]);
+    (a.core == b.core && a.pos < b.pos) || g.receives[v].iter().flatten().any(|ch| g.sends[u].contains(ch))
 }
 
 /// Checks, walking `order` (a topological order of `g`), that every dependency of `exp` is an
@@ -49,30 +49,29 @@ pub(super) fn sweep(
     tf: &Taskflow,
     exp: &Expanded,
     g: &Graph,
-    order: &[u32],
+    order: &[NodeId],
     budget: usize,
 ) -> Result<Swept, CertError> {
-    let mut needed = vec![false; g.core_count];
+    let mut needed: IdVec<CoreId, bool> = IdVec::filled(g.queues.len(), false);
     let mut swept = Swept { dependencies: 0, by_clocks: 0, passes: 0 };
     for v in exp.space.node_ids() {
         for &u in exp.dag.pred.row(v) {
-            let (u, v) = (u.raw(), v.raw());
             if direct(g, u, v) {
                 swept.dependencies += 1;
             } else {
-                needed[g.slots[u as usize].core as usize] = true;
+                needed[g.slots[u].core] = true;
             }
         }
     }
     for &(_, waiter) in &g.capacity {
-        needed[g.slots[waiter as usize].core as usize] = true;
+        needed[g.slots[waiter].core] = true;
     }
-    let columns: Vec<u32> = (0..g.core_count as u32).filter(|&c| needed[c as usize]).collect();
+    let columns: Vec<CoreId> = needed.iter().filter(|&(_, &n)| n).map(|(c, _)| c).collect();
     if columns.is_empty() {
         return Ok(swept);
     }
     let peak = peak_open_channels(g, order);
-    let clocks = g.core_count + peak + 1;
+    let clocks = g.queues.len() + peak + 1;
     let width = (budget / (clocks * size_of::<Tick>())).clamp(1, columns.len());
     for band in columns.chunks(width) {
         let checked = pass(tf, exp, g, order, band)?;
@@ -86,26 +85,26 @@ pub(super) fn sweep(
 /// One walk of `order` with clock entries for the cores of `band`: the dependencies that are
 /// not [`direct`] with their producer on one of them, checked, and the capacity waits on one of
 /// them. Returns how many dependencies.
-fn pass(tf: &Taskflow, exp: &Expanded, g: &Graph, order: &[u32], band: &[u32]) -> Result<u64, CertError> {
-    let name = |n: u32| node_name(tf, &exp.space, NodeId::new(n));
+fn pass(tf: &Taskflow, exp: &Expanded, g: &Graph, order: &[NodeId], band: &[CoreId]) -> Result<u64, CertError> {
+    let placed = |n: NodeId, s: Slot| Placed { name: node_name(tf, &exp.space, n), core: s.core, entry: s.pos };
     let width = band.len();
-    let mut column_of: Vec<Option<usize>> = vec![None; g.core_count];
+    let mut column_of: IdVec<CoreId, Option<usize>> = IdVec::filled(g.queues.len(), None);
     for (col, &core) in band.iter().enumerate() {
-        column_of[core as usize] = Some(col);
+        column_of[core] = Some(col);
     }
-    // Per core, the clock of its last entry walked so far; per channel, the join of its sends.
-    let mut last_on_core: Vec<Tick> = vec![0; g.core_count * width];
-    let mut channel: Vec<Option<Box<[Tick]>>> = vec![None; g.receivers.len()];
+    // Per core, the clock of its last entry walked so far (core `c`'s at `c * width`); per
+    // channel, the join of its sends.
+    let mut last_on_core: Vec<Tick> = vec![0; g.queues.len() * width];
+    let mut channel: IdVec<ChannelId, Option<Box<[Tick]>>> = IdVec::filled(g.receivers.len(), None);
     // Clocks of closed channels, for channels opened later (zeroed on reuse).
     let mut spare: Vec<Box<[Tick]>> = Vec::new();
-    let mut unread: Vec<u32> = g.receivers.iter().map(|r| r.len() as u32).collect();
+    let mut unread: IdVec<ChannelId, u32> = g.receivers.values().map(|r| r.len() as u32).collect();
     let mut checked = 0u64;
     for &v in order {
-        let Slot { core, pos } = g.slots[v as usize];
+        let Slot { core, pos } = g.slots[v];
         // `v`'s clock starts as that of the entry before it on its core, and replaces it.
-        let clock = &mut last_on_core[core as usize * width..(core as usize + 1) * width];
-        for &ch in g.receives[v as usize].iter().flatten() {
-            let ch = ch as usize;
+        let clock = &mut last_on_core[core.index() * width..(core.index() + 1) * width];
+        for &ch in g.receives[v].iter().flatten() {
             if let Some(sends) = &channel[ch] {
                 join(clock, sends);
             }
@@ -116,46 +115,32 @@ fn pass(tf: &Taskflow, exp: &Expanded, g: &Graph, order: &[u32], band: &[u32]) -
                 spare.push(closed);
             }
         }
-        if let Some(col) = column_of[core as usize] {
+        if let Some(col) = column_of[core] {
             clock[col] = Tick::try_from(pos + 1).expect("positions checked to fit a Tick");
         }
-        for &u in exp.dag.pred.row(NodeId::new(v)) {
-            let u = u.raw();
-            let s = g.slots[u as usize];
-            let Some(col) = column_of[s.core as usize] else { continue };
+        for &u in exp.dag.pred.row(v) {
+            let s = g.slots[u];
+            let Some(col) = column_of[s.core] else { continue };
             if direct(g, u, v) {
                 continue;
             }
             checked += 1;
             if u32::from(clock[col]) <= s.pos {
-                let message = format!(
-                    "{} must finish before {} starts, but nothing in the table orders them ({} is entry {} of core {}, {} entry {} of core {})",
-                    name(u),
-                    name(v),
-                    name(u),
-                    s.pos,
-                    s.core,
-                    name(v),
-                    pos,
-                    core
-                );
-                return Err(CertError { fault: CertFault::Unenforced, nodes: vec![u, v], message });
+                let detail = CertDetail::Unenforced { producer: placed(u, s), consumer: placed(v, g.slots[v]) };
+                return Err(CertError::new(vec![u, v], detail));
             }
         }
         for &(setter, waiter) in g.capacity_of(v) {
-            let w = g.slots[waiter as usize];
-            let Some(col) = column_of[w.core as usize] else { continue };
+            let w = g.slots[waiter];
+            let Some(col) = column_of[w.core] else { continue };
             if u32::from(clock[col]) <= w.pos {
-                let message = format!(
-                    "{} sets the flag before {} has taken an earlier set, so more than {FLAG_CAPACITY} sets can be pending",
-                    name(setter),
-                    name(waiter)
-                );
-                return Err(CertError { fault: CertFault::Flag, nodes: vec![waiter, setter], message });
+                let name = |n| node_name(tf, &exp.space, n);
+                let detail = CertDetail::FlagOverrun { setter: name(setter), waiter: name(waiter) };
+                return Err(CertError::new(vec![waiter, setter], detail));
             }
         }
-        for &ch in &g.sends[v as usize] {
-            let open = channel[ch as usize].get_or_insert_with(|| match spare.pop() {
+        for &ch in &g.sends[v] {
+            let open = channel[ch].get_or_insert_with(|| match spare.pop() {
                 Some(mut reused) => {
                     reused.fill(0);
                     reused
@@ -174,19 +159,19 @@ fn join(into: &mut [Tick], other: &[Tick]) {
 }
 
 /// The most channels open at once in a pass over `order` (the same in every pass).
-fn peak_open_channels(g: &Graph, order: &[u32]) -> usize {
-    let mut unread: Vec<u32> = g.receivers.iter().map(|r| r.len() as u32).collect();
-    let mut opened = vec![false; g.receivers.len()];
+fn peak_open_channels(g: &Graph, order: &[NodeId]) -> usize {
+    let mut unread: IdVec<ChannelId, u32> = g.receivers.values().map(|r| r.len() as u32).collect();
+    let mut opened: IdVec<ChannelId, bool> = IdVec::filled(g.receivers.len(), false);
     let (mut open, mut peak) = (0usize, 0usize);
     for &v in order {
-        for &ch in g.receives[v as usize].iter().flatten() {
-            unread[ch as usize] -= 1;
-            if unread[ch as usize] == 0 && opened[ch as usize] {
+        for &ch in g.receives[v].iter().flatten() {
+            unread[ch] -= 1;
+            if unread[ch] == 0 && opened[ch] {
                 open -= 1;
             }
         }
-        for &ch in &g.sends[v as usize] {
-            if !std::mem::replace(&mut opened[ch as usize], true) {
+        for &ch in &g.sends[v] {
+            if !std::mem::replace(&mut opened[ch], true) {
                 open += 1;
                 peak = peak.max(open);
             }

@@ -1,7 +1,7 @@
 //! Certifying what a user holds: a taskflow with its table and flag plan, as values or as the
 //! blobs a device is given. Both expand the taskflow themselves, then [`verify`].
 
-use super::{CertError, CertFault, Certificate, FlagSync, verify};
+use super::{CertDetail, CertError, Certificate, FlagSync, verify};
 use crate::Compiled;
 use crate::model::Taskflow;
 use crate::schedule::FlagPlan;
@@ -27,12 +27,11 @@ use crate::table::ScheduleTable;
 /// ```
 ///
 /// # Errors
-/// [`CertFault::Taskflow`] if `tf` fails its checks, else the first fault [`verify`] finds.
+/// [`CertFault::Taskflow`](super::CertFault::Taskflow) if `tf` fails its checks, else the first fault [`verify`] finds.
 pub fn certify(tf: &Taskflow, table: &ScheduleTable, flags: Option<&FlagPlan>) -> Result<Certificate, CertError> {
-    let exp = crate::analyse(tf).map_err(|d| CertError {
-        fault: CertFault::Taskflow,
-        nodes: vec![],
-        message: format!("taskflow `{}` does not pass its checks:\n{}", tf.name, d.render(&tf.sources)),
+    let exp = crate::analyse(tf).map_err(|diagnostics| {
+        let (taskflow, sources) = (tf.name.clone(), tf.sources.clone());
+        CertError::new(vec![], CertDetail::Taskflow { taskflow, diagnostics, sources })
     })?;
     verify(tf, &exp, table.view(), flags.map(FlagSync::from))
 }
@@ -54,15 +53,12 @@ pub fn certify_compiled(tf: &Taskflow, compiled: &Compiled) -> Result<Certificat
 /// (`NAME_flags.bin`, which must name the table's checksum), decoded as the host decodes them.
 ///
 /// # Errors
-/// [`CertFault::Decode`] if a blob does not decode, else as [`certify`].
+/// [`CertFault::Decode`](super::CertFault::Decode) if a blob does not decode, else as [`certify`].
 pub fn certify_blobs(tf: &Taskflow, table: &[u8], flags: Option<&[u8]>) -> Result<Certificate, CertError> {
-    let decode = |what: &str, e: String| CertError {
-        fault: CertFault::Decode,
-        nodes: vec![],
-        message: format!("the {what} blob does not decode: {e}"),
-    };
-    let table = ScheduleTable::from_bytes(table).map_err(|e| decode("schedule table", e.to_string()))?;
-    let plan =
-        flags.map(|bytes| decode_plan(bytes, &table)).transpose().map_err(|e| decode("flag plan", e.to_string()))?;
+    let table = ScheduleTable::from_bytes(table).map_err(|e| CertError::new(vec![], CertDetail::TableBlob(e)))?;
+    let plan = flags
+        .map(|bytes| decode_plan(bytes, &table))
+        .transpose()
+        .map_err(|e| CertError::new(vec![], CertDetail::FlagBlob(e)))?;
     certify(tf, &table, plan.as_ref())
 }

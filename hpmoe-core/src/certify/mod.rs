@@ -65,15 +65,16 @@
 
 mod clocks;
 mod entry;
+mod error;
 mod happens;
 
 pub use entry::{certify, certify_blobs, certify_compiled};
+pub use error::{CertDetail, CertError, CertFault, FamilyRecord, Machine, Placed};
 
 use crate::expand::Expanded;
 use crate::model::Taskflow;
 use crate::schedule::FlagPlan;
 use crate::table::TableView;
-use std::fmt;
 
 /// Bytes of vector clocks [`verify`] keeps at a time; it makes as many passes as it needs to
 /// stay under it (at least one core's entries per pass, whatever the budget).
@@ -97,51 +98,6 @@ impl<'a> From<&'a FlagPlan> for FlagSync<'a> {
         FlagSync { set_after: plan.set_after.as_slice(), waits_before: plan.waits_before.as_slice() }
     }
 }
-
-/// What kind of fault [`verify`] found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CertFault {
-    /// The table is for another machine or another instance space.
-    Shape,
-    /// An instance is on no core, on two, or on a core of the wrong kind, or an entry names
-    /// no instance.
-    Placement,
-    /// A wait's target differs from the number of signals that can reach its counter.
-    Target,
-    /// A flag set or wait is on the wrong kind of core, or a wait has no matching set, or a
-    /// set could overflow the flag.
-    Flag,
-    /// The entries wait for each other in a ring: the table deadlocks.
-    Cycle,
-    /// A dependency of the taskflow is not enforced by the table.
-    Unenforced,
-    /// The taskflow does not pass its checks, so it has no instance DAG to certify against
-    /// (from [`certify`] and [`certify_blobs`]).
-    Taskflow,
-    /// The table or flag-plan blob does not decode (from [`certify_blobs`]).
-    Decode,
-}
-
-/// Why a table is not certified: the kind of fault, the nodes it involves (global node ids:
-/// for [`CertFault::Unenforced`] the producer then the consumer, for [`CertFault::Cycle`] the
-/// ring in order) and a message naming them.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CertError {
-    /// What kind of fault.
-    pub fault: CertFault,
-    /// The nodes involved (global node ids), possibly none.
-    pub nodes: Vec<u32>,
-    /// What is wrong, naming the instances (family, grid coordinates, rank).
-    pub message: String,
-}
-
-impl fmt::Display for CertError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "schedule table not certified: {}", self.message)
-    }
-}
-
-impl std::error::Error for CertError {}
 
 /// What a certified table was found to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,10 +138,8 @@ pub fn verify_within(
 ) -> Result<Certificate, CertError> {
     let graph = happens::Graph::read(tf, exp, table, flags)?;
     let order = graph.order().map_err(|ring| {
-        let names: Vec<String> =
-            ring.iter().map(|&n| crate::check::node_name(tf, &exp.space, crate::ids::NodeId::new(n))).collect();
-        let message = format!("the entries wait for each other in a ring (deadlock): {}", names.join(" -> "));
-        CertError { fault: CertFault::Cycle, nodes: ring, message }
+        let names = ring.iter().map(|&n| crate::check::node_name(tf, &exp.space, n)).collect();
+        CertError::new(ring, CertDetail::Cycle { ring: names })
     })?;
     let swept = clocks::sweep(tf, exp, &graph, &order, clock_budget)?;
     Ok(Certificate {

@@ -20,6 +20,7 @@
 pub mod activity;
 pub mod calibration;
 pub mod profile;
+mod profile_error;
 pub mod tile;
 pub mod traffic;
 

@@ -10,6 +10,9 @@
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+pub use super::profile_error::ProfileError;
+use std::sync::Arc;
+
 /// Rates, latencies and overheads of one die, in natural units. See the [module docs](self).
 ///
 /// All figures are per core unless the name says otherwise. Times are in ns, rates in
@@ -134,18 +137,6 @@ pub const GUESSES: &[Guess] = &[
     Guess { field: "host_collective_sync_ns", marker: "U", low: 20000.0, high: 50000.0 },
 ];
 
-/// A profile that could not be read, parsed or validated.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProfileError(pub String);
-
-impl std::fmt::Display for ProfileError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ProfileError {}
-
 /// \[F\] The A3 die's injection (and ejection) bandwidth, GB/s: see [`FITTED`](crate::cost::FITTED).
 const A3_LINK_GB_PER_S: f64 = 112.0;
 /// \[F\] The A3 die's bandwidth to other servers, GB/s: see [`FITTED`](crate::cost::FITTED).
@@ -208,7 +199,7 @@ impl CostProfile {
         match name {
             "ascend910b" => Ok(Self::ascend910b()),
             "ascend_a3_die" => Ok(Self::ascend_a3_die()),
-            _ => Err(ProfileError(format!("unknown profile `{name}`; presets: {}", PRESETS.join(", ")))),
+            _ => Err(ProfileError::UnknownPreset { name: name.to_string() }),
         }
     }
 
@@ -222,16 +213,15 @@ impl CostProfile {
     /// assert_eq!((p.name.as_str(), p.clock_ghz, p.tile_overhead_ns), ("mine", 1.85, 800.0));
     /// ```
     pub fn from_toml_str(text: &str) -> Result<Self, ProfileError> {
-        let table: toml::Table =
-            toml::from_str(text).map_err(|e| ProfileError(format!("invalid TOML profile: {e}")))?;
-        let value = serde_json::to_value(table).map_err(|e| ProfileError(format!("invalid TOML profile: {e}")))?;
+        let table: toml::Table = toml::from_str(text).map_err(|e| ProfileError::Toml(Arc::new(e)))?;
+        let value = serde_json::to_value(table).map_err(|e| ProfileError::Json { toml: true, error: Arc::new(e) })?;
         Self::from_value(value)
     }
 
     /// Reads a profile from JSON, with the same rules as [`from_toml_str`](Self::from_toml_str).
     pub fn from_json_str(text: &str) -> Result<Self, ProfileError> {
         let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| ProfileError(format!("invalid JSON profile: {e}")))?;
+            serde_json::from_str(text).map_err(|e| ProfileError::Json { toml: false, error: Arc::new(e) })?;
         Self::from_value(value)
     }
 
@@ -244,13 +234,13 @@ impl CostProfile {
     /// Reads a profile file: `.json` as JSON, anything else as TOML.
     pub fn load(path: &Path) -> Result<Self, ProfileError> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| ProfileError(format!("cannot read profile {}: {e}", path.display())))?;
+            .map_err(|e| ProfileError::Read { path: path.to_path_buf(), error: Arc::new(e) })?;
         let parsed = if path.extension().is_some_and(|e| e == "json") {
             Self::from_json_str(&text)
         } else {
             Self::from_toml_str(&text)
         };
-        parsed.map_err(|e| ProfileError(format!("{}: {e}", path.display())))
+        parsed.map_err(|e| ProfileError::InFile { path: path.to_path_buf(), error: Box::new(e) })
     }
 
     /// The profile as a complete TOML document (every field), to copy and edit.
@@ -264,12 +254,12 @@ impl CostProfile {
         let obj = v.as_object_mut().expect("a profile is a JSON object");
         match obj.get(field) {
             Some(serde_json::Value::Number(_)) => {}
-            _ => return Err(ProfileError(format!("`{field}` is not a numeric profile field"))),
+            _ => return Err(ProfileError::NotNumeric { field: field.to_string() }),
         }
         let number = serde_json::Number::from_f64(value)
-            .ok_or_else(|| ProfileError(format!("`{field}` = {value} is not a finite number")))?;
+            .ok_or_else(|| ProfileError::NotFinite { field: field.to_string(), value })?;
         obj.insert(field.into(), serde_json::Value::Number(number));
-        let p: CostProfile = serde_json::from_value(v).map_err(|e| ProfileError(e.to_string()))?;
+        let p: CostProfile = serde_json::from_value(v).map_err(|e| ProfileError::Fields(Arc::new(e)))?;
         p.validate()?;
         Ok(p)
     }
@@ -280,7 +270,7 @@ impl CostProfile {
     }
 
     fn from_value(mut value: serde_json::Value) -> Result<Self, ProfileError> {
-        let obj = value.as_object_mut().ok_or_else(|| ProfileError("a profile must be a table/object".into()))?;
+        let obj = value.as_object_mut().ok_or(ProfileError::NotATable)?;
         let merged = match obj.remove("base") {
             None => value,
             Some(serde_json::Value::String(base)) => {
@@ -291,10 +281,9 @@ impl CostProfile {
                 }
                 merged
             }
-            Some(other) => return Err(ProfileError(format!("`base` must be a preset name, got {other}"))),
+            Some(other) => return Err(ProfileError::BaseNotAName { got: other.to_string() }),
         };
-        let p: CostProfile =
-            serde_json::from_value(merged).map_err(|e| ProfileError(format!("invalid profile: {e}")))?;
+        let p: CostProfile = serde_json::from_value(merged).map_err(|e| ProfileError::Fields(Arc::new(e)))?;
         p.validate()?;
         Ok(p)
     }
@@ -317,14 +306,16 @@ impl CostProfile {
         ];
         for (name, v) in positive {
             if !(v.is_finite() && v > 0.0) {
-                return Err(ProfileError(format!("`{name}` must be a positive number, got {v}")));
+                return Err(ProfileError::NotPositive { field: name, value: v });
             }
         }
         if !(self.cube_efficiency > 0.0 && self.cube_efficiency <= 1.0) {
-            return Err(ProfileError(format!("`cube_efficiency` must be in (0, 1], got {}", self.cube_efficiency)));
+            let (field, value, range) = ("cube_efficiency", self.cube_efficiency, "(0, 1]");
+            return Err(ProfileError::OutOfRange { field, value, range });
         }
         if !(0.0..=1.0).contains(&self.l2_hit_rate) {
-            return Err(ProfileError(format!("`l2_hit_rate` must be in [0, 1], got {}", self.l2_hit_rate)));
+            let (field, value, range) = ("l2_hit_rate", self.l2_hit_rate, "[0, 1]");
+            return Err(ProfileError::OutOfRange { field, value, range });
         }
         let times = [
             ("gm_read_latency_cycles", self.gm_read_latency_cycles),
@@ -339,11 +330,11 @@ impl CostProfile {
         for (name, v) in times {
             // Bounded so that conversions to integer ns cannot overflow.
             if !(v.is_finite() && (0.0..1e15).contains(&v)) {
-                return Err(ProfileError(format!("`{name}` must be a non-negative time below 1e15, got {v}")));
+                return Err(ProfileError::BadTime { field: name, value: v });
             }
         }
         if self.dies_per_package == 0 || self.packages_per_server == 0 {
-            return Err(ProfileError("`dies_per_package` and `packages_per_server` must be positive".into()));
+            return Err(ProfileError::EmptyTopology);
         }
         Ok(())
     }
@@ -522,16 +513,24 @@ mod tests {
 
     #[test]
     fn bad_profiles_are_refused_with_the_field_named() {
-        let err = |text: &str| CostProfile::from_toml_str(text).unwrap_err().0;
+        let err = |text: &str| CostProfile::from_toml_str(text).unwrap_err().to_string();
         assert!(err("base = \"ascend910b\"\nlink_gbps = 1").contains("link_gbps"), "unknown field");
         assert!(err("base = \"h100\"").contains("unknown profile `h100`"));
         assert!(err("base = \"ascend910b\"\nclock_ghz = 0").contains("clock_ghz"));
+        assert_eq!(
+            CostProfile::from_toml_str("base = \"ascend910b\"\nclock_ghz = 0"),
+            Err(ProfileError::NotPositive { field: "clock_ghz", value: 0.0 })
+        );
+        assert_eq!(CostProfile::preset("h100"), Err(ProfileError::UnknownPreset { name: "h100".into() }));
         assert!(err("base = \"ascend910b\"\nl2_hit_rate = 1.5").contains("l2_hit_rate"));
         assert!(err("base = \"ascend910b\"\ntile_overhead_ns = -1").contains("tile_overhead_ns"));
         assert!(err("clock_ghz = 1.8").contains("missing field"), "no base: every field required");
         assert!(err("base = 3").contains("preset name"));
-        assert!(CostProfile::from_json_str("[1]").unwrap_err().0.contains("table/object"));
-        assert!(CostProfile::ascend910b().with_field("name", 1.0).is_err());
+        assert_eq!(CostProfile::from_json_str("[1]"), Err(ProfileError::NotATable));
+        assert_eq!(
+            CostProfile::ascend910b().with_field("name", 1.0),
+            Err(ProfileError::NotNumeric { field: "name".into() })
+        );
         assert!(CostProfile::ascend910b().with_field("cube_efficiency", 0.0).is_err());
     }
 
@@ -545,8 +544,9 @@ mod tests {
         let json_path = dir.join("p.json");
         std::fs::write(&json_path, r#"{"base": "ascend910b", "tile_overhead_ns": 260}"#).unwrap();
         assert_eq!(CostProfile::load(&json_path).unwrap().tile_overhead_ns, 260.0);
-        let missing = CostProfile::load(&dir.join("none.toml")).unwrap_err().0;
-        assert!(missing.contains("cannot read profile"), "{missing}");
+        let missing = CostProfile::load(&dir.join("none.toml")).unwrap_err();
+        assert!(matches!(&missing, ProfileError::Read { path, .. } if path.ends_with("none.toml")), "{missing}");
+        assert!(missing.to_string().contains("cannot read profile"), "{missing}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

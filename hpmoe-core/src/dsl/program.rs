@@ -238,19 +238,10 @@ impl fmt::Display for ProgramError {
     }
 }
 
-/// The message includes the wrapped error's; [`source`](std::error::Error::source) gives it
-/// typed.
-impl std::error::Error for ProgramError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ProgramError::Ir(e) => Some(e),
-            ProgramError::Packed(e) => Some(e),
-            ProgramError::Table(e) => Some(e),
-            ProgramError::Flags(e) => Some(e),
-            ProgramError::NoSuchFamily(_) | ProgramError::OutsideGrid { .. } | ProgramError::OpArity { .. } => None,
-        }
-    }
-}
+/// The message includes the wrapped error's, so [`source`](std::error::Error::source) is `None`
+/// (the Rust API guidelines' rule: one or the other, so a printer walking the chain shows each
+/// message once); the wrapped error is the variant's field, typed.
+impl std::error::Error for ProgramError {}
 
 /// Support for the code `#[taskflow]` generates. Not part of the public API.
 #[doc(hidden)]

@@ -3,8 +3,8 @@
 use super::{CoreKind, DType, GridDim, Loc, MachineProfile, OpRegistry, SourceMap, TensorDecl, TensorKind, TileFamily};
 use serde::{Deserialize, Serialize};
 
-/// Why [`Taskflow::from_json`] refused its input: the JSON parser's error (its
-/// [`source`](std::error::Error::source)), with where in the text it stopped. Shared (`Arc`) so
+/// Why [`Taskflow::from_json`] refused its input: the JSON parser's error, with where in the
+/// text it stopped. Shared (`Arc`) so
 /// the errors that carry it stay `Clone`; equal when the position and message are.
 #[derive(Clone, Debug)]
 pub struct TaskflowJsonError(std::sync::Arc<serde_json::Error>);
@@ -35,11 +35,9 @@ impl std::fmt::Display for TaskflowJsonError {
     }
 }
 
-impl std::error::Error for TaskflowJsonError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&*self.0)
-    }
-}
+/// Its message is the parser's, so [`source`](std::error::Error::source) is `None` (the Rust API
+/// guidelines' rule: one or the other, never both).
+impl std::error::Error for TaskflowJsonError {}
 
 /// A whole taskflow, as the front-end (or the builder API) produced it. Names are not yet
 /// resolved: the checks report unknown ones.

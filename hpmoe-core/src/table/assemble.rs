@@ -4,6 +4,7 @@
 
 use super::ScheduleTable;
 use super::error::TableError;
+use super::inconsistency::Inconsistency;
 use super::records::{
     CoreRecord, EntryRecord, FORMAT_VERSION, FamilyRecord, MAGIC, NO_WAIT, SignalRecord, TableHeader, core_kind_code,
 };
@@ -63,7 +64,7 @@ impl Assembler {
 
     fn push_name(&mut self, name: &str) -> Result<()> {
         if name.contains('\0') {
-            return Err(TableError::inconsistent(format!("name {name:?} contains a NUL character")));
+            return Err(Inconsistency::NulInName { name: name.to_string() }.into());
         }
         self.names.push_str(name);
         self.names.push('\0');
@@ -112,15 +113,14 @@ impl Assembler {
 
     /// Appends an entry to the current core.
     pub(super) fn entry(&mut self, instance: u32, wait: Option<Wait>, signals: &[Signal]) -> Result<()> {
-        let core =
-            self.cores.len().checked_sub(1).ok_or_else(|| TableError::inconsistent("an entry before any core"))?;
+        let core = self.cores.len().checked_sub(1).ok_or_else(|| TableError::from(Inconsistency::EntryBeforeCore))?;
         if self.entries.len() >= u32::MAX as usize {
             return Err(TableError::too_large("number of entries", self.entries.len() as u64 + 1, u32::MAX.into()));
         }
         let (wait_counter, wait_target) = match wait {
             None => (NO_WAIT, 0),
             Some(w) if w.counter.raw() == NO_WAIT => {
-                return Err(TableError::inconsistent(format!("instance {instance} waits on counter {NO_WAIT}")));
+                return Err(Inconsistency::WaitOnNoWait { instance }.into());
             }
             Some(w) => {
                 let target = u16::try_from(w.target).map_err(|_| {
@@ -143,9 +143,8 @@ impl Assembler {
             return Err(TableError::too_large("number of signals", total, u32::MAX.into()));
         }
         for s in signals {
-            let rank = u16::try_from(s.rank.raw()).map_err(|_| {
-                TableError::inconsistent(format!("instance {instance} signals rank {}, beyond any rank", s.rank))
-            })?;
+            let rank = u16::try_from(s.rank.raw())
+                .map_err(|_| TableError::from(Inconsistency::SignalRankTooLarge { instance, rank: s.rank.raw() }))?;
             self.signals.push(SignalRecord { counter: s.counter.raw(), rank, reserved: 0 });
         }
         self.entries.push(EntryRecord {

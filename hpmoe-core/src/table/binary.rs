@@ -21,6 +21,7 @@
 
 use super::ScheduleTable;
 use super::error::TableError;
+use super::inconsistency::Inconsistency;
 use super::layout::{CHECKSUM_OFFSET, CHECKSUM_START, DIRECTORY_OFFSET, FILE_HEADER_SIZE, Layout, SECTION_NAMES};
 use super::records::{CoreRecord, EntryRecord, FORMAT_VERSION, FamilyRecord, MAGIC, SignalRecord, TableHeader};
 use crate::limits::MAX_GRID_DIMS;
@@ -218,14 +219,15 @@ fn read_names(section: &[u8], families: u32) -> Result<String, TableError> {
     for _ in 0..=families {
         let Some(nul) = section[end..].iter().position(|&b| b == 0) else {
             let expected = u64::from(families) + 1;
-            return Err(TableError::inconsistent(format!("names section holds fewer than {expected} names")));
+            return Err(Inconsistency::TooFewNames { expected }.into());
         };
         end += nul + 1;
     }
     if section.len() - end >= 4 || section[end..].iter().any(|&b| b != 0) {
-        return Err(TableError::inconsistent("names section has bytes after the last name besides its padding"));
+        return Err(Inconsistency::NamesTrailing.into());
     }
-    String::from_utf8(section[..end].to_vec()).map_err(|e| TableError::inconsistent(format!("names: {e}")))
+    String::from_utf8(section[..end].to_vec())
+        .map_err(|e| Inconsistency::NamesNotUtf8 { valid_up_to: e.utf8_error().valid_up_to() }.into())
 }
 
 /// Appends little-endian integers.

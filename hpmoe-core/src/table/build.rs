@@ -3,6 +3,7 @@
 use super::ScheduleTable;
 use super::assemble::Assembler;
 use super::error::TableError;
+use super::inconsistency::Inconsistency;
 use crate::expand::Expanded;
 use crate::ids::CoreId;
 use crate::model::MachineProfile;
@@ -44,8 +45,8 @@ impl ScheduleTable {
     ) -> Result<ScheduleTable, TableError> {
         let space = &exp.space;
         let nodes = space.len();
-        let mismatch = |what: &str, found: usize, expected: usize| {
-            Err(TableError::inconsistent(format!("{what}: {found}, expected {expected}")))
+        let mismatch = |what: &'static str, found: usize, expected: usize| {
+            Err(TableError::from(Inconsistency::InputSize { what, found, expected }))
         };
         if space.ranks != profile.ranks {
             return mismatch("ranks of the instance space", space.ranks as usize, profile.ranks as usize);
@@ -66,7 +67,7 @@ impl ScheduleTable {
         }
         let signals_end = sync.signal_offsets.last().copied().unwrap_or(0) as usize;
         if signals_end > sync.signal_list.len() || sync.signal_offsets.windows(2).any(|w| w[0] > w[1]) {
-            return Err(TableError::inconsistent("signal offsets of the sync plan are not a valid range list"));
+            return Err(Inconsistency::SignalOffsets.into());
         }
 
         let mut a = Assembler::new(name, profile.ranks, profile.aic_per_rank, profile.aiv_per_aic)?;
@@ -79,10 +80,7 @@ impl ScheduleTable {
             let (rank, _) = profile.split_core(core);
             for &node in placement.queues.row(CoreId::new(core)) {
                 if node.index() >= nodes || space.rank_of(node).raw() != rank {
-                    let core_name = profile.core_name(core);
-                    return Err(TableError::inconsistent(format!(
-                        "node {node} is queued on {core_name}, which is not on the node's rank"
-                    )));
+                    return Err(Inconsistency::NodeOffRank { node: node.raw(), core: profile.core_name(core) }.into());
                 }
                 a.entry(space.local_of(node), sync.waits[node], sync.signals(node))?;
             }

@@ -1,5 +1,6 @@
 //! Why a schedule table could not be built, decoded or imported.
 
+use super::inconsistency::{Inconsistency, JsonProblem};
 use std::fmt;
 
 /// An error from building, decoding (binary or JSON) or validating a schedule table.
@@ -61,17 +62,13 @@ pub enum TableError {
         limit: u64,
     },
     /// The records contradict each other (an index out of range, a count that does not add
-    /// up, an unknown code, ...). The message says which record and why.
-    Inconsistent(String),
+    /// up, an unknown code, ...): which record and why.
+    Inconsistent(Box<Inconsistency>),
     /// The JSON text is not a schedule table document.
-    Json(String),
+    Json(Box<JsonProblem>),
 }
 
 impl TableError {
-    pub(crate) fn inconsistent(message: impl Into<String>) -> Self {
-        TableError::Inconsistent(message.into())
-    }
-
     pub(crate) fn too_large(what: impl Into<String>, value: u64, limit: u64) -> Self {
         TableError::TooLarge { what: what.into(), value, limit }
     }

@@ -34,14 +34,16 @@
 use super::ScheduleTable;
 use super::assemble::Assembler;
 use super::error::TableError;
+use super::inconsistency::JsonProblem;
 use super::records::{FORMAT_VERSION, SignalRecord};
 use crate::model::CoreKind;
 use crate::placement::{Signal, Wait};
 use serde::{Deserialize, Serialize};
 use std::io;
+use std::sync::Arc;
 
 /// Value of the document's `format` field.
-const FORMAT_NAME: &str = "hpmoe-schedule-table";
+pub(super) const FORMAT_NAME: &str = "hpmoe-schedule-table";
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -156,9 +158,10 @@ impl ScheduleTable {
     /// Reads a table from JSON in the shape [`ScheduleTable::to_json`] writes, and validates
     /// it like every other table.
     pub fn from_json(text: &str) -> Result<ScheduleTable, TableError> {
-        let doc: Document = serde_json::from_str(text).map_err(|e| TableError::Json(e.to_string()))?;
+        let doc: Document =
+            serde_json::from_str(text).map_err(|e| TableError::from(JsonProblem::Syntax(Arc::new(e))))?;
         if doc.format != FORMAT_NAME {
-            return Err(TableError::Json(format!("`format` is {:?}, expected {FORMAT_NAME:?}", doc.format)));
+            return Err(JsonProblem::Format { found: doc.format.clone() }.into());
         }
         if doc.version != FORMAT_VERSION {
             return Err(TableError::UnsupportedVersion { found: doc.version, supported: FORMAT_VERSION });
@@ -171,20 +174,12 @@ impl ScheduleTable {
         a.counters(&doc.counters_per_rank);
         let cores_per_rank = m.aic_per_rank.saturating_mul(1 + m.aiv_per_aic) as usize;
         if doc.ranks.len() != m.ranks as usize {
-            return Err(TableError::Json(format!(
-                "{} rank{} listed, machine has {}",
-                doc.ranks.len(),
-                if doc.ranks.len() == 1 { "" } else { "s" },
-                m.ranks
-            )));
+            return Err(JsonProblem::Ranks { listed: doc.ranks.len(), machine: m.ranks }.into());
         }
         for (r, rank) in doc.ranks.iter().enumerate() {
             if rank.rank as usize != r || rank.cores.len() != cores_per_rank {
-                return Err(TableError::Json(format!(
-                    "rank {r} is listed as rank {} with {} cores, expected {cores_per_rank}",
-                    rank.rank,
-                    rank.cores.len()
-                )));
+                let (says, cores) = (rank.rank, rank.cores.len());
+                return Err(JsonProblem::Rank { index: r, says, cores, expected: cores_per_rank }.into());
             }
             for core in &rank.cores {
                 a.start_core();
@@ -204,31 +199,25 @@ fn check_labels(table: &ScheduleTable, doc: &Document) -> Result<(), TableError>
     let view = table.view();
     for (i, (f, record)) in doc.families.iter().zip(table.families()).enumerate() {
         if (f.first_instance, f.instance_count) != (record.first_instance, record.instance_count) {
-            return Err(TableError::Json(format!(
-                "family {i} (`{}`) says instances {}+{}, its position and grid give {}+{}",
-                f.name, f.first_instance, f.instance_count, record.first_instance, record.instance_count
-            )));
+            let says = (f.first_instance, f.instance_count);
+            let has = (record.first_instance, record.instance_count);
+            return Err(JsonProblem::FamilyRange { index: i, name: f.name.clone(), says, has }.into());
         }
     }
     let cores = doc.ranks.iter().flat_map(|r| &r.cores);
     for (core, listed) in (0u32..).zip(cores) {
         let name = view.core_name(core);
         if listed.core != name {
-            return Err(TableError::Json(format!("core {core} is listed as {:?}, expected {name:?}", listed.core)));
+            return Err(JsonProblem::CoreName { core, listed: listed.core.clone(), expected: name }.into());
         }
         for e in &listed.entries {
             let (family, coords) = view.coords_of_instance(e.instance).expect("validated instance");
             let family_ok = e.family.as_ref().is_none_or(|n| n == view.family_name(family));
             let coords_ok = e.coords.as_ref().is_none_or(|c| c[..] == coords[..]);
             if !family_ok || !coords_ok {
-                return Err(TableError::Json(format!(
-                    "{name}: instance {} is {}{:?}, not {}{:?}",
-                    e.instance,
-                    view.family_name(family),
-                    coords.as_slice(),
-                    e.family.as_deref().unwrap_or("?"),
-                    e.coords.as_deref().unwrap_or(&[])
-                )));
+                let has = (view.family_name(family).to_string(), coords.to_vec());
+                let says = (e.family.clone().unwrap_or_else(|| "?".into()), e.coords.clone().unwrap_or_default());
+                return Err(JsonProblem::Instance { core: name, instance: e.instance, has, says }.into());
             }
         }
     }

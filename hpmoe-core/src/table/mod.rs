@@ -47,6 +47,7 @@ pub mod binary;
 mod build;
 mod c_header;
 mod error;
+mod inconsistency;
 mod json;
 mod layout;
 mod records;
@@ -56,6 +57,7 @@ mod view;
 
 pub use c_header::{CHECKED_CONSTANTS, CORE_WALK, c_constant_name, family_identifiers};
 pub use error::TableError;
+pub use inconsistency::{EntryProblem, FamilyProblem, Inconsistency, JsonProblem};
 pub use records::{
     CORE_KIND_AIC, CORE_KIND_AIV, CoreRecord, EntryRecord, FORMAT_VERSION, FamilyRecord, MAGIC, NO_WAIT, SignalRecord,
     TableHeader, core_kind_code, core_kind_from_code,

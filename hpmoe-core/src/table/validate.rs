@@ -4,6 +4,7 @@
 //! (the device worker, the simulator, the executor) may index it without checks.
 
 use super::error::TableError;
+use super::inconsistency::{EntryProblem, FamilyProblem, Inconsistency};
 use super::records::{FORMAT_VERSION, MAGIC, NO_WAIT, core_kind_from_code};
 use super::view::TableView;
 use crate::limits::{MAX_CORES_PER_RANK, MAX_COUNTERS_PER_RANK, MAX_GRID_DIMS, MAX_RANKS, MAX_TASKS_PER_CORE};
@@ -53,10 +54,8 @@ impl TableView<'_> {
         }
         let cores = u64::from(h.aic_per_rank) * (1 + u64::from(h.aiv_per_aic));
         if cores != u64::from(h.cores_per_rank) {
-            return Err(TableError::inconsistent(format!(
-                "header says {} cores per rank, but {} AIC with {} AIV each make {cores}",
-                h.cores_per_rank, h.aic_per_rank, h.aiv_per_aic
-            )));
+            let (header, aic, aiv) = (h.cores_per_rank, h.aic_per_rank, h.aiv_per_aic);
+            return Err(Inconsistency::CoresPerRank { header, aic, aiv, cores }.into());
         }
         if h.cores_per_rank > MAX_CORES_PER_RANK {
             return Err(TableError::too_large("cores per rank", h.cores_per_rank.into(), MAX_CORES_PER_RANK.into()));
@@ -70,7 +69,7 @@ impl TableView<'_> {
         ];
         for (what, expected, len) in lists {
             if len as u64 != expected {
-                return Err(TableError::inconsistent(format!("header implies {expected} {what}, table has {len}")));
+                return Err(Inconsistency::SectionLength { what, expected, len }.into());
             }
         }
         let total = self.layout().total;
@@ -84,9 +83,7 @@ impl TableView<'_> {
         let expected = self.families.len() + 1;
         let found = self.names.bytes().filter(|&b| b == 0).count();
         if found != expected || !self.names.ends_with('\0') {
-            return Err(TableError::inconsistent(format!(
-                "names must be {expected} NUL-terminated strings (the table's and one per family), found {found}"
-            )));
+            return Err(Inconsistency::NameCount { expected, found }.into());
         }
         Ok(())
     }
@@ -100,10 +97,7 @@ impl TableView<'_> {
         }
         let max = self.counters_per_rank.iter().copied().max().unwrap_or(0);
         if max != self.header.counters_per_rank_max {
-            return Err(TableError::inconsistent(format!(
-                "header says at most {} counters per rank, the ranks use at most {max}",
-                self.header.counters_per_rank_max
-            )));
+            return Err(Inconsistency::CounterMax { header: self.header.counters_per_rank_max, max }.into());
         }
         Ok(())
     }
@@ -112,30 +106,28 @@ impl TableView<'_> {
         let mut next = 0u64;
         for (i, f) in self.families.iter().enumerate() {
             let name = self.family_names().nth(i).unwrap_or("");
-            let fail = |why: String| Err(TableError::inconsistent(format!("family {i} (`{name}`): {why}")));
+            let fail = |problem| Err(Inconsistency::Family { index: i, name: name.to_string(), problem }.into());
             if u64::from(f.first_instance) != next {
-                return fail(format!("starts at instance {}, expected {next}", f.first_instance));
+                return fail(FamilyProblem::Start { first: f.first_instance, expected: next });
             }
             if core_kind_from_code(f.core_kind).is_none() {
-                return fail(format!("unknown core kind code {}", f.core_kind));
+                return fail(FamilyProblem::CoreKind(f.core_kind));
             }
             if f.dims as usize > MAX_GRID_DIMS {
-                return fail(format!("{} grid dimensions, at most {MAX_GRID_DIMS} allowed", f.dims));
+                return fail(FamilyProblem::Dims { dims: f.dims, max: MAX_GRID_DIMS });
             }
             if f.extents[f.dims as usize..].iter().any(|&e| e != 0) || f.reserved != 0 {
-                return fail("unused extents and reserved bytes must be 0".into());
+                return fail(FamilyProblem::Padding);
             }
             let product = f.grid().iter().fold(1u64, |acc, &e| acc.saturating_mul(e.into()));
             if product != u64::from(f.instance_count) {
-                return fail(format!("grid {:?} has {product} points but {} instances", f.grid(), f.instance_count));
+                let (grid, instances) = (f.grid().to_vec(), f.instance_count);
+                return fail(FamilyProblem::GridPoints { grid, points: product, instances });
             }
             next += u64::from(f.instance_count);
         }
         if next != u64::from(self.header.instances_per_rank) {
-            return Err(TableError::inconsistent(format!(
-                "families cover {next} instances, header says {} per rank",
-                self.header.instances_per_rank
-            )));
+            return Err(Inconsistency::FamilyInstances { covered: next, header: self.header.instances_per_rank }.into());
         }
         Ok(())
     }
@@ -144,10 +136,7 @@ impl TableView<'_> {
         let mut next = 0u64;
         for (c, core) in self.cores.iter().enumerate() {
             if u64::from(core.first_entry) != next {
-                return Err(TableError::inconsistent(format!(
-                    "core {c} entries start at {}, expected {next}",
-                    core.first_entry
-                )));
+                return Err(Inconsistency::CoreStart { core: c, first: core.first_entry, expected: next }.into());
             }
             if core.entry_count > MAX_TASKS_PER_CORE {
                 let what = format!("entries of core {c}");
@@ -156,10 +145,7 @@ impl TableView<'_> {
             next += u64::from(core.entry_count);
         }
         if next != self.entries.len() as u64 {
-            return Err(TableError::inconsistent(format!(
-                "cores hold {next} entries, table has {}",
-                self.entries.len()
-            )));
+            return Err(Inconsistency::CoreEntries { held: next, entries: self.entries.len() }.into());
         }
         Ok(())
     }
@@ -168,11 +154,8 @@ impl TableView<'_> {
         let per_rank = u64::from(self.header.instances_per_rank);
         let expected = u64::from(self.header.ranks) * per_rank;
         if self.entries.len() as u64 != expected {
-            return Err(TableError::inconsistent(format!(
-                "{} entries, but {} ranks of {per_rank} instances need exactly {expected}",
-                self.entries.len(),
-                self.header.ranks
-            )));
+            let (entries, ranks) = (self.entries.len(), self.header.ranks);
+            return Err(Inconsistency::EntryCount { entries, ranks, per_rank }.into());
         }
         // One bit per (rank, instance); its size is bounded by the number of entries.
         let mut seen = vec![0u64; self.entries.len().div_ceil(64)];
@@ -181,45 +164,37 @@ impl TableView<'_> {
             let rank = self.rank_of_core(core);
             let kind = self.core_kind(core);
             for (pos, e) in self.core_entries(core).iter().enumerate() {
-                let fail = |why: String| Err(TableError::inconsistent(format!("core {core} entry {pos}: {why}")));
+                let fail = |problem| Err(Inconsistency::Entry { core, pos, problem }.into());
                 let Some(family) = self.family_of_instance(e.instance) else {
-                    return fail(format!("instance {} is not below {per_rank}", e.instance));
+                    return fail(EntryProblem::NoSuchInstance { instance: e.instance, per_rank });
                 };
                 let family_kind = core_kind_from_code(self.families[family].core_kind);
                 if family_kind != Some(kind) {
-                    let needs = family_kind.map_or("?", |k| k.name());
-                    return fail(format!(
-                        "instance {} of family {family} needs core kind {needs}, the core is {kind}",
-                        e.instance
-                    ));
+                    let (instance, needs) = (e.instance, family_kind);
+                    return fail(EntryProblem::WrongKind { instance, family, needs, core: kind });
                 }
                 let bit = u64::from(rank) * per_rank + u64::from(e.instance);
                 let (word, mask) = ((bit / 64) as usize, 1u64 << (bit % 64));
                 if seen[word] & mask != 0 {
-                    return fail(format!("instance {} of rank {rank} is listed twice", e.instance));
+                    return fail(EntryProblem::Twice { instance: e.instance, rank });
                 }
                 seen[word] |= mask;
                 if e.wait_counter == NO_WAIT {
                     if e.wait_target != 0 {
-                        return fail("no wait, but a wait target".into());
+                        return fail(EntryProblem::TargetWithoutWait);
                     }
                 } else if e.wait_counter >= self.counters_per_rank[rank as usize] {
-                    return fail(format!(
-                        "waits on counter {} but rank {rank} has {}",
-                        e.wait_counter, self.counters_per_rank[rank as usize]
-                    ));
+                    let (counter, counters) = (e.wait_counter, self.counters_per_rank[rank as usize]);
+                    return fail(EntryProblem::Counter { counter, rank, counters });
                 }
                 if u64::from(e.first_signal) != next_signal {
-                    return fail(format!("signals start at {}, expected {next_signal}", e.first_signal));
+                    return fail(EntryProblem::SignalStart { first: e.first_signal, expected: next_signal });
                 }
                 next_signal += u64::from(e.signal_count);
             }
         }
         if next_signal != self.signals.len() as u64 {
-            return Err(TableError::inconsistent(format!(
-                "entries send {next_signal} signals, table has {}",
-                self.signals.len()
-            )));
+            return Err(Inconsistency::SignalTotal { sent: next_signal, signals: self.signals.len() }.into());
         }
         Ok(())
     }
@@ -228,13 +203,11 @@ impl TableView<'_> {
         for (i, s) in self.signals.iter().enumerate() {
             let Some(&counters) = self.counters_per_rank.get(s.rank as usize) else {
                 let ranks = self.header.ranks;
-                return Err(TableError::inconsistent(format!("signal {i} goes to rank {} of {ranks}", s.rank)));
+                return Err(Inconsistency::SignalRank { signal: i, rank: s.rank, ranks }.into());
             };
             if s.counter >= counters || s.reserved != 0 {
-                return Err(TableError::inconsistent(format!(
-                    "signal {i} goes to counter {} of rank {}, which has {counters} (reserved {})",
-                    s.counter, s.rank, s.reserved
-                )));
+                let (counter, rank, reserved) = (s.counter, s.rank, s.reserved);
+                return Err(Inconsistency::SignalCounter { signal: i, counter, rank, counters, reserved }.into());
             }
         }
         Ok(())
@@ -248,11 +221,8 @@ impl TableView<'_> {
                 let Some(wait) = e.wait() else { continue };
                 let count = received.get(rank, wait.counter.raw());
                 if (count as u64) < u64::from(wait.target) {
-                    return Err(TableError::inconsistent(format!(
-                        "instance {} on core {core} waits for counter {} of rank {rank} to reach {}, \
-                         but only {count} signals ever go to it",
-                        e.instance, wait.counter, wait.target
-                    )));
+                    let (instance, counter, target) = (e.instance, wait.counter.raw(), wait.target);
+                    return Err(Inconsistency::Unreachable { instance, core, counter, rank, target, count }.into());
                 }
             }
         }

@@ -104,7 +104,10 @@ fn tampered(edit: impl FnOnce(&mut Vec<u8>)) -> TableError {
 
 fn assert_inconsistent(err: TableError, needle: &str) {
     match &err {
-        TableError::Inconsistent(message) => assert!(message.contains(needle), "{message}"),
+        TableError::Inconsistent(inconsistency) => {
+            let message = inconsistency.to_string();
+            assert!(message.contains(needle), "{message}")
+        }
         other => panic!("expected an inconsistency about {needle:?}, got {other:?}"),
     }
 }

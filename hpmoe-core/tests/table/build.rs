@@ -67,7 +67,7 @@ fn same_inputs_give_identical_outputs() {
 
 fn inconsistent(result: Result<hpmoe_core::table::ScheduleTable, TableError>, needle: &str) {
     match result {
-        Err(TableError::Inconsistent(message)) => assert!(message.contains(needle), "{message}"),
+        Err(TableError::Inconsistent(i)) => assert!(i.to_string().contains(needle), "{i}"),
         other => panic!("expected an inconsistency about {needle:?}, got {other:?}"),
     }
 }

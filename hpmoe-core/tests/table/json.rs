@@ -1,7 +1,7 @@
 //! JSON export and import.
 
 use crate::fixture::tiny;
-use hpmoe_core::table::{ScheduleTable, TableError};
+use hpmoe_core::table::{Inconsistency, ScheduleTable, TableError};
 use serde_json::{Value, json};
 
 fn tiny_json() -> String {
@@ -84,7 +84,7 @@ fn labels_are_optional_on_import() {
 
 fn json_error(result: Result<ScheduleTable, TableError>, needle: &str) {
     match result {
-        Err(TableError::Json(message)) => assert!(message.contains(needle), "{message}"),
+        Err(TableError::Json(j)) => assert!(j.to_string().contains(needle), "{j}"),
         other => panic!("expected a JSON error about {needle:?}, got {other:?}"),
     }
 }
@@ -118,11 +118,15 @@ fn malformed_documents_are_rejected() {
 #[test]
 fn inconsistent_tables_are_rejected() {
     match import_edited(|d| first_entry(d)["wait"]["target"] = json!(5)) {
-        Err(TableError::Inconsistent(message)) => assert!(message.contains("only 2 signals"), "{message}"),
+        Err(TableError::Inconsistent(i)) if matches!(*i, Inconsistency::Unreachable { target: 5, count: 2, .. }) => {
+            assert!(i.to_string().contains("only 2 signals"), "{i}")
+        }
         other => panic!("expected an inconsistency, got {other:?}"),
     }
     match import_edited(|d| first_entry(d)["signals"][0]["rank"] = json!(70_000)) {
-        Err(TableError::Inconsistent(message)) => assert!(message.contains("signals rank 70000"), "{message}"),
+        Err(TableError::Inconsistent(i)) if matches!(*i, Inconsistency::SignalRankTooLarge { rank: 70_000, .. }) => {
+            assert!(i.to_string().contains("signals rank 70000"), "{i}")
+        }
         other => panic!("expected an inconsistency, got {other:?}"),
     }
     match import_edited(|d| d["families"][0]["grid"] = json!([1, 1, 1, 1, 1])) {

@@ -8,8 +8,10 @@
 //! waiting — down to the wait that started it: the [`root`](TimeoutReport::root), whose
 //! missing producers were running, finished without signalling, or were never reached.
 
+use super::ops::OpError;
 use super::workers::{Phase, RunState};
-use hpmoe_core::ids::{CoreId, CounterId, RankId};
+use hpmoe_core::expand::RegionFault;
+use hpmoe_core::ids::{CoreId, CounterId, IdVec, RankId};
 use std::fmt;
 use std::time::Duration;
 
@@ -168,8 +170,70 @@ pub struct TileFailure {
     pub tile: String,
     /// The op that failed, when known.
     pub op: Option<String>,
-    /// The panic payload or the op's error.
-    pub message: String,
+    /// What went wrong.
+    pub error: TileError,
+}
+
+/// What went wrong in a tile ([`TileFailure::error`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TileError {
+    /// The tile (or the tile hook) panicked: the payload's text.
+    Panicked(String),
+    /// An op's reference body returned an error.
+    Op(OpError),
+    /// An argument's region cannot be evaluated for this instance.
+    Region {
+        /// The op's parameter.
+        param: String,
+        /// Why.
+        fault: RegionFault,
+    },
+    /// The guard's count region cannot be evaluated for this instance.
+    GuardCount {
+        /// The count's tensor.
+        tensor: String,
+        /// Why.
+        fault: RegionFault,
+    },
+    /// The guard's count region covers other than one element.
+    GuardCountElements {
+        /// The count's tensor.
+        tensor: String,
+        /// Elements it covers.
+        elements: usize,
+    },
+    /// The guard's threshold overflows `i64` for this instance.
+    GuardOverflow {
+        /// The threshold expression, as written (`9 * i + 1`).
+        above: String,
+    },
+    /// The tile ran past the timeout.
+    TooSlow {
+        /// How long it had run when the supervisor gave up.
+        running_for: Duration,
+        /// The timeout.
+        timeout: Duration,
+    },
+}
+
+impl fmt::Display for TileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TileError::Panicked(message) => f.write_str(message),
+            TileError::Op(e) => write!(f, "{e}"),
+            TileError::Region { param, fault } => write!(f, "region {param} cannot be evaluated: {fault:?}"),
+            TileError::GuardCount { tensor, fault } => {
+                write!(f, "the count region of `{tensor}` cannot be evaluated: {fault:?}")
+            }
+            TileError::GuardCountElements { tensor, elements } => {
+                write!(f, "the count covers {elements} elements of `{tensor}`, not one")
+            }
+            TileError::GuardOverflow { above } => write!(f, "`above = {above}` overflows i64 for this instance"),
+            TileError::TooSlow { running_for, timeout } => {
+                write!(f, "still running after {running_for:?} (timeout {timeout:?})")
+            }
+        }
+    }
 }
 
 /// A wait that timed out, and the chain of waits behind it.
@@ -269,7 +333,7 @@ impl fmt::Display for TileFailure {
         if let Some(op) = &self.op {
             write!(f, ", op `{op}`")?;
         }
-        write!(f, ": {}", self.message)
+        write!(f, ": {}", self.error)
     }
 }
 
@@ -303,31 +367,24 @@ impl fmt::Display for ExecError {
     }
 }
 
-/// The message includes the wrapped error's; [`source`](std::error::Error::source) gives it
-/// typed.
-impl std::error::Error for ExecError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ExecError::Setup(e) => Some(&**e),
-            ExecError::Certificate(e) => Some(e),
-            ExecError::Run(_) => None,
-        }
-    }
-}
+/// The message includes the wrapped error's, so [`source`](std::error::Error::source) is `None`
+/// (the Rust API guidelines' rule: one or the other, so a printer walking the chain shows each
+/// message once); the wrapped error is the variant's field, typed.
+impl std::error::Error for ExecError {}
 
 /// The wait of `core` at entry `entry`, with its missing producers (and, in the same
 /// order, the global cores they are queued on); `seen` overrides the counter's current
 /// value (the value the timed-out wait saw).
-fn stuck_wait(state: &RunState, core: u32, entry: u32, seen: Option<u32>) -> Option<(StuckWait, Vec<u32>)> {
+fn stuck_wait(state: &RunState, core: CoreId, entry: u32, seen: Option<u32>) -> Option<(StuckWait, Vec<CoreId>)> {
     let view = state.table.view();
-    let e = view.core_entries(core).get(entry as usize)?;
+    let e = view.core_entries(core.raw()).get(entry as usize)?;
     let wait = e.wait()?;
-    let rank = RankId::new(view.rank_of_core(core));
+    let rank = RankId::new(view.rank_of_core(core.raw()));
     let mut missing = Vec::new();
     let mut cores = Vec::new();
     for &(pcore, pentry) in state.producers(rank, wait.counter) {
         let node = state.node_of(pcore, pentry);
-        let progress = state.progress[pcore as usize].get();
+        let progress = state.progress[pcore].get();
         let finished = progress.phase == Phase::Done || progress.entry > pentry;
         let producer_state = if finished {
             if !state.drops_signals_of(node) {
@@ -343,13 +400,13 @@ fn stuck_wait(state: &RunState, core: u32, entry: u32, seen: Option<u32>) -> Opt
         };
         missing.push(MissingSignal {
             tile: state.program.node_name(node),
-            core: view.core_name(pcore),
+            core: view.core_name(pcore.raw()),
             state: producer_state,
         });
         cores.push(pcore);
     }
     let wait = StuckWait {
-        core: view.core_name(core),
+        core: view.core_name(core.raw()),
         entry,
         tile: state.program.node_name(state.node_of(core, entry)),
         rank,
@@ -363,19 +420,19 @@ fn stuck_wait(state: &RunState, core: u32, entry: u32, seen: Option<u32>) -> Opt
 
 /// The report of the wait of `core` at `entry` that timed out having seen `seen`, with
 /// the chain of waits behind it.
-pub(crate) fn timeout_report(state: &RunState, core: u32, entry: u32, seen: u32) -> TimeoutReport {
+pub(crate) fn timeout_report(state: &RunState, core: CoreId, entry: u32, seen: u32) -> TimeoutReport {
     let mut chain = Vec::new();
-    let mut visited = vec![false; state.progress.len()];
+    let mut visited: IdVec<CoreId, bool> = IdVec::filled(state.progress.len(), false);
     let mut next = Some((core, entry, Some(seen)));
     while let Some((core, entry, seen)) = next.take() {
-        if std::mem::replace(&mut visited[core as usize], true) {
+        if std::mem::replace(&mut visited[core], true) {
             break;
         }
         let Some((wait, cores)) = stuck_wait(state, core, entry, seen) else { break };
         // Follow the first missing producer whose core is itself waiting.
         if let Some(i) = wait.missing.iter().position(|m| m.state == ProducerState::Waiting) {
             let pcore = cores[i];
-            next = Some((pcore, state.progress[pcore as usize].get().entry, None));
+            next = Some((pcore, state.progress[pcore].get().entry, None));
         }
         chain.push(wait);
     }

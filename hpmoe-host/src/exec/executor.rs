@@ -1,6 +1,6 @@
 //! [`Executor`]: a schedule table run on host threads with real data.
 
-use super::diagnostics::{ExecError, FailureCause, RunFailure, TileFailure, timeout_report};
+use super::diagnostics::{ExecError, FailureCause, RunFailure, TileError, TileFailure, timeout_report};
 use super::flags::FlagState;
 use super::memory::{Inputs, Memory, Snapshot};
 use super::ops::OpImpls;
@@ -8,7 +8,7 @@ use super::options::RunOptions;
 use super::program::Program;
 use super::setup::{FamilyShape, SetupError, TableDifference, TableMismatch};
 use super::workers::{Failure, RunState, run_workers};
-use hpmoe_core::ids::NodeId;
+use hpmoe_core::ids::{CoreId, NodeId};
 use hpmoe_core::model::Taskflow;
 use hpmoe_core::schedule::FlagPlan;
 use hpmoe_core::table::ScheduleTable;
@@ -214,7 +214,7 @@ impl Executor {
         if let Some(failure) = state.take_failure() {
             let cause = failure_cause(&state, failure);
             let view = self.table.view();
-            let abandoned = finished.abandoned.iter().map(|&c| view.core_name(c)).collect();
+            let abandoned = finished.abandoned.iter().map(|&c| view.core_name(c.raw())).collect();
             return Err(ExecError::Run(Box::new(RunFailure { cause, abandoned })));
         }
         let snapshot = state.memory.snapshot(&tf.tensors);
@@ -232,21 +232,23 @@ impl Executor {
 /// The public form of a failure.
 fn failure_cause(state: &RunState, failure: Failure) -> FailureCause {
     let view = state.table.view();
-    let tile = |core: u32, entry: u32, op: Option<String>, message: String| TileFailure {
-        core: view.core_name(core),
+    let tile = |core: CoreId, entry: u32, op: Option<String>, error: TileError| TileFailure {
+        core: view.core_name(core.raw()),
         tile: state.program.node_name(state.node_of(core, entry)),
         op,
-        message,
+        error,
     };
     match failure {
         Failure::Timeout { core, entry, seen } => FailureCause::Timeout(timeout_report(state, core, entry, seen)),
-        Failure::Panicked { core, entry, message } => FailureCause::TilePanicked(tile(core, entry, None, message)),
-        Failure::OpFailed { core, entry, op, message } => FailureCause::OpFailed(tile(core, entry, Some(op), message)),
+        Failure::Panicked { core, entry, message } => {
+            FailureCause::TilePanicked(tile(core, entry, None, TileError::Panicked(message)))
+        }
+        Failure::OpFailed { core, entry, op, error } => FailureCause::OpFailed(tile(core, entry, Some(op), error)),
         Failure::TooSlow { core, entry, running_for } => FailureCause::TileTooSlow(tile(
             core,
             entry,
             None,
-            format!("still running after {running_for:?} (timeout {:?})", state.options.timeout),
+            TileError::TooSlow { running_for, timeout: state.options.timeout },
         )),
         Failure::Worker(message) => FailureCause::Worker(message),
     }

@@ -44,12 +44,12 @@ pub mod tensor;
 mod workers;
 
 pub use diagnostics::{
-    ExecError, FailureCause, MissingSignal, ProducerState, RunFailure, StuckWait, TileFailure, TimeoutReport,
-    WorkerFailure,
+    ExecError, FailureCause, MissingSignal, ProducerState, RunFailure, StuckWait, TileError, TileFailure,
+    TimeoutReport, WorkerFailure,
 };
 pub use executor::{Executor, RunOutput, RunStats};
 pub use memory::{Inputs, Snapshot};
-pub use ops::{Arg, ArgDesc, OpImpls, RefOp};
+pub use ops::{Arg, ArgDesc, IndexAt, Item, OpError, OpImpls, OutOfRange, Per, RefOp, ShapeMismatch, UserOpProblem};
 pub use options::{RunOptions, TileHook, TileInfo};
 pub use reference_error::{ReferenceError, SlotProblem};
 pub use sequential::SequentialRunner;

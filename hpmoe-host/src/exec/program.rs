@@ -4,6 +4,7 @@
 //! (if it holds) its regions for its grid coordinates and rank ([`eval_region`]) and calls
 //! the bodies in order.
 
+use super::diagnostics::TileError;
 use super::memory::Memory;
 use super::ops::{Arg, ArgDesc, OpImpls, RefOp};
 use super::setup::{OpProblem, SetupError};
@@ -48,7 +49,7 @@ pub(crate) enum TileRun {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct TileFault {
     pub op: String,
-    pub message: String,
+    pub error: TileError,
 }
 
 /// The resolved taskflow.
@@ -152,18 +153,18 @@ impl Program {
     /// writer (expansion makes the count a read of the tile, so the wait covers it).
     fn guard_holds(&self, memory: &Memory, family: usize, coords: &[u64], rank: u32) -> Result<bool, TileFault> {
         let Some(g) = &self.guards[family] else { return Ok(true) };
-        let fault = |message: String| TileFault { op: Guard::OP.to_string(), message };
+        let fault = |error: TileError| TileFault { op: Guard::OP.to_string(), error };
         let decl = &self.tf.tensors[g.tensor];
         let (dest, ext) = eval_region(&g.count, &decl.shape, coords, rank, self.tf.profile.ranks)
-            .map_err(|f| fault(format!("the count region of `{}` cannot be evaluated: {f:?}", decl.name)))?;
+            .map_err(|f| fault(TileError::GuardCount { tensor: decl.name.clone(), fault: f }))?;
         let bits = memory.store(dest, g.tensor).load_box(&ext);
         let [count] = bits[..] else {
-            return Err(fault(format!("the count covers {} elements of `{}`, not one", bits.len(), decl.name)));
+            return Err(fault(TileError::GuardCountElements { tensor: decl.name.clone(), elements: bits.len() }));
         };
         let count = i64::from(count as i32);
         let above = g.above.eval(coords, u64::from(rank)).map_err(|_| {
             let names = self.tf.families[family].index_names();
-            fault(format!("`above = {}` overflows i64 for this instance", g.above.display(&names)))
+            fault(TileError::GuardOverflow { above: g.above.display(&names).to_string() })
         })?;
         Ok(Guard::runs(count, above))
     }
@@ -181,14 +182,12 @@ impl Program {
             let mut args: SmallVec<[Arg<'_>; 4]> = SmallVec::new();
             for a in &call.args {
                 let decl = &self.tf.tensors[a.tensor];
-                let (dest, ext) =
-                    eval_region(&a.region, &decl.shape, &coords, rank, ranks).map_err(|fault| TileFault {
-                        op: call.op.clone(),
-                        message: format!("region {} cannot be evaluated: {fault:?}", a.desc.param),
-                    })?;
+                let (dest, ext) = eval_region(&a.region, &decl.shape, &coords, rank, ranks).map_err(|fault| {
+                    TileFault { op: call.op.clone(), error: TileError::Region { param: a.desc.param.clone(), fault } }
+                })?;
                 args.push(Arg::new(&a.desc, memory.store(dest, a.tensor), ext, dest));
             }
-            call.body.run(&args).map_err(|message| TileFault { op: call.op.clone(), message })?;
+            call.body.run(&args).map_err(|e| TileFault { op: call.op.clone(), error: TileError::Op(e) })?;
         }
         Ok(TileRun::Ran)
     }

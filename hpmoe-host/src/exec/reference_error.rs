@@ -179,16 +179,10 @@ impl fmt::Display for ReferenceError {
     }
 }
 
-/// The message of [`ReferenceError::Shape`] is the shape error's; [`source`](std::error::Error::source)
-/// gives it typed.
-impl std::error::Error for ReferenceError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ReferenceError::Shape(e) => Some(e),
-            _ => None,
-        }
-    }
-}
+/// The message includes the wrapped error's, so [`source`](std::error::Error::source) is `None`
+/// (the Rust API guidelines' rule: one or the other, so a printer walking the chain shows each
+/// message once); the wrapped error is the variant's field, typed.
+impl std::error::Error for ReferenceError {}
 
 impl From<ShapeError> for ReferenceError {
     fn from(e: ShapeError) -> Self {

@@ -5,7 +5,7 @@
 //!
 //! [`Executor`]: super::Executor
 
-use super::diagnostics::{ExecError, FailureCause, RunFailure, TileFailure};
+use super::diagnostics::{ExecError, FailureCause, RunFailure, TileError, TileFailure};
 use super::memory::{Inputs, Memory};
 use super::ops::OpImpls;
 use super::options::RunOptions;
@@ -56,16 +56,22 @@ impl SequentialRunner {
         let started = Instant::now();
         let mut skipped = 0u64;
         for &node in &self.order {
-            let fail = |cause: fn(TileFailure) -> FailureCause, op: Option<String>, message: String| {
+            let fail = |cause: fn(TileFailure) -> FailureCause, op: Option<String>, error: TileError| {
                 let tile = self.program.node_name(node);
-                let failure = TileFailure { core: "sequential".into(), tile, op, message };
+                let failure = TileFailure { core: "sequential".into(), tile, op, error };
                 ExecError::Run(Box::new(RunFailure { cause: cause(failure), abandoned: Vec::new() }))
             };
             match catch_unwind(AssertUnwindSafe(|| self.program.run_tile(&memory, node))) {
                 Ok(Ok(TileRun::Ran)) => {}
                 Ok(Ok(TileRun::Skipped)) => skipped += 1,
-                Ok(Err(fault)) => return Err(fail(FailureCause::OpFailed, Some(fault.op), fault.message)),
-                Err(payload) => return Err(fail(FailureCause::TilePanicked, None, panic_message(payload.as_ref()))),
+                Ok(Err(fault)) => return Err(fail(FailureCause::OpFailed, Some(fault.op), fault.error)),
+                Err(payload) => {
+                    return Err(fail(
+                        FailureCause::TilePanicked,
+                        None,
+                        TileError::Panicked(panic_message(payload.as_ref())),
+                    ));
+                }
             }
         }
         let elapsed = started.elapsed();

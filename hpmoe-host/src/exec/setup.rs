@@ -3,6 +3,7 @@
 //! differs between a table and the taskflow, a flag plan that does not fit the table, or the
 //! inputs and memory.
 
+use super::ops::OpError;
 use hpmoe_core::Diagnostics;
 use hpmoe_core::dsl::ProgramError;
 use hpmoe_core::model::{CoreKind, DType, SourceMap};
@@ -58,20 +59,10 @@ impl fmt::Display for SetupError {
     }
 }
 
-/// The message includes the wrapped error's; [`source`](std::error::Error::source) gives it
-/// typed.
-impl std::error::Error for SetupError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            SetupError::Checks { diagnostics, .. } => Some(diagnostics),
-            SetupError::Program(e) => Some(e),
-            SetupError::Table(e) => Some(&**e),
-            SetupError::Flags(e) => Some(e),
-            SetupError::Memory(e) => Some(e),
-            SetupError::Cycle | SetupError::Ops(_) => None,
-        }
-    }
-}
+/// The message includes the wrapped error's, so [`source`](std::error::Error::source) is `None`
+/// (the Rust API guidelines' rule: one or the other, so a printer walking the chain shows each
+/// message once); the wrapped error is the variant's field, typed.
+impl std::error::Error for SetupError {}
 
 /// An op call the executor cannot run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,7 +83,7 @@ pub enum OpProblem {
         /// The arguments, described (`src bf16[8, 32]`).
         args: Vec<String>,
         /// The body's reason.
-        reason: String,
+        reason: OpError,
     },
 }
 

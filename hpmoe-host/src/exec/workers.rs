@@ -13,12 +13,12 @@
 //! workers see the flag and return, running ones return after their tile.
 
 use super::counters::{Counters, WaitOutcome};
-use super::diagnostics::WorkerFailure;
+use super::diagnostics::{TileError, WorkerFailure};
 use super::flags::FlagState;
 use super::memory::Memory;
 use super::options::{RunOptions, TileInfo};
 use super::program::{Program, TileRun};
-use hpmoe_core::ids::{CoreId, CounterId, NodeId, RankId};
+use hpmoe_core::ids::{CoreId, CounterId, IdVec, NodeId, RankId};
 use hpmoe_core::table::ScheduleTable;
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -94,15 +94,15 @@ impl CoreProgress {
 /// The first failure of a run, in terms of cores and entries.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Failure {
-    Timeout { core: u32, entry: u32, seen: u32 },
-    Panicked { core: u32, entry: u32, message: String },
-    OpFailed { core: u32, entry: u32, op: String, message: String },
-    TooSlow { core: u32, entry: u32, running_for: Duration },
+    Timeout { core: CoreId, entry: u32, seen: u32 },
+    Panicked { core: CoreId, entry: u32, message: String },
+    OpFailed { core: CoreId, entry: u32, op: String, error: TileError },
+    TooSlow { core: CoreId, entry: u32, running_for: Duration },
     Worker(WorkerFailure),
 }
 
 /// Per (rank, counter): the (core, entry) pairs that signal it.
-type ProducerMap = HashMap<(RankId, CounterId), Vec<(u32, u32)>>;
+type ProducerMap = HashMap<(RankId, CounterId), Vec<(CoreId, u32)>>;
 
 /// Everything the workers of one run share.
 #[derive(Debug)]
@@ -114,7 +114,7 @@ pub(crate) struct RunState {
     /// The hardware flag, when the table's plan carries dependencies on it.
     pub(crate) flags: Option<Arc<FlagState>>,
     /// Per global core.
-    pub progress: Vec<CoreProgress>,
+    pub progress: IdVec<CoreId, CoreProgress>,
     pub options: RunOptions,
     /// Sorted node ids whose signals are dropped.
     dropped: Vec<NodeId>,
@@ -125,7 +125,7 @@ pub(crate) struct RunState {
     skipped: AtomicU64,
     failure: Mutex<Option<Failure>>,
     /// Per global core, the worker's thread (`None` for cores without entries).
-    threads: OnceLock<Vec<Option<Thread>>>,
+    threads: OnceLock<IdVec<CoreId, Option<Thread>>>,
     start: Instant,
 }
 
@@ -164,9 +164,9 @@ impl RunState {
     }
 
     /// Global node id of entry `entry` of `core`.
-    pub(crate) fn node_of(&self, core: u32, entry: u32) -> NodeId {
-        let rank = self.table.view().rank_of_core(core);
-        let instance = self.table.core_entries(core)[entry as usize].instance;
+    pub(crate) fn node_of(&self, core: CoreId, entry: u32) -> NodeId {
+        let rank = self.table.view().rank_of_core(core.raw());
+        let instance = self.table.core_entries(core.raw())[entry as usize].instance;
         self.program.space.node(RankId::new(rank), instance)
     }
 
@@ -175,11 +175,11 @@ impl RunState {
     }
 
     /// The (core, entry) pairs that signal counter `counter` of `rank`, per the table.
-    pub(crate) fn producers(&self, rank: RankId, counter: CounterId) -> &[(u32, u32)] {
+    pub(crate) fn producers(&self, rank: RankId, counter: CounterId) -> &[(CoreId, u32)] {
         let map = self.producers.get_or_init(|| {
             let mut map = ProducerMap::new();
-            for core in 0..self.table.cores().len() as u32 {
-                for (i, e) in self.table.core_entries(core).iter().enumerate() {
+            for core in self.progress.keys() {
+                for (i, e) in self.table.core_entries(core.raw()).iter().enumerate() {
                     for s in self.table.entry_signals(e) {
                         let s = s.signal();
                         map.entry((s.rank, s.counter)).or_default().push((core, i as u32));
@@ -200,7 +200,7 @@ impl RunState {
         self.failure.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(failure);
         self.stop.store(true, Ordering::Release);
         if let Some(threads) = self.threads.get() {
-            threads.iter().flatten().for_each(Thread::unpark);
+            threads.values().flatten().for_each(Thread::unpark);
         }
     }
 
@@ -214,7 +214,7 @@ impl RunState {
     }
 
     fn wake(&self, core: CoreId) {
-        if let Some(Some(t)) = self.threads.get().and_then(|t| t.get(core.index())) {
+        if let Some(Some(t)) = self.threads.get().and_then(|t| t.get(core)) {
             t.unpark();
         }
     }
@@ -238,13 +238,13 @@ impl RunState {
 }
 
 /// `core`'s worker: every entry in order — wait, run, signal.
-fn worker(state: &RunState, core: u32) {
+fn worker(state: &RunState, core: CoreId) {
     if !state.await_start() {
         return;
     }
-    let entries = state.table.core_entries(core);
-    let rank = RankId::new(state.table.view().rank_of_core(core));
-    let progress = &state.progress[core as usize];
+    let entries = state.table.core_entries(core.raw());
+    let rank = RankId::new(state.table.view().rank_of_core(core.raw()));
+    let progress = &state.progress[core];
     for (i, e) in entries.iter().enumerate() {
         let i = i as u32;
         if let Some(flags) = &state.flags
@@ -274,7 +274,7 @@ fn worker(state: &RunState, core: u32) {
             if let Some(hook) = &state.options.tile_hook {
                 let (family, coords) = state.program.locate(node);
                 let family = &state.program.tf.families[family].name;
-                hook(&TileInfo { node, rank, core: CoreId::new(core), family, coords: &coords });
+                hook(&TileInfo { node, rank, core, family, coords: &coords });
             }
             state.program.run_tile(&state.memory, node)
         }));
@@ -285,7 +285,7 @@ fn worker(state: &RunState, core: u32) {
                 state.skipped.fetch_add(1, Ordering::Relaxed);
             }
             Ok(Err(fault)) => {
-                state.fail(Failure::OpFailed { core, entry: i, op: fault.op, message: fault.message });
+                state.fail(Failure::OpFailed { core, entry: i, op: fault.op, error: fault.error });
                 return;
             }
             Err(payload) => {
@@ -294,7 +294,7 @@ fn worker(state: &RunState, core: u32) {
             }
         }
         if !state.drops_signals_of(node) {
-            if let Some(aivs) = state.flags.as_ref().and_then(|f| f.set_after(CoreId::new(core), i)) {
+            if let Some(aivs) = state.flags.as_ref().and_then(|f| f.set_after(core, i)) {
                 aivs.into_iter().for_each(|v| state.wake(v));
             }
             for s in state.table.entry_signals(e) {
@@ -310,15 +310,15 @@ fn worker(state: &RunState, core: u32) {
 
 /// On an AIV, before entry `entry`: waits (bounded) until its AIC has set the flag as often as the
 /// plan's waits up to this entry. False when the run stops or the wait times out (a failure).
-fn wait_for_flag(state: &RunState, flags: &FlagState, core: u32, entry: u32) -> bool {
-    let need = flags.needed(CoreId::new(core), entry);
-    if need == 0 || flags.received(CoreId::new(core)) >= need {
+fn wait_for_flag(state: &RunState, flags: &FlagState, core: CoreId, entry: u32) -> bool {
+    let need = flags.needed(core, entry);
+    if need == 0 || flags.received(core) >= need {
         return true;
     }
-    state.progress[core as usize].set(entry, Phase::Waiting, state.now_ns());
+    state.progress[core].set(entry, Phase::Waiting, state.now_ns());
     let deadline = Instant::now() + state.options.timeout;
     loop {
-        if flags.received(CoreId::new(core)) >= need {
+        if flags.received(core) >= need {
             return true;
         }
         if state.stopped() {
@@ -328,10 +328,10 @@ fn wait_for_flag(state: &RunState, flags: &FlagState, core: u32, entry: u32) -> 
         if now >= deadline {
             let view = state.table.view();
             state.fail(Failure::Worker(WorkerFailure::FlagTimeout {
-                core: view.core_name(core),
+                core: view.core_name(core.raw()),
                 entry,
                 need,
-                received: flags.received(CoreId::new(core)),
+                received: flags.received(core),
             }));
             return false;
         }
@@ -352,8 +352,8 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// Sends the core id when the worker's thread is done, even if it unwinds.
 struct DoneGuard {
-    core: u32,
-    done: mpsc::Sender<u32>,
+    core: CoreId,
+    done: mpsc::Sender<CoreId>,
 }
 
 impl Drop for DoneGuard {
@@ -369,7 +369,7 @@ pub(crate) struct Finished {
     /// Worker threads started.
     pub threads: usize,
     /// Cores whose threads were abandoned.
-    pub abandoned: Vec<u32>,
+    pub abandoned: Vec<CoreId>,
     /// Time to start every thread and publish their handles (the workers then start).
     pub startup: Duration,
 }
@@ -378,14 +378,13 @@ pub(crate) struct Finished {
 /// failure, if any, is left in `state`.
 pub(crate) fn run_workers(state: &Arc<RunState>) -> Finished {
     let started = Instant::now();
-    let cores = state.table.cores().len() as u32;
     let (done_tx, done_rx) = mpsc::channel();
-    let mut handles: Vec<(u32, JoinHandle<()>)> = Vec::new();
-    let mut threads: Vec<Option<Thread>> = vec![None; cores as usize];
-    for core in (0..cores).filter(|&c| !state.table.core_entries(c).is_empty()) {
+    let mut handles: Vec<(CoreId, JoinHandle<()>)> = Vec::new();
+    let mut threads: IdVec<CoreId, Option<Thread>> = IdVec::filled(state.progress.len(), None);
+    for core in state.progress.keys().filter(|&c| !state.table.core_entries(c.raw()).is_empty()) {
         let (s, done) = (Arc::clone(state), done_tx.clone());
         let spawned = thread::Builder::new()
-            .name(format!("hpmoe {}", state.table.view().core_name(core)))
+            .name(format!("hpmoe {}", state.table.view().core_name(core.raw())))
             .stack_size(state.options.stack_bytes)
             .spawn(move || {
                 let _guard = DoneGuard { core, done };
@@ -393,34 +392,31 @@ pub(crate) fn run_workers(state: &Arc<RunState>) -> Finished {
             });
         match spawned {
             Ok(h) => {
-                threads[core as usize] = Some(h.thread().clone());
+                threads[core] = Some(h.thread().clone());
                 handles.push((core, h));
             }
             Err(e) => {
-                state.fail(Failure::Worker(WorkerFailure::Spawn { core: CoreId::new(core), error: Arc::new(e) }));
+                state.fail(Failure::Worker(WorkerFailure::Spawn { core, error: Arc::new(e) }));
                 break;
             }
         }
     }
     drop(done_tx);
     let _ = state.threads.set(threads);
-    state.threads.get().into_iter().flatten().flatten().for_each(Thread::unpark);
+    state.threads.get().into_iter().flat_map(IdVec::values).flatten().for_each(Thread::unpark);
     let startup = started.elapsed();
 
     let finished = supervise(state, &done_rx, handles.len());
     let mut abandoned = Vec::new();
     let handles_started = handles.len();
     for (core, handle) in handles {
-        if !finished[core as usize] {
+        if !finished[core] {
             abandoned.push(core);
             continue; // dropping the handle detaches the thread
         }
         // The worker has sent its message, so it is returning: this join is immediate.
         if let Err(payload) = handle.join() {
-            state.fail(Failure::Worker(WorkerFailure::Panicked {
-                core: CoreId::new(core),
-                message: panic_message(payload.as_ref()),
-            }));
+            state.fail(Failure::Worker(WorkerFailure::Panicked { core, message: panic_message(payload.as_ref()) }));
         }
     }
     Finished { threads: handles_started, abandoned, startup }
@@ -429,27 +425,27 @@ pub(crate) fn run_workers(state: &Arc<RunState>) -> Finished {
 /// Waits for `workers` completion messages. Meanwhile stops the run if a tile runs longer
 /// than the timeout, and after a stop waits at most one more timeout. Returns, per core,
 /// whether its worker finished.
-fn supervise(state: &RunState, done: &mpsc::Receiver<u32>, workers: usize) -> Vec<bool> {
+fn supervise(state: &RunState, done: &mpsc::Receiver<CoreId>, workers: usize) -> IdVec<CoreId, bool> {
     let timeout = state.options.timeout;
     let poll = (timeout / 4).clamp(Duration::from_millis(1), Duration::from_millis(20));
-    let mut finished = vec![false; state.progress.len()];
+    let mut finished = IdVec::filled(state.progress.len(), false);
     let mut remaining = workers;
     let mut stopped_at: Option<Instant> = None;
     while remaining > 0 {
         match done.recv_timeout(poll) {
             Ok(core) => {
-                finished[core as usize] = true;
+                finished[core] = true;
                 remaining -= 1;
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
         let now_ns = state.now_ns();
-        for (core, p) in state.progress.iter().enumerate() {
+        for (core, p) in state.progress.iter() {
             let p = p.get();
             let running_for = Duration::from_nanos(now_ns.saturating_sub(p.since_ns));
             if p.phase == Phase::Running && running_for > timeout && !finished[core] {
-                state.fail(Failure::TooSlow { core: core as u32, entry: p.entry, running_for });
+                state.fail(Failure::TooSlow { core, entry: p.entry, running_for });
             }
         }
         if state.stopped() && stopped_at.get_or_insert_with(Instant::now).elapsed() > timeout {

@@ -23,7 +23,7 @@ use super::fabric::{Due, Fabric, NetParams};
 use super::hbm::Hbm;
 use super::program::{Program, SimCounterId, TaskId};
 use super::{SimError, Stuck};
-use hpmoe_core::ids::{CoreId, OptId};
+use hpmoe_core::ids::{CoreId, IdVec, OptId};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -71,11 +71,11 @@ pub(crate) struct TaskTimes {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Run {
     /// Per task.
-    pub times: Vec<TaskTimes>,
+    pub times: IdVec<TaskId, TaskTimes>,
     /// Per task: the core that ran it.
-    pub core_of: Vec<u32>,
+    pub core_of: IdVec<TaskId, CoreId>,
     /// Per core: when it finished its last task.
-    pub core_end: Vec<u64>,
+    pub core_end: IdVec<CoreId, u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -85,11 +85,11 @@ enum Event {
     /// A task's put may be done (ignored if its version moved on).
     FlowDue { task: TaskId, version: u64 },
     /// A core's current task finished exec.
-    ExecEnd { core: u32 },
+    ExecEnd { core: CoreId },
     /// A core's current task may start exec.
-    Begin { core: u32 },
+    Begin { core: CoreId },
     /// A core moves to its next task.
-    Next { core: u32 },
+    Next { core: CoreId },
 }
 
 struct Engine<'a> {
@@ -97,15 +97,16 @@ struct Engine<'a> {
     t: Timing,
     queue: BinaryHeap<Reverse<(u64, u64, Event)>>,
     seq: u64,
-    pc: Vec<u32>,
-    counters: Vec<u32>,
+    /// Per core: the position of its current task in its queue.
+    pc: IdVec<CoreId, u32>,
+    counters: IdVec<SimCounterId, u32>,
     /// Per counter: the target of its (first) waiter (none if nothing waits on it), and the
     /// task whose signal made the counter reach it.
-    target: Vec<Option<u32>>,
-    reached_by: Vec<OptId<TaskId>>,
+    target: IdVec<SimCounterId, Option<u32>>,
+    reached_by: IdVec<SimCounterId, OptId<TaskId>>,
     /// Per counter: the first core blocked on it; per core: the next core blocked on the same.
-    waiter_head: Vec<OptId<CoreId>>,
-    waiter_next: Vec<OptId<CoreId>>,
+    waiter_head: IdVec<SimCounterId, OptId<CoreId>>,
+    waiter_next: IdVec<CoreId, OptId<CoreId>>,
     net: Fabric,
     hbm: Hbm,
     run: Run,
@@ -119,16 +120,17 @@ struct Engine<'a> {
 pub(crate) fn run(p: &Program, t: Timing) -> Result<Run, SimError> {
     let cores = p.queues.nodes();
     let counters = p.counter_rank.len();
-    let mut target = vec![None; counters];
+    let mut target = IdVec::filled(counters, None);
     for task in p.tasks.values() {
         if let Some((c, n)) = task.wait {
-            target[c.index()].get_or_insert(n);
+            target[c].get_or_insert(n);
         }
     }
-    let mut core_of = vec![0u32; p.tasks.len()];
+    // Every task is queued on one core (the program is built from a placement).
+    let mut core_of = IdVec::filled(p.tasks.len(), CoreId::new(0));
     for c in p.queues.row_ids() {
         for &task in p.queues.row(c) {
-            core_of[task.index()] = c.raw();
+            core_of[task] = c;
         }
     }
     let mut e = Engine {
@@ -136,30 +138,36 @@ pub(crate) fn run(p: &Program, t: Timing) -> Result<Run, SimError> {
         t,
         queue: BinaryHeap::new(),
         seq: 0,
-        pc: vec![0; cores],
-        counters: vec![0; counters],
+        pc: IdVec::filled(cores, 0),
+        counters: IdVec::filled(counters, 0),
         target,
-        reached_by: vec![OptId::NONE; counters],
-        waiter_head: vec![OptId::NONE; counters],
-        waiter_next: vec![OptId::NONE; cores],
+        reached_by: IdVec::filled(counters, OptId::NONE),
+        waiter_head: IdVec::filled(counters, OptId::NONE),
+        waiter_next: IdVec::filled(cores, OptId::NONE),
         net: Fabric::new(t.net, p.ranks, p.tasks.len()),
         hbm: Hbm::new(t.hbm_bytes_per_s, p.ranks),
-        run: Run { times: vec![TaskTimes::default(); p.tasks.len()], core_of, core_end: vec![0; cores] },
+        run: Run {
+            times: IdVec::filled(p.tasks.len(), TaskTimes::default()),
+            core_of,
+            core_end: IdVec::filled(cores, 0),
+        },
     };
-    for c in 0..cores as u32 {
+    for c in p.queues.row_ids() {
         e.push(0, Event::Next { core: c });
     }
     while let Some(Reverse((now, _, ev))) = e.queue.pop() {
         e.handle(now, ev);
     }
-    let stuck: Vec<Stuck> = (0..cores as u32)
-        .filter(|&c| (e.pc[c as usize] as usize) < p.queues.degree(CoreId::new(c)))
+    let stuck: Vec<Stuck> = p
+        .queues
+        .row_ids()
+        .filter(|&c| (e.pc[c] as usize) < p.queues.degree(c))
         .map(|c| {
-            let task = p.queues.row(CoreId::new(c))[e.pc[c as usize] as usize];
+            let task = p.queues.row(c)[e.pc[c] as usize];
             let task = &p.tasks[task];
             let (counter, target) = task.wait.expect("a task without a wait never blocks its core");
-            let seen = e.counters.get(counter.index()).copied().unwrap_or(0);
-            Stuck { core: CoreId::new(c), node: task.node, counter, target, seen }
+            let seen = e.counters.get(counter).copied().unwrap_or(0);
+            Stuck { core: c, node: task.node, counter, target, seen }
         })
         .collect();
     if stuck.is_empty() { Ok(e.run) } else { Err(SimError::Deadlock(stuck)) }
@@ -171,8 +179,8 @@ impl Engine<'_> {
         self.seq += 1;
     }
 
-    fn current(&self, core: u32) -> TaskId {
-        self.p.queues.row(CoreId::new(core))[self.pc[core as usize] as usize]
+    fn current(&self, core: CoreId) -> TaskId {
+        self.p.queues.row(core)[self.pc[core] as usize]
     }
 
     fn handle(&mut self, now: u64, ev: Event) {
@@ -180,7 +188,7 @@ impl Engine<'_> {
             Event::Next { core } => self.next(now, core),
             Event::Begin { core } => {
                 let task = self.current(core);
-                self.run.times[task.index()].start = now;
+                self.run.times[task].start = now;
                 let spec = self.p.tasks[task];
                 let hbm_done = self.hbm.reserve(spec.rank.raw(), now, spec.hbm_bytes);
                 self.push(now.saturating_add(spec.exec_ns).max(hbm_done), Event::ExecEnd { core });
@@ -190,7 +198,7 @@ impl Engine<'_> {
                 let spec = self.p.tasks[task];
                 match spec.link {
                     Some(l) => {
-                        self.run.times[task.index()].link_start = now;
+                        self.run.times[task].link_start = now;
                         let due = self.net.start(now, task.raw(), l.bytes, l.cap, spec.rank.raw(), l.to.raw());
                         self.wake(due);
                     }
@@ -204,7 +212,7 @@ impl Engine<'_> {
                 }
             }
             Event::Arrive { counter, from } => {
-                let c = counter.index();
+                let c = counter;
                 self.counters[c] += 1;
                 if Some(self.counters[c]) == self.target[c] {
                     self.reached_by[c] = OptId::some(from);
@@ -213,17 +221,17 @@ impl Engine<'_> {
                 let mut prev: OptId<CoreId> = OptId::NONE;
                 let mut w = self.waiter_head[c];
                 while let Some(core) = w.get() {
-                    let next = self.waiter_next[core.index()];
-                    let task = self.current(core.raw());
+                    let next = self.waiter_next[core];
+                    let task = self.current(core);
                     let (_, target) = self.p.tasks[task].wait.expect("a blocked core's task waits");
                     if self.counters[c] >= target {
                         match prev.get() {
                             None => self.waiter_head[c] = next,
-                            Some(prev) => self.waiter_next[prev.index()] = next,
+                            Some(prev) => self.waiter_next[prev] = next,
                         }
-                        self.waiter_next[core.index()] = OptId::NONE;
-                        self.run.times[task.index()].released_by = OptId::some(from);
-                        self.push(now.saturating_add(self.t.poll_ns), Event::Begin { core: core.raw() });
+                        self.waiter_next[core] = OptId::NONE;
+                        self.run.times[task].released_by = OptId::some(from);
+                        self.push(now.saturating_add(self.t.poll_ns), Event::Begin { core });
                     } else {
                         prev = w;
                     }
@@ -233,25 +241,25 @@ impl Engine<'_> {
         }
     }
 
-    fn next(&mut self, now: u64, core: u32) {
-        if self.pc[core as usize] as usize >= self.p.queues.degree(CoreId::new(core)) {
-            self.run.core_end[core as usize] = now;
+    fn next(&mut self, now: u64, core: CoreId) {
+        if self.pc[core] as usize >= self.p.queues.degree(core) {
+            self.run.core_end[core] = now;
             return;
         }
         let task = self.current(core);
-        let times = &mut self.run.times[task.index()];
+        let times = &mut self.run.times[task];
         times.arrive = now;
         times.released_by = OptId::NONE;
         match self.p.tasks[task].wait {
             None => self.push(now, Event::Begin { core }),
             Some((counter, target)) => {
-                let c = counter.index();
+                let c = counter;
                 if self.counters[c] >= target {
-                    self.run.times[task.index()].released_by = self.reached_by[c];
+                    self.run.times[task].released_by = self.reached_by[c];
                     self.push(now.saturating_add(self.t.poll_ns), Event::Begin { core });
                 } else {
-                    self.waiter_next[core as usize] = self.waiter_head[c];
-                    self.waiter_head[c] = OptId::some(CoreId::new(core));
+                    self.waiter_next[core] = self.waiter_head[c];
+                    self.waiter_head[c] = OptId::some(core);
                 }
             }
         }
@@ -265,7 +273,7 @@ impl Engine<'_> {
         let to = spec.link.expect("a flow belongs to a put").to;
         let latency = self.t.net.latency(spec.rank.raw(), to.raw());
         let delivered = now.saturating_add(latency);
-        self.run.times[task.index()].delivered = delivered;
+        self.run.times[task].delivered = delivered;
         let carried = self.p.signals_of(task).position(|c| self.p.counter_rank[c] == to);
         if let Some(i) = carried {
             let counter = self.p.signals.row(task)[i];
@@ -281,15 +289,15 @@ impl Engine<'_> {
         let p = self.p;
         let issued = p.signals.degree(task) - usize::from(carried.is_some());
         let done = resume.saturating_add(self.t.issue_ns.saturating_mul(issued as u64));
-        let times = &mut self.run.times[task.index()];
+        let times = &mut self.run.times[task];
         times.end = end;
         times.done = done;
         for (_, counter) in p.signals_of(task).enumerate().filter(|&(i, _)| Some(i) != carried) {
             let at = done.saturating_add(self.t.net.latency(spec.rank.raw(), p.counter_rank[counter].raw()));
             self.push(at, Event::Arrive { counter, from: task });
         }
-        let core = self.run.core_of[task.index()];
-        self.pc[core as usize] += 1;
+        let core = self.run.core_of[task];
+        self.pc[core] += 1;
         self.push(done, Event::Next { core });
     }
 

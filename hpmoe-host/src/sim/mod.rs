@@ -136,15 +136,10 @@ impl std::fmt::Display for SimError {
     }
 }
 
-impl std::error::Error for SimError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            SimError::Mismatch(m) => Some(m),
-            SimError::Shape(e) => Some(e),
-            _ => None,
-        }
-    }
-}
+/// The message includes the wrapped error's, so [`source`](std::error::Error::source) is `None`
+/// (the Rust API guidelines' rule: one or the other, so a printer walking the chain shows each
+/// message once); the wrapped error is the variant's field, typed.
+impl std::error::Error for SimError {}
 
 /// What differs between the cost model, profile and table a simulation was given.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -148,12 +148,12 @@ impl SimResult {
 
     /// Adds the records of `run` of `program`, shifted by `offset` ns.
     pub(crate) fn absorb(&mut self, program: &Program, run: &Run, offset: u64) {
-        for ((task, spec), t) in program.tasks.iter().zip(&run.times) {
+        for ((task, spec), t) in program.tasks.iter().zip(run.times.values()) {
             let node = spec.node;
             self.tiles[node.index()] = TileRecord {
                 node,
                 family: spec.family,
-                core: CoreId::new(run.core_of[task.index()]),
+                core: run.core_of[task],
                 arrive_ns: t.arrive + offset,
                 start_ns: t.start + offset,
                 end_ns: t.end + offset,
@@ -175,7 +175,7 @@ impl SimResult {
             }
             self.makespan_ns = self.makespan_ns.max(t.done + offset).max(t.delivered + offset);
         }
-        for &end in &run.core_end {
+        for &end in run.core_end.values() {
             self.makespan_ns = self.makespan_ns.max(end + offset);
         }
     }

@@ -6,7 +6,8 @@ use hpmoe_core::schedule::SimpleCost;
 use hpmoe_core::{Compiled, compile};
 use hpmoe_host::exec::moe_reference::{moe_inputs, moe_reference};
 use hpmoe_host::exec::{
-    Arg, ArgDesc, ExecError, Executor, FailureCause, MissingSignal, OpImpls, ProducerState, RefOp, RunOptions,
+    Arg, ArgDesc, ExecError, Executor, FailureCause, MissingSignal, OpError, OpImpls, ProducerState, RefOp, RunOptions,
+    TileError,
 };
 use hpmoe_host::moe::MoeShape;
 use std::sync::Arc;
@@ -91,10 +92,10 @@ struct PanicAt {
 }
 
 impl RefOp for PanicAt {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         self.inner.check(args)
     }
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         if args[self.arg].origin() == self.origin.as_slice() && args[self.arg].rank() == self.rank {
             panic!("injected fault");
         }
@@ -117,7 +118,7 @@ fn a_panicking_tile_ends_the_run_naming_it_and_the_next_run_works() {
     let ExecError::Run(failure) = &err else { panic!("{err}") };
     let FailureCause::TilePanicked(t) = &failure.cause else { panic!("expected a panic, got: {err}") };
     assert_eq!(t.tile, "swiglu(e=0, m=1, n=0) on rank 1");
-    assert_eq!(t.message, "injected fault");
+    assert_eq!(t.error, TileError::Panicked("injected fault".into()));
     let node = {
         let space = &c.expanded.space;
         space.node(RankId::new(1), space.local_id(2, &[0, 1, 0]))
@@ -133,7 +134,7 @@ fn a_panicking_tile_ends_the_run_naming_it_and_the_next_run_works() {
         }
     });
     let err = exec.run(&inputs, &hook).unwrap_err();
-    assert_eq!(err.tile_failure().map(|t| t.message.as_str()), Some("hook fault in swiglu"));
+    assert_eq!(err.tile_failure().map(|t| &t.error), Some(&TileError::Panicked("hook fault in swiglu".into())));
     let reference = moe_reference(&shape, &inputs).unwrap();
     for _ in 0..3 {
         let out = exec.run(&inputs, &RunOptions::default()).unwrap();

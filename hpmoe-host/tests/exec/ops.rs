@@ -4,8 +4,8 @@
 use hpmoe_core::model::{CoreKind, DType, MachineProfile, OpSpec, Param, Taskflow, TensorRef, WorkModel};
 use hpmoe_core::schedule::SimpleCost;
 use hpmoe_host::exec::{
-    Arg, ArgDesc, ExecError, Executor, HostTensor, Inputs, OpImpls, OpProblem, RefOp, RunOptions, SequentialRunner,
-    SetupError, Snapshot,
+    Arg, ArgDesc, ExecError, Executor, HostTensor, IndexAt, Inputs, OpError, OpImpls, OpProblem, RefOp, RunOptions,
+    SequentialRunner, SetupError, ShapeMismatch, Snapshot, TileError,
 };
 
 /// Runs `tf` sequentially and on the executor, checks both agree bitwise, returns rank 0's
@@ -120,10 +120,14 @@ fn quantize_dequantize_and_cast() {
 struct Double;
 
 impl RefOp for Double {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
-        if args.len() == 2 && args[0].elements() == args[1].elements() { Ok(()) } else { Err("bad shapes".into()) }
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
+        match args {
+            [a, b] if a.elements() == b.elements() => Ok(()),
+            [a, b] => Err(ShapeMismatch::SameElements(a.clone(), b.clone()).into()),
+            _ => Err(OpError::Arity { expected: 2, got: args.len() }),
+        }
     }
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let v: Vec<f32> = args[0].load().iter().map(|x| 2.0 * x).collect();
         args[1].store(&v)
     }
@@ -133,10 +137,10 @@ impl RefOp for Double {
 struct Vandal;
 
 impl RefOp for Vandal {
-    fn check(&self, _: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, _: &[ArgDesc]) -> Result<(), OpError> {
         Ok(())
     }
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         args[0].store(&vec![0.0; args[0].desc().elements()])
     }
 }
@@ -228,7 +232,8 @@ fn an_op_writing_a_read_only_argument_fails_the_run_naming_the_tile() {
     let t = err.tile_failure().unwrap_or_else(|| panic!("{err}"));
     assert_eq!(t.op.as_deref(), Some("vandal"));
     assert!(t.tile.starts_with("user(i="), "{t:?}");
-    assert!(t.message.contains("only reads"), "{t:?}");
+    assert!(matches!(&t.error, TileError::Op(OpError::ReadOnly { arg }) if arg.param == "src"), "{t:?}");
+    assert!(t.error.to_string().contains("only reads"), "{t:?}");
     let seq = SequentialRunner::new(&tf, &impls).unwrap().run(&Inputs::random(&tf, 0)).unwrap_err();
     assert_eq!(seq.tile_failure().unwrap().tile, "user(i=0) on rank 0");
 }
@@ -324,7 +329,9 @@ fn an_out_of_range_gather_index_fails_the_run_naming_the_op() {
         let t = err.tile_failure().unwrap_or_else(|| panic!("{err}"));
         assert_eq!(t.tile, "g() on rank 0");
         assert_eq!(t.op.as_deref(), Some("gather_weighted_accumulate"));
-        assert_eq!(t.message, "index[1, 1] = 4 is out of range: `table` bf16 [4, 2] has 4 rows");
+        let TileError::Op(OpError::IndexOutOfRange(e)) = &t.error else { panic!("{t:?}") };
+        assert_eq!((e.at, e.value, e.of.param.as_str(), e.len), (IndexAt::Element { row: 1, col: 1 }, 4, "table", 4));
+        assert_eq!(t.error.to_string(), "index[1, 1] = 4 is out of range: `table` bf16 [4, 2] has 4 rows");
         assert!(err.to_string().contains("op `gather_weighted_accumulate`"), "{err}");
     }
 }

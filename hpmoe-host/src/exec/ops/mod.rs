@@ -12,9 +12,11 @@
 //! last extent and `rows` the product of the others ([`ArgDesc::rows`]).
 
 mod builtin;
+mod error;
 mod user;
 
 pub use builtin::{sigmoid, silu, swiglu_grad};
+pub use error::{IndexAt, Item, OpError, OutOfRange, Per, ShapeMismatch, UserOpProblem};
 
 use super::memory::TensorStore;
 use super::tensor::{decode, encode};
@@ -122,18 +124,25 @@ impl<'a> Arg<'a> {
     }
 
     /// Stores `values` (row-major, one per element) converted to the argument's type.
-    pub fn store(&self, values: &[f32]) -> Result<(), String> {
+    ///
+    /// # Errors
+    /// [`OpError::ReadOnly`] if the op's signature only reads the argument,
+    /// [`OpError::StoreLength`] if `values` is not one per element of the box.
+    pub fn store(&self, values: &[f32]) -> Result<(), OpError> {
         let bits: Vec<u32> = values.iter().map(|&v| encode(self.desc.dtype, v)).collect();
         self.store_bits(&bits)
     }
 
     /// Stores bit patterns (row-major, one per element) into the box.
-    pub fn store_bits(&self, bits: &[u32]) -> Result<(), String> {
+    ///
+    /// # Errors
+    /// As [`Arg::store`].
+    pub fn store_bits(&self, bits: &[u32]) -> Result<(), OpError> {
         if !self.desc.access.writes() {
-            return Err(format!("wrote to {}, which the op's signature only reads", self.desc.describe()));
+            return Err(OpError::ReadOnly { arg: self.desc.clone() });
         }
         if bits.len() != self.desc.elements() {
-            return Err(format!("stored {} elements into {}", bits.len(), self.desc.describe()));
+            return Err(OpError::StoreLength { arg: self.desc.clone(), stored: bits.len() });
         }
         self.store.store_box(&self.extent, bits);
         Ok(())
@@ -152,11 +161,12 @@ impl fmt::Debug for Arg<'_> {
 /// schedule's results do not depend on timing: fix every summation order.
 pub trait RefOp: Send + Sync {
     /// Checks the arguments' types and box shapes; called once per op call of every tile
-    /// family before the run. The error says what is wrong.
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String>;
+    /// family before the run. The error says what is wrong ([`OpError::other`] wraps a body's
+    /// own error type).
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError>;
 
     /// Runs the op on one tile instance's arguments (in signature order).
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String>;
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError>;
 }
 
 /// Op names → reference bodies.
@@ -191,10 +201,13 @@ impl OpImpls {
         r
     }
 
-    /// Adds the body of op `name`. Fails if `name` already has one.
-    pub fn register(&mut self, name: &str, op: impl RefOp + 'static) -> Result<(), String> {
+    /// Adds the body of op `name`.
+    ///
+    /// # Errors
+    /// [`OpError::AlreadyRegistered`] if `name` already has one.
+    pub fn register(&mut self, name: &str, op: impl RefOp + 'static) -> Result<(), OpError> {
         if self.ops.contains_key(name) {
-            return Err(format!("op `{name}` already has a reference implementation"));
+            return Err(OpError::AlreadyRegistered { op: name.to_string() });
         }
         self.ops.insert(name.to_string(), Arc::new(op));
         Ok(())

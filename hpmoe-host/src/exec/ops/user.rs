@@ -1,7 +1,7 @@
 //! The reference bodies of a `#[taskflow]` program's own ops (`#[op] fn …`) as executor ops,
 //! so a taskflow written in the DSL runs on the host executor like a builder-made one.
 
-use super::{Arg, ArgDesc, OpImpls, RefOp};
+use super::{Arg, ArgDesc, OpError, OpImpls, RefOp, UserOpProblem};
 use hpmoe_core::dsl::{Program, TileData, UserOp};
 
 /// A DSL user op seen through [`RefOp`]: its arguments are loaded as `f32` [`TileData`]
@@ -11,28 +11,27 @@ use hpmoe_core::dsl::{Program, TileData, UserOp};
 struct UserOpAdapter(&'static UserOp);
 
 impl RefOp for UserOpAdapter {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         if args.len() == self.0.params {
             Ok(())
         } else {
-            Err(format!("`{}` takes {} regions, got {}", self.0.name, self.0.params, args.len()))
+            Err(self.error(UserOpProblem::Regions { expected: self.0.params, got: args.len() }))
         }
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let mut data: Vec<TileData> = args
             .iter()
             .map(|a| {
                 let shape: Vec<usize> = a.desc().shape.iter().map(|&d| d as usize).collect();
-                TileData::new(&shape, a.load())
-                    .ok_or_else(|| format!("`{}`: a region's values do not fit its shape", self.0.name))
+                TileData::new(&shape, a.load()).ok_or_else(|| self.error(UserOpProblem::ValuesDoNotFit))
             })
             .collect::<Result<_, _>>()?;
-        self.0.run(&mut data).map_err(|e| e.to_string())?;
+        self.0.run(&mut data).map_err(|e| self.error(UserOpProblem::Body(e)))?;
         for (arg, out) in args.iter().zip(&data) {
             if arg.desc().access.writes() {
                 if out.values.len() != arg.desc().elements() {
-                    return Err(format!("`{}` changed the size of its argument `{}`", self.0.name, arg.desc().param));
+                    return Err(self.error(UserOpProblem::ChangedSize { param: arg.desc().param.clone() }));
                 }
                 arg.store(&out.values)?;
             }
@@ -41,13 +40,19 @@ impl RefOp for UserOpAdapter {
     }
 }
 
+impl UserOpAdapter {
+    fn error(&self, problem: UserOpProblem) -> OpError {
+        OpError::UserOp { op: self.0.name.to_string(), problem: Box::new(problem) }
+    }
+}
+
 impl OpImpls {
     /// The built-in reference ops plus `program`'s own ops, ready for
     /// [`Executor::for_program`](crate::exec::Executor::for_program).
     ///
     /// # Errors
-    /// If one of the program's ops has a built-in op's name.
-    pub fn for_program(program: &Program) -> Result<OpImpls, String> {
+    /// [`OpError::AlreadyRegistered`] if one of the program's ops has a built-in op's name.
+    pub fn for_program(program: &Program) -> Result<OpImpls, OpError> {
         let mut impls = OpImpls::builtin();
         for op in program.user_ops {
             impls.register(op.name, UserOpAdapter(op))?;

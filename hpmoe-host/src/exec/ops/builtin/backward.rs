@@ -1,17 +1,18 @@
 //! The ops of the backward layer: the SwiGLU gradient and the top-k row products and sums.
 
-use super::checks::{arity, expect, float, same_matrix};
+use super::checks::{Item, Per, arity, expect, float, one_per, same_matrix};
 use super::scalar::swiglu_grad;
+use crate::exec::ops::error::{OpError, ShapeMismatch};
 use crate::exec::ops::{Arg, ArgDesc, RefOp};
 
 /// `k` for the top-k ops: `many` has `k ≥ 1` rows per row of `few` and the same columns.
-fn top_k(many: &ArgDesc, few: &ArgDesc) -> Result<usize, String> {
+fn top_k(many: &ArgDesc, few: &ArgDesc) -> Result<usize, OpError> {
     expect(
         many.cols() == few.cols()
             && few.rows() > 0
             && many.rows() >= few.rows()
             && many.rows().is_multiple_of(few.rows()),
-        || format!("{} must have k times the rows of {} (k ≥ 1) and its columns", many.describe(), few.describe()),
+        || ShapeMismatch::KTimesRows { many: many.clone(), few: few.clone() },
     )?;
     Ok(many.rows() / few.rows())
 }
@@ -24,19 +25,20 @@ fn top_k(many: &ArgDesc, few: &ArgDesc) -> Result<usize, String> {
 pub(super) struct SwigluBackward;
 
 impl RefOp for SwigluBackward {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         arity(args, 3)?;
         let (gu, d, dgu) = (&args[0], &args[1], &args[2]);
         for x in args {
             float(x)?;
         }
         same_matrix(gu, dgu)?;
-        expect(gu.rows() == d.rows() && gu.cols() == 2 * d.cols(), || {
-            format!("{} must have the rows of {} and twice its columns", gu.describe(), d.describe())
+        expect(gu.rows() == d.rows() && gu.cols() == 2 * d.cols(), || ShapeMismatch::TwiceColumns {
+            wide: gu.clone(),
+            narrow: d.clone(),
         })
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let w = args[1].desc().cols();
         let (gu, d) = (args[0].load(), args[1].load());
         let mut out = vec![0.0f32; gu.len()];
@@ -60,17 +62,15 @@ impl RefOp for SwigluBackward {
 pub(super) struct ScaleRowsRepeat;
 
 impl RefOp for ScaleRowsRepeat {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         arity(args, 3)?;
         let (src, weights, dst) = (&args[0], &args[1], &args[2]);
         float(dst)?;
         top_k(dst, src)?;
-        expect(weights.elements() == dst.rows(), || {
-            format!("{} needs one weight per row of {} (T·k = {})", weights.describe(), dst.describe(), dst.rows())
-        })
+        one_per(weights, Item::Weight, Per::Row, dst, weights.elements(), dst.rows())
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let n = args[0].desc().cols();
         let k = args[2].desc().rows() / args[0].desc().rows();
         let (src, weights) = (args[0].load(), args[1].load());
@@ -90,17 +90,15 @@ impl RefOp for ScaleRowsRepeat {
 pub(super) struct RowDotTopk;
 
 impl RefOp for RowDotTopk {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         arity(args, 3)?;
         let (a, b, dw) = (&args[0], &args[1], &args[2]);
         float(dw)?;
         top_k(b, a)?;
-        expect(dw.elements() == b.rows(), || {
-            format!("{} needs one element per row of {} (T·k = {})", dw.describe(), b.describe(), b.rows())
-        })
+        one_per(dw, Item::Element, Per::Row, b, dw.elements(), b.rows())
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let n = args[0].desc().cols();
         let k = args[1].desc().rows() / args[0].desc().rows();
         let (a, b) = (args[0].load(), args[1].load());
@@ -124,13 +122,13 @@ impl RefOp for RowDotTopk {
 pub(super) struct SumTopk;
 
 impl RefOp for SumTopk {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         arity(args, 2)?;
         float(&args[1])?;
         top_k(&args[0], &args[1]).map(|_| ())
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let n = args[1].desc().cols();
         let k = args[0].desc().rows() / args[1].desc().rows();
         let src = args[0].load();

@@ -1,8 +1,9 @@
 //! The copies, elementwise and row-wise ops of the forward layer: `copy`/`put`, `swiglu`,
 //! `scale_rows`, the (weighted, gathered) accumulations, INT8 (de)quantisation, `cast`, `zero`.
 
-use super::checks::{arity, expect, float, same_elements, same_matrix};
+use super::checks::{Item, Per, arity, dtype, expect, float, one_per, same_elements, same_matrix};
 use super::scalar::silu;
+use crate::exec::ops::error::{IndexAt, OpError, OutOfRange, ShapeMismatch};
 use crate::exec::ops::{Arg, ArgDesc, RefOp};
 use crate::exec::tensor::round_to;
 use hpmoe_core::model::DType;
@@ -13,15 +14,16 @@ use hpmoe_core::model::DType;
 pub(super) struct Copy;
 
 impl RefOp for Copy {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         arity(args, 2)?;
         same_elements(&args[0], &args[1])?;
-        expect(args[0].dtype == args[1].dtype, || {
-            format!("{} and {} differ in type; use `cast`", args[0].describe(), args[1].describe())
-        })
+        if args[0].dtype != args[1].dtype {
+            return Err(OpError::DifferentTypes(Box::new([args[0].clone(), args[1].clone()])));
+        }
+        Ok(())
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         args[1].store_bits(&args[0].load_bits())
     }
 }
@@ -32,17 +34,18 @@ impl RefOp for Copy {
 pub(super) struct SwiGlu;
 
 impl RefOp for SwiGlu {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         arity(args, 2)?;
         let (gu, out) = (&args[0], &args[1]);
         float(gu)?;
         float(out)?;
-        expect(gu.rows() == out.rows() && gu.cols() == 2 * out.cols(), || {
-            format!("{} must have the rows of {} and twice its columns", gu.describe(), out.describe())
+        expect(gu.rows() == out.rows() && gu.cols() == 2 * out.cols(), || ShapeMismatch::TwiceColumns {
+            wide: gu.clone(),
+            narrow: out.clone(),
         })
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let n = args[1].desc().cols();
         let gu = args[0].load();
         let out: Vec<f32> =
@@ -56,16 +59,14 @@ impl RefOp for SwiGlu {
 pub(super) struct ScaleRows;
 
 impl RefOp for ScaleRows {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         arity(args, 3)?;
         let (src, scale, dst) = (&args[0], &args[1], &args[2]);
         same_matrix(src, dst)?;
-        expect(scale.elements() == src.rows(), || {
-            format!("{} needs one scale per row of {}", scale.describe(), src.describe())
-        })
+        one_per(scale, Item::Scale, Per::Row, src, scale.elements(), src.rows())
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let n = args[0].desc().cols();
         let (src, scale) = (args[0].load(), args[1].load());
         let out: Vec<f32> =
@@ -79,12 +80,12 @@ impl RefOp for ScaleRows {
 pub(super) struct Accumulate;
 
 impl RefOp for Accumulate {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         arity(args, 2)?;
         same_elements(&args[0], &args[1])
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let (src, mut dst) = (args[0].load(), args[1].load());
         for (d, s) in dst.iter_mut().zip(src) {
             *d += s;
@@ -101,19 +102,17 @@ impl RefOp for Accumulate {
 pub(super) struct WeightedAccumulate;
 
 impl RefOp for WeightedAccumulate {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         arity(args, 3)?;
         let (src, weight, dst) = (&args[0], &args[1], &args[2]);
         expect(
             src.cols() == dst.cols() && dst.rows() > 0 && src.rows() >= dst.rows() && src.rows() % dst.rows() == 0,
-            || format!("{} must have k times the rows of {} (k ≥ 1) and its columns", src.describe(), dst.describe()),
+            || ShapeMismatch::KTimesRows { many: src.clone(), few: dst.clone() },
         )?;
-        expect(weight.elements() == src.rows(), || {
-            format!("{} needs one weight per row of {}", weight.describe(), src.describe())
-        })
+        one_per(weight, Item::Weight, Per::Row, src, weight.elements(), src.rows())
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let n = args[2].desc().cols();
         let k = args[0].desc().rows() / args[2].desc().rows();
         let (src, weight, mut dst) = (args[0].load(), args[1].load(), args[2].load());
@@ -143,31 +142,25 @@ impl RefOp for WeightedAccumulate {
 pub(super) struct GatherWeightedAccumulate;
 
 impl RefOp for GatherWeightedAccumulate {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         arity(args, 4)?;
         let (table, index, weight, dst) = (&args[0], &args[1], &args[2], &args[3]);
         float(table)?;
         float(weight)?;
         float(dst)?;
-        expect(index.dtype == DType::I32, || format!("{} must be i32", index.describe()))?;
-        expect(weight.elements() == index.elements(), || {
-            format!("{} needs one weight per element of {}", weight.describe(), index.describe())
-        })?;
-        expect(dst.rows() == index.rows(), || {
-            format!("{} needs one row per row of {} ({} rows)", dst.describe(), index.describe(), index.rows())
-        })?;
+        dtype(index, DType::I32)?;
+        one_per(weight, Item::Weight, Per::Element, index, weight.elements(), index.elements())?;
+        one_per(dst, Item::Row, Per::Row, index, dst.rows(), index.rows())?;
         let table_rows = table.shape.first().map_or(1, |&d| d as usize);
         let row = table.elements() / table_rows.max(1);
-        expect(table_rows > 0 && row == dst.cols(), || {
-            format!(
-                "the rows of {} (every dimension but the first: {row} elements) must be as long as the rows of {}",
-                table.describe(),
-                dst.describe()
-            )
+        expect(table_rows > 0 && row == dst.cols(), || ShapeMismatch::TableRows {
+            table: table.clone(),
+            row,
+            other: dst.clone(),
         })
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let (table, index, dst) = (&args[0], &args[1], &args[3]);
         let n = dst.desc().cols();
         let k = index.desc().cols();
@@ -182,10 +175,12 @@ impl RefOp for GatherWeightedAccumulate {
                     continue;
                 }
                 let row = usize::try_from(slot).ok().and_then(|s| table.load_outer(s)).ok_or_else(|| {
-                    format!(
-                        "index[{i}, {j}] = {slot} is out of range: {} has {table_rows} rows",
-                        table.desc().describe()
-                    )
+                    OpError::IndexOutOfRange(Box::new(OutOfRange {
+                        at: IndexAt::Element { row: i, col: j },
+                        value: slot,
+                        of: table.desc().clone(),
+                        len: table_rows,
+                    }))
                 })?;
                 let w = weight[i * k + j];
                 for (acc, &x) in acc_row.iter_mut().zip(&row) {
@@ -204,19 +199,17 @@ impl RefOp for GatherWeightedAccumulate {
 pub(super) struct Quantize;
 
 impl RefOp for Quantize {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         arity(args, 3)?;
         let (src, dst, scale) = (&args[0], &args[1], &args[2]);
         float(src)?;
         float(scale)?;
-        expect(dst.dtype == DType::I8, || format!("{} must be i8", dst.describe()))?;
+        dtype(dst, DType::I8)?;
         same_matrix(src, dst)?;
-        expect(scale.elements() == src.rows(), || {
-            format!("{} needs one scale per row of {}", scale.describe(), src.describe())
-        })
+        one_per(scale, Item::Scale, Per::Row, src, scale.elements(), src.rows())
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let n = args[0].desc().cols();
         let scale_type = args[2].dtype();
         let src = args[0].load();
@@ -238,17 +231,15 @@ impl RefOp for Quantize {
 pub(super) struct Dequantize;
 
 impl RefOp for Dequantize {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         arity(args, 3)?;
         let (src, scale, dst) = (&args[0], &args[1], &args[2]);
         float(dst)?;
         same_matrix(src, dst)?;
-        expect(scale.elements() == src.rows(), || {
-            format!("{} needs one scale per row of {}", scale.describe(), src.describe())
-        })
+        one_per(scale, Item::Scale, Per::Row, src, scale.elements(), src.rows())
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         ScaleRows.run(args)
     }
 }
@@ -258,12 +249,12 @@ impl RefOp for Dequantize {
 pub(super) struct Cast;
 
 impl RefOp for Cast {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         arity(args, 2)?;
         same_elements(&args[0], &args[1])
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         args[1].store(&args[0].load())
     }
 }
@@ -273,11 +264,11 @@ impl RefOp for Cast {
 pub(super) struct Zero;
 
 impl RefOp for Zero {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         arity(args, 1)
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         args[0].store(&vec![0.0; args[0].desc().elements()])
     }
 }

@@ -2,7 +2,8 @@
 //! `gather_row_dot_topk` and `gather_sum_topk`, the run-time-indexed forms of the backward's
 //! top-k ops (each row picked by an `i32` index, a negative one a dropped choice or padding).
 
-use super::checks::{arity, expect, float};
+use super::checks::{Item, Per, arity, dtype, expect, float, one_per};
+use crate::exec::ops::error::{IndexAt, OpError, OutOfRange, ShapeMismatch};
 use crate::exec::ops::{Arg, ArgDesc, RefOp};
 use hpmoe_core::model::DType;
 
@@ -14,26 +15,29 @@ fn indices(index: &Arg<'_>) -> Vec<i32> {
 
 /// `table` (an argument whose first extent counts its rows) and `index` (i32), as every
 /// gathering op takes them: the number of table rows and the length of one, checked.
-fn gather_table(table: &ArgDesc, index: &ArgDesc) -> Result<(usize, usize), String> {
+fn gather_table(table: &ArgDesc, index: &ArgDesc) -> Result<(usize, usize), OpError> {
     float(table)?;
-    expect(index.dtype == DType::I32, || format!("{} must be i32", index.describe()))?;
+    dtype(index, DType::I32)?;
     let rows = table.shape.first().map_or(0, |&d| d as usize);
-    expect(rows > 0, || format!("{} has no rows to gather", table.describe()))?;
+    expect(rows > 0, || ShapeMismatch::EmptyTable { table: table.clone() })?;
     Ok((rows, table.elements() / rows))
 }
 
 /// The gathered rows (`row` elements each, from `table`) are as long as the rows of `other`.
-fn rows_as_long(table: &ArgDesc, row: usize, other: &ArgDesc) -> Result<(), String> {
-    expect(row == other.cols(), || {
-        format!("the rows of {} ({row} elements) must be as long as the rows of {}", table.describe(), other.describe())
-    })
+fn rows_as_long(table: &ArgDesc, row: usize, other: &ArgDesc) -> Result<(), OpError> {
+    expect(row == other.cols(), || ShapeMismatch::TableRows { table: table.clone(), row, other: other.clone() })
 }
 
-/// Row `row` of gather table `table` (the `[i, j]` element of `index` for messages), or an
-/// error if it is past the table.
-fn gathered_row(table: &Arg<'_>, row: i32, at: impl FnOnce() -> String) -> Result<Vec<f32>, String> {
+/// Row `row` of gather table `table` (the index `at` of `index` for messages), or an error if
+/// it is past the table.
+fn gathered_row(table: &Arg<'_>, row: i32, at: IndexAt) -> Result<Vec<f32>, OpError> {
     usize::try_from(row).ok().and_then(|r| table.load_outer(r)).ok_or_else(|| {
-        format!("{} = {row} is out of range: {} has {} rows", at(), table.desc().describe(), table.desc().shape[0])
+        OpError::IndexOutOfRange(Box::new(OutOfRange {
+            at,
+            value: row,
+            of: table.desc().clone(),
+            len: table.desc().shape[0] as usize,
+        }))
     })
 }
 
@@ -47,22 +51,18 @@ fn gathered_row(table: &Arg<'_>, row: i32, at: impl FnOnce() -> String) -> Resul
 pub(super) struct GatherScaleRowsRepeat;
 
 impl RefOp for GatherScaleRowsRepeat {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         arity(args, 4)?;
         let (table, index, weights, dst) = (&args[0], &args[1], &args[2], &args[3]);
         let (rows, row) = gather_table(table, index)?;
         float(weights)?;
         float(dst)?;
-        expect(weights.rows() == rows, || {
-            format!("{} needs one row of weights per row of {} ({rows})", weights.describe(), table.describe())
-        })?;
-        expect(index.elements() == dst.rows(), || {
-            format!("{} needs one index per row of {} ({} rows)", index.describe(), dst.describe(), dst.rows())
-        })?;
+        one_per(weights, Item::RowOfWeights, Per::Row, table, weights.rows(), rows)?;
+        one_per(index, Item::Index, Per::Row, dst, index.elements(), dst.rows())?;
         rows_as_long(table, row, dst)
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let (table, weights, dst) = (&args[0], args[2].load(), &args[3]);
         let (k, n) = (args[2].desc().cols().max(1), dst.desc().cols());
         let mut out = Vec::with_capacity(dst.desc().elements());
@@ -72,13 +72,14 @@ impl RefOp for GatherScaleRowsRepeat {
                 continue;
             }
             let w = *weights.get(choice as usize).ok_or_else(|| {
-                format!(
-                    "index[{j}] = {choice} is out of range: {} has {} choices",
-                    args[2].desc().describe(),
-                    weights.len()
-                )
+                OpError::IndexOutOfRange(Box::new(OutOfRange {
+                    at: IndexAt::Choice(j),
+                    value: choice,
+                    of: args[2].desc().clone(),
+                    len: weights.len(),
+                }))
             })?;
-            let row = gathered_row(table, choice / k as i32, || format!("the token of index[{j}]"))?;
+            let row = gathered_row(table, choice / k as i32, IndexAt::TokenOf(j))?;
             out.extend(row.iter().map(|&x| w * x));
         }
         dst.store(&out)
@@ -93,22 +94,18 @@ impl RefOp for GatherScaleRowsRepeat {
 pub(super) struct GatherRowDotTopk;
 
 impl RefOp for GatherRowDotTopk {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         arity(args, 4)?;
         let (table, index, a, dw) = (&args[0], &args[1], &args[2], &args[3]);
         let (_, row) = gather_table(table, index)?;
         float(a)?;
         float(dw)?;
-        expect(index.rows() == a.rows(), || {
-            format!("{} needs one row of indices per row of {} ({})", index.describe(), a.describe(), a.rows())
-        })?;
-        expect(dw.elements() == index.elements(), || {
-            format!("{} needs one element per element of {}", dw.describe(), index.describe())
-        })?;
+        one_per(index, Item::RowOfIndices, Per::Row, a, index.rows(), a.rows())?;
+        one_per(dw, Item::Element, Per::Element, index, dw.elements(), index.elements())?;
         rows_as_long(table, row, a)
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let (table, a) = (&args[0], args[2].load());
         let (k, n) = (args[1].desc().cols().max(1), args[2].desc().cols());
         let mut out = Vec::new();
@@ -117,7 +114,7 @@ impl RefOp for GatherRowDotTopk {
                 out.push(0.0f32);
                 continue;
             }
-            let y = gathered_row(table, slot, || format!("index[{}, {}]", i / k, i % k))?;
+            let y = gathered_row(table, slot, IndexAt::Element { row: i / k, col: i % k })?;
             let x = &a[(i / k) * n..(i / k + 1) * n];
             let mut acc = 0.0f32;
             for h in 0..n {
@@ -136,18 +133,16 @@ impl RefOp for GatherRowDotTopk {
 pub(super) struct GatherSumTopk;
 
 impl RefOp for GatherSumTopk {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         arity(args, 3)?;
         let (table, index, dst) = (&args[0], &args[1], &args[2]);
         let (_, row) = gather_table(table, index)?;
         float(dst)?;
-        expect(index.rows() == dst.rows(), || {
-            format!("{} needs one row of indices per row of {} ({})", index.describe(), dst.describe(), dst.rows())
-        })?;
+        one_per(index, Item::RowOfIndices, Per::Row, dst, index.rows(), dst.rows())?;
         rows_as_long(table, row, dst)
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let (table, dst) = (&args[0], &args[2]);
         let (k, n) = (args[1].desc().cols().max(1), dst.desc().cols());
         let slots = indices(&args[1]);
@@ -158,7 +153,7 @@ impl RefOp for GatherSumTopk {
                 if slot < 0 {
                     continue;
                 }
-                let row = gathered_row(table, slot, || format!("index[{t}, {c}]"))?;
+                let row = gathered_row(table, slot, IndexAt::Element { row: t, col: c })?;
                 for (acc, &x) in acc_row.iter_mut().zip(&row) {
                     *acc += x;
                 }

@@ -1,6 +1,7 @@
 //! The matmuls: `a · b`, `a · bᵀ`, `aᵀ · b`, each plain or accumulating into `c`.
 
 use super::checks::{arity, expect, float};
+use crate::exec::ops::error::{OpError, ShapeMismatch};
 use crate::exec::ops::{Arg, ArgDesc, RefOp};
 
 /// `c[M, N] = a[M, K] · b[K, N]`: each output element is `Σ_p a[i, p] · b[p, j]` summed in
@@ -9,11 +10,11 @@ use crate::exec::ops::{Arg, ArgDesc, RefOp};
 pub(super) struct Matmul;
 
 impl RefOp for Matmul {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         check_matmul(args, None, |a, b, c| a.rows() == c.rows() && a.cols() == b.rows() && b.cols() == c.cols())
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         args[2].store(&product(args))
     }
 }
@@ -43,11 +44,11 @@ fn product(args: &[Arg<'_>]) -> Vec<f32> {
 pub(super) struct MatmulAccumulate;
 
 impl RefOp for MatmulAccumulate {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         Matmul.check(args)
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let sum = product(args);
         let mut c = args[2].load();
         for (c, s) in c.iter_mut().zip(sum) {
@@ -58,33 +59,21 @@ impl RefOp for MatmulAccumulate {
 }
 
 /// The check every matmul shares: three bf16, f16 or f32 arguments `(a, b, c)` whose shapes
-/// (as `rows × cols`) `fit`; otherwise `shapes do not multiply`, `as {form}` when given.
+/// (as `rows × cols`) `fit`; otherwise [`ShapeMismatch::NoProduct`] (`as {form}` when given).
 fn check_matmul(
     args: &[ArgDesc],
-    form: Option<&str>,
+    form: Option<&'static str>,
     fit: impl FnOnce(&ArgDesc, &ArgDesc, &ArgDesc) -> bool,
-) -> Result<(), String> {
+) -> Result<(), OpError> {
     arity(args, 3)?;
     for x in args {
         float(x)?;
     }
     let (a, b, c) = (&args[0], &args[1], &args[2]);
-    expect(fit(a, b, c), || no_product(form, a, b, c))
-}
-
-/// `"shapes do not multiply"` (`as {form}` when given) for a matmul of `a`, `b` and `c` as
-/// stored.
-fn no_product(form: Option<&str>, a: &ArgDesc, b: &ArgDesc, c: &ArgDesc) -> String {
-    let form = form.map(|f| format!(" as {f}")).unwrap_or_default();
-    format!(
-        "shapes do not multiply{form}: a {}×{}, b {}×{}, c {}×{}",
-        a.rows(),
-        a.cols(),
-        b.rows(),
-        b.cols(),
-        c.rows(),
-        c.cols()
-    )
+    expect(fit(a, b, c), || ShapeMismatch::NoProduct {
+        form,
+        dims: [(a.rows(), a.cols()), (b.rows(), b.cols()), (c.rows(), c.cols())],
+    })
 }
 
 /// `c[M, N] = a[M, K] · b[N, K]ᵀ`: each output element is `Σ_p a[i, p] · b[j, p]` summed in
@@ -93,13 +82,13 @@ fn no_product(form: Option<&str>, a: &ArgDesc, b: &ArgDesc, c: &ArgDesc) -> Stri
 pub(super) struct MatmulNt;
 
 impl RefOp for MatmulNt {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         check_matmul(args, Some("a [M, K] · (b [N, K])ᵀ = c [M, N]"), |a, b, c| {
             a.rows() == c.rows() && a.cols() == b.cols() && b.rows() == c.cols()
         })
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let (m, k, n) = (args[2].desc().rows(), args[0].desc().cols(), args[2].desc().cols());
         let (a, b) = (args[0].load(), args[1].load());
         let mut c = Vec::with_capacity(m * n);
@@ -126,13 +115,13 @@ pub(super) struct MatmulTn {
 }
 
 impl RefOp for MatmulTn {
-    fn check(&self, args: &[ArgDesc]) -> Result<(), String> {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
         check_matmul(args, Some("(a [K, M])ᵀ · b [K, N] = c [M, N]"), |a, b, c| {
             a.cols() == c.rows() && a.rows() == b.rows() && b.cols() == c.cols()
         })
     }
 
-    fn run(&self, args: &[Arg<'_>]) -> Result<(), String> {
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
         let (m, k, n) = (args[2].desc().rows(), args[0].desc().rows(), args[2].desc().cols());
         let (a, b) = (args[0].load(), args[1].load());
         let mut sum = vec![0.0f32; m * n];
