@@ -115,6 +115,11 @@ fn deepseek_ep8_flagship_passes_the_syntax_check() {
     assert!(!k.flags.edges.is_empty());
     assert_eq!(k.matmul_groups.len(), 1);
     assert_eq!((k.matmul_groups[0].m, k.matmul_groups[0].n, k.matmul_groups[0].k), (128, 896, 7168));
+    // At EP 8 a (dst, e) pair's rows are one block: the dispatch's `b` has one value, so it is
+    // declared 0 (the offsets' `b` terms fold away) rather than read from the instance's grid.
+    let dispatch = family_case(&k.cpp, "HPMOE_MOE_FFN_FAMILY_DISPATCH");
+    assert!(dispatch.contains("const int64_t b = 0;  // extent 1 at this shape\n"), "{dispatch}");
+    assert!(dispatch.contains("const int64_t e = g[1];\n"), "{dispatch}");
     let dir = temp_dir("emit-ep8");
     syntax_check(&k, &dir);
     let _ = std::fs::remove_dir_all(&dir);

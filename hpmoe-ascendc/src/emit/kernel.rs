@@ -314,7 +314,13 @@ fn family_case(
     );
     for (i, n) in names.iter().enumerate() {
         if used.contains(&Var::Index(i as u8)) {
-            let _ = writeln!(text, "                const int64_t {n} = g[{i}];");
+            // An index with one value at this shape is 0: said so, rather than read from `g`,
+            // so a reader (and the C++ compiler) folds its terms out of the offsets.
+            if family.grid.get(i).is_some_and(|d| d.extent == 1) {
+                let _ = writeln!(text, "                const int64_t {n} = 0;  // extent 1 at this shape");
+            } else {
+                let _ = writeln!(text, "                const int64_t {n} = g[{i}];");
+            }
         }
     }
     if used.contains(&Var::Rank) {
