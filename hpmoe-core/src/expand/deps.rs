@@ -88,12 +88,7 @@ pub fn expand(r: &Resolved<'_>) -> Expansion {
             });
         }
     }
-    for (t, plans) in by_tensor.iter().enumerate() {
-        if b.over_budget() {
-            break;
-        }
-        b.tensor_dependencies(t, plans);
-    }
+    b.all_tensor_dependencies(&by_tensor);
     b.explicit_edges();
 
     let mut diagnostics = Diagnostics::default();
@@ -133,9 +128,82 @@ struct Builder<'r, 'a> {
     pairs: u64,
 }
 
+/// From this many accesses (all tensors, all ranks) on, [`Builder::all_tensor_dependencies`]
+/// links the tensors on two threads; below it a thread costs more than it saves.
+const TWO_THREADS_FROM: u64 = 1 << 16;
+
 impl Builder<'_, '_> {
     fn over_budget(&self) -> bool {
         self.pairs > limits::MAX_EDGES
+    }
+
+    /// [`Self::tensor_dependencies`] of every tensor in order (tensor `t`'s plans are
+    /// `by_tensor[t]`), stopping once over budget.
+    ///
+    /// The tensors are independent, so on a large taskflow the later ones (about half the
+    /// accesses) are linked on a second thread into a builder of their own, whose edges and
+    /// hazards are then appended to this one's: the same lists, in the same order, as one
+    /// thread makes. When either thread found a fault or the two together went over budget,
+    /// the result is thrown away and the tensors are linked again on this thread alone, so
+    /// that which faults are reported, with which first instance, and where the budget stops
+    /// never depends on the split.
+    fn all_tensor_dependencies(&mut self, by_tensor: &[Vec<ArgPlan<'_>>]) {
+        let ranks = u64::from(self.r.tf.profile.ranks);
+        let weight: Vec<u64> = by_tensor
+            .iter()
+            .map(|plans| plans.iter().map(|p| u64::from(self.space.families[p.family].count) * ranks).sum())
+            .collect();
+        let total: u64 = weight.iter().sum();
+        if total >= TWO_THREADS_FROM && by_tensor.len() >= 2 {
+            // The first tensor from which the accesses before it reach half the total.
+            let mut before = 0u64;
+            let split = weight
+                .iter()
+                .position(|&w| {
+                    before += w;
+                    2 * before >= total
+                })
+                .map_or(by_tensor.len(), |i| i + 1)
+                .clamp(1, by_tensor.len() - 1);
+            let mut second = Builder {
+                r: self.r,
+                space: self.space.clone(),
+                edges: Vec::new(),
+                hazards: Vec::new(),
+                faults: Faults::default(),
+                pairs: 0,
+            };
+            let second = std::thread::scope(|s| {
+                let later = s.spawn(move || {
+                    second.link_tensors(by_tensor, split..by_tensor.len());
+                    second
+                });
+                self.link_tensors(by_tensor, 0..split);
+                later.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            });
+            if self.faults.is_empty() && second.faults.is_empty() && self.pairs + second.pairs <= limits::MAX_EDGES {
+                let Builder { mut edges, mut hazards, pairs, .. } = second;
+                self.edges.append(&mut edges);
+                self.hazards.append(&mut hazards);
+                self.pairs += pairs;
+                return;
+            }
+            self.edges.clear();
+            self.hazards.clear();
+            self.faults = Faults::default();
+            self.pairs = 0;
+        }
+        self.link_tensors(by_tensor, 0..by_tensor.len());
+    }
+
+    /// [`Self::tensor_dependencies`] of the tensors `range`, in order, stopping once over budget.
+    fn link_tensors(&mut self, by_tensor: &[Vec<ArgPlan<'_>>], range: std::ops::Range<usize>) {
+        for t in range {
+            if self.over_budget() {
+                break;
+            }
+            self.tensor_dependencies(t, &by_tensor[t]);
+        }
     }
 
     /// Evaluates every access to tensor `t` and links writers to readers, rank by rank.
