@@ -193,16 +193,16 @@ fn after_scheduling(
     let names: Vec<String> = tf.families.iter().map(|f| f.name.clone()).collect();
     let table = crate::table::ScheduleTable::try_build(&tf.name, &tf.profile, &names, expanded, placement, counters)
         .map_err(|e| {
-        // The checks before this point make the table valid; this is a bug, reported
-        // as an error rather than a panic inside a user's build.
-        let mut d = Diagnostics::default();
-        d.push(crate::error::Diagnostic::new(
-            crate::error::ErrorKind::Internal,
-            tf.loc,
-            format!("internal error: the schedule table of `{}` is inconsistent: {e}; please report this", tf.name),
-        ));
-        d
-    })?;
+            // The checks before this point make the table valid; this is a bug, reported
+            // as an error rather than a panic inside a user's build.
+            let mut d = Diagnostics::default();
+            d.push(crate::error::Diagnostic::new(
+                crate::error::ErrorKind::Internal,
+                tf.loc,
+                format!("internal error: the schedule table of `{}` is inconsistent: {e}; please report this", tf.name),
+            ));
+            d
+        })?;
     let flags_bin = flags::plan_bytes(&plan, &placement.queues, &tf.profile, table.checksum());
     times.table = t.elapsed();
     Ok(AfterScheduling { sync, flags: plan, table, flags_bin, times })
