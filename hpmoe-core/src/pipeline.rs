@@ -90,7 +90,34 @@ pub fn compile(tf: &Taskflow, cost: &dyn CostModel) -> Result<Compiled, Diagnost
 /// [`compile`] with `options`: with flags enabled, flag planning runs after synchronisation and
 /// before the table is built, so the table and the flag plan belong together.
 pub fn compile_with(tf: &Taskflow, cost: &dyn CostModel, options: &CompileOptions) -> Result<Compiled, Diagnostics> {
-    let (expanded, mut times) = analyse_timed(tf)?;
+    compile_checked(tf, Checked::new(tf), cost, options)
+}
+
+/// The structural checks of a taskflow ([`resolve::check_structure`]) and how long they took:
+/// run once, by whoever needs them first ([`crate::plan_with`] picks the cost model by them).
+pub(crate) struct Checked<'a> {
+    /// The taskflow with its names resolved, or the structural errors.
+    pub(crate) structure: Result<resolve::Resolved<'a>, Diagnostics>,
+    time: Duration,
+}
+
+impl<'a> Checked<'a> {
+    /// Runs the structural checks of `tf`.
+    pub(crate) fn new(tf: &'a Taskflow) -> Self {
+        let t = Instant::now();
+        let structure = resolve::check_structure(tf);
+        Checked { structure, time: t.elapsed() }
+    }
+}
+
+/// [`compile_with`] of a taskflow whose structural checks have run (`checked`, of `tf`).
+pub(crate) fn compile_checked(
+    tf: &Taskflow,
+    checked: Checked<'_>,
+    cost: &dyn CostModel,
+    options: &CompileOptions,
+) -> Result<Compiled, Diagnostics> {
+    let (expanded, mut times) = analyse_checked(tf, checked)?;
 
     let scheduled = schedule::list::list_schedule_then(&expanded, &tf.profile, cost, OVERLAP_FROM, |placement| {
         after_scheduling(tf, &expanded, placement, options)
@@ -148,31 +175,34 @@ fn after_scheduling(
 
     let t = Instant::now();
     // The reduction visits the order the proof found acyclic (the same order it would build).
-    let sync = schedule::counters::plan_sync_proved(expanded, placement, &proved);
+    let (sync, consumers) = schedule::counters::plan_sync_proved(expanded, placement, &proved);
     drop(proved);
     times.sync = t.elapsed();
     check::check_table_limits(tf, expanded, placement, &sync).into_result(())?;
 
     let t = Instant::now();
-    let plan = flags::plan_flags(expanded, placement, &sync, &tf.profile, &options.flags).map_err(|e| {
+    let plan = flags::plan_flags_of(expanded, placement, &consumers, &tf.profile, &options.flags).map_err(|e| {
         let mut d = Diagnostics::default();
         d.push(crate::error::Diagnostic::new(crate::error::ErrorKind::Internal, tf.loc, e.to_string()));
         d
     })?;
-    let counters = flags::without_flagged(expanded, &sync, &plan);
+    // Moved out of the way when no dependency is flagged (the plan is then `sync` itself).
+    let flagged_out = (!plan.edges.is_empty()).then(|| flags::without_flagged_of(expanded, &sync, &consumers, &plan));
+    drop(consumers);
+    let counters = flagged_out.as_ref().unwrap_or(&sync);
     let names: Vec<String> = tf.families.iter().map(|f| f.name.clone()).collect();
-    let table = crate::table::ScheduleTable::try_build(&tf.name, &tf.profile, &names, expanded, placement, &counters)
+    let table = crate::table::ScheduleTable::try_build(&tf.name, &tf.profile, &names, expanded, placement, counters)
         .map_err(|e| {
-        // The checks before this point make the table valid; this is a bug, reported
-        // as an error rather than a panic inside a user's build.
-        let mut d = Diagnostics::default();
-        d.push(crate::error::Diagnostic::new(
-            crate::error::ErrorKind::Internal,
-            tf.loc,
-            format!("internal error: the schedule table of `{}` is inconsistent: {e}; please report this", tf.name),
-        ));
-        d
-    })?;
+            // The checks before this point make the table valid; this is a bug, reported
+            // as an error rather than a panic inside a user's build.
+            let mut d = Diagnostics::default();
+            d.push(crate::error::Diagnostic::new(
+                crate::error::ErrorKind::Internal,
+                tf.loc,
+                format!("internal error: the schedule table of `{}` is inconsistent: {e}; please report this", tf.name),
+            ));
+            d
+        })?;
     let flags_bin = flags::plan_bytes(&plan, &placement.queues, &tf.profile, table.checksum());
     times.table = t.elapsed();
     Ok(AfterScheduling { sync, flags: plan, table, flags_bin, times })
@@ -185,15 +215,16 @@ fn after_scheduling(
 /// found while expanding (bounds, ranks, unwritten
 /// reads, `after` ranges), then cycles or, on an acyclic DAG, unordered conflicting accesses.
 pub fn analyse(tf: &Taskflow) -> Result<Expanded, Diagnostics> {
-    analyse_timed(tf).map(|(e, _)| e)
+    analyse_checked(tf, Checked::new(tf)).map(|(e, _)| e)
 }
 
-pub(crate) fn analyse_timed(tf: &Taskflow) -> Result<(Expanded, StageTimes), Diagnostics> {
+/// [`analyse`] of a taskflow whose structural checks have run (`checked`, of `tf`).
+fn analyse_checked(tf: &Taskflow, checked: Checked<'_>) -> Result<(Expanded, StageTimes), Diagnostics> {
     let mut times = StageTimes::default();
     let t = Instant::now();
-    let resolved = resolve::check_structure(tf)?;
+    let resolved = checked.structure?;
     let footprint = resolve::check_footprint(&resolved);
-    times.structure = t.elapsed();
+    times.structure = checked.time + t.elapsed();
 
     let t = Instant::now();
     let expansion = expand::expand(&resolved);

@@ -5,7 +5,7 @@
 use crate::cost::{CostProfile, TaskflowCost};
 use crate::error::Diagnostics;
 use crate::model::Taskflow;
-use crate::pipeline::{CompileOptions, Compiled, compile_with};
+use crate::pipeline::{Checked, CompileOptions, Compiled, compile_checked};
 use crate::schedule::SimpleCost;
 
 /// What a plan may differ in: the cost figures the scheduler prices tiles with, and the flag
@@ -33,10 +33,12 @@ pub fn plan(tf: &Taskflow) -> Result<Compiled, Diagnostics> {
 
 /// [`plan`] with `options`.
 pub fn plan_with(tf: &Taskflow, options: &PlanOptions) -> Result<Compiled, Diagnostics> {
-    if crate::resolve::check_structure(tf).is_err() {
+    // The structural checks run once: they pick the cost model, and the compile goes on from them.
+    let checked = Checked::new(tf);
+    if checked.structure.is_err() {
         // The compile reports the errors (the cost model needs a well-formed taskflow).
-        return compile_with(tf, &SimpleCost::default(), &options.compile);
+        return compile_checked(tf, checked, &SimpleCost::default(), &options.compile);
     }
     let profile = options.cost_profile.clone().unwrap_or_else(|| plan_cost_profile(tf));
-    compile_with(tf, &TaskflowCost::new(tf, profile), &options.compile)
+    compile_checked(tf, checked, &TaskflowCost::new(tf, profile), &options.compile)
 }

@@ -61,6 +61,11 @@ pub struct Expansion {
 /// Expands every family on every rank and builds the DAG. Expects a taskflow that passed
 /// the structural checks.
 pub fn expand(r: &Resolved<'_>) -> Expansion {
+    expand_with(r, TWO_THREADS_FROM)
+}
+
+/// [`expand`], linking the tensors on two threads from `two_threads_from` accesses on.
+fn expand_with(r: &Resolved<'_>, two_threads_from: u64) -> Expansion {
     let tf = r.tf;
     let ranks = tf.profile.ranks;
     let space = InstanceSpace::new(ranks, tf.families.iter().map(|f| f.grid.iter().map(|g| g.extent as u32).collect()));
@@ -88,12 +93,7 @@ pub fn expand(r: &Resolved<'_>) -> Expansion {
             });
         }
     }
-    for (t, plans) in by_tensor.iter().enumerate() {
-        if b.over_budget() {
-            break;
-        }
-        b.tensor_dependencies(t, plans);
-    }
+    b.all_tensor_dependencies(&by_tensor, two_threads_from);
     b.explicit_edges();
 
     let mut diagnostics = Diagnostics::default();
@@ -116,10 +116,22 @@ pub fn expand(r: &Resolved<'_>) -> Expansion {
     let family_core = tf.families.iter().map(|f| f.core).collect();
     let Builder { space, edges, mut hazards, faults, .. } = b;
     faults.report(&mut diagnostics);
-    let dag = Dag::from_pairs(space.len(), &edges);
+    let sort_hazards = move || {
+        hazards.sort_unstable_by_key(|h| (h.first, h.second, h.kind));
+        hazards.dedup_by_key(|h| (h.first, h.second, h.kind));
+        hazards
+    };
+    // The hazards are sorted beside building the DAG on a large taskflow: they are independent.
+    let (dag, hazards) = if edges.len() as u64 >= two_threads_from {
+        std::thread::scope(|s| {
+            let hazards = s.spawn(sort_hazards);
+            let dag = Dag::from_pairs(space.len(), &edges);
+            (dag, hazards.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        })
+    } else {
+        (Dag::from_pairs(space.len(), &edges), sort_hazards())
+    };
     drop(edges);
-    hazards.sort_unstable_by_key(|h| (h.first, h.second, h.kind));
-    hazards.dedup_by_key(|h| (h.first, h.second, h.kind));
     Expansion { expanded: Expanded { space, dag, family_core, family_work, rotation }, hazards, diagnostics }
 }
 
@@ -133,9 +145,82 @@ struct Builder<'r, 'a> {
     pairs: u64,
 }
 
+/// From this many accesses (all tensors, all ranks) on, [`expand`] links the tensors on two
+/// threads ([`Builder::all_tensor_dependencies`]); below it a thread costs more than it saves.
+const TWO_THREADS_FROM: u64 = 1 << 16;
+
 impl Builder<'_, '_> {
     fn over_budget(&self) -> bool {
         self.pairs > limits::MAX_EDGES
+    }
+
+    /// [`Self::tensor_dependencies`] of every tensor in order (tensor `t`'s plans are
+    /// `by_tensor[t]`), stopping once over budget.
+    ///
+    /// The tensors are independent, so from `two_threads_from` accesses on the later ones (about half the
+    /// accesses) are linked on a second thread into a builder of their own, whose edges and
+    /// hazards are then appended to this one's: the same lists, in the same order, as one
+    /// thread makes. When either thread found a fault or the two together went over budget,
+    /// the result is thrown away and the tensors are linked again on this thread alone, so
+    /// that which faults are reported, with which first instance, and where the budget stops
+    /// never depends on the split.
+    fn all_tensor_dependencies(&mut self, by_tensor: &[Vec<ArgPlan<'_>>], two_threads_from: u64) {
+        let ranks = u64::from(self.r.tf.profile.ranks);
+        let weight: Vec<u64> = by_tensor
+            .iter()
+            .map(|plans| plans.iter().map(|p| u64::from(self.space.families[p.family].count) * ranks).sum())
+            .collect();
+        let total: u64 = weight.iter().sum();
+        if total >= two_threads_from && by_tensor.len() >= 2 {
+            // The first tensor from which the accesses before it reach half the total.
+            let mut before = 0u64;
+            let split = weight
+                .iter()
+                .position(|&w| {
+                    before += w;
+                    2 * before >= total
+                })
+                .map_or(by_tensor.len(), |i| i + 1)
+                .clamp(1, by_tensor.len() - 1);
+            let mut second = Builder {
+                r: self.r,
+                space: self.space.clone(),
+                edges: Vec::new(),
+                hazards: Vec::new(),
+                faults: Faults::default(),
+                pairs: 0,
+            };
+            let second = std::thread::scope(|s| {
+                let later = s.spawn(move || {
+                    second.link_tensors(by_tensor, split..by_tensor.len());
+                    second
+                });
+                self.link_tensors(by_tensor, 0..split);
+                later.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            });
+            if self.faults.is_empty() && second.faults.is_empty() && self.pairs + second.pairs <= limits::MAX_EDGES {
+                let Builder { mut edges, mut hazards, pairs, .. } = second;
+                self.edges.append(&mut edges);
+                self.hazards.append(&mut hazards);
+                self.pairs += pairs;
+                return;
+            }
+            self.edges.clear();
+            self.hazards.clear();
+            self.faults = Faults::default();
+            self.pairs = 0;
+        }
+        self.link_tensors(by_tensor, 0..by_tensor.len());
+    }
+
+    /// [`Self::tensor_dependencies`] of the tensors `range`, in order, stopping once over budget.
+    fn link_tensors(&mut self, by_tensor: &[Vec<ArgPlan<'_>>], range: std::ops::Range<usize>) {
+        for t in range {
+            if self.over_budget() {
+                break;
+            }
+            self.tensor_dependencies(t, &by_tensor[t]);
+        }
     }
 
     /// Evaluates every access to tensor `t` and links writers to readers, rank by rank.
@@ -462,6 +547,56 @@ pub fn gathered(args: &[(&[u64], u64)]) -> Gathered {
 mod tests {
     use super::*;
     use crate::model::{CoreKind, DType, MachineProfile, Taskflow};
+
+    /// Two families per rank copying `a` into a scratch `b` and `b` into `c`, a third family
+    /// rewriting `c` (write-after-write hazards) and one of the same family overlapping itself;
+    /// with `fault`, the third reads one row past `b`'s end and a fourth reads a scratch nothing
+    /// writes.
+    fn four_tensors(fault: bool) -> Taskflow {
+        let mut t = Taskflow::new("t", MachineProfile::small(2, 1));
+        let a = t.input("a", DType::F32, &[32, 4]);
+        let b = t.scratch("b", DType::F32, &[32, 4]);
+        let c = t.output("c", DType::F32, &[32, 4]);
+        let d = t.scratch("d", DType::F32, &[32, 4]);
+        t.tile("ab", CoreKind::Aiv, |tb| {
+            let i = tb.grid("i", 32);
+            tb.op("copy", [a.at(i.clone()), b.at(i)]);
+        });
+        t.tile("bc", CoreKind::Aiv, |tb| {
+            let i = tb.grid("i", 32);
+            tb.op("copy", [b.at(i.clone()), c.at(i)]);
+        });
+        t.tile("again", CoreKind::Aiv, |tb| {
+            let i = tb.grid("i", 31);
+            let row = if fault { i.clone() + 2 } else { i.clone() + 1 };
+            tb.op("copy", [b.at(row), c.slice(i, 2)]);
+        });
+        if fault {
+            t.tile("unwritten", CoreKind::Aiv, |tb| {
+                let i = tb.grid("i", 32);
+                tb.op("copy", [d.at(i.clone()), b.at(i)]);
+            });
+        }
+        t
+    }
+
+    /// Linking the tensors on two threads gives the one-thread DAG, hazards and errors, with
+    /// and without faults (which make it link again on one).
+    #[test]
+    fn two_threads_link_as_one_does() {
+        for fault in [false, true] {
+            let tf = four_tensors(fault);
+            let r = crate::resolve::check_structure(&tf).unwrap();
+            let of = |two_threads_from| {
+                let e = expand_with(&r, two_threads_from);
+                (e.expanded.dag, e.hazards, e.diagnostics)
+            };
+            let one = of(u64::MAX);
+            assert_eq!(one, of(0), "fault: {fault}");
+            assert!(one.0.edges() > 0 && !one.1.is_empty());
+            assert_eq!(one.2.errors.is_empty(), !fault, "{}", one.2);
+        }
+    }
 
     fn errors(tf: Taskflow) -> Diagnostics {
         crate::analyse(&tf).expect_err("taskflow was accepted")

@@ -28,6 +28,11 @@ pub(super) struct Faults {
 }
 
 impl Faults {
+    /// Whether no fault was counted.
+    pub(super) fn is_empty(&self) -> bool {
+        self.first.is_empty()
+    }
+
     /// Counts a fault of `kind` at `loc` from the argument or entry `which`
     /// (family, call or `after` entry, parameter); only the first of each is kept.
     fn add(&mut self, kind: K, loc: Loc, which: [usize; 3], make: impl FnOnce() -> Diagnostic) {

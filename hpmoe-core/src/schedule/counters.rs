@@ -14,6 +14,7 @@ use super::proof::{Proved, prove_with_order};
 use super::reduce::reduce_proved;
 use super::{Placement, Signal, SyncPlan, Wait};
 use crate::expand::Expanded;
+use crate::graph::Csr;
 use crate::ids::{CounterId, IdVec, NodeId, OptId, RankId};
 
 /// The synchronisation of `placement`: counters, waits and signals for the cross-core edges
@@ -32,12 +33,14 @@ pub fn plan_sync(exp: &Expanded, placement: &Placement) -> SyncPlan {
     let proved = prove_with_order(&exp.dag, &placement.queues).unwrap_or_else(|cycle| {
         panic!("the placement deadlocks (cycle {cycle:?}); prove it deadlock-free before synchronising")
     });
-    plan_sync_proved(exp, placement, &proved)
+    plan_sync_proved(exp, placement, &proved).0
 }
 
 /// [`plan_sync`] with the core chains and order of the placement's deadlock proof
-/// ([`prove_with_order`] of `placement.queues`), which the pipeline has already built.
-pub(crate) fn plan_sync_proved(exp: &Expanded, placement: &Placement, proved: &Proved) -> SyncPlan {
+/// ([`prove_with_order`] of `placement.queues`), which the pipeline has already built; with
+/// the kept dependencies as rows `consumers.row(u)` (ascending node ids), which is what
+/// [`kept_edges`](super::flags::kept_edges) would rebuild from the plan.
+pub(crate) fn plan_sync_proved(exp: &Expanded, placement: &Placement, proved: &Proved) -> (SyncPlan, Csr) {
     let nodes = exp.nodes();
     // Per node rather than per family: asked for every cross-core edge, where finding the
     // family (a binary search) showed up in profiles.
@@ -79,14 +82,15 @@ pub(crate) fn plan_sync_proved(exp: &Expanded, placement: &Placement, proved: &P
 
     let core_of = &placement.core_of;
     let cross_edges_before = exp.dag.succ.pairs().filter(|&(u, v)| core_of[u] != core_of[v]).count();
-    SyncPlan {
+    let plan = SyncPlan {
         waits,
         signal_offsets,
         signal_list,
         counters_per_rank,
         cross_edges_before: cross_edges_before as u64,
         cross_edges_after: kept.edges() as u64,
-    }
+    };
+    (plan, consumers)
 }
 
 #[cfg(test)]

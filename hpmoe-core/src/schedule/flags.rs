@@ -188,6 +188,18 @@ pub fn plan_flags(
     profile: &MachineProfile,
     policy: &FlagPolicy,
 ) -> Result<FlagPlan, FlagIdError> {
+    plan_flags_of(exp, placement, &kept_edges(exp, sync), profile, policy)
+}
+
+/// [`plan_flags`] of the sync plan whose kept dependencies are `consumers`
+/// ([`kept_edges`] of it).
+pub(crate) fn plan_flags_of(
+    exp: &Expanded,
+    placement: &Placement,
+    consumers: &Csr,
+    profile: &MachineProfile,
+    policy: &FlagPolicy,
+) -> Result<FlagPlan, FlagIdError> {
     let nodes = exp.nodes();
     let cores = profile.total_cores() as usize;
     if !policy.enabled {
@@ -199,14 +211,13 @@ pub fn plan_flags(
     if profile.aiv_per_aic != 2 {
         return Ok(plan);
     }
-    let consumers = kept_edges(exp, sync);
     let cpr = profile.cores_per_rank();
     for rank in 0..profile.ranks {
         for c in 0..profile.aic_per_rank {
             let aic = CoreId::new(rank * cpr + c);
             let first_aiv = rank * cpr + profile.aic_per_rank + 2 * c;
             let aivs = [CoreId::new(first_aiv), CoreId::new(first_aiv + 1)];
-            plan_channel(exp, placement, &consumers, aic, aivs, &mut plan);
+            plan_channel(exp, placement, consumers, aic, aivs, &mut plan);
         }
     }
     plan.edges.sort_unstable();
@@ -290,8 +301,13 @@ pub fn without_flagged(exp: &Expanded, sync: &SyncPlan, plan: &FlagPlan) -> Sync
     if plan.edges.is_empty() {
         return sync.clone();
     }
+    without_flagged_of(exp, sync, &kept_edges(exp, sync), plan)
+}
+
+/// [`without_flagged`] of `sync`, whose kept dependencies are `kept` ([`kept_edges`] of it),
+/// when `plan` flags some of them (else `sync` is the answer).
+pub(crate) fn without_flagged_of(exp: &Expanded, sync: &SyncPlan, kept: &Csr, plan: &FlagPlan) -> SyncPlan {
     let nodes = exp.nodes();
-    let kept = kept_edges(exp, sync);
     // `plan.edges` is sorted, as the rows are: walk both to drop the flagged edges.
     let mut flagged = plan.edges.iter().copied().peekable();
     let mut offsets = Vec::with_capacity(nodes + 1);

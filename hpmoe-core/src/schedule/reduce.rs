@@ -52,8 +52,10 @@
 //! and into cache misses on reading them. So a merge into a full clock skips, by binary
 //! search, the facts the cap would drop anyway (on many ranks, most facts of a remote
 //! producer's clock); the cap itself is a binary search; step 1 copies the core
-//! predecessor's clock instead of merging it; and clocks live in fixed-width slots of one
-//! arena. None of this changes the result.
+//! predecessor's clock instead of merging it; a merge that brings no new core raises positions
+//! in place; each node's core, position and visiting index sit side by side (one cache miss per
+//! predecessor); and clocks live in fixed-width slots of one arena. None of this changes the
+//! result.
 
 use super::Placement;
 use super::proof::{Proved, prove_with_order};
@@ -119,41 +121,50 @@ fn reduce_with_cap(
     cap: usize,
 ) -> Csr {
     let nodes = dag.nodes();
-    let position = &placement.position;
-    // Facts hold raw core ids: the cap measures distances between them.
-    let core_of = |v: NodeId| placement.core_of[v].raw();
     let Proved { chain, order } = proved;
-    let mut topo_index: IdVec<NodeId, u32> = IdVec::filled(nodes, 0);
+    // What the walk reads of a predecessor, side by side: one cache miss per predecessor
+    // instead of one per array.
+    let mut at: IdVec<NodeId, At> = placement
+        .core_of
+        .iter()
+        .map(|(v, core)| At { core: core.raw(), position: placement.position[v], topo: 0, keep_all: keep_all_from(v) })
+        .collect();
     for (i, &v) in order.iter().enumerate() {
-        topo_index[v] = i as u32;
+        at[v].topo = i as u32;
     }
-    let mut unvisited_succ: IdVec<NodeId, u32> =
-        (0..nodes).map(|v| chain.union_succ(dag, NodeId::from_index(v)).count() as u32).collect();
+    let mut unvisited_succ: IdVec<NodeId, u32> = (0..nodes)
+        .map(|v| {
+            let v = NodeId::from_index(v);
+            (dag.succ.degree(v) + usize::from(chain.next[v].is_some())) as u32
+        })
+        .collect();
 
     let mut clocks = ClockStore::new(nodes, cap.min(placement.queues.nodes()));
     let mut known: Vec<Fact> = Vec::with_capacity(2 * CLOCK_CAP);
     let mut scratch: Vec<Fact> = Vec::with_capacity(2 * CLOCK_CAP);
-    let mut candidates: Vec<NodeId> = Vec::new();
+    let mut candidates: Vec<(Reverse<u32>, NodeId, At)> = Vec::new();
     let mut kept: Vec<(NodeId, NodeId)> = Vec::new();
 
     for &v in order {
-        let core = core_of(v);
+        let At { core, position, .. } = at[v];
         // What the node before `v` on its core knew, and `v` itself (that clock has its own
         // core's fact, for the position before `v`'s).
         known.clear();
         if let Some(prev) = chain.prev[v].get() {
             known.extend_from_slice(clocks.get(prev));
             let own = known.binary_search_by_key(&core, |f| f.0).expect("a clock always has its own core's fact");
-            known[own].1 = position[v];
+            known[own].1 = position;
         } else {
-            known.push((core, position[v]));
+            known.push((core, position));
         }
 
         candidates.clear();
-        candidates.extend(dag.pred.row(v).iter().copied().filter(|&u| core_of(u) != core));
-        candidates.sort_unstable_by_key(|&u| Reverse(topo_index[u]));
-        for &u in &candidates {
-            let implied = !keep_all_from(u) && finished_position(&known, core_of(u)) >= Some(position[u]);
+        candidates
+            .extend(dag.pred.row(v).iter().map(|&u| (Reverse(at[u].topo), u, at[u])).filter(|c| c.2.core != core));
+        // Topological indices are distinct: the order is the one sorting by index alone gives.
+        candidates.sort_unstable_by_key(|c| c.0);
+        for &(_, u, from) in &candidates {
+            let implied = !from.keep_all && finished_position(&known, from.core) >= Some(from.position);
             if !implied {
                 kept.push((v, u));
                 merge_facts(&mut known, clocks.get(u), &mut scratch, core, cap);
@@ -174,6 +185,17 @@ fn reduce_with_cap(
     Csr::from_pairs(nodes, &kept)
 }
 
+/// What the reduction reads of a node: its core (raw: the cap measures distances between core
+/// ids), its position there, its index in the visiting order, and whether every cross-core
+/// edge out of it is kept.
+#[derive(Clone, Copy, Debug)]
+struct At {
+    core: u32,
+    position: u32,
+    topo: u32,
+    keep_all: bool,
+}
+
 /// The largest position of `core` known finished, if any.
 fn finished_position(facts: &[Fact], core: u32) -> Option<u32> {
     facts.binary_search_by_key(&core, |f| f.0).ok().map(|i| facts[i].1)
@@ -189,7 +211,7 @@ fn finished_position(facts: &[Fact], core: u32) -> Option<u32> {
 /// searches instead of a walk over `other`.
 fn merge_facts(acc: &mut Vec<Fact>, other: &[Fact], scratch: &mut Vec<Fact>, own_core: u32, cap: usize) {
     let other = if acc.len() >= cap { facts_that_may_survive(acc, other, own_core) } else { other };
-    if other.is_empty() {
+    if other.is_empty() || raise_in_place(acc, other) {
         return;
     }
     scratch.clear();
@@ -212,6 +234,26 @@ fn merge_facts(acc: &mut Vec<Fact>, other: &[Fact], scratch: &mut Vec<Fact>, own
     scratch.extend_from_slice(&other[j..]);
     std::mem::swap(acc, scratch);
     cap_facts(acc, own_core, cap);
+}
+
+/// When every core of `other` already has a fact in `acc` (both sorted by core), raises those
+/// facts' positions to `other`'s, in place, and returns true: the merge then adds no core, so
+/// `acc` keeps its length and the cap has nothing to drop (`acc` holds at most `cap` facts).
+/// Otherwise returns false, with some of `acc`'s positions possibly raised already, which the
+/// full merge (taking the larger position per core) does again to the same effect.
+fn raise_in_place(acc: &mut [Fact], other: &[Fact]) -> bool {
+    let mut i = 0;
+    for &(core, position) in other {
+        while i < acc.len() && acc[i].0 < core {
+            i += 1;
+        }
+        match acc.get_mut(i) {
+            Some(fact) if fact.0 == core => fact.1 = fact.1.max(position),
+            _ => return false,
+        }
+        i += 1;
+    }
+    true
 }
 
 /// The facts of `other` (sorted by core) whose cores lie in the range that a full, capped
