@@ -17,9 +17,9 @@ use crate::expand::Expanded;
 use crate::ids::{CounterId, IdVec, NodeId, OptId, RankId};
 
 /// The synchronisation of `placement`: counters, waits and signals for the cross-core edges
-/// that [`reduce_cross_core_edges_keeping`](super::reduce_cross_core_edges_keeping) keeps. Edges out of tiles that write into another
-/// rank (`remote_bytes > 0`) are all kept, since only a put's own signal shows its data has
-/// landed.
+/// that [`reduce_cross_core_edges_keeping`](super::reduce_cross_core_edges_keeping) keeps. An edge out of a tile that writes into
+/// another rank (`remote_bytes > 0`) is kept unless an earlier tile of the consumer's core
+/// waits for the same put, since only a put's own signal shows its data has landed.
 ///
 /// Counter ids are dense per rank, assigned in node-id order; each node's signals are sorted
 /// by (rank, counter). Checking the results against the device limits (counters per rank,
