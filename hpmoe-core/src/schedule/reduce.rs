@@ -432,8 +432,7 @@ mod tests {
             let kept = reduce_cross_core_edges_keeping(&exp.dag, &p, marked);
             assert_sound(&exp.dag, &p, &kept, false);
             assert_marked_covered(&exp.dag, &p, &kept, marked);
-            let marked_cross =
-                exp.dag.succ.pairs().filter(|&(u, v)| marked(u) && p.core_of[u] != p.core_of[v]).count();
+            let marked_cross = exp.dag.succ.pairs().filter(|&(u, v)| marked(u) && p.core_of[u] != p.core_of[v]).count();
             dropped += marked_cross - kept.pairs().filter(|&(_, u)| marked(u)).count();
         }
         assert!(dropped > 0, "the random cases exercise dropping edges out of marked nodes");
