@@ -428,7 +428,7 @@ mod tests {
             let ranks = 1 + (seed % 3) as u32;
             let exp = random_expanded(seed, ranks, 6, 10);
             let p = list_schedule(&exp, &profile(2, 2, ranks), &SimpleCost::default());
-            let marked = |u: NodeId| u.raw() % 3 == 0;
+            let marked = |u: NodeId| u.raw().is_multiple_of(3);
             let kept = reduce_cross_core_edges_keeping(&exp.dag, &p, marked);
             assert_sound(&exp.dag, &p, &kept, false);
             assert_marked_covered(&exp.dag, &p, &kept, marked);
