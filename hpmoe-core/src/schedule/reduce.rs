@@ -34,9 +34,14 @@
 //!
 //! This relies on "finished" meaning that a tile's effects are visible to whatever is ordered
 //! after it. For tiles that write into another rank, visibility of the data is known only
-//! from the put's own signal, so [`plan_sync`](super::plan_sync) keeps every edge out of such
-//! a tile ([`reduce_cross_core_edges_keeping`]): a put-with-signal carries that signal at no
-//! extra cost, and the result then does not depend on when a put's data lands.
+//! from the put's own signal, so [`plan_sync`](super::plan_sync) marks such tiles
+//! ([`reduce_cross_core_edges_keeping`]): an edge out of a marked tile `u` is never implied by
+//! clocks (they say when `u` finished, not when its data landed), only by **an earlier consumer
+//! of `u` on the consumer's own core**: if `u → w` is kept and `w` is before `v` on `v`'s core,
+//! then `w` started only after `u`'s own signal reached it (its data had landed), and `v` starts
+//! after `w` finished, so `u → v` needs no signal of its own. A put announcing to many tiles
+//! of one core thus signals the first of them only; the result still does not depend on when
+//! a put's data lands.
 //!
 //! # Exactness and cost
 //! With clocks never capped, the result is the exact transitive reduction of the cross-core
@@ -62,6 +67,7 @@ use super::proof::{Proved, prove_with_order};
 use crate::graph::{Csr, Dag};
 use crate::ids::{IdVec, NodeId, OptId};
 use std::cmp::Reverse;
+use std::collections::HashSet;
 
 /// Most `(core, position)` facts one node's clock keeps.
 pub const CLOCK_CAP: usize = 32;
@@ -80,9 +86,10 @@ pub fn reduce_cross_core_edges(dag: &Dag, placement: &Placement) -> Csr {
     reduce_with_cap(dag, placement, &proved(dag, placement), |_| false, CLOCK_CAP)
 }
 
-/// [`reduce_cross_core_edges`], except that every cross-core edge *out of* a node for which
-/// `keep_all_from` is true is kept. Used for tiles that write into other ranks, whose data
-/// is known to have landed only through their own signal.
+/// [`reduce_cross_core_edges`], except that a cross-core edge *out of* a node `u` for which
+/// `keep_all_from` is true is dropped only when an earlier node of the consumer's core keeps
+/// its edge from `u` (see the module documentation). Used for tiles that write into other
+/// ranks, whose data is known to have landed only through their own signal.
 pub fn reduce_cross_core_edges_keeping(
     dag: &Dag,
     placement: &Placement,
@@ -144,6 +151,9 @@ fn reduce_with_cap(
     let mut scratch: Vec<Fact> = Vec::with_capacity(2 * CLOCK_CAP);
     let mut candidates: Vec<(Reverse<u32>, NodeId, At)> = Vec::new();
     let mut kept: Vec<(NodeId, NodeId)> = Vec::new();
+    // (marked producer, core) pairs with a kept edge into that core: its later tiles there
+    // are covered (the topological order visits a core's tiles in queue order).
+    let mut signalled_cores: HashSet<(NodeId, u32)> = HashSet::new();
 
     for &v in order {
         let At { core, position, .. } = at[v];
@@ -164,7 +174,11 @@ fn reduce_with_cap(
         // Topological indices are distinct: the order is the one sorting by index alone gives.
         candidates.sort_unstable_by_key(|c| c.0);
         for &(_, u, from) in &candidates {
-            let implied = !from.keep_all && finished_position(&known, from.core) >= Some(from.position);
+            let implied = if from.keep_all {
+                !signalled_cores.insert((u, core))
+            } else {
+                finished_position(&known, from.core) >= Some(from.position)
+            };
             if !implied {
                 kept.push((v, u));
                 merge_facts(&mut known, clocks.get(u), &mut scratch, core, cap);
@@ -420,11 +434,50 @@ mod tests {
     }
 
     #[test]
-    fn edges_out_of_marked_sources_are_all_kept() {
+    fn edges_out_of_marked_sources_are_kept_once_per_core() {
         // The chain case again, but node 0 is a put: its edge to 2 stays.
         let dag = Dag::of(3, &[(0, 1), (1, 2), (0, 2)]);
         let kept = reduce_cross_core_edges_keeping(&dag, &placement(3, &[&[0], &[1], &[2]]), |u| u.raw() == 0);
         assert_eq!(kept_rows(&kept), vec![vec![], vec![0], vec![0, 1]]);
+        // The core-predecessor case: 2 runs after 1 on core 1, and 1 waited for the put's own
+        // signal, so 0 → 2 needs none.
+        let dag = Dag::of(3, &[(0, 1), (0, 2)]);
+        let kept = reduce_cross_core_edges_keeping(&dag, &placement(3, &[&[0], &[1, 2]]), |u| u.raw() == 0);
+        assert_eq!(kept_rows(&kept), vec![vec![], vec![0], vec![]]);
+        // But not through another producer: 3 waits for 2, which waited for the put 0, yet
+        // 2 is on another core, so 0 → 3 keeps its own signal.
+        let dag = Dag::of(4, &[(0, 2), (0, 3), (2, 3), (1, 3)]);
+        let kept = reduce_cross_core_edges_keeping(&dag, &placement(4, &[&[0], &[1], &[2], &[3]]), |u| u.raw() == 0);
+        assert_eq!(kept_rows(&kept), vec![vec![], vec![], vec![0], vec![0, 1, 2]]);
+    }
+
+    /// Every cross-core edge out of a marked node is kept, or an earlier node of its
+    /// consumer's core keeps an edge from the same producer.
+    fn assert_marked_covered(dag: &Dag, p: &Placement, kept: &Csr, marked: impl Fn(NodeId) -> bool) {
+        for (u, v) in dag.succ.pairs().filter(|&(u, v)| marked(u) && p.core_of[u] != p.core_of[v]) {
+            let covered = kept.row(v).contains(&u)
+                || dag.succ.row(u).iter().any(|&w| {
+                    p.core_of[w] == p.core_of[v] && p.position[w] < p.position[v] && kept.row(w).contains(&u)
+                });
+            assert!(covered, "edge {u} → {v} out of a put has no signal of its producer on its core");
+        }
+    }
+
+    #[test]
+    fn random_reductions_keep_a_signal_of_every_put_per_core() {
+        let mut dropped = 0;
+        for seed in 0..120 {
+            let ranks = 1 + (seed % 3) as u32;
+            let exp = random_expanded(seed, ranks, 6, 10);
+            let p = list_schedule(&exp, &profile(2, 2, ranks), &SimpleCost::default());
+            let marked = |u: NodeId| u.raw().is_multiple_of(3);
+            let kept = reduce_cross_core_edges_keeping(&exp.dag, &p, marked);
+            assert_sound(&exp.dag, &p, &kept, false);
+            assert_marked_covered(&exp.dag, &p, &kept, marked);
+            let marked_cross = exp.dag.succ.pairs().filter(|&(u, v)| marked(u) && p.core_of[u] != p.core_of[v]).count();
+            dropped += marked_cross - kept.pairs().filter(|&(_, u)| marked(u)).count();
+        }
+        assert!(dropped > 0, "the random cases exercise dropping edges out of marked nodes");
     }
 
     #[test]
