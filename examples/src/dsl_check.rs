@@ -6,7 +6,7 @@
 
 use crate::ExampleError;
 use hpmoe_core::model::Taskflow;
-use hpmoe_host::moe::{MoeShape, Pass};
+use hpmoe_host::moe::{MoeShape, Pass, under_dsl_names};
 
 /// What [`compare_with_builder`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,23 +24,6 @@ impl BuilderComparison {
     pub fn passed(&self) -> bool {
         self.same_structure && self.same_table && self.same_flags
     }
-}
-
-/// The builder's taskflow under the DSL's family names: the forward's `swiglu` family is
-/// `activation` in the DSL (a tile cannot share its name with the op it calls), and a schedule
-/// table names its families.
-pub fn under_dsl_names(mut built: Taskflow) -> Taskflow {
-    for f in &mut built.families {
-        if f.name == "swiglu" {
-            f.name = "activation".into();
-        }
-        for a in &mut f.after {
-            if a.family == "swiglu" {
-                a.family = "activation".into();
-            }
-        }
-    }
-    built
 }
 
 /// Compares the DSL's taskflow `dsl`, its schedule table `table` and flag plan `flags` (as

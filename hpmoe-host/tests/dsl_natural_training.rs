@@ -8,13 +8,13 @@
 //! bitwise.
 
 use hpmoe_core::dsl::*;
-use hpmoe_core::model::{Taskflow, TensorKind};
+use hpmoe_core::model::TensorKind;
 use hpmoe_host::exec::moe_backward_reference::{
     MoeGradients, moe_backward_inputs, moe_backward_reference, moe_saved, saved_names,
 };
 use hpmoe_host::exec::moe_reference::moe_reference;
 use hpmoe_host::exec::{Executor, Inputs, OpImpls, RunOptions};
-use hpmoe_host::moe::{MoeShape, Pass};
+use hpmoe_host::moe::{MoeShape, Pass, under_dsl_names};
 use hpmoe_macros::taskflow;
 
 /// Module `$m`: the backward alone and the training step of `MoeShape::tiny_natural($ranks)`,
@@ -112,22 +112,6 @@ fn programs() -> [(u32, Program, Program); 3] {
 /// The DSL's tensor names: the builder's in capitals.
 fn dsl_name(name: &str) -> String {
     name.to_uppercase()
-}
-
-/// The builder's taskflow under the DSL's family names: the forward's `swiglu` family is
-/// `activation` in the DSL (a tile cannot share its name with the op it calls).
-fn under_dsl_names(mut built: Taskflow) -> Taskflow {
-    for f in &mut built.families {
-        if f.name == "swiglu" {
-            f.name = "activation".into();
-        }
-        for a in &mut f.after {
-            if a.family == "swiglu" {
-                a.family = "activation".into();
-            }
-        }
-    }
-    built
 }
 
 #[test]

@@ -88,11 +88,13 @@
 //! writes `act` columns `n·gmm1_cols/2 ..` from that block.
 
 mod backward;
+mod dsl_names;
 mod forward;
 mod routing;
 mod shape_error;
 
 pub use backward::Pass;
+pub use dsl_names::under_dsl_names;
 pub use routing::{RoutedTokens, RoutingError};
 pub use shape_error::{ShapeError, ShapeRule};
 
