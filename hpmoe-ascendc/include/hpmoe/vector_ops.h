@@ -16,7 +16,9 @@
  *
  * Where the scalar unit reads UB the vector unit wrote (per-row scales, weights, maxima), or the
  * other way round, an event pair between just those two pipes orders them (Vec::ScalarAfterVector,
- * Vec::VectorAfterScalar) instead of a full barrier; the CPU emulator's strict mode checks each.
+ * Vec::VectorAfterScalar) instead of a full barrier; so does the one op that reads back global
+ * memory it stored (Quantize's scales: Vec::LoadAfterStore, DMA out before DMA in). The CPU
+ * emulator's strict mode checks each (tests/emulator.rs runs it without each of Quantize's).
  *
  * Vector instructions that depend on each other through UB (one reads or overwrites what an
  * earlier one wrote or read) are separated by VBarrier(): the vector pipe does not order them by
@@ -119,6 +121,9 @@ public:
     /* The vector unit waits for the scalar unit: a vector instruction next overwrites UB the scalar
      * unit read, or reads what it wrote (SetValue). */
     HPMOE_FN void VectorAfterScalar() { PipeEvent<AscendC::HardEvent::S_V>(); }
+    /* The DMA in (MTE2) waits for the DMA out (MTE3) issued so far: a Load next reads global
+     * memory a Store of this op just wrote. */
+    HPMOE_FN void LoadAfterStore() { PipeEvent<AscendC::HardEvent::MTE3_MTE2>(); }
 
     /* dst (float, tile layout) = tile `t` of region `v`. */
     template <typename T>
@@ -475,8 +480,8 @@ HPMOE_FN void Quantize(Vec& vec, const View<S>& src, const View<int8_t>& dst, co
                 VBarrier();
             }
         }
-        AscendC::PipeBarrier<PIPE_ALL>();
-        /* scale = amax / 127, rounded to scale's type by storing it, then read back. */
+        /* scale = amax / 127, rounded to scale's type by storing it, then read back. The loop above
+         * ended with the vector unit after the scalar unit's SetValue of amax, and a VBarrier. */
         AscendC::Duplicate(tmp, 127.0f, static_cast<int32_t>(kRowScalars));
         VBarrier();
         AscendC::Div(amax, amax, tmp, static_cast<int32_t>(kRowScalars));
@@ -487,14 +492,14 @@ HPMOE_FN void Quantize(Vec& vec, const View<S>& src, const View<int8_t>& dst, co
         st.cols = first.rows;
         st.pitch = AlignUp(first.rows, kRowAlign);
         vec.Store(scale.Flat(), st, amax);
-        AscendC::PipeBarrier<PIPE_ALL>();
+        vec.LoadAfterStore();
         vec.Load(scale.Flat(), st, amax);
-        AscendC::PipeBarrier<PIPE_ALL>();
+        /* The scalar unit reads the scales (GetValue) the Load just converted. */
+        vec.ScalarAfterVector();
         for (uint32_t c = 0; c < col_tiles; ++c) {
             const Tile t = grid.At(i + c);
             const int32_t n = static_cast<int32_t>(t.Elems());
             vec.Load(src, t, x);
-            AscendC::PipeBarrier<PIPE_ALL>();
             for (uint32_t r = 0; r < t.rows; ++r) {
                 const float s = amax.GetValue(r);
                 if (s > 0.0f) {
