@@ -205,8 +205,8 @@ pub enum TileError {
     },
     /// The guard's threshold overflows `i64` for this instance.
     GuardOverflow {
-        /// The threshold expression.
-        above: Affine,
+        /// The threshold expression (boxed: it is rare and large).
+        above: Box<Affine>,
         /// The tile family's grid index names, to print `above` as written (`9 * i + 1`).
         index_names: Vec<String>,
     },
