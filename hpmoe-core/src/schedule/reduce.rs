@@ -63,8 +63,8 @@
 //! predecessor's clock instead of merging it; a merge that brings no new core raises positions
 //! in place; each node's core, position, visiting index and the slot of its clock sit side by
 //! side in 16 bytes (one cache miss per predecessor); and clocks live, length first, in
-//! fixed-width slots of one arena (one more miss per clock read). None of this changes the
-//! result. (A merge that walks outwards from the own core's fact, taking the nearer of the
+//! fixed-width slots of one arena, so reading a predecessor's clock is one more miss, not
+//! three. None of this changes the result. (A merge that walks outwards from the own core's fact, taking the nearer of the
 //! two sides at each step and so never reading what the cap drops, measured slower than the
 //! plain merge and cap: 0.9–1.5 s against 0.6–0.9 s for the stage at 10^6.)
 
