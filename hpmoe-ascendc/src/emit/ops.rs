@@ -31,6 +31,9 @@ pub struct MatmulGroup {
     pub n: u64,
     /// Reduction depth of the largest tile (K).
     pub k: u64,
+    /// An on-chip sum's group (`matmul_tn_slots_accumulate`): the tiling's base block is fixed
+    /// at `m x n` (`SetFixSplit`), the block each `Iterate` accumulates in L0C.
+    pub fixed_split: bool,
     /// The families with a matmul in this group, in declaration order.
     pub families: Vec<String>,
 }
@@ -39,7 +42,8 @@ impl MatmulGroup {
     /// `bf16 x bf16 -> f32`, with `ᵀ` after a transposed operand (`bf16ᵀ x bf16 -> f32`).
     pub fn types(&self) -> String {
         let t = |trans: bool| if trans { "ᵀ" } else { "" };
-        format!("{}{} x {}{} -> {}", self.a.name(), t(self.trans_a), self.b.name(), t(self.trans_b), self.c.name())
+        let sum = if self.fixed_split { ", summed in L0C by base blocks of M x N" } else { "" };
+        format!("{}{} x {}{} -> {}{sum}", self.a.name(), t(self.trans_a), self.b.name(), t(self.trans_b), self.c.name())
     }
 }
 
@@ -152,6 +156,7 @@ pub fn statement(
         | BuiltinOp::MatmulNt
         | BuiltinOp::MatmulTn
         | BuiltinOp::MatmulTnAccumulate => matmul(op, site, v, names, groups),
+        BuiltinOp::MatmulTnSlotsAccumulate => super::slots::matmul_tn_slots(site, v, names, groups),
         BuiltinOp::Put => {
             same_dtype(0, 1)?;
             let (src, dst) = pair_shapes(&v[0], &v[1], names)?;
@@ -342,8 +347,8 @@ fn matmul(
             ),
         ));
     }
-    let key = (ta, v[1].dtype, tc, trans_a, trans_b);
-    let index = match groups.iter().position(|g| (g.a, g.b, g.c, g.trans_a, g.trans_b) == key) {
+    let key = (ta, v[1].dtype, tc, trans_a, trans_b, false);
+    let index = match groups.iter().position(|g| (g.a, g.b, g.c, g.trans_a, g.trans_b, g.fixed_split) == key) {
         Some(i) => i,
         None => {
             groups.push(MatmulGroup {
@@ -355,6 +360,7 @@ fn matmul(
                 m: 0,
                 n: 0,
                 k: 0,
+                fixed_split: false,
                 families: Vec::new(),
             });
             groups.len() - 1
