@@ -347,32 +347,19 @@ fn matmul(
             ),
         ));
     }
-    let key = (ta, v[1].dtype, tc, trans_a, trans_b, false);
-    let index = match groups.iter().position(|g| (g.a, g.b, g.c, g.trans_a, g.trans_b, g.fixed_split) == key) {
-        Some(i) => i,
-        None => {
-            groups.push(MatmulGroup {
-                a: ta,
-                b: v[1].dtype,
-                c: tc,
-                trans_a,
-                trans_b,
-                m: 0,
-                n: 0,
-                k: 0,
-                fixed_split: false,
-                families: Vec::new(),
-            });
-            groups.len() - 1
-        }
+    let tile = MatmulGroup {
+        a: ta,
+        b: v[1].dtype,
+        c: tc,
+        trans_a,
+        trans_b,
+        m,
+        n,
+        k,
+        fixed_split: false,
+        families: Vec::new(),
     };
-    let g = &mut groups[index];
-    g.m = g.m.max(m);
-    g.n = g.n.max(n);
-    g.k = g.k.max(k);
-    if !g.families.iter().any(|f| f == site.family) {
-        g.families.push(site.family.to_string());
-    }
+    let index = join_group(groups, tile, site.family);
     let f = match op {
         BuiltinOp::Matmul => "MatmulTile",
         BuiltinOp::MatmulAccumulate => "MatmulAccumulateTile",
@@ -382,6 +369,32 @@ fn matmul(
     };
     let a = |i: usize| v[i].cpp(names);
     Ok(format!("hpmoe::{f}(mm{index},\n    {},\n    {},\n    {});", a(0), a(1), a(2)))
+}
+
+/// The index of the Matmul group `tile` (one call's types, transposes and shape) joins — one of
+/// the same types and transposes and, for a fixed split, the same base block — added if none;
+/// the group's shape grows to cover the call's and `family` is listed once.
+pub(super) fn join_group(groups: &mut Vec<MatmulGroup>, tile: MatmulGroup, family: &str) -> usize {
+    let same = |g: &MatmulGroup| {
+        (g.a, g.b, g.c, g.trans_a, g.trans_b, g.fixed_split)
+            == (tile.a, tile.b, tile.c, tile.trans_a, tile.trans_b, tile.fixed_split)
+            && (!tile.fixed_split || (g.m, g.n) == (tile.m, tile.n))
+    };
+    let index = match groups.iter().position(same) {
+        Some(i) => i,
+        None => {
+            groups.push(MatmulGroup { m: 0, n: 0, k: 0, families: Vec::new(), ..tile.clone() });
+            groups.len() - 1
+        }
+    };
+    let g = &mut groups[index];
+    g.m = g.m.max(tile.m);
+    g.n = g.n.max(tile.n);
+    g.k = g.k.max(tile.k);
+    if !g.families.iter().any(|f| f == family) {
+        g.families.push(family.to_string());
+    }
+    index
 }
 
 /// Two regions of equal element count: as they are when their shapes agree, else both flattened

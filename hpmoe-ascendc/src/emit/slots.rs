@@ -9,7 +9,7 @@
 //! the emitter picks the block here, at generation time, and refuses a `grad` no block fitting
 //! L0C tiles.
 
-use super::ops::{CallSite, MatmulGroup};
+use super::ops::{CallSite, MatmulGroup, join_group};
 use super::region::ViewSpec;
 use crate::error::{EmitErrorKind as Kind, EmitFault};
 use hpmoe_core::model::DType;
@@ -98,31 +98,19 @@ pub fn matmul_tn_slots(
             ),
         );
     };
-    let slot_rows = x.rows / slots;
-    let key = (x.dtype, g.dtype, base_m, base_n);
-    let index = match groups.iter().position(|m| m.fixed_split && (m.a, m.b, m.m, m.n) == key) {
-        Some(i) => i,
-        None => {
-            groups.push(MatmulGroup {
-                a: x.dtype,
-                b: g.dtype,
-                c: DType::F32,
-                trans_a: true,
-                trans_b: false,
-                m: base_m,
-                n: base_n,
-                k: 0,
-                fixed_split: true,
-                families: Vec::new(),
-            });
-            groups.len() - 1
-        }
+    let tile = MatmulGroup {
+        a: x.dtype,
+        b: g.dtype,
+        c: DType::F32,
+        trans_a: true,
+        trans_b: false,
+        m: base_m,
+        n: base_n,
+        k: x.rows / slots,
+        fixed_split: true,
+        families: Vec::new(),
     };
-    let group = &mut groups[index];
-    group.k = group.k.max(slot_rows);
-    if !group.families.iter().any(|f| f == site.family) {
-        group.families.push(site.family.to_string());
-    }
+    let index = join_group(groups, tile, site.family);
     let a = |i: usize| v[i].cpp(names);
     Ok(format!(
         "hpmoe::MatmulTnSlotsTile(mm{index},\n    {},\n    {},\n    {},\n    {},\n    {base_m}, {base_n});",
