@@ -11,7 +11,7 @@
 //!
 //! A `matmul_tn_slots_accumulate` reads only the rows its counts let it sum, so a run also
 //! gives each instance with such ops a *share* of its body's work ([`Activity::share`], see
-//! [`super::slot_share`]): the instance costs its overhead plus that share of the rest.
+//! `cost/slot_share.rs`): the instance costs its overhead plus that share of the rest.
 
 use crate::expand::{Extent, InstanceSpace, RegionFault, eval_region};
 use crate::ids::{NodeId, RankId};

@@ -90,3 +90,40 @@ pub(super) fn evaluate(
     }
     Ok(share)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::cost::Activity;
+    use crate::expand::InstanceSpace;
+    use crate::ids::NodeId;
+    use crate::model::{CoreKind, DType, MachineProfile, Taskflow};
+
+    /// Two slot sums (grid `e`) over 2 slots of 4 rows, `x` `[8, 16]` and `g` `[8, 32]` bf16
+    /// (768 bytes), `grad` `[16, 32]` f32 (2048 bytes) read and written, counts 8 bytes: with
+    /// counts (4, 4) the share is 1, with (2, 0) a quarter of `x` and `g`, with (9, -1) half.
+    #[test]
+    fn the_share_counts_the_rows_summed_and_the_gradient_in_full() {
+        let mut tf = Taskflow::new("slots", MachineProfile::small(1, 1));
+        let x = tf.input("x", DType::Bf16, &[2, 8, 16]);
+        let g = tf.input("g", DType::Bf16, &[2, 8, 32]);
+        let counts = tf.input("counts", DType::I32, &[2, 2]);
+        let grad = tf.output("grad", DType::F32, &[2, 16, 32]);
+        tf.tile("sum", CoreKind::Aic, |t| {
+            let e = t.grid("e", 2);
+            t.op(
+                "matmul_tn_slots_accumulate",
+                [x.at(e.clone()), g.at(e.clone()), grad.at(e.clone()), counts.slice(0, 2).slice(e, 1)],
+            );
+        });
+        let space = InstanceSpace::of(&tf).unwrap();
+        // counts[s, e]: expert 0 gets (4, 4), expert 1 (2, 0) or (9, -1).
+        for (second, want) in [([2i64, 0], 0.25), ([9, -1], 0.5)] {
+            let values = [4, second[0], 4, second[1]];
+            let run = Activity::evaluate(&tf, &space, |_, _, i| values.get(i as usize).copied()).unwrap();
+            assert_eq!(run.share(NodeId::from_index(0)), 1.0);
+            let (fixed, rows) = (2.0 * 2048.0 + 8.0, 768.0);
+            let expected = ((fixed + want * rows) / (fixed + rows)) as f32;
+            assert_eq!(run.share(NodeId::from_index(1)), expected, "counts {second:?}");
+        }
+    }
+}
