@@ -5,7 +5,8 @@
 // `moe_ffn_backward.rs` on the forward's run-time layout: every tile of a block of a (source
 // rank, expert) slot is guarded by that slot's count, as the forward's are (`run_if_above`: past
 // the count a tile does no work but still signals), the per-token tiles gather by `SLOT_OF`, and
-// a weight gradient is zeroed and then summed block by block by one guarded chain. Included by
+// a weight gradient is zeroed and then summed by one tile per expert and column block over every
+// slot to its count (`matmul_tn_slots_accumulate`, summed in L0C on the device). Included by
 //
 //   hpmoe-host/tests/dsl_natural_training.rs   the backward alone (after
 //                                              `moe_ffn_natural_backward_inputs.rs`) and the
@@ -75,22 +76,17 @@ fn gmm2_wgrad_zero(e: Idx, n: Idx) {
     zero(DW2.at(e).all().slice(n * N2, N2));
 }
 
-/// ... and adds Aᵀ · dY block by block, in the order (src, b) ascending: one chain per column
-/// block (a skipped block still signals, so the chain holds whatever the routing), one op per
-/// WB2 gradient rows.
-#[tile(
-    aic,
-    grid(e in 0..E, src in 0..RANKS, b in 0..NB, n in 0..HIDDEN / N2),
-    after(gmm2_wgrad_acc(e, src, b - 1, n), gmm2_wgrad_acc(e, src - 1, NB - 1, n))
-)]
-fn gmm2_wgrad_acc(e: Idx, src: Idx, b: Idx, n: Idx) {
-    let rows = src * C + b * B;
-    run_if_above(RECV_COUNTS.at(src).at(e), b * B);
+/// ... and adds Aᵀ · dY over every row the expert received, once they are all in: one FP32 sum
+/// over the slots to their counts, sources and rows ascending (the on-chip sum), one op per WB2
+/// gradient rows.
+#[tile(aic, grid(e in 0..E, n in 0..HIDDEN / N2))]
+fn gmm2_wgrad(e: Idx, n: Idx) {
     for p in 0..INTER / WB2 {
-        matmul_tn_accumulate(
-            ACT.at(e).slice(rows, B).slice(p * WB2, WB2),
-            DY.at(e).slice(rows, B).slice(n * N2, N2),
+        matmul_tn_slots_accumulate(
+            ACT.at(e).all().slice(p * WB2, WB2),
+            DY.at(e).all().slice(n * N2, N2),
             DW2.at(e).slice(p * WB2, WB2).slice(n * N2, N2),
+            RECV_COUNTS.all().slice(e, 1),
         );
     }
 }
@@ -121,20 +117,15 @@ fn gmm1_wgrad_zero(e: Idx, n: Idx) {
     zero(DW13.at(e).all().slice(n * N1, N1));
 }
 
-/// ... and adds Xᵀ · dH block by block, in the same order.
-#[tile(
-    aic,
-    grid(e in 0..E, src in 0..RANKS, b in 0..NB, n in 0..2 * INTER / N1),
-    after(gmm1_wgrad_acc(e, src, b - 1, n), gmm1_wgrad_acc(e, src - 1, NB - 1, n))
-)]
-fn gmm1_wgrad_acc(e: Idx, src: Idx, b: Idx, n: Idx) {
-    let rows = src * C + b * B;
-    run_if_above(RECV_COUNTS.at(src).at(e), b * B);
+/// ... and adds Xᵀ · dH over every row the expert received, in the same order.
+#[tile(aic, grid(e in 0..E, n in 0..2 * INTER / N1))]
+fn gmm1_wgrad(e: Idx, n: Idx) {
     for p in 0..HIDDEN / WB13 {
-        matmul_tn_accumulate(
-            RECV.at(e).slice(rows, B).slice(p * WB13, WB13),
-            DH.at(e).slice(rows, B).slice(n * N1, N1),
+        matmul_tn_slots_accumulate(
+            RECV.at(e).all().slice(p * WB13, WB13),
+            DH.at(e).all().slice(n * N1, N1),
             DW13.at(e).slice(p * WB13, WB13).slice(n * N1, N1),
+            RECV_COUNTS.all().slice(e, 1),
         );
     }
 }

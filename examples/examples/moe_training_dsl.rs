@@ -72,6 +72,7 @@ pub fn moe_ffn_training_step() {
     const WB13: u64 = 1024;
     const WB2: u64 = 1024;
     include!("../dsl/moe_ffn.rs");
+    include!("../dsl/moe_ffn_tail.rs");
     const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
     const DBACK: Tensor<Bf16> = scratch([SENT, HIDDEN]);
     /// Each choice's output gradient scaled by its routing weight, once the rank's forward

@@ -11,9 +11,9 @@
 //!                                                                  [--pass forward|backward|training_step]
 //! ```
 //!
-//! `--pass` takes the balanced layer's backward or training step (`MoeShape::pass_taskflow`,
-//! each expert's weight gradient in one tile as `moe_training` builds them) instead of the
-//! forward.
+//! `--pass` takes the layer's backward or training step (`MoeShape::pass_taskflow`; balanced,
+//! each expert's weight gradient in one tile as `moe_training` builds them, or with `--natural`
+//! the naturally routed layer's) instead of the forward.
 //! `--int8` takes the layer with INT8 dispatch (`DispatchPrecision::Int8`).
 //! `--natural` takes the naturally routed layer instead, planned and priced as the main job
 //! does (planned on 8 sampled routings, run under routing seed 42, or `--seed N`); with
@@ -57,15 +57,10 @@ fn run() -> Result<(), ExampleError> {
     let profile = opts.profile()?;
     let precision = if opts.flag("--int8") { DispatchPrecision::Int8 } else { DispatchPrecision::Bf16 };
     let pass = opts.pass()?;
-    let (tf, plan, cost) = if pass != Pass::Forward {
-        let shape = MoeShape::deepseek_v3(ep, tokens).with_whole_expert_wgrad().with_dispatch(precision);
-        let tf = shape.pass_taskflow(pass).map_err(ExampleError::Shape)?;
-        let cost = TaskflowCost::new(&tf, profile);
-        (tf, cost.clone(), cost)
-    } else if opts.flag("--natural") {
+    let (tf, plan, cost) = if opts.flag("--natural") {
         let seed = opts.number("--seed", ROUTING_SEED)?;
         let shape = MoeShape::deepseek_v3_natural(ep, tokens).with_dispatch(precision);
-        let layer = RoutedLayer::natural(&shape, seed, PLAN_SAMPLES)?;
+        let layer = RoutedLayer::natural_pass(&shape, pass, seed, PLAN_SAMPLES)?;
         let cost = TaskflowCost::new(&layer.taskflow, profile);
         let expected = if opts.flag("--plan-on-run") {
             (0..layer.plan.len()).map(|v| if layer.run.skips(NodeId::from_index(v)) { 0.0 } else { 1.0 }).collect()
@@ -74,6 +69,11 @@ fn run() -> Result<(), ExampleError> {
         };
         let plan = cost.clone().with_expected_activity(expected);
         (layer.taskflow, plan, cost.with_activity(layer.run))
+    } else if pass != Pass::Forward {
+        let shape = MoeShape::deepseek_v3(ep, tokens).with_whole_expert_wgrad().with_dispatch(precision);
+        let tf = shape.pass_taskflow(pass).map_err(ExampleError::Shape)?;
+        let cost = TaskflowCost::new(&tf, profile);
+        (tf, cost.clone(), cost)
     } else {
         let tf = MoeShape::deepseek_v3(ep, tokens).with_dispatch(precision).taskflow().map_err(ExampleError::Shape)?;
         let cost = TaskflowCost::new(&tf, profile);

@@ -47,6 +47,10 @@ pub enum EmitErrorKind {
     BadGuardCount,
     /// An AIC tile that signals another rank (only puts, on AIVs, may).
     RemoteSignalFromAic,
+    /// The counts of an on-chip slot sum that are not one row or column of local `i32` elements.
+    BadSlotCounts,
+    /// An on-chip sum whose result no base block of whole fractals fitting L0C tiles.
+    NoL0cBlock,
 }
 
 impl EmitErrorKind {
@@ -67,6 +71,8 @@ impl EmitErrorKind {
             EmitErrorKind::PutWithoutRank => "put_without_rank",
             EmitErrorKind::BadGuardCount => "bad_guard_count",
             EmitErrorKind::RemoteSignalFromAic => "remote_signal_from_aic",
+            EmitErrorKind::BadSlotCounts => "bad_slot_counts",
+            EmitErrorKind::NoL0cBlock => "no_l0c_block",
         }
     }
 }

@@ -96,3 +96,29 @@ fn what_the_runtime_cannot_do_is_refused_with_a_typed_error() {
     assert_eq!(error.errors[0].kind, EmitErrorKind::TooManyRows);
     assert!(error.to_string().contains("k = 513"), "{error}");
 }
+
+/// The on-chip slot sum's refusals: counts that are not a local i32 row or column, and a
+/// gradient no base block of whole fractals fitting L0C tiles (40 rows: no multiple of 16
+/// divides it).
+#[test]
+fn the_slot_sum_refuses_unreadable_counts_and_blocks_that_do_not_fit_l0c() {
+    // (rows of the gradient, the counts' element type and shape, the kind expected)
+    let cases: [(u64, DType, &[u64], EmitErrorKind); 3] = [
+        (32, DType::F32, &[2], EmitErrorKind::BadSlotCounts),
+        (32, DType::I32, &[2, 2], EmitErrorKind::BadSlotCounts),
+        (40, DType::I32, &[2], EmitErrorKind::NoL0cBlock),
+    ];
+    for (m, counts_type, counts_shape, kind) in cases {
+        let mut tf = Taskflow::new("slots", MachineProfile::small(1, 1));
+        let x = tf.input("x", DType::Bf16, &[16, m]);
+        let g = tf.input("g", DType::Bf16, &[16, 32]);
+        let counts = tf.input("counts", counts_type, counts_shape);
+        let grad = tf.output("grad", DType::F32, &[m, 32]);
+        tf.tile("zero", Aiv, |t| t.op("zero", [grad.whole()]));
+        tf.tile("sum", Aic, |t| {
+            t.op("matmul_tn_slots_accumulate", [x.whole(), g.whole(), grad.whole(), counts.whole()])
+        });
+        let error = emit(&tf, &hpmoe_core::plan(&tf).unwrap()).unwrap_err();
+        assert_eq!(error.errors[0].kind, kind, "{m} rows, counts {counts_type:?} {counts_shape:?}: {error}");
+    }
+}

@@ -1,6 +1,7 @@
 //! The MoE-FFN backward and training-step kernels (issue 12 item 6): the backward and training
 //! step of `MoeShape::tiny(2)`, `tiny_natural(2)` (the gathering ops, guarded tiles and the
-//! zeroed weight-gradient chains of natural routing) and their INT8-dispatched forms, emitted as
+//! weight gradients natural routing sums on chip, `matmul_tn_slots_accumulate`) and their
+//! INT8-dispatched forms, emitted as
 //! AscendC and run on the CPU emulation of the device API, give the host executor's every
 //! tensor and the plain-loop reference's gradients, bitwise; the DeepSeek-V3 EP 8 backward and
 //! training step pass the forward flagship's g++ syntax check, and the natural backward at that
@@ -76,7 +77,8 @@ fn the_deepseek_v3_backward_and_training_step_pass_the_syntax_check() {
 }
 
 /// The DeepSeek-V3 EP 8 backward under natural routing (the gathering ops, guarded tiles, zeroed
-/// weight-gradient chains) schedules, emits its gathering calls and passes the same syntax check.
+/// weight gradients summed on chip over the experts' slots) schedules, emits its gathering calls
+/// and on-chip sums (with their fixed-split Matmul group) and passes the same syntax check.
 #[test]
 fn the_deepseek_v3_natural_backward_schedules_and_emits() {
     let shape = MoeShape::deepseek_v3_natural(8, 4096);
@@ -87,10 +89,12 @@ fn the_deepseek_v3_natural_backward_schedules_and_emits() {
         "hpmoe::GatherScaleRowsRepeat(",
         "hpmoe::GatherRowDotTopk(",
         "hpmoe::GatherSumTopk(",
-        "hpmoe::MatmulTnAccumulateTile(",
+        "hpmoe::MatmulTnSlotsTile(",
     ] {
         assert!(kernel.cpp.contains(call), "natural backward: {call}");
     }
+    assert!(!kernel.cpp.contains("hpmoe::MatmulTnAccumulateTile("), "natural backward: a per-block chain is left");
+    assert!(kernel.launcher.contains(", true},"), "natural backward: no fixed-split Matmul group");
     let dir = common::temp_dir("moe-backward-natural-ep8");
     common::syntax_check(&kernel, &dir);
     let _ = std::fs::remove_dir_all(&dir);

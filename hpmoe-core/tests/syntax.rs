@@ -69,6 +69,25 @@ fn the_natural_deepseek_layer_in_the_dsl_is_the_builders_layer() {
     assert!(!tf.same_structure(&other.taskflow().unwrap()));
 }
 
+#[test]
+fn the_int8_deepseek_layer_in_the_dsl_is_the_builders_layer() {
+    use hpmoe_host::moe::{DispatchPrecision, MoeShape};
+    let fe = flagship("moe_ffn_int8");
+    assert!(fe.errors.is_empty(), "{:?}", fe.errors);
+    let int8 = MoeShape::deepseek_v3(8, 4096).with_dispatch(DispatchPrecision::Int8);
+    assert!(fe.taskflow.same_structure(&int8.taskflow().unwrap()));
+    let names: Vec<&str> = fe.taskflow.families.iter().map(|f| f.name.as_str()).collect();
+    let want =
+        ["quantize_block", "dispatch", "dequantize_block", "gmm1", "activation", "gmm2", "combine", "weighted_sum"];
+    assert_eq!(names, want);
+    // The received rows are INT8, their scales FP32, and GMM1 reads the dequantised rows.
+    let dtype = |name: &str| fe.taskflow.tensors.iter().find(|t| t.name == name).unwrap().dtype;
+    assert_eq!((dtype("RECV"), dtype("RECV_SCALE"), dtype("XIN")), (DType::I8, DType::F32, DType::Bf16));
+    assert_eq!(fe.taskflow.families[3].body[0].args[0].tensor, "XIN");
+    // The comparison sees the dispatch precision: the BF16 layer is another taskflow.
+    assert!(!fe.taskflow.same_structure(&MoeShape::deepseek_v3(8, 4096).taskflow().unwrap()));
+}
+
 /// The taskflow called `name` of the DSL training example (the backward and the training step
 /// at DeepSeek-V3 EP 8), read by the front-end alone (no scheduling).
 fn training(name: &str) -> Frontend {

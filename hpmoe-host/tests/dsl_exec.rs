@@ -89,38 +89,85 @@ fn tiny_natural() {
     include!("../../examples/dsl/moe_ffn_natural.rs");
 }
 
-#[test]
-fn a_guarded_dsl_layer_runs_on_the_executor_bitwise_like_the_reference() {
+/// `MoeShape::tiny(2)` with INT8 dispatch in the DSL: each block quantised before its put,
+/// dequantised after it lands — the layout of `examples/dsl/moe_ffn_int8.rs` (+ the shared
+/// `moe_ffn_tail.rs`), which the DeepSeek `moe_ffn_int8` example includes at its own shape.
+#[taskflow(profile = small(2), ranks = 2)]
+fn tiny_int8() {
+    const T: u64 = 16;
+    const HIDDEN: u64 = 32;
+    const INTER: u64 = 16;
+    const EXPERTS: u64 = 2 * RANKS;
+    const TOP_K: u64 = 2;
+    const B: u64 = 4;
+    const N1: u64 = 16;
+    const N2: u64 = 16;
+    const SUM: u64 = 8;
+    include!("../../examples/dsl/moe_ffn_int8.rs");
+    include!("../../examples/dsl/moe_ffn_tail.rs");
+}
+
+/// Runs the DSL `program` (the forward layer of `shape`, whose builder's taskflow is `built`)
+/// on the host executor with the builder's inputs under the DSL's tensor names (same tensors,
+/// same order), for each seed, and asserts its output equals the reference's bitwise; returns
+/// how many tiles were skipped past their counts in the last run.
+fn runs_like_the_reference(program: &Program, shape: &hpmoe_host::moe::MoeShape) -> u64 {
     use hpmoe_host::exec::moe_reference::{moe_inputs, moe_reference};
-    let shape = hpmoe_host::moe::MoeShape::tiny_natural(2);
     let built = shape.taskflow().unwrap();
-    let program = tiny_natural();
     let tf = program.taskflow().unwrap();
-    assert!(tf.same_structure(&built), "the DSL layer differs from MoeShape::tiny_natural(2)");
-    assert_eq!(tf.families.iter().filter(|f| f.guard.is_some()).count(), 5, "the IR JSON carries the guards");
     // One executor, several runs: each run starts its hardware-flag counts afresh.
-    let exec = Executor::for_program(&program, &OpImpls::for_program(&program).unwrap()).unwrap();
+    let exec = Executor::for_program(program, &OpImpls::for_program(program).unwrap()).unwrap();
+    let mut skipped = 0;
     for seed in [1, 42] {
-        // The builder's inputs, under the DSL's tensor names (same tensors, same order).
-        let theirs = moe_inputs(&shape, seed);
+        let theirs = moe_inputs(shape, seed);
         let mut inputs = Inputs::new();
         for (mine, built) in tf.tensors.iter().zip(&built.tensors) {
-            for rank in 0..2 {
+            for rank in 0..shape.ranks {
                 if let Some(t) = theirs.get(&built.name, rank) {
                     inputs.set_rank(&mine.name, rank, t.clone());
                 }
             }
         }
         let out = exec.run(&inputs, &RunOptions::default()).unwrap();
-        let reference = moe_reference(&shape, &theirs).unwrap();
+        let reference = moe_reference(shape, &theirs).unwrap();
         for (rank, want) in reference.iter().enumerate() {
             let got = out.snapshot.get(rank as u32, "OUT").unwrap();
             assert_eq!(got.first_difference(want), None, "seed {seed}, rank {rank}");
         }
-        // Some blocks are past their counts: those tiles ran no op but the run completed.
-        assert!(out.stats.skipped > 0, "seed {seed}");
-        assert_eq!(out.stats.tiles, shape.instances_per_rank() * 2);
+        assert_eq!(out.stats.tiles, shape.instances_per_rank() * u64::from(shape.ranks));
+        skipped = out.stats.skipped;
     }
+    skipped
+}
+
+#[test]
+fn a_guarded_dsl_layer_runs_on_the_executor_bitwise_like_the_reference() {
+    let shape = hpmoe_host::moe::MoeShape::tiny_natural(2);
+    let program = tiny_natural();
+    let tf = program.taskflow().unwrap();
+    assert!(tf.same_structure(&shape.taskflow().unwrap()), "the DSL layer differs from MoeShape::tiny_natural(2)");
+    assert_eq!(tf.families.iter().filter(|f| f.guard.is_some()).count(), 5, "the IR JSON carries the guards");
+    // Some blocks are past their counts: those tiles ran no op but the run completed.
+    assert!(runs_like_the_reference(&program, &shape) > 0);
+}
+
+#[test]
+fn the_int8_dispatch_layer_in_the_dsl_is_the_builders_and_runs_like_the_reference() {
+    use hpmoe_host::moe::{DispatchPrecision, MoeShape, under_dsl_names};
+    let shape = MoeShape::tiny(2).with_dispatch(DispatchPrecision::Int8);
+    let program = tiny_int8();
+    let tf = program.taskflow().unwrap();
+    let mut built = under_dsl_names(shape.taskflow().unwrap());
+    assert!(tf.same_structure(&built), "the DSL layer differs from MoeShape::tiny(2) with INT8 dispatch");
+    // Under the DSL's name (the table carries it), the builder's taskflow plans to the macro's
+    // table and flag plan, byte for byte.
+    built.name = tf.name.clone();
+    let compiled = hpmoe_core::plan(&built).unwrap();
+    assert!(compiled.table.to_bytes() == program.table_bytes().unwrap(), "the tables differ");
+    assert!(compiled.flags_bin == program.flags_bytes, "the flag plans differ");
+    // The comparison sees a difference: BF16 dispatch is another layer.
+    assert!(!tf.same_structure(&MoeShape::tiny(2).taskflow().unwrap()));
+    assert_eq!(runs_like_the_reference(&program, &shape), 0);
 }
 
 /// A running sum along `s` in the DSL: each `step(e, s)` runs after `step(e, s - 1)` (and

@@ -30,6 +30,7 @@ fn moe_ffn_training_step() {
     const WB13: u64 = HIDDEN; // gradient rows per weight-gradient tile: all of them at this size
     const WB2: u64 = INTER;
     include!("../../examples/dsl/moe_ffn.rs");
+    include!("../../examples/dsl/moe_ffn_tail.rs");
     const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
     const DBACK: Tensor<Bf16> = scratch([SENT, HIDDEN]);
     /// Each choice's output gradient scaled by its routing weight, once the rank's forward

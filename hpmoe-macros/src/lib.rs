@@ -130,7 +130,8 @@ mod expand;
 ///   (`examples/dsl/moe_ffn_backward.rs`: the weight-gradient chains exist only with more than
 ///   one row group per expert).
 /// - **Ops**: the built-ins of [`hpmoe_core::dsl`] (`matmul`, `matmul_accumulate`,
-///   `matmul_nt`, `matmul_tn`, `matmul_tn_accumulate` on AIC; `put`, `copy`, `swiglu`,
+///   `matmul_nt`, `matmul_tn`, `matmul_tn_accumulate`, `matmul_tn_slots_accumulate` on AIC;
+///   `put`, `copy`, `swiglu`,
 ///   `scale_rows`, `accumulate`, `weighted_accumulate`, `gather_weighted_accumulate`,
 ///   `quantize`, `dequantize`, `cast`, `zero`, `swiglu_backward`, `scale_rows_repeat`,
 ///   `row_dot_topk`, `sum_topk` and their gathering forms `gather_scale_rows_repeat`,

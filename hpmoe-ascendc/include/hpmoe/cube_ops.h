@@ -9,6 +9,7 @@
 #define HPMOE_CUBE_OPS_H
 
 #include "config.h"
+#include "counters.h"
 #include "view.h"
 
 namespace hpmoe {
@@ -130,6 +131,45 @@ HPMOE_FN void MatmulSumAddInto(MM& mm, const View<float>& c) {
     AscendC::GlobalTensor<float> gc;
     gc.SetGlobalBuffer(c.At(0, 0));
     mm.GetTensorC(gc, 1);
+}
+
+/* matmul_tn_slots_accumulate: grad[M, N] += sum over slots s ascending of x_s^T * g_s, x [S*C, M]
+ * and g [S*C, N] holding S slots of C rows (slot s the rows s*C ..), over the first
+ * min(counts[s], C) rows of each slot; counts is S int32 elements in one row or column, each read
+ * fresh from global memory (ReadCount's LoadFresh: they were written during the launch by another
+ * rank's put, whose signal the tile has waited for). grad is walked in base blocks of
+ * base_m x base_n (the group's tiling fixes that base block: SetFixSplit); per block, the slots
+ * with a count above zero are summed in L0C (MatmulTnSumStep, one Iterate over the slot's rows,
+ * the first starting the accumulators) and the block is added into grad once
+ * (MatmulSumAddInto). A block no slot feeds is left as it is. Rows past a count are not read. */
+template <class MM, typename A, typename B>
+HPMOE_FN void MatmulTnSlotsTile(MM& mm, const View<A>& x, const View<B>& g, const View<float>& grad,
+                                const View<int32_t>& counts, uint32_t base_m, uint32_t base_n) {
+    const uint32_t slots = counts.rows * counts.cols;
+    const uint32_t slot_rows = x.rows / slots;
+    for (uint32_t i0 = 0; i0 < grad.rows; i0 += base_m) {
+        for (uint32_t j0 = 0; j0 < grad.cols; j0 += base_n) {
+            const View<float> block(grad.base, grad.offset + static_cast<int64_t>(i0) * grad.ld + j0, base_m, base_n,
+                                    grad.ld);
+            bool started = false;
+            for (uint32_t s = 0; s < slots; ++s) {
+                /* Element s of a row (cols > 1) or a column (rows > 1) of counts. */
+                const int64_t at = counts.cols > 1 ? counts.offset + s : counts.offset + static_cast<int64_t>(s) * counts.ld;
+                const int32_t count = LoadFresh(counts.base + at);
+                if (count <= 0) {
+                    continue;
+                }
+                const uint32_t k = static_cast<uint32_t>(count) < slot_rows ? static_cast<uint32_t>(count) : slot_rows;
+                const int64_t row = static_cast<int64_t>(s) * slot_rows;
+                MatmulTnSumStep(mm, View<A>(x.base, x.offset + row * x.ld + i0, k, base_m, x.ld),
+                                View<B>(g.base, g.offset + row * g.ld + j0, k, base_n, g.ld), block, started);
+                started = true;
+            }
+            if (started) {
+                MatmulSumAddInto(mm, block);
+            }
+        }
+    }
 }
 
 /* Between an AIC op that writes global memory and a later op of the same tile that reads it: the

@@ -95,9 +95,11 @@ pub fn render(p: &LauncherParts<'_>) -> String {
         out.push_str("// The Matmul groups: the tiling of each covers its largest tile (M x N x K, A, B, C types, A and B transposed).\n");
         out.push_str("const hpmoe::host::MatmulSpec kMatmuls[] = {\n");
         for (i, g) in p.groups.iter().enumerate() {
+            // An on-chip sum's group adds `fixed_split` (the others leave it at its default, false).
+            let fixed = if g.fixed_split { ", true" } else { "" };
             let _ = writeln!(
                 out,
-                "    {{{prefix}MATMUL{i}_M, {prefix}MATMUL{i}_N, {prefix}MATMUL{i}_K, ElemType::{}, ElemType::{}, ElemType::{}, {}, {}}},",
+                "    {{{prefix}MATMUL{i}_M, {prefix}MATMUL{i}_N, {prefix}MATMUL{i}_K, ElemType::{}, ElemType::{}, ElemType::{}, {}, {}{fixed}}},",
                 elem_type(g.a),
                 elem_type(g.b),
                 elem_type(g.c),

@@ -18,6 +18,7 @@ pub(crate) mod names;
 mod ops;
 mod order;
 mod region;
+mod slots;
 
 use crate::error::{EmitError, EmitErrorKind, EmitErrors};
 use crate::flags::FlagPlan;

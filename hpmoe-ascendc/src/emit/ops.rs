@@ -31,6 +31,9 @@ pub struct MatmulGroup {
     pub n: u64,
     /// Reduction depth of the largest tile (K).
     pub k: u64,
+    /// An on-chip sum's group (`matmul_tn_slots_accumulate`): the tiling's base block is fixed
+    /// at `m x n` (`SetFixSplit`), the block each `Iterate` accumulates in L0C.
+    pub fixed_split: bool,
     /// The families with a matmul in this group, in declaration order.
     pub families: Vec<String>,
 }
@@ -39,7 +42,8 @@ impl MatmulGroup {
     /// `bf16 x bf16 -> f32`, with `ᵀ` after a transposed operand (`bf16ᵀ x bf16 -> f32`).
     pub fn types(&self) -> String {
         let t = |trans: bool| if trans { "ᵀ" } else { "" };
-        format!("{}{} x {}{} -> {}", self.a.name(), t(self.trans_a), self.b.name(), t(self.trans_b), self.c.name())
+        let sum = if self.fixed_split { ", summed in L0C by base blocks of M x N" } else { "" };
+        format!("{}{} x {}{} -> {}{sum}", self.a.name(), t(self.trans_a), self.b.name(), t(self.trans_b), self.c.name())
     }
 }
 
@@ -152,6 +156,7 @@ pub fn statement(
         | BuiltinOp::MatmulNt
         | BuiltinOp::MatmulTn
         | BuiltinOp::MatmulTnAccumulate => matmul(op, site, v, names, groups),
+        BuiltinOp::MatmulTnSlotsAccumulate => super::slots::matmul_tn_slots(site, v, names, groups),
         BuiltinOp::Put => {
             same_dtype(0, 1)?;
             let (src, dst) = pair_shapes(&v[0], &v[1], names)?;
@@ -342,31 +347,19 @@ fn matmul(
             ),
         ));
     }
-    let key = (ta, v[1].dtype, tc, trans_a, trans_b);
-    let index = match groups.iter().position(|g| (g.a, g.b, g.c, g.trans_a, g.trans_b) == key) {
-        Some(i) => i,
-        None => {
-            groups.push(MatmulGroup {
-                a: ta,
-                b: v[1].dtype,
-                c: tc,
-                trans_a,
-                trans_b,
-                m: 0,
-                n: 0,
-                k: 0,
-                families: Vec::new(),
-            });
-            groups.len() - 1
-        }
+    let tile = MatmulGroup {
+        a: ta,
+        b: v[1].dtype,
+        c: tc,
+        trans_a,
+        trans_b,
+        m,
+        n,
+        k,
+        fixed_split: false,
+        families: Vec::new(),
     };
-    let g = &mut groups[index];
-    g.m = g.m.max(m);
-    g.n = g.n.max(n);
-    g.k = g.k.max(k);
-    if !g.families.iter().any(|f| f == site.family) {
-        g.families.push(site.family.to_string());
-    }
+    let index = join_group(groups, tile, site.family);
     let f = match op {
         BuiltinOp::Matmul => "MatmulTile",
         BuiltinOp::MatmulAccumulate => "MatmulAccumulateTile",
@@ -376,6 +369,32 @@ fn matmul(
     };
     let a = |i: usize| v[i].cpp(names);
     Ok(format!("hpmoe::{f}(mm{index},\n    {},\n    {},\n    {});", a(0), a(1), a(2)))
+}
+
+/// The index of the Matmul group `tile` (one call's types, transposes and shape) joins — one of
+/// the same types and transposes and, for a fixed split, the same base block — added if none;
+/// the group's shape grows to cover the call's and `family` is listed once.
+pub(super) fn join_group(groups: &mut Vec<MatmulGroup>, tile: MatmulGroup, family: &str) -> usize {
+    let same = |g: &MatmulGroup| {
+        (g.a, g.b, g.c, g.trans_a, g.trans_b, g.fixed_split)
+            == (tile.a, tile.b, tile.c, tile.trans_a, tile.trans_b, tile.fixed_split)
+            && (!tile.fixed_split || (g.m, g.n) == (tile.m, tile.n))
+    };
+    let index = match groups.iter().position(same) {
+        Some(i) => i,
+        None => {
+            groups.push(MatmulGroup { m: 0, n: 0, k: 0, families: Vec::new(), ..tile.clone() });
+            groups.len() - 1
+        }
+    };
+    let g = &mut groups[index];
+    g.m = g.m.max(tile.m);
+    g.n = g.n.max(tile.n);
+    g.k = g.k.max(tile.k);
+    if !g.families.iter().any(|f| f == family) {
+        g.families.push(family.to_string());
+    }
+    index
 }
 
 /// Two regions of equal element count: as they are when their shapes agree, else both flattened

@@ -51,13 +51,14 @@ impl CubeWrites {
 
 /// Whether built-in `op` may read its in-place argument by DMA (a user op may). Not
 /// `matmul_accumulate`: its `c` is read by the FIX pipe's atomic add, in order with the FIX pipe's
-/// earlier writes. `matmul_tn_accumulate` adds the same way but is counted as a DMA read (a
-/// barrier too many at worst: its chains run across tiles, not inside one). Matched
+/// earlier writes. `matmul_tn_accumulate` and `matmul_tn_slots_accumulate` add the same way but
+/// are counted as DMA reads (a barrier too many at worst). Matched
 /// exhaustively: a new built-in does not compile until it is decided here.
 fn dma_reads_in_place(op: BuiltinOp) -> bool {
     match op {
         BuiltinOp::MatmulAccumulate => false,
         BuiltinOp::MatmulTnAccumulate
+        | BuiltinOp::MatmulTnSlotsAccumulate
         | BuiltinOp::Matmul
         | BuiltinOp::MatmulNt
         | BuiltinOp::MatmulTn

@@ -8,6 +8,10 @@
 //! overhead (plus their waits and signals, which the simulator charges as for any tile) and
 //! move no bytes, in the simulated taskflow, the kernel-by-kernel baseline and the bound.
 //! The scheduler never sees it: schedules are built for the worst case, every block full.
+//!
+//! A `matmul_tn_slots_accumulate` reads only the rows its counts let it sum, so a run also
+//! gives each instance with such ops a *share* of its body's work ([`Activity::share`], see
+//! `cost/slot_share.rs`): the instance costs its overhead plus that share of the rest.
 
 use crate::expand::{Extent, InstanceSpace, RegionFault, eval_region};
 use crate::ids::{NodeId, RankId};
@@ -74,9 +78,11 @@ impl std::fmt::Display for ActivityError {
 impl std::error::Error for ActivityError {}
 
 /// Per tile instance (node id), whether its guard made it skip its body.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Activity {
     skipped: Vec<bool>,
+    /// Per node, the share of its body's work the run's counts leave it (empty: all 1).
+    share: Vec<f32>,
 }
 
 impl Activity {
@@ -126,7 +132,8 @@ impl Activity {
                 }
             }
         }
-        Ok(Activity { skipped })
+        let share = super::slot_share::evaluate(tf, space, &value)?;
+        Ok(Activity { skipped, share })
     }
 
     /// Per node, the share of `runs` in which it runs its body: the plan for
@@ -145,6 +152,12 @@ impl Activity {
     /// Whether node `node` skips its body (false for nodes this activity does not cover).
     pub fn skips(&self, node: NodeId) -> bool {
         self.skipped.get(node.index()).copied().unwrap_or(false)
+    }
+
+    /// The share of node `node`'s body work the run leaves it: below 1 for an instance whose
+    /// `matmul_tn_slots_accumulate` ops sum fewer rows than their slots hold, else 1.
+    pub fn share(&self, node: NodeId) -> f32 {
+        self.share.get(node.index()).copied().unwrap_or(1.0)
     }
 
     /// How many instances skip their body.

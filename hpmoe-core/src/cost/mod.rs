@@ -21,6 +21,7 @@ pub mod activity;
 pub mod calibration;
 pub mod profile;
 mod profile_error;
+mod slot_share;
 pub mod tile;
 pub mod traffic;
 

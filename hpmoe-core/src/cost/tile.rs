@@ -168,6 +168,12 @@ impl TaskflowCost {
         self.activity.as_ref()
     }
 
+    /// The share of node `node`'s body work in the run priced (1 without a run, or for a node
+    /// without `matmul_tn_slots_accumulate` ops: [`super::Activity::share`]).
+    pub fn share(&self, node: NodeId) -> f32 {
+        self.activity.as_ref().map_or(1.0, |a| a.share(node))
+    }
+
     /// Whether node `node` skips its body in the run priced.
     pub fn skips(&self, node: NodeId) -> bool {
         self.activity.as_ref().is_some_and(|a| a.skips(node))

@@ -46,6 +46,22 @@ pub fn matmul_tn_accumulate(a: impl Into<Region>, b: impl Into<Region>, c: impl 
     let _ = (a.into(), b.into(), c.into());
 }
 
+/// AIC: the on-chip sum over a slot layout: `grad += Σ_s x_sᵀ · g_s`, `x` `[S·C, M]` and `g`
+/// `[S·C, N]` holding `S` slots of `C` rows (slot `s` the rows `s·C ..`), `grad` `[M, N]`,
+/// `counts` `S` i32 elements (`C` = rows of `x` / `S`), over the first `min(counts[s], C)` rows
+/// of each slot: one FP32 accumulation from `+0.0`, slots and rows ascending, added to `grad`
+/// once (rounded once into its type). Rows past a count are never read. One tile sums what a
+/// chain of [`matmul_tn_accumulate`] tiles would, in one order, without reading and writing
+/// `grad` per block (the AscendC backend keeps the sum in L0C); `grad` must be f32 there.
+pub fn matmul_tn_slots_accumulate(
+    x: impl Into<Region>,
+    g: impl Into<Region>,
+    grad: impl Into<Region>,
+    counts: impl Into<Region>,
+) {
+    let _ = (x.into(), g.into(), grad.into(), counts.into());
+}
+
 /// AIV: one-sided write of `src` into `dst`, a region of a symmetric tensor on another
 /// rank (`T.on(rank)...`), with a signal the destination's readers wait for.
 pub fn put(src: impl Into<Region>, dst: impl Into<Region>) {
@@ -228,6 +244,7 @@ pub fn builtin_function(op: BuiltinOp) -> BuiltinFunction {
         BuiltinOp::MatmulNt => function!(matmul_nt, Three, ["a", "b", "c"]),
         BuiltinOp::MatmulTn => function!(matmul_tn, Three, ["a", "b", "c"]),
         BuiltinOp::MatmulTnAccumulate => function!(matmul_tn_accumulate, Three, ["a", "b", "c"]),
+        BuiltinOp::MatmulTnSlotsAccumulate => function!(matmul_tn_slots_accumulate, Four, ["x", "g", "grad", "counts"]),
         BuiltinOp::Put => function!(put, Two, ["src", "dst"]),
         BuiltinOp::Copy => function!(copy, Two, ["src", "dst"]),
         BuiltinOp::Swiglu => function!(swiglu, Two, ["gate_up", "out"]),

@@ -178,6 +178,14 @@ builtin_ops! {
         /// `c`'s type, like [`BuiltinOp::MatmulAccumulate`] (weight gradients chained over an
         /// expert's row blocks).
         MatmulTnAccumulate => "matmul_tn_accumulate",
+        /// AIC: the on-chip sum over a slot layout: `x` `[S·C, M]`, `g` `[S·C, N]` (slot `s`
+        /// the rows `s·C ..`), `grad` `[M, N]`, `counts` `S` i32 elements (`C` = rows of `x` /
+        /// `S`): `grad += Σ_s x_sᵀ · g_s` over the first `min(counts[s], C)` rows of each slot
+        /// (none for a count ≤ 0) — one FP32 accumulation from `+0.0`, slots ascending and rows
+        /// ascending in each, added to `grad` (read as FP32) once and rounded once into its type.
+        /// Rows past a count are never read, so they may hold anything (the weight gradients of
+        /// an expert under natural routing, whose slots are filled to a run-time count).
+        MatmulTnSlotsAccumulate => "matmul_tn_slots_accumulate",
         /// AIV: one-sided write of `src` into `dst` on another rank, with a signal.
         Put => "put",
         /// AIV: `dst = src`.
@@ -266,6 +274,16 @@ impl BuiltinOp {
                 vec![P::read("a"), P::read("b"), P::read_write("c")],
                 WorkModel::MatmulTn,
                 "c += aᵀ · b, a [K, M], b [K, N], c [M, N] (aᵀ · b in FP32 over K ascending, added to c in FP32, rounded once into c's type)",
+            ),
+            // Priced as `matmul_tn` over every row of `x` (`counts` last, so `a` and `c` are the
+            // arguments the matmul models read): statically every slot full, the most it sums.
+            // A priced run scales the op by the rows its counts let it sum
+            // (`cost::Activity`), as it skips a guarded tile past its count.
+            BuiltinOp::MatmulTnSlotsAccumulate => (
+                Aic,
+                vec![P::read("x"), P::read("g"), P::read_write("grad"), P::read("counts")],
+                WorkModel::MatmulTn,
+                "grad += sum over slots s ascending of x_sᵀ · g_s over the first min(counts[s], C) rows of slot s (rows s*C ..), x [S*C, M], g [S*C, N], grad [M, N], counts S i32 (C = rows(x) / S); one FP32 accumulation from +0.0, rows ascending, added to grad once, rounded once into grad's type",
             ),
             BuiltinOp::Put => (
                 Aiv,

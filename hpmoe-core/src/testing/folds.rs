@@ -53,6 +53,7 @@ fn fold_of(op: BuiltinOp) -> Option<&'static str> {
         | BuiltinOp::MatmulNt
         | BuiltinOp::MatmulTn
         | BuiltinOp::MatmulTnAccumulate
+        | BuiltinOp::MatmulTnSlotsAccumulate
         | BuiltinOp::Swiglu
         | BuiltinOp::ScaleRows
         | BuiltinOp::Accumulate

@@ -12,10 +12,10 @@
 //! padding: the forward computes zeros on the padding rows of a sent block and never writes the
 //! blocks past the count ([`moe_saved`] leaves those rows at the executor's NaN poison, so a
 //! layer reading them fails the comparison). A dropped choice gets `dw = +0` and adds nothing
-//! to its token's `dx`. The weight gradients sum block by block (`B` rows, the sent blocks of
-//! each source in turn, `(src, b)` ascending), each block's rows ascending from `+0`, starting
-//! from `+0`: the order of the layer's chain of `matmul_tn_accumulate` tiles (padding rows of a
-//! block are zeros in both factors and change no bit).
+//! to its token's `dx`. The weight gradients sum every received row in one FP32 accumulation
+//! from `+0`, sources ascending and each source's `count` rows ascending, added to the zeroed
+//! gradient once: the order of the layer's `matmul_tn_slots_accumulate` (which reads no row
+//! past a count).
 //!
 //! Under INT8 dispatch the rows GMM1 multiplied — and so `dW13`'s `X` — are the dequantised
 //! ones ([`int8_round_trip`] of the sent rows), saved as `xin` instead of `recv`.
@@ -245,8 +245,8 @@ impl Placement {
     }
 
     /// The weight gradients' groups of local expert `e` of `rank`, in summation order: groups of
-    /// `W` rows (balanced); the sent blocks of `B` rows, source by source (natural), each with
-    /// its rows that carry a choice.
+    /// `W` rows (balanced); one group of every received row, sources ascending and rows
+    /// ascending (natural: the layer's one `matmul_tn_slots_accumulate` sum).
     fn groups(&self, d: &Dims, rank: usize, e: usize) -> Vec<Vec<usize>> {
         if !d.natural {
             return (0..d.rows() / d.w)
@@ -256,14 +256,7 @@ impl Placement {
                 })
                 .collect();
         }
-        let sent = |src: usize| self.sent[src][rank * d.e + e];
-        (0..d.r)
-            .flat_map(|src| {
-                (0..d.c / d.b)
-                    .filter(move |blk| blk * d.b < sent(src))
-                    .map(move |blk| (src * d.c + blk * d.b..src * d.c + ((blk + 1) * d.b).min(sent(src))).collect())
-            })
-            .collect()
+        vec![self.received(d, rank, e).into_iter().map(|(row, ..)| row).collect()]
     }
 }
 

@@ -55,8 +55,10 @@
 //! `combine_bwd`, `gmm2_dgrad`, `swiglu_bwd`, `gmm1_dgrad` and `dispatch_bwd` are guarded per
 //! block by the counts, on the forward's `(e, src, b)` blocks; `weights_grad` and `sum_bwd`
 //! gather by `slot_of` (`gather_row_dot_topk`, `gather_sum_topk`); the weight gradients are
-//! zeroed (`*_zero`, AIV) and summed block by block by one guarded chain (see
-//! `add_natural_weight_gradient`), [`MoeShape::wgrad_rows`] unused. The backward
+//! zeroed (`gmm*_wgrad_zero`, AIV) and then summed by one tile per expert and column block
+//! (`gmm*_wgrad`, `matmul_tn_slots_accumulate` over the expert's slots to their counts in
+//! `recv_counts`, once all its rows are in; see `add_natural_weight_gradient`),
+//! [`MoeShape::wgrad_rows`] unused. The backward
 //! alone takes `send_counts`, `slot_of` and `recv_counts` (the forward's announced counts) as
 //! inputs besides the saved tensors.
 //!
@@ -224,9 +226,8 @@ impl MoeShape {
                 token_blocks,
                 e * (r * self.slot_rows() / self.wgrad_rows.max(1)) * (blocks1 * cols1 + blocks2 * cols2),
             ),
-            // Per send block; a zeroing tile per expert and column block, then one per received
-            // block and column block.
-            Routing::Natural { .. } => (blocks, (e + blocks) * (cols1 + cols2)),
+            // Per send block; a zeroing tile and a summing tile per expert and column block.
+            Routing::Natural { .. } => (blocks, 2 * e * (cols1 + cols2)),
         };
         token_blocks * 2 + scale_dout // weights_grad, sum_bwd, scale_dout
             + blocks * 2 // combine_bwd, dispatch_bwd
@@ -285,43 +286,38 @@ impl MoeShape {
     }
 
     /// The weight gradient under natural routing: an expert's rows are `R` slots of `C` rows
-    /// of which only a run-time count was sent, so the rows of the blocks past a count were
-    /// never written and may not be read (padding rows inside a sent block are zeros and add
-    /// nothing). `{name}_zero` (AIV, grid `(e, n)`) zeroes each gradient column block, then
-    /// `{name}_acc` (grid `(e, src, b, n)`) adds block `b` of source `src`'s slot
-    /// (`matmul_tn_accumulate`, one call per block of gradient rows: the grid has no room for a
-    /// fifth dimension), guarded by its count like the GMM tiles of that block, and chained in
-    /// the order `(src, b)` ascending: after `(src, b − 1)` and after `(src − 1, C/B − 1)`
-    /// (implied by the first for `b > 0`). A skipped block still signals, so the chain holds
-    /// whatever the routing.
+    /// of which only a run-time count was sent, so the rows past a count were never written and
+    /// may not be read. `{name}_zero` (AIV, grid `(e, n)`) zeroes each gradient column block,
+    /// then `{name}` (AIC, grid `(e, n)`) adds the whole sum into it at once:
+    /// `matmul_tn_slots_accumulate` over the expert's `R` slots, each to its count in
+    /// `recv_counts[src, e]` (one call per block of gradient rows, as the balanced tiles split
+    /// them). One FP32 accumulation, sources and rows ascending, rounded once: one order on
+    /// every run, without a chain of tiles, and the device keeps the sum in L0C instead of
+    /// reading and writing the FP32 gradient once per received block. The tile waits for every
+    /// block of the expert's rows (a skipped block still signals).
     fn add_natural_weight_gradient(&self, tf: &mut Taskflow, name: &str, wg: WeightGradient<'_>, n: &NaturalTensors) {
         let WeightGradient { x, g, grad, rows, width, cols } = wg;
-        let (r, e, c, b) = (u64::from(self.ranks), self.local_experts(), self.slot_rows(), self.row_block);
+        let (r, e, c) = (u64::from(self.ranks), self.local_experts(), self.slot_rows());
         let block = wgrad_row_block(rows);
         tf.tile(&format!("{name}_zero"), CoreKind::Aiv, |tb| {
             let (ex, col) = (tb.grid("e", e), tb.grid("n", width / cols));
             tb.op("zero", [grad.at(ex).all(rows).slice(col * cols as i64, cols)]);
         });
-        let acc = format!("{name}_acc");
-        tf.tile(&acc, CoreKind::Aic, |tb| {
-            let (ex, src, blk) = (tb.grid("e", e), tb.grid("src", r), tb.grid("b", c / b));
-            let col = tb.grid("n", width / cols);
-            tb.run_if_above(n.recv_counts.at(src.clone()).at(ex.clone()), blk.clone() * b as i64);
-            let (row, cc) = (src.clone() * c as i64 + blk.clone() * b as i64, col.clone() * cols as i64);
+        tf.tile(name, CoreKind::Aic, |tb| {
+            let (ex, col) = (tb.grid("e", e), tb.grid("n", width / cols));
+            let cc = col * cols as i64;
             for p in 0..(rows / block) as i64 {
                 let q = p * block as i64;
                 tb.op(
-                    "matmul_tn_accumulate",
+                    "matmul_tn_slots_accumulate",
                     [
-                        x.at(ex.clone()).slice(row.clone(), b).slice(q, block),
-                        g.at(ex.clone()).slice(row.clone(), b).slice(cc.clone(), cols),
+                        x.at(ex.clone()).all(r * c).slice(q, block),
+                        g.at(ex.clone()).all(r * c).slice(cc.clone(), cols),
                         grad.at(ex.clone()).slice(q, block).slice(cc.clone(), cols),
+                        n.recv_counts.slice(0, r).slice(ex.clone(), 1),
                     ],
                 );
             }
-            let at = IndexSel::At;
-            tb.after(&acc, [at(ex.clone()), at(src.clone()), at(blk - 1), at(col.clone())]);
-            tb.after(&acc, [at(ex), at(src - 1), at(Affine::constant((c / b) as i64 - 1)), at(col)]);
         });
     }
 

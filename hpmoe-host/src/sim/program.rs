@@ -69,7 +69,8 @@ pub(crate) struct Program {
 /// A put (a family with remote bytes) whose destination is its own rank (rotation 0)
 /// copies locally at its stream rate and leaves the link alone. A tile with several puts is
 /// judged by its first put's destination ([`Expanded::rotation`]): all its remote bytes go
-/// through the link, or none. An instance the cost's activity skips costs its overhead.
+/// through the link, or none. An instance the cost's activity skips costs its overhead; one it
+/// gives a share below 1 (a slot sum's) its overhead plus that share of the rest.
 pub(crate) fn lower_node(exp: &Expanded, cost: &TaskflowCost, node: NodeId) -> (u64, Option<LinkUse>, bool) {
     let family = exp.space.family_of(node);
     let c = cost.family(family);
@@ -80,8 +81,12 @@ pub(crate) fn lower_node(exp: &Expanded, cost: &TaskflowCost, node: NodeId) -> (
     }
     // A put's setup is core time before its bytes, not computation.
     let bare = overhead.saturating_add(cost.profile().put_setup());
+    // A slot sum's instance does the share of its body its counts leave it.
+    let share = f64::from(cost.share(node));
+    let exec_ns =
+        if share < 1.0 { overhead + (c.exec_ns.saturating_sub(overhead) as f64 * share) as u64 } else { c.exec_ns };
     match c.put {
-        None => (c.exec_ns, None, true),
+        None => (exec_ns, None, true),
         Some(put) if exp.rotation[node] == 0 => (c.exec_ns.saturating_add(put.local_ns()), None, c.computes(bare)),
         Some(put) => {
             let rank = exp.space.rank_of(node).raw();
@@ -92,9 +97,14 @@ pub(crate) fn lower_node(exp: &Expanded, cost: &TaskflowCost, node: NodeId) -> (
 }
 
 /// HBM bytes of node `node`'s exec part ([`hpmoe_core::cost::FamilyCost::hbm_bytes`]; none for an
-/// instance the cost's activity skips).
+/// instance the cost's activity skips, its share for a slot sum's).
 pub(crate) fn node_hbm_bytes(exp: &Expanded, cost: &TaskflowCost, node: NodeId) -> u64 {
-    if cost.skips(node) { 0 } else { cost.family(exp.space.family_of(node)).hbm_bytes }
+    if cost.skips(node) {
+        return 0;
+    }
+    let bytes = cost.family(exp.space.family_of(node)).hbm_bytes;
+    let share = f64::from(cost.share(node));
+    if share < 1.0 { (bytes as f64 * share) as u64 } else { bytes }
 }
 
 /// Checks that `cost` was built for a taskflow with the families of `exp`.

@@ -215,6 +215,51 @@ fn matmul_tn_accumulate_adds_in_f32_and_rounds_once() {
     assert_eq!(out.get(0, "c").unwrap().to_f32(), vec![1.0 + 1.0 / 128.0]);
 }
 
+/// The slot sum reads each slot to its count (rows past it are NaN here and must not be read),
+/// sums in one f32 accumulator and adds into `grad` once: with `grad = 1`, rows `1e8`, `1`,
+/// `-1e8` give `1 + ((1e8 + 1) - 1e8) = 1 + 0 = 1`; adding per row or per slot into `grad`
+/// would give 0.
+#[test]
+fn matmul_tn_slots_accumulate_sums_to_the_counts_once() {
+    let mut tf = Taskflow::new("slots", MachineProfile::small(1, 1));
+    let x = tf.input("x", DType::F32, &[6, 1]);
+    let g = tf.input("g", DType::F32, &[6, 1]);
+    let counts = tf.input("counts", DType::I32, &[3]);
+    let one = tf.input("one", DType::F32, &[1, 1]);
+    let grad = tf.output("grad", DType::F32, &[1, 1]);
+    tf.tile("v", CoreKind::Aiv, |t| t.op("copy", [one.whole(), grad.whole()]));
+    tf.tile("mm", CoreKind::Aic, |t| {
+        t.op("matmul_tn_slots_accumulate", [x.whole(), g.whole(), grad.whole(), counts.whole()])
+    });
+    let nan = f32::NAN;
+    // Slots of C = 2 rows: slot 0 counts 1, slot 1 none, slot 2 more than C (both rows).
+    let mut inputs = Inputs::new();
+    inputs
+        .set("x", HostTensor::from_f32(DType::F32, &[6, 1], &[1.0, nan, nan, nan, 1.0, 1.0]))
+        .set("g", HostTensor::from_f32(DType::F32, &[6, 1], &[1e8, nan, nan, nan, 1.0, -1e8]))
+        .set("counts", HostTensor::from_f32(DType::I32, &[3], &[1.0, 0.0, 5.0]))
+        .set("one", HostTensor::filled(DType::F32, &[1, 1], 1.0));
+    let out = run_both(&tf, &OpImpls::builtin(), &inputs);
+    assert_eq!(out.get(0, "grad").unwrap().to_f32(), vec![1.0]);
+}
+
+/// Rows that are not whole slots, one per count, are refused before the run.
+#[test]
+fn matmul_tn_slots_accumulate_refuses_rows_that_are_not_whole_slots() {
+    let mut tf = Taskflow::new("slots", MachineProfile::small(1, 1));
+    let x = tf.input("x", DType::F32, &[5, 1]);
+    let g = tf.input("g", DType::F32, &[5, 1]);
+    let counts = tf.input("counts", DType::I32, &[2]);
+    let grad = tf.output("grad", DType::F32, &[1, 1]);
+    tf.tile("z", CoreKind::Aiv, |t| t.op("zero", [grad.whole()]));
+    tf.tile("t", CoreKind::Aic, |t| {
+        t.op("matmul_tn_slots_accumulate", [x.whole(), g.whole(), grad.whole(), counts.whole()])
+    });
+    let compiled = hpmoe_core::compile(&tf, &SimpleCost::default()).unwrap();
+    let err = Executor::new(&tf, &compiled.table, &OpImpls::builtin()).unwrap_err().to_string();
+    assert!(err.contains("op `matmul_tn_slots_accumulate` in tile `t`") && err.contains("slots of C"), "{err}");
+}
+
 /// Each misshaped call is refused when the executor is built, naming the op and the shapes.
 #[test]
 fn misshaped_arguments_are_refused_before_the_run() {

@@ -20,6 +20,7 @@ fn moe_ffn() {
     const N2: u64 = 16;
     const SUM: u64 = 8;
     include!("../../../examples/dsl/moe_ffn.rs");
+    include!("../../../examples/dsl/moe_ffn_tail.rs");
 }
 
 /// Records every op call of a tile.

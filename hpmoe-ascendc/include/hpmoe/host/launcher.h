@@ -71,6 +71,7 @@ struct MatmulSpec {
     ElemType c;
     bool trans_a; /* A stored K x M (the tiling's SetAType isTrans) */
     bool trans_b; /* B stored N x K */
+    bool fixed_split = false; /* an on-chip sum's group: the base block is m x n (SetFixSplit) */
 };
 
 /* Device addresses of one rank's kernel arguments. */
@@ -197,6 +198,10 @@ inline bool ComputeTilings(const KernelSpec& k, std::vector<uint8_t>& out) {
         api.SetOrgShape(static_cast<int32_t>(mm.m), static_cast<int32_t>(mm.n), static_cast<int32_t>(mm.k));
         api.SetBias(false);
         api.SetBufferSpace(-1, -1, -1);
+        if (mm.fixed_split && api.SetFixSplit(static_cast<int32_t>(mm.m), static_cast<int32_t>(mm.n), -1) != 0) {
+            Say("the tiling API refused the on-chip sum's base block of Matmul group ", std::to_string(g));
+            return false;
+        }
         TCubeTiling tiling;
         if (api.GetTiling(tiling) == -1) {
             Say("the tiling API found no tiling for Matmul group ", std::to_string(g));

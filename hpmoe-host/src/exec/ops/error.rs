@@ -159,6 +159,14 @@ pub enum ShapeMismatch {
         /// The argument whose rows they must match.
         other: ArgDesc,
     },
+    /// A slot layout's rows are not a whole number of slots: `x` must have `C ≥ 1` rows per
+    /// element of `counts`.
+    Slots {
+        /// The rows in slots.
+        x: ArgDesc,
+        /// One count per slot.
+        counts: ArgDesc,
+    },
 }
 
 /// What an argument holds one of, per row or element of another ([`ShapeMismatch::OnePer`]).
@@ -291,6 +299,12 @@ impl fmt::Display for ShapeMismatch {
                 "the rows of {} ({row} elements) must be as long as the rows of {}",
                 table.describe(),
                 other.describe()
+            ),
+            ShapeMismatch::Slots { x, counts } => write!(
+                f,
+                "{} must be slots of C ≥ 1 rows each, one slot per element of {}",
+                x.describe(),
+                counts.describe()
             ),
         }
     }

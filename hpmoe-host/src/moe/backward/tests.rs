@@ -44,38 +44,32 @@ fn every_pass_analyses_with_the_instances_it_counts() {
 }
 
 #[test]
-fn natural_tiles_wait_only_for_the_block_they_read_and_the_weight_gradient_is_one_chain() {
+fn natural_tiles_wait_only_for_the_block_they_read_and_the_weight_gradient_for_all_its_rows() {
     // tiny_natural(2): slots of 12 rows (3 blocks of 4), 2 local experts, 2 gradient column
     // blocks of GMM2's weight gradient and 2 of GMM1's.
     let tf = MoeShape::tiny_natural(2).backward_taskflow().unwrap();
     let guarded: Vec<&str> = tf.families.iter().filter(|f| f.guard.is_some()).map(|f| f.name.as_str()).collect();
-    assert_eq!(
-        guarded,
-        [
-            "scale_dout",
-            "combine_bwd",
-            "gmm2_dgrad",
-            "gmm2_wgrad_acc",
-            "swiglu_bwd",
-            "gmm1_dgrad",
-            "gmm1_wgrad_acc",
-            "dispatch_bwd"
-        ]
-    );
+    assert_eq!(guarded, ["scale_dout", "combine_bwd", "gmm2_dgrad", "swiglu_bwd", "gmm1_dgrad", "dispatch_bwd"]);
     // gmm2_dgrad(e=0, src=1, b=2, n=0) on rank 0: the one put carrying block 2 of rank 1's slot.
     assert_eq!(preds(&tf, "gmm2_dgrad", (3 + 2) * 2), ["combine_bwd(dst=0, e=0, b=2) on rank 1"]);
     // combine_bwd(dst=1, e=0, b=1): the scaled rows of its block only.
     // (local index (dst·E + e)·3 + b)
     assert_eq!(preds(&tf, "combine_bwd", 2 * 3 + 1), ["scale_dout(dst=1, e=0, b=1) on rank 0"]);
-    // gmm1_wgrad_acc(e=0, src=1, b=0, n=0): its block's dH columns (one SwiGLU tile), the
-    // zeroed gradient, and the chain's previous link (src=0, b=2).
-    assert_eq!(
-        preds(&tf, "gmm1_wgrad_acc", 3 * 2),
-        [
-            "swiglu_bwd(e=0, src=1, b=0, n=0) on rank 0",
-            "gmm1_wgrad_zero(e=0, n=0) on rank 0",
-            "gmm1_wgrad_acc(e=0, src=0, b=2, n=0) on rank 0"
-        ]
+    // gmm1_wgrad(e=0, n=0): the zeroed gradient and the dH columns of every block of the
+    // expert's rows (each SwiGLU tile, guarded or not, signals), one sum over them all.
+    let mut want: Vec<String> = ["gmm1_wgrad_zero(e=0, n=0) on rank 0".to_string()].into();
+    for src in 0..2 {
+        for b in 0..3 {
+            want.push(format!("swiglu_bwd(e=0, src={src}, b={b}, n=0) on rank 0"));
+        }
+    }
+    let mut got = preds(&tf, "gmm1_wgrad", 0);
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    let sum = tf.families.iter().find(|f| f.name == "gmm1_wgrad").unwrap();
+    assert!(
+        sum.guard.is_none() && sum.after.is_empty() && sum.body.iter().all(|c| c.op == "matmul_tn_slots_accumulate")
     );
     // The gathering sum and the routing-weight gradient read where the routing put the rows.
     let sum = preds(&tf, "sum_bwd", 0);

@@ -1,8 +1,10 @@
-//! The matmuls: `a · b`, `a · bᵀ`, `aᵀ · b`, each plain or accumulating into `c`.
+//! The matmuls: `a · b`, `a · bᵀ`, `aᵀ · b`, each plain or accumulating into `c`, and the
+//! slot-layout sum `grad += Σ_s x_sᵀ · g_s`.
 
-use super::checks::{arity, expect, float};
+use super::checks::{arity, dtype, expect, float};
 use crate::exec::ops::error::{OpError, ShapeMismatch};
 use crate::exec::ops::{Arg, ArgDesc, RefOp};
+use hpmoe_core::model::DType;
 
 /// `c[M, N] = a[M, K] · b[K, N]`: each output element is `Σ_p a[i, p] · b[p, j]` summed in
 /// `f32` for `p = 0, 1, …, K-1`, starting from `+0.0`, then rounded to `c`'s type.
@@ -141,5 +143,54 @@ impl RefOp for MatmulTn {
             *c += s;
         }
         args[2].store(&c)
+    }
+}
+
+/// `grad[M, N] += Σ_s x_sᵀ · g_s` over a slot layout: `x` `[S·C, M]`, `g` `[S·C, N]`, `counts`
+/// `S` i32 elements (read as bits), `C` = rows of `x` / `S`. One `f32` accumulator per element
+/// from `+0.0` takes `x[r, i] · g[r, j]` for the rows `r = s·C + p`, `p < min(counts[s], C)`,
+/// slots `s` ascending and `p` ascending; then `grad[i, j] + acc` in `f32` (grad read as `f32`),
+/// rounded once into `grad`'s type. Rows past a count are not read (they may hold the
+/// executor's poison). The order is the device's: one L0C accumulation continued slot after
+/// slot, added into `grad` once.
+#[derive(Debug)]
+pub(super) struct MatmulTnSlots;
+
+impl RefOp for MatmulTnSlots {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
+        arity(args, 4)?;
+        let (x, counts) = (&args[0], &args[3]);
+        dtype(counts, DType::I32)?;
+        check_matmul(&args[..3], Some("(x [K, M])ᵀ · g [K, N] = grad [M, N]"), |a, b, c| {
+            a.cols() == c.rows() && a.rows() == b.rows() && b.cols() == c.cols()
+        })?;
+        let slots = counts.elements();
+        expect(slots > 0 && x.rows() >= slots && x.rows().is_multiple_of(slots), || ShapeMismatch::Slots {
+            x: x.clone(),
+            counts: counts.clone(),
+        })
+    }
+
+    fn run(&self, args: &[Arg<'_>]) -> Result<(), OpError> {
+        let (m, n) = (args[2].desc().rows(), args[2].desc().cols());
+        let counts: Vec<i32> = args[3].load_bits().into_iter().map(|b| b as i32).collect();
+        let c = args[0].desc().rows() / counts.len().max(1);
+        let (x, g) = (args[0].load(), args[1].load());
+        let mut sum = vec![0.0f32; m * n];
+        for (s, &count) in counts.iter().enumerate() {
+            for r in s * c..s * c + usize::try_from(count).unwrap_or(0).min(c) {
+                for (i, row) in sum.chunks_exact_mut(n.max(1)).enumerate().take(m) {
+                    let v = x[r * m + i];
+                    for (acc, &y) in row.iter_mut().zip(&g[r * n..(r + 1) * n]) {
+                        *acc += v * y;
+                    }
+                }
+            }
+        }
+        let mut grad = args[2].load();
+        for (c, s) in grad.iter_mut().zip(sum) {
+            *c += s;
+        }
+        args[2].store(&grad)
     }
 }

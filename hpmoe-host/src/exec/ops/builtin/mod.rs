@@ -25,7 +25,7 @@ use forward::{
 };
 use gather::{GatherRowDotTopk, GatherScaleRowsRepeat, GatherSumTopk};
 use hpmoe_core::model::BuiltinOp;
-use matmul::{Matmul, MatmulAccumulate, MatmulNt, MatmulTn};
+use matmul::{Matmul, MatmulAccumulate, MatmulNt, MatmulTn, MatmulTnSlots};
 use std::sync::Arc;
 
 pub(super) fn register_all(r: &mut OpImpls) {
@@ -42,6 +42,7 @@ fn reference(op: BuiltinOp) -> Arc<dyn RefOp> {
         BuiltinOp::MatmulNt => Arc::new(MatmulNt),
         BuiltinOp::MatmulTn => Arc::new(MatmulTn { accumulate: false }),
         BuiltinOp::MatmulTnAccumulate => Arc::new(MatmulTn { accumulate: true }),
+        BuiltinOp::MatmulTnSlotsAccumulate => Arc::new(MatmulTnSlots),
         // On the host a put is a copy into the destination rank's tensor.
         BuiltinOp::Put | BuiltinOp::Copy => Arc::new(Copy),
         BuiltinOp::Swiglu => Arc::new(SwiGlu),

@@ -1,0 +1,129 @@
+//! The share of its work a tile with `matmul_tn_slots_accumulate` ops does in one run.
+//!
+//! The op sums the first `min(count, C)` rows of each of its `S` slots of `C` rows, so it reads
+//! only those rows of `x` and `g`; its result (read and written once) and its counts do not
+//! shrink. The cost model prices it statically at every slot full ([`crate::model::BuiltinOp`]'s
+//! spec: the `matmul_tn` of all of `x`'s rows), the most it can do; for one run, each instance
+//! gets the share of those bytes it moves: `(fixed + rows summed / (S·C) · (x + g)) / (fixed + x +
+//! g)`, with `fixed` the result's read and write and the counts, over all its slot ops. The
+//! bytes' share bounds the flops' share from above, so the instance is never priced below what
+//! its reads need. (The simulator, the baseline and the bound charge overhead plus that share
+//! of the rest: [`super::Activity::share`].)
+
+use super::activity::ActivityError;
+use crate::expand::{InstanceSpace, decode, eval_region};
+use crate::ids::RankId;
+use crate::model::{BuiltinOp, Taskflow};
+
+/// Per node, the share of its work the run's counts leave it; empty when the taskflow has no
+/// `matmul_tn_slots_accumulate`. Counts are read through `value(rank, tensor, flat_index)`.
+pub(super) fn evaluate(
+    tf: &Taskflow,
+    space: &InstanceSpace,
+    value: &impl Fn(u32, &str, u64) -> Option<i64>,
+) -> Result<Vec<f32>, ActivityError> {
+    let mut share: Vec<f32> = Vec::new();
+    for (fi, f) in tf.families.iter().enumerate() {
+        let calls: Vec<_> = f
+            .body
+            .iter()
+            .filter(|c| tf.ops.get(&c.op).and_then(|s| s.builtin()) == Some(BuiltinOp::MatmulTnSlotsAccumulate))
+            .collect();
+        if calls.is_empty() {
+            continue;
+        }
+        if share.is_empty() {
+            share = vec![1.0; space.len()];
+        }
+        let span = &space.families[fi];
+        for rank in 0..space.ranks {
+            for idx in 0..span.count {
+                let coords = decode(idx, &span.extents);
+                let instance = || format!("{} on rank {rank}", f.instance_name(&coords));
+                let (mut all, mut moved) = (0f64, 0f64);
+                for call in &calls {
+                    // (elements, bytes) of argument `i` at this instance, and its extent.
+                    let arg = |i: usize| {
+                        let region = &call.args[i];
+                        let decl = tf.tensor(&region.tensor).ok_or_else(|| ActivityError::UnknownTensor {
+                            tile: f.name.clone(),
+                            tensor: region.tensor.clone(),
+                        })?;
+                        let (_, ext) = eval_region(region, &decl.shape, &coords, rank, space.ranks)
+                            .map_err(|fault| ActivityError::Count { instance: instance(), fault })?;
+                        let elements = (0..ext.dims as usize).map(|k| u64::from(ext.len[k])).product::<u64>();
+                        Ok((decl, ext, elements as f64 * decl.dtype.size_bytes() as f64))
+                    };
+                    let (_, x_ext, x) = arg(0)?;
+                    let (_, _, g) = arg(1)?;
+                    let (_, _, grad) = arg(2)?;
+                    let (counts_decl, counts_ext, counts) = arg(3)?;
+                    let dims = counts_ext.dims as usize;
+                    let slots = (0..dims).map(|k| u64::from(counts_ext.len[k])).product::<u64>();
+                    // Rows of `x`: every dimension but the last.
+                    let rows =
+                        (0..(x_ext.dims as usize).saturating_sub(1)).map(|k| u64::from(x_ext.len[k])).product::<u64>();
+                    let slot_rows = rows / slots.max(1);
+                    let mut summed = 0u64;
+                    for s in 0..slots {
+                        // Element `s` of the counts' box, row-major, as a flat index into the tensor.
+                        let at = decode(s as u32, &counts_ext.len[..dims]);
+                        let flat = (0..dims)
+                            .fold(0u64, |acc, k| acc * counts_decl.shape[k] + u64::from(counts_ext.start[k]) + at[k]);
+                        let count = value(rank, &counts_decl.name, flat).ok_or_else(|| ActivityError::NoValue {
+                            instance: instance(),
+                            tensor: counts_decl.name.clone(),
+                            extent: counts_ext,
+                        })?;
+                        summed += u64::try_from(count).unwrap_or(0).min(slot_rows);
+                    }
+                    let fraction =
+                        if rows == 0 { 1.0 } else { summed as f64 / (slots.max(1) * slot_rows).max(1) as f64 };
+                    let fixed = 2.0 * grad + counts;
+                    all += fixed + x + g;
+                    moved += fixed + fraction * (x + g);
+                }
+                let node = space.node(RankId::new(rank), span.first + idx).index();
+                share[node] = if all > 0.0 { (moved / all) as f32 } else { 1.0 };
+            }
+        }
+    }
+    Ok(share)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cost::Activity;
+    use crate::expand::InstanceSpace;
+    use crate::ids::NodeId;
+    use crate::model::{CoreKind, DType, MachineProfile, Taskflow};
+
+    /// Two slot sums (grid `e`) over 2 slots of 4 rows, `x` `[8, 16]` and `g` `[8, 32]` bf16
+    /// (768 bytes), `grad` `[16, 32]` f32 (2048 bytes) read and written, counts 8 bytes: with
+    /// counts (4, 4) the share is 1, with (2, 0) a quarter of `x` and `g`, with (9, -1) half.
+    #[test]
+    fn the_share_counts_the_rows_summed_and_the_gradient_in_full() {
+        let mut tf = Taskflow::new("slots", MachineProfile::small(1, 1));
+        let x = tf.input("x", DType::Bf16, &[2, 8, 16]);
+        let g = tf.input("g", DType::Bf16, &[2, 8, 32]);
+        let counts = tf.input("counts", DType::I32, &[2, 2]);
+        let grad = tf.output("grad", DType::F32, &[2, 16, 32]);
+        tf.tile("sum", CoreKind::Aic, |t| {
+            let e = t.grid("e", 2);
+            t.op(
+                "matmul_tn_slots_accumulate",
+                [x.at(e.clone()), g.at(e.clone()), grad.at(e.clone()), counts.slice(0, 2).slice(e, 1)],
+            );
+        });
+        let space = InstanceSpace::of(&tf).unwrap();
+        // counts[s, e]: expert 0 gets (4, 4), expert 1 (2, 0) or (9, -1).
+        for (second, want) in [([2i64, 0], 0.25), ([9, -1], 0.5)] {
+            let values = [4, second[0], 4, second[1]];
+            let run = Activity::evaluate(&tf, &space, |_, _, i| values.get(i as usize).copied()).unwrap();
+            assert_eq!(run.share(NodeId::from_index(0)), 1.0);
+            let (fixed, rows) = (2.0 * 2048.0 + 8.0, 768.0);
+            let expected = ((fixed + want * rows) / (fixed + rows)) as f32;
+            assert_eq!(run.share(NodeId::from_index(1)), expected, "counts {second:?}");
+        }
+    }
+}
