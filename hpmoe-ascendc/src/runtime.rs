@@ -23,6 +23,7 @@ pub const RUNTIME_HEADERS: &[(&str, &str)] = &[
     ("hpmoe/flags.h", include_str!("../include/hpmoe/flags.h")),
     ("hpmoe/runtime.h", include_str!("../include/hpmoe/runtime.h")),
     ("hpmoe/table.h", include_str!("../include/hpmoe/table.h")),
+    ("hpmoe/vector_backward_ops.h", include_str!("../include/hpmoe/vector_backward_ops.h")),
     ("hpmoe/vector_ops.h", include_str!("../include/hpmoe/vector_ops.h")),
     ("hpmoe/view.h", include_str!("../include/hpmoe/view.h")),
     ("hpmoe/worker.h", include_str!("../include/hpmoe/worker.h")),

@@ -7,7 +7,9 @@
 
 mod common;
 
-use common::taskflows::{all_ops, backward_gather_ops, backward_matmuls, backward_vector_ops, guarded, small};
+use common::taskflows::{
+    all_ops, backward_gather_ops, backward_matmuls, backward_vector_ops, guarded, quantize_blocks, small,
+};
 use hpmoe_ascendc::emulator::Emulation;
 use hpmoe_ascendc::{EmitOptions, KernelFiles, emit_with};
 use hpmoe_core::model::Taskflow;
@@ -79,6 +81,14 @@ fn the_small_kernel_puts_matmuls_flags_and_user_op() {
 fn every_built_in_op() {
     let tf = all_ops();
     emulator_equals_executor(&tf, &Inputs::random(&tf, 2));
+}
+
+/// Quantisation over several row blocks and column tiles: its per-pipe syncs hold at every
+/// block, not only the first (each is shown needed in tests/emulator_faults.rs).
+#[test]
+fn quantize_over_row_blocks_and_column_tiles() {
+    let tf = quantize_blocks();
+    emulator_equals_executor(&tf, &Inputs::random(&tf, 3));
 }
 
 /// Chains inside a family, data flowing along them through global memory: `mm(s)` multiplies

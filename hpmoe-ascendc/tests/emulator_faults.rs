@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::taskflows::small;
+use common::taskflows::{quantize_blocks, small};
 use hpmoe_ascendc::diag::DiagStatus;
 use hpmoe_ascendc::emulator::{EmulateError, Emulation, EmulatorFailure, KernelSources, emulate};
 use hpmoe_ascendc::{EmitOptions, FlagPolicy, KernelFiles, emit_with};
@@ -144,6 +144,40 @@ fn a_runtime_without_the_quiet_before_the_signals_is_caught() {
     let emulation = Emulation::build(&kernel, &options).unwrap_or_else(|e| panic!("{e}"));
     let f = failure(emulation.run(&tf, &hpmoe_host::exec::moe_reference::moe_inputs(&shape, 7)));
     assert!(!f.findings.is_empty(), "the emulator said nothing: {f}");
+}
+
+/// Quantize's per-pipe syncs (`hpmoe/vector_ops.h`, in place of full barriers) are each
+/// needed, and the strict emulator says so: without the DMA-out → DMA-in event, or with the
+/// vector → scalar event in its place, reading back the scales just stored is an unsynchronised
+/// read of global memory; without the vector → scalar event, so is the scalar unit's read of the
+/// scales the vector unit converted.
+#[test]
+fn quantize_with_a_sync_too_narrow_is_caught() {
+    let Some(options) = common::emulator_options() else { return };
+    let ops = hpmoe_ascendc::runtime::RUNTIME_HEADERS.iter().find(|(n, _)| *n == "hpmoe/vector_ops.h").unwrap().1;
+    let store_load = "        vec.LoadAfterStore();\n        vec.Load(scale.Flat(), st, amax);\n";
+    let scalar = "        vec.ScalarAfterVector();\n        for (uint32_t c = 0; c < col_tiles; ++c) {\n";
+    for line in [store_load, scalar] {
+        assert_eq!(ops.matches(line).count(), 1, "vector_ops.h changed: update this test's patches");
+    }
+    let tf = quantize_blocks();
+    let kernel = kernel_of(&tf, false);
+    let cases = [
+        (ops.replace(store_load, "        vec.Load(scale.Flat(), st, amax);\n"), "DataCopyPad"),
+        (
+            ops.replace(store_load, "        vec.ScalarAfterVector();\n        vec.Load(scale.Flat(), st, amax);\n"),
+            "DataCopyPad",
+        ),
+        (ops.replace(scalar, "        for (uint32_t c = 0; c < col_tiles; ++c) {\n"), "LocalTensor::GetValue"),
+    ];
+    for (patched, call) in cases {
+        let mut options = options.clone();
+        options.runtime_overrides = vec![("hpmoe/vector_ops.h".into(), patched)];
+        let emulation = Emulation::build(&kernel, &options).unwrap_or_else(|e| panic!("{e}"));
+        let f = failure(emulation.run(&tf, &Inputs::random(&tf, 3)));
+        let first = f.findings.first().unwrap_or_else(|| panic!("the emulator said nothing: {f}"));
+        assert_eq!((first.kind.as_str(), first.call.as_deref()), ("unsynchronised_read", Some(call)), "{f}");
+    }
 }
 
 /// Recompiles `compiled`'s kernel files for `table` as if the compiler had made it: the kernel's

@@ -53,22 +53,23 @@ pub fn overlap(tf: &Taskflow, result: &SimResult) -> Result<Vec<Overlap>, Exampl
                 .map(|t| t.end_ns)
                 .max()
                 .ok_or(ExampleError::NothingRan { rank, what: "dispatch" })?;
+            let shared_tiles = || tiles().filter(|t| shared.contains(&t.family.index()));
+            let first_shared_start_ns = shared_tiles()
+                .map(|t| t.start_ns)
+                .min()
+                .ok_or(ExampleError::NothingRan { rank, what: "shared-expert" })?;
             let mut o = Overlap {
                 rank,
                 dispatch_end_ns,
-                first_shared_start_ns: u64::MAX,
+                first_shared_start_ns,
                 last_shared_end_ns: 0,
                 shared_busy_ns: 0,
                 shared_busy_during_dispatch_ns: 0,
             };
-            for t in tiles().filter(|t| shared.contains(&t.family.index())) {
-                o.first_shared_start_ns = o.first_shared_start_ns.min(t.start_ns);
+            for t in shared_tiles() {
                 o.last_shared_end_ns = o.last_shared_end_ns.max(t.end_ns);
                 o.shared_busy_ns += t.end_ns - t.start_ns;
                 o.shared_busy_during_dispatch_ns += t.end_ns.min(dispatch_end_ns).saturating_sub(t.start_ns);
-            }
-            if o.first_shared_start_ns == u64::MAX {
-                return Err(ExampleError::NothingRan { rank, what: "shared-expert" });
             }
             Ok(o)
         })

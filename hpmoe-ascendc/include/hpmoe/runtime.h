@@ -14,6 +14,7 @@
  *   comm.h        SHMEM puts with signal (AIV)
  *   flags.h       hardware cross-core flags, AIC <-> own AIVs, with back-pressure
  *   vector_ops.h  built-in vector ops (AIV)
+ *   vector_backward_ops.h  the backward's built-in vector ops (AIV)
  *   cube_ops.h    matmul tiles (AIC)
  *   worker.h      the AIC and AIV worker loops */
 #ifndef HPMOE_RUNTIME_H
@@ -30,6 +31,7 @@
 #include "flag_plan.h"
 #include "flags.h"
 #include "table.h"
+#include "vector_backward_ops.h"
 #include "vector_ops.h"
 #include "view.h"
 #include "worker.h"

@@ -212,3 +212,19 @@ pub fn backward_gather_ops(t: u64, k: u64, h: u64, n: u64, out: DType) -> Taskfl
     });
     tf
 }
+
+/// INT8 quantisation across the vector ops' tiling: `wide`'s rows are longer than one UB tile
+/// (three row blocks of two column tiles each), `tall` has more rows than one tile holds (ten
+/// row blocks) and a bf16 scale.
+pub fn quantize_blocks() -> Taskflow {
+    let mut tf = Taskflow::new("quantize_blocks", MachineProfile::small(1, 1));
+    let x = tf.input("x", DType::F32, &[3, 4128]);
+    let q = tf.output("q", DType::I8, &[3, 4128]);
+    let s = tf.output("s", DType::F32, &[3]);
+    let y = tf.input("y", DType::Bf16, &[600, 64]);
+    let p = tf.output("p", DType::I8, &[600, 64]);
+    let r = tf.output("r", DType::Bf16, &[600]);
+    tf.tile("wide", CoreKind::Aiv, |t| t.op("quantize", [x.whole(), q.whole(), s.whole()]));
+    tf.tile("tall", CoreKind::Aiv, |t| t.op("quantize", [y.whole(), p.whole(), r.whole()]));
+    tf
+}

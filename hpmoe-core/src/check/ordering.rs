@@ -11,6 +11,7 @@ use crate::expand::{Expanded, Hazard, HazardKind};
 use crate::ids::{IdVec, NodeId};
 use crate::limits::MAX_HAZARD_VISITS;
 use crate::model::Taskflow;
+use std::num::NonZeroU32;
 
 /// Reports every hazard whose instances are not ordered. `topo_pos[n]` is the position of
 /// node `n` in a topological order of `exp.dag` (so the DAG must be acyclic).
@@ -43,23 +44,25 @@ fn check_ordering_within(
     }
     open.sort_unstable();
     let mut out = Diagnostics::default();
-    let mut stamp: IdVec<NodeId, u32> = IdVec::filled(exp.nodes(), u32::MAX);
+    // The last search (generation) that reached each node; `None` before any did. A
+    // `NonZeroU32` keeps the table at 4 bytes a node.
+    let mut stamp: IdVec<NodeId, Option<NonZeroU32>> = IdVec::filled(exp.nodes(), None);
     let mut stack = Vec::new();
     let mut visits = 0u64;
     let mut group_start = 0;
-    let mut generation = 0u32;
+    let mut generation = NonZeroU32::MIN;
     while group_start < open.len() {
         let src = open[group_start].0;
         let group_end = group_start + open[group_start..].partition_point(|p| p.0 == src);
         let horizon = open[group_start..group_end].iter().map(|p| topo_pos[p.1]).max().unwrap_or(0);
         stack.clear();
         stack.push(src);
-        stamp[src] = generation;
+        stamp[src] = Some(generation);
         while let Some(n) = stack.pop() {
             visits += 1;
             for &m in dag.succ.row(n) {
-                if stamp[m] != generation && topo_pos[m] <= horizon {
-                    stamp[m] = generation;
+                if stamp[m] != Some(generation) && topo_pos[m] <= horizon {
+                    stamp[m] = Some(generation);
                     stack.push(m);
                 }
             }
@@ -76,8 +79,9 @@ fn check_ordering_within(
             ));
             break;
         }
-        failed.extend(open[group_start..group_end].iter().filter(|p| stamp[p.1] != generation).map(|p| p.2));
-        generation += 1;
+        failed.extend(open[group_start..group_end].iter().filter(|p| stamp[p.1] != Some(generation)).map(|p| p.2));
+        // One generation per source node of a hazard, and hazards are `u32`-indexed.
+        generation = generation.checked_add(1).expect("fewer searches than hazards");
         group_start = group_end;
     }
     failed.sort_unstable();

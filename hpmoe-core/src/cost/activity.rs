@@ -65,7 +65,7 @@ impl std::fmt::Display for ActivityError {
             }
             ActivityError::UnknownTensor { tile, tensor } => write!(f, "tile `{tile}`: no tensor `{tensor}`"),
             ActivityError::Count { instance, fault } => {
-                write!(f, "{instance}: cannot evaluate its guard's count: {fault:?}")
+                write!(f, "{instance}: cannot evaluate its guard's count: {fault}")
             }
             ActivityError::NoValue { instance, tensor, extent } => {
                 write!(f, "{instance}: no run-time value for its guard's count `{tensor}`{extent}")

@@ -12,7 +12,7 @@
 //! | grid parameters `e: Idx`, index arithmetic, `RANK` | [`Idx`], [`RANK`] |
 //! | `const X: Tensor<Bf16> = input([T, H]);` | [`Tensor`], [`Element`] types, [`input`], [`output`], [`scratch`], [`symmetric`] |
 //! | `X.at(e).slice(m * B, B).on(dst)` | [`Tensor`] / [`Region`] methods |
-//! | `matmul(a, b, c)`, `put(src, dst)`, ... | one function per [`BuiltinOp`](crate::model::BuiltinOp) ([`builtin_params`]) |
+//! | `matmul(a, b, c)`, `put(src, dst)`, ... | one function per [`BuiltinOp`](crate::model::BuiltinOp) ([`builtin_function`]) |
 //! | `run_if_above(COUNTS.at(e), b * B);` (a tile's guard) | [`run_if_above`] |
 //! | `for p in 0..H / P { .. }` in a tile (unrolled at compile time) | plain Rust over `u64` (`p * P` converts into an [`Idx`]) |
 //! | reference bodies of `#[op]` functions | [`TileData`] |
@@ -37,10 +37,10 @@ mod tensor;
 pub use guard::run_if_above;
 pub use index::{Idx, RANK};
 pub use ops::{
-    accumulate, builtin_params, cast, copy, dequantize, gather_row_dot_topk, gather_scale_rows_repeat, gather_sum_topk,
-    gather_weighted_accumulate, matmul, matmul_accumulate, matmul_nt, matmul_tn, matmul_tn_accumulate,
-    matmul_tn_slots_accumulate, put, quantize, row_dot_topk, scale_rows, scale_rows_repeat, sum_topk, swiglu,
-    swiglu_backward, weighted_accumulate, zero,
+    BuiltinFunction, RegionFn, accumulate, builtin_function, cast, copy, dequantize, gather_row_dot_topk,
+    gather_scale_rows_repeat, gather_sum_topk, gather_weighted_accumulate, matmul, matmul_accumulate, matmul_nt,
+    matmul_tn, matmul_tn_accumulate, matmul_tn_slots_accumulate, put, quantize, row_dot_topk, scale_rows,
+    scale_rows_repeat, sum_topk, swiglu, swiglu_backward, weighted_accumulate, zero,
 };
 #[doc(hidden)]
 pub use program::__private;

@@ -1,6 +1,6 @@
 //! The built-in ops as tile bodies call them.
 //!
-//! Each function names a [`BuiltinOp`] with its parameters ([`builtin_params`]).
+//! Each function names a [`BuiltinOp`] with its parameters ([`builtin_function`]).
 //! Like the rest of the vocabulary they are symbolic: `#[taskflow]` reads the call and
 //! checks it (core kind, argument count, regions); the function does nothing at run time.
 //! The host executor and the AscendC backend supply the ops' implementations. (Written out
@@ -192,48 +192,97 @@ pub fn gather_sum_topk(table: impl Into<Region>, index: impl Into<Region>, dst: 
     let _ = (table.into(), index.into(), dst.into());
 }
 
-/// The parameter names of the function this module declares for `op` (named
-/// [`BuiltinOp::name`]). Matched exhaustively: a new built-in does not compile until it has its
-/// function here.
-pub const fn builtin_params(op: BuiltinOp) -> &'static [&'static str] {
+/// A DSL function taking regions, by its number of arguments.
+#[derive(Clone, Copy, Debug)]
+pub enum RegionFn {
+    /// One region.
+    One(fn(Region)),
+    /// Two regions.
+    Two(fn(Region, Region)),
+    /// Three regions.
+    Three(fn(Region, Region, Region)),
+    /// Four regions.
+    Four(fn(Region, Region, Region, Region)),
+}
+
+impl RegionFn {
+    /// The number of arguments.
+    pub fn arity(self) -> usize {
+        match self {
+            RegionFn::One(_) => 1,
+            RegionFn::Two(_) => 2,
+            RegionFn::Three(_) => 3,
+            RegionFn::Four(_) => 4,
+        }
+    }
+}
+
+/// A built-in's function in this module: its name, its parameters' names and the function.
+#[derive(Clone, Copy, Debug)]
+pub struct BuiltinFunction {
+    /// The function's name, which is the op's ([`BuiltinOp::name`]).
+    pub name: &'static str,
+    /// Its parameters' names, in order: the registry's ([`BuiltinOp::spec`]).
+    pub params: &'static [&'static str],
+    /// The function.
+    pub function: RegionFn,
+}
+
+/// `function!(name, Arity, [params])`: the [`BuiltinFunction`] of this module's function `name`.
+macro_rules! function {
+    ($name:ident, $arity:ident, [$($param:literal),*]) => {
+        BuiltinFunction { name: stringify!($name), params: &[$($param),*], function: RegionFn::$arity($name) }
+    };
+}
+
+/// The function this module declares for `op`. Matched exhaustively, naming the function
+/// itself: a new built-in does not compile until it has its function here.
+pub fn builtin_function(op: BuiltinOp) -> BuiltinFunction {
     match op {
-        BuiltinOp::Matmul => &["a", "b", "c"],
-        BuiltinOp::MatmulAccumulate => &["a", "b", "c"],
-        BuiltinOp::MatmulNt => &["a", "b", "c"],
-        BuiltinOp::MatmulTn => &["a", "b", "c"],
-        BuiltinOp::MatmulTnAccumulate => &["a", "b", "c"],
-        BuiltinOp::MatmulTnSlotsAccumulate => &["x", "g", "grad", "counts"],
-        BuiltinOp::Put => &["src", "dst"],
-        BuiltinOp::Copy => &["src", "dst"],
-        BuiltinOp::Swiglu => &["gate_up", "out"],
-        BuiltinOp::ScaleRows => &["src", "scale", "dst"],
-        BuiltinOp::Accumulate => &["src", "dst"],
-        BuiltinOp::WeightedAccumulate => &["src", "weight", "dst"],
-        BuiltinOp::GatherWeightedAccumulate => &["table", "index", "weight", "dst"],
-        BuiltinOp::Quantize => &["src", "dst", "scale"],
-        BuiltinOp::Dequantize => &["src", "scale", "dst"],
-        BuiltinOp::Cast => &["src", "dst"],
-        BuiltinOp::Zero => &["dst"],
-        BuiltinOp::SwigluBackward => &["gate_up", "d_act", "d_gate_up"],
-        BuiltinOp::ScaleRowsRepeat => &["src", "weights", "dst"],
-        BuiltinOp::RowDotTopk => &["a", "b", "d_weights"],
-        BuiltinOp::SumTopk => &["src", "dst"],
-        BuiltinOp::GatherScaleRowsRepeat => &["table", "index", "weights", "dst"],
-        BuiltinOp::GatherRowDotTopk => &["table", "index", "a", "d_weights"],
-        BuiltinOp::GatherSumTopk => &["table", "index", "dst"],
+        BuiltinOp::Matmul => function!(matmul, Three, ["a", "b", "c"]),
+        BuiltinOp::MatmulAccumulate => function!(matmul_accumulate, Three, ["a", "b", "c"]),
+        BuiltinOp::MatmulNt => function!(matmul_nt, Three, ["a", "b", "c"]),
+        BuiltinOp::MatmulTn => function!(matmul_tn, Three, ["a", "b", "c"]),
+        BuiltinOp::MatmulTnAccumulate => function!(matmul_tn_accumulate, Three, ["a", "b", "c"]),
+        BuiltinOp::MatmulTnSlotsAccumulate => function!(matmul_tn_slots_accumulate, Four, ["x", "g", "grad", "counts"]),
+        BuiltinOp::Put => function!(put, Two, ["src", "dst"]),
+        BuiltinOp::Copy => function!(copy, Two, ["src", "dst"]),
+        BuiltinOp::Swiglu => function!(swiglu, Two, ["gate_up", "out"]),
+        BuiltinOp::ScaleRows => function!(scale_rows, Three, ["src", "scale", "dst"]),
+        BuiltinOp::Accumulate => function!(accumulate, Two, ["src", "dst"]),
+        BuiltinOp::WeightedAccumulate => function!(weighted_accumulate, Three, ["src", "weight", "dst"]),
+        BuiltinOp::GatherWeightedAccumulate => {
+            function!(gather_weighted_accumulate, Four, ["table", "index", "weight", "dst"])
+        }
+        BuiltinOp::Quantize => function!(quantize, Three, ["src", "dst", "scale"]),
+        BuiltinOp::Dequantize => function!(dequantize, Three, ["src", "scale", "dst"]),
+        BuiltinOp::Cast => function!(cast, Two, ["src", "dst"]),
+        BuiltinOp::Zero => function!(zero, One, ["dst"]),
+        BuiltinOp::SwigluBackward => function!(swiglu_backward, Three, ["gate_up", "d_act", "d_gate_up"]),
+        BuiltinOp::ScaleRowsRepeat => function!(scale_rows_repeat, Three, ["src", "weights", "dst"]),
+        BuiltinOp::RowDotTopk => function!(row_dot_topk, Three, ["a", "b", "d_weights"]),
+        BuiltinOp::SumTopk => function!(sum_topk, Two, ["src", "dst"]),
+        BuiltinOp::GatherScaleRowsRepeat => {
+            function!(gather_scale_rows_repeat, Four, ["table", "index", "weights", "dst"])
+        }
+        BuiltinOp::GatherRowDotTopk => function!(gather_row_dot_topk, Four, ["table", "index", "a", "d_weights"]),
+        BuiltinOp::GatherSumTopk => function!(gather_sum_topk, Three, ["table", "index", "dst"]),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::builtin_params;
+    use super::builtin_function;
     use crate::model::BuiltinOp;
 
     #[test]
     fn the_vocabulary_matches_the_registry() {
         for op in BuiltinOp::ALL {
+            let f = builtin_function(op);
             let params: Vec<String> = op.spec().params.iter().map(|p| p.name.clone()).collect();
-            assert_eq!(builtin_params(op), params, "{}", op.name());
+            assert_eq!(f.name, op.name());
+            assert_eq!(f.params, params, "{}", op.name());
+            assert_eq!(f.function.arity(), params.len(), "{}", op.name());
         }
     }
 }

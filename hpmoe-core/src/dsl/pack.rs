@@ -193,7 +193,8 @@ fn unshuffle(planes: &[u8], stride: usize) -> Vec<u8> {
 
 /// Greedy LZ77 with one candidate per 4-byte hash; appends the sequences to `out`.
 fn compress(data: &[u8], out: &mut Vec<u8>) {
-    let mut table = vec![u32::MAX; 1 << HASH_BITS];
+    // The last position with each hash; `None` before one is seen.
+    let mut table: Vec<Option<u32>> = vec![None; 1 << HASH_BITS];
     let hash = |i: usize| {
         let word = u32::from_le_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]);
         (word.wrapping_mul(0x9E37_79B1) >> (32 - HASH_BITS)) as usize
@@ -202,14 +203,12 @@ fn compress(data: &[u8], out: &mut Vec<u8>) {
     while i + MIN_MATCH <= data.len() {
         let h = hash(i);
         let candidate = table[h];
-        table[h] = i as u32;
-        let found =
-            candidate != u32::MAX && data[candidate as usize..candidate as usize + MIN_MATCH] == data[i..i + MIN_MATCH];
-        if !found {
+        table[h] = Some(i as u32);
+        let Some(from) = candidate.map(|c| c as usize).filter(|&c| data[c..c + MIN_MATCH] == data[i..i + MIN_MATCH])
+        else {
             i += 1;
             continue;
-        }
-        let from = candidate as usize;
+        };
         let mut length = MIN_MATCH;
         while i + length < data.len() && data[from + length] == data[i + length] {
             length += 1;
@@ -222,7 +221,7 @@ fn compress(data: &[u8], out: &mut Vec<u8>) {
         let end = i + length;
         let mut k = i + 1;
         while k + MIN_MATCH <= data.len() && k < end {
-            table[hash(k)] = k as u32;
+            table[hash(k)] = Some(k as u32);
             k += 4;
         }
         i = end;

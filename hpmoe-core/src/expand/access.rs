@@ -86,6 +86,22 @@ pub enum RegionFault {
     RankOutOfRange(i64),
 }
 
+impl fmt::Display for RegionFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegionFault::Overflow => f.write_str("a region expression overflows 64-bit arithmetic"),
+            RegionFault::OutOfBounds { dim, start, len, extent } => write!(
+                f,
+                "dimension {dim} is {start}..{} but the tensor has {extent}",
+                start.saturating_add(i64::try_from(*len).unwrap_or(i64::MAX))
+            ),
+            RegionFault::RankOutOfRange(rank) => write!(f, "rank {rank} is not one of the ranks"),
+        }
+    }
+}
+
+impl std::error::Error for RegionFault {}
+
 /// Evaluates `region` of a tensor with `shape` for the instance at `coords` on `rank`.
 /// Returns the rank whose copy is addressed and the box.
 pub fn eval_region(
@@ -120,4 +136,17 @@ pub fn eval_region(
         ext.len[k] = len as u32;
     }
     Ok((dest, ext))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RegionFault;
+
+    #[test]
+    fn faults_read_as_sentences() {
+        let out = RegionFault::OutOfBounds { dim: 1, start: 6, len: 4, extent: 8 };
+        assert_eq!(out.to_string(), "dimension 1 is 6..10 but the tensor has 8");
+        assert_eq!(RegionFault::RankOutOfRange(-1).to_string(), "rank -1 is not one of the ranks");
+        assert_eq!(RegionFault::Overflow.to_string(), "a region expression overflows 64-bit arithmetic");
+    }
 }

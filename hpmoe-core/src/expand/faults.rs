@@ -20,11 +20,30 @@ pub(super) enum Selected {
     Backwards(i64, i64),
 }
 
+/// Which written thing a fault belongs to, beside its kind and place: faults of the same
+/// site fold into one error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Site {
+    /// An argument of an op call: the family, the call in its body, the op's parameter.
+    Arg { family: usize, call: usize, param: usize },
+    /// One index of an `after` entry: the family, the entry's target family, the target's
+    /// grid dimension.
+    AfterIndex { family: usize, target: usize, dim: usize },
+    /// An `after` entry as a whole: the family and the entry.
+    After { family: usize, entry: usize },
+}
+
+impl Site {
+    fn arg(plan: &ArgPlan<'_>) -> Self {
+        Site::Arg { family: plan.family, call: plan.call, param: plan.param }
+    }
+}
+
 /// Per-instance errors, folded so that one wrong expression gives one error with a count
 /// and the first offending instance, not one error per instance.
 #[derive(Default)]
 pub(super) struct Faults {
-    first: IndexMap<(K, Loc, [usize; 3]), (Diagnostic, u64)>,
+    first: IndexMap<(K, Loc, Site), (Diagnostic, u64)>,
 }
 
 impl Faults {
@@ -33,9 +52,8 @@ impl Faults {
         self.first.is_empty()
     }
 
-    /// Counts a fault of `kind` at `loc` from the argument or entry `which`
-    /// (family, call or `after` entry, parameter); only the first of each is kept.
-    fn add(&mut self, kind: K, loc: Loc, which: [usize; 3], make: impl FnOnce() -> Diagnostic) {
+    /// Counts a fault of `kind` at `loc` from `which`; only the first of each is kept.
+    fn add(&mut self, kind: K, loc: Loc, which: Site, make: impl FnOnce() -> Diagnostic) {
         self.first.entry((kind, loc, which)).and_modify(|e| e.1 += 1).or_insert_with(|| (make(), 1));
     }
 
@@ -56,7 +74,7 @@ impl Faults {
             f.instance_name(coords)
         );
         let loc = plan.region.loc;
-        let which = [plan.family, plan.call, plan.param];
+        let which = Site::arg(plan);
         match fault {
             RegionFault::Overflow => self.add(K::Overflow, loc, which, || {
                 Diagnostic::new(K::Overflow, loc, format!("{who}: a region expression overflows 64-bit arithmetic"))
@@ -97,7 +115,7 @@ impl Faults {
         let f = &r.tf.families[plan.family];
         let coords = space.coords_of_local(space.local_of(acc.node));
         let loc = plan.region.loc;
-        self.add(K::UnwrittenRead, loc, [plan.family, plan.call, plan.param], || {
+        self.add(K::UnwrittenRead, loc, Site::arg(plan), || {
             let what = if covered == 0 { "nothing" } else { "only part of it is" };
             Diagnostic::new(
                 K::UnwrittenRead,
@@ -128,7 +146,7 @@ impl Faults {
         selected: Selected,
     ) {
         let (f, g) = (&tf.families[fi], &tf.families[target]);
-        self.add(K::AfterOutOfRange, loc, [fi, target, k], || {
+        self.add(K::AfterOutOfRange, loc, Site::AfterIndex { family: fi, target, dim: k }, || {
             let outside = format!("outside 0..{}", g.grid[k].extent);
             let shown = match selected {
                 Selected::Overflow => "overflows".to_string(),
@@ -170,7 +188,7 @@ impl Faults {
         rank: u32,
     ) {
         let f = &tf.families[fi];
-        self.add(K::Cycle, loc, [fi, entry, usize::MAX], || {
+        self.add(K::Cycle, loc, Site::After { family: fi, entry }, || {
             let d = Diagnostic::new(
                 K::Cycle,
                 loc,

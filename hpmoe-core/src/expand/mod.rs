@@ -11,14 +11,16 @@ mod faults;
 mod interval;
 mod plan;
 mod space;
+mod work;
 
 pub use access::{Extent, RegionFault};
 // Not API: hpmoe-host's executor places each op argument of an instance with it, exactly as
 // expansion does, so that the two cannot disagree on a region's box.
 #[doc(hidden)]
 pub use access::eval_region;
-pub(crate) use deps::{Expansion, Hazard, HazardKind, expand, gathered};
+pub(crate) use deps::{Expansion, Hazard, HazardKind, expand};
 pub use space::{FamilySpan, InstanceSpace, TooManyInstances, decode};
+pub(crate) use work::gathered;
 
 use crate::graph::Dag;
 use crate::ids::{IdVec, NodeId};

@@ -153,7 +153,7 @@ macro_rules! builtin_ops {
 
 builtin_ops! {
     /// The built-in ops. Every backend matches this enum exhaustively — the registry
-    /// ([`BuiltinOp::spec`]), the DSL vocabulary (`dsl::builtin_params`), the host executor's
+    /// ([`BuiltinOp::spec`]), the DSL vocabulary (`dsl::builtin_function`), the host executor's
     /// reference bodies and the AscendC emitter — so a new built-in fails to compile wherever it is
     /// not yet handled. Its name ([`BuiltinOp::name`]) is what tile bodies call it by.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

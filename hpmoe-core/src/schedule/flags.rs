@@ -362,6 +362,10 @@ pub(crate) fn without_flagged_of(exp: &Expanded, sync: &SyncPlan, kept: &Csr, pl
     }
 }
 
+/// The flag plan blob's `flag_id` word when no dependency uses a flag (`HPMOE_NO_FLAG` in
+/// `hpmoe/abi.h`): part of the blob's format, not a value a [`FlagPlan`] holds.
+const NO_FLAG: u32 = u32::MAX;
+
 /// The flag plan blob (`NAME_flags.bin`, layout in `hpmoe/abi.h`) for a kernel table whose
 /// entries follow `queues` (row `c`: the nodes global core `c` runs, in order; a
 /// [`Placement`]'s queues), core after core.
@@ -383,7 +387,7 @@ pub fn plan_bytes(
     u32s(&mut out, total as u32);
     u32s(&mut out, cores as u32);
     u32s(&mut out, entries as u32);
-    u32s(&mut out, plan.flag_id.map_or(u32::MAX, u32::from));
+    u32s(&mut out, plan.flag_id.map_or(NO_FLAG, u32::from));
     u32s(&mut out, table_checksum);
     u32s(&mut out, plan.edges.len() as u32);
     for &t in plan.totals.values() {
@@ -439,7 +443,7 @@ pub fn decode_plan(bytes: &[u8], table: &crate::table::ScheduleTable) -> Result<
     let nodes = per_rank as usize * h.ranks as usize;
     let mut plan = FlagPlan::none(nodes, cores);
     plan.flag_id = match word(28) {
-        Some(u32::MAX) | None => None,
+        Some(NO_FLAG) | None => None,
         Some(id) => {
             let id = u16::try_from(id).map_err(|_| FlagPlanError::FlagId(FlagIdError::OutOfRange(id)))?;
             check_flag_id(id).map_err(FlagPlanError::FlagId)?;

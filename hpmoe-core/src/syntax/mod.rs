@@ -49,7 +49,7 @@ mod when;
 
 pub use file::{error_positions, parse_file, parse_file_in, position, render_error};
 pub use lower::Poison;
-pub use op::placeholders;
+pub use op::{TemplateError, placeholders};
 
 use crate::model::Taskflow;
 use crate::schedule::CostModel;

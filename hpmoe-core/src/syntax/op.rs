@@ -147,8 +147,34 @@ impl Lower {
     }
 }
 
+/// Why an emission template's braces do not parse ([`placeholders`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TemplateError {
+    /// A `{` not closed by `}`, or enclosing something other than a parameter name; `text`
+    /// is what followed the `{` (up to the `}` or the template's end).
+    NotAPlaceholder {
+        /// The text after the `{`.
+        text: String,
+    },
+    /// A `}` with no `{` before it (and not doubled as `}}`).
+    UnmatchedClose,
+}
+
+impl std::fmt::Display for TemplateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TemplateError::NotAPlaceholder { text } => {
+                write!(f, "`{{{text}` in the emission template is not a placeholder")
+            }
+            TemplateError::UnmatchedClose => f.write_str("unmatched `}` in the emission template"),
+        }
+    }
+}
+
+impl std::error::Error for TemplateError {}
+
 /// The `{name}` placeholders of an emission template, in order; `{{` and `}}` are braces.
-pub fn placeholders(template: &str) -> Result<Vec<String>, String> {
+pub fn placeholders(template: &str) -> Result<Vec<String>, TemplateError> {
     let mut out = Vec::new();
     let mut chars = template.chars().peekable();
     while let Some(c) = chars.next() {
@@ -170,11 +196,11 @@ pub fn placeholders(template: &str) -> Result<Vec<String>, String> {
                     name.push(c);
                 }
                 if !closed || name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
-                    return Err(format!("`{{{name}` in the emission template is not a placeholder"));
+                    return Err(TemplateError::NotAPlaceholder { text: name });
                 }
                 out.push(name);
             }
-            '}' => return Err("unmatched `}` in the emission template".into()),
+            '}' => return Err(TemplateError::UnmatchedClose),
             _ => {}
         }
     }
@@ -203,13 +229,15 @@ fn doc_of(attrs: &[Attribute]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::placeholders;
+    use super::{TemplateError, placeholders};
 
     #[test]
     fn templates() {
         assert_eq!(placeholders("F({dst}, {src}, {{x}})"), Ok(vec!["dst".to_string(), "src".to_string()]));
-        assert!(placeholders("F({dst").is_err());
-        assert!(placeholders("F(dst})").is_err());
-        assert!(placeholders("F({a b})").is_err());
+        let not = |text: &str| Err(TemplateError::NotAPlaceholder { text: text.to_string() });
+        assert_eq!(placeholders("F({dst"), not("dst"));
+        assert_eq!(placeholders("F(dst})"), Err(TemplateError::UnmatchedClose));
+        assert_eq!(placeholders("F({a b})"), not("a b"));
+        assert_eq!(not("a b").unwrap_err().to_string(), "`{a b` in the emission template is not a placeholder");
     }
 }

@@ -3,7 +3,7 @@
 //! reporting values that do not fit instead of truncating them.
 
 use super::ScheduleTable;
-use super::error::TableError;
+use super::error::{Quantity, TableError};
 use super::inconsistency::Inconsistency;
 use super::records::{
     CoreRecord, EntryRecord, FORMAT_VERSION, FamilyRecord, MAGIC, NO_WAIT, SignalRecord, TableHeader, core_kind_code,
@@ -30,11 +30,11 @@ pub(super) struct Assembler {
 impl Assembler {
     pub(super) fn new(name: &str, ranks: u32, aic_per_rank: u32, aiv_per_aic: u32) -> Result<Self> {
         if ranks > MAX_RANKS {
-            return Err(TableError::too_large("number of ranks", ranks.into(), MAX_RANKS.into()));
+            return Err(TableError::too_large(Quantity::Ranks, ranks.into(), MAX_RANKS.into()));
         }
         let cores_per_rank = u64::from(aic_per_rank) * (1 + u64::from(aiv_per_aic));
         if cores_per_rank > u64::from(MAX_CORES_PER_RANK) {
-            return Err(TableError::too_large("cores per rank", cores_per_rank, MAX_CORES_PER_RANK.into()));
+            return Err(TableError::too_large(Quantity::CoresPerRank, cores_per_rank, MAX_CORES_PER_RANK.into()));
         }
         let header = TableHeader {
             magic: MAGIC,
@@ -74,14 +74,14 @@ impl Assembler {
     /// Adds the next family; its instances follow the previous family's.
     pub(super) fn family(&mut self, name: &str, kind: CoreKind, extents: &[u32]) -> Result<()> {
         if extents.len() > MAX_GRID_DIMS {
-            let what = format!("grid dimensions of family `{name}`");
+            let what = Quantity::GridDims { family: name.to_string() };
             return Err(TableError::too_large(what, extents.len() as u64, MAX_GRID_DIMS as u64));
         }
         let count = extents.iter().fold(1u64, |acc, &e| acc.saturating_mul(e.into()));
         let first = self.header.instances_per_rank;
         let end = u64::from(first) + count;
         if end > u64::from(u32::MAX) {
-            let what = format!("instances per rank up to family `{name}`");
+            let what = Quantity::InstancesUpTo { family: name.to_string() };
             return Err(TableError::too_large(what, end, u32::MAX.into()));
         }
         self.push_name(name)?;
@@ -115,7 +115,7 @@ impl Assembler {
     pub(super) fn entry(&mut self, instance: u32, wait: Option<Wait>, signals: &[Signal]) -> Result<()> {
         let core = self.cores.len().checked_sub(1).ok_or_else(|| TableError::from(Inconsistency::EntryBeforeCore))?;
         if self.entries.len() >= u32::MAX as usize {
-            return Err(TableError::too_large("number of entries", self.entries.len() as u64 + 1, u32::MAX.into()));
+            return Err(TableError::too_large(Quantity::Entries, self.entries.len() as u64 + 1, u32::MAX.into()));
         }
         let (wait_counter, wait_target) = match wait {
             None => (NO_WAIT, 0),
@@ -124,23 +124,19 @@ impl Assembler {
             }
             Some(w) => {
                 let target = u16::try_from(w.target).map_err(|_| {
-                    TableError::too_large(
-                        format!("wait target of instance {instance}"),
-                        w.target.into(),
-                        MAX_FAN_IN.into(),
-                    )
+                    TableError::too_large(Quantity::WaitTarget { instance }, w.target.into(), MAX_FAN_IN.into())
                 })?;
                 (w.counter.raw(), target)
             }
         };
         let signal_count = u16::try_from(signals.len()).map_err(|_| {
-            let what = format!("signals of instance {instance}");
+            let what = Quantity::InstanceSignals { instance };
             TableError::too_large(what, signals.len() as u64, MAX_SIGNALS_PER_TILE.into())
         })?;
         let first_signal = self.signals.len() as u64;
         if first_signal + signals.len() as u64 > u64::from(u32::MAX) {
             let total = first_signal + signals.len() as u64;
-            return Err(TableError::too_large("number of signals", total, u32::MAX.into()));
+            return Err(TableError::too_large(Quantity::Signals, total, u32::MAX.into()));
         }
         for s in signals {
             let rank = u16::try_from(s.rank.raw())

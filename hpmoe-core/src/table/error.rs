@@ -54,8 +54,8 @@ pub enum TableError {
     },
     /// A value does not fit the field the format stores it in (a limit of the format).
     TooLarge {
-        /// What does not fit (e.g. `signals of an entry`).
-        what: String,
+        /// What does not fit.
+        what: Quantity,
         /// Its value.
         value: u64,
         /// The largest the field can store.
@@ -68,9 +68,72 @@ pub enum TableError {
     Json(Box<JsonProblem>),
 }
 
+/// A quantity the binary format stores in a field of fixed width ([`TableError::TooLarge`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Quantity {
+    /// The number of ranks.
+    Ranks,
+    /// Cores per rank (AICs and their AIVs).
+    CoresPerRank,
+    /// The size of the binary table in bytes.
+    TableBytes,
+    /// The counters one rank uses.
+    RankCounters {
+        /// The rank.
+        rank: usize,
+    },
+    /// The entries of one core (global core index).
+    CoreEntries {
+        /// The core.
+        core: usize,
+    },
+    /// The grid dimensions of a family.
+    GridDims {
+        /// The family's name.
+        family: String,
+    },
+    /// Instances per rank, counted up to and including a family.
+    InstancesUpTo {
+        /// The family's name.
+        family: String,
+    },
+    /// The number of entries of the whole table.
+    Entries,
+    /// The wait target of an instance (its fan-in).
+    WaitTarget {
+        /// The instance (per-rank index).
+        instance: u32,
+    },
+    /// The signals one instance sends.
+    InstanceSignals {
+        /// The instance (per-rank index).
+        instance: u32,
+    },
+    /// The number of signals of the whole table.
+    Signals,
+}
+
+impl fmt::Display for Quantity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Quantity::Ranks => f.write_str("number of ranks"),
+            Quantity::CoresPerRank => f.write_str("cores per rank"),
+            Quantity::TableBytes => f.write_str("size of the binary table in bytes"),
+            Quantity::RankCounters { rank } => write!(f, "counters of rank {rank}"),
+            Quantity::CoreEntries { core } => write!(f, "entries of core {core}"),
+            Quantity::GridDims { family } => write!(f, "grid dimensions of family `{family}`"),
+            Quantity::InstancesUpTo { family } => write!(f, "instances per rank up to family `{family}`"),
+            Quantity::Entries => f.write_str("number of entries"),
+            Quantity::WaitTarget { instance } => write!(f, "wait target of instance {instance}"),
+            Quantity::InstanceSignals { instance } => write!(f, "signals of instance {instance}"),
+            Quantity::Signals => f.write_str("number of signals"),
+        }
+    }
+}
+
 impl TableError {
-    pub(crate) fn too_large(what: impl Into<String>, value: u64, limit: u64) -> Self {
-        TableError::TooLarge { what: what.into(), value, limit }
+    pub(crate) fn too_large(what: Quantity, value: u64, limit: u64) -> Self {
+        TableError::TooLarge { what, value, limit }
     }
 }
 

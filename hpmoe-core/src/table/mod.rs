@@ -56,7 +56,7 @@ mod validate;
 mod view;
 
 pub use c_header::{CHECKED_CONSTANTS, CORE_WALK, c_constant_name, family_identifiers};
-pub use error::TableError;
+pub use error::{Quantity, TableError};
 pub use inconsistency::{EntryProblem, FamilyProblem, Inconsistency, JsonProblem};
 pub use records::{
     CORE_KIND_AIC, CORE_KIND_AIV, CoreRecord, EntryRecord, FORMAT_VERSION, FamilyRecord, MAGIC, NO_WAIT, SignalRecord,

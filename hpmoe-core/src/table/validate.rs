@@ -3,7 +3,7 @@
 //! Run on every table that is built, decoded or imported, so that code reading a table
 //! (the device worker, the simulator, the executor) may index it without checks.
 
-use super::error::TableError;
+use super::error::{Quantity, TableError};
 use super::inconsistency::{EntryProblem, FamilyProblem, Inconsistency};
 use super::records::{FORMAT_VERSION, MAGIC, NO_WAIT, core_kind_from_code};
 use super::view::TableView;
@@ -50,7 +50,7 @@ impl TableView<'_> {
             return Err(TableError::UnsupportedVersion { found: h.version, supported: FORMAT_VERSION });
         }
         if h.ranks > MAX_RANKS {
-            return Err(TableError::too_large("number of ranks", h.ranks.into(), MAX_RANKS.into()));
+            return Err(TableError::too_large(Quantity::Ranks, h.ranks.into(), MAX_RANKS.into()));
         }
         let cores = u64::from(h.aic_per_rank) * (1 + u64::from(h.aiv_per_aic));
         if cores != u64::from(h.cores_per_rank) {
@@ -58,7 +58,11 @@ impl TableView<'_> {
             return Err(Inconsistency::CoresPerRank { header, aic, aiv, cores }.into());
         }
         if h.cores_per_rank > MAX_CORES_PER_RANK {
-            return Err(TableError::too_large("cores per rank", h.cores_per_rank.into(), MAX_CORES_PER_RANK.into()));
+            return Err(TableError::too_large(
+                Quantity::CoresPerRank,
+                h.cores_per_rank.into(),
+                MAX_CORES_PER_RANK.into(),
+            ));
         }
         let lists = [
             ("families", u64::from(h.families), self.families.len()),
@@ -74,7 +78,7 @@ impl TableView<'_> {
         }
         let total = self.layout().total;
         if total > u64::from(u32::MAX) {
-            return Err(TableError::too_large("size of the binary table in bytes", total, u32::MAX.into()));
+            return Err(TableError::too_large(Quantity::TableBytes, total, u32::MAX.into()));
         }
         Ok(())
     }
@@ -91,7 +95,7 @@ impl TableView<'_> {
     fn check_counters(&self) -> Result<()> {
         for (rank, &count) in self.counters_per_rank.iter().enumerate() {
             if count > MAX_COUNTERS_PER_RANK {
-                let what = format!("counters of rank {rank}");
+                let what = Quantity::RankCounters { rank };
                 return Err(TableError::too_large(what, count.into(), MAX_COUNTERS_PER_RANK.into()));
             }
         }
@@ -139,7 +143,7 @@ impl TableView<'_> {
                 return Err(Inconsistency::CoreStart { core: c, first: core.first_entry, expected: next }.into());
             }
             if core.entry_count > MAX_TASKS_PER_CORE {
-                let what = format!("entries of core {c}");
+                let what = Quantity::CoreEntries { core: c };
                 return Err(TableError::too_large(what, core.entry_count.into(), MAX_TASKS_PER_CORE.into()));
             }
             next += u64::from(core.entry_count);

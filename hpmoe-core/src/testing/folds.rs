@@ -1,7 +1,7 @@
 //! Folds: a shape-agnostic stand-in for an op whose arguments do not fit its real shape rules
 //! (a random taskflow's "read a whole tensor" pattern).
 
-use crate::model::{CoreKind, OpSpec, Param, Region, Taskflow, WorkModel};
+use crate::model::{BuiltinOp, CoreKind, OpSpec, Param, Region, Taskflow, WorkModel};
 
 /// The fold ops [`with_folds`] registers, by the op they stand in for: `(matmul, copy, put)`.
 pub const FOLD_OPS: [&str; 3] = ["fold_aic", "fold_aiv", "fold_put"];
@@ -32,18 +32,45 @@ pub fn with_folds(mut tf: Taskflow) -> Taskflow {
         .collect();
     for (f, sizes) in tf.families.iter_mut().zip(sizes) {
         for (call, (read, written)) in f.body.iter_mut().zip(sizes) {
-            let fold = match call.op.as_str() {
-                "matmul" => FOLD_OPS[0],
-                "copy" => FOLD_OPS[1],
-                "put" => FOLD_OPS[2],
-                _ => continue,
-            };
-            if read != written {
+            let fold = tf.ops.get(&call.op).and_then(|spec| spec.builtin()).and_then(fold_of);
+            if let Some(fold) = fold.filter(|_| read != written) {
                 call.op = fold.into();
             }
         }
     }
     tf
+}
+
+/// The fold op standing in for built-in `op`, if it has one: the ops random taskflows call
+/// whole tensors with. Matched exhaustively: a new built-in does not compile until it is
+/// decided here.
+fn fold_of(op: BuiltinOp) -> Option<&'static str> {
+    match op {
+        BuiltinOp::Matmul => Some(FOLD_OPS[0]),
+        BuiltinOp::Copy => Some(FOLD_OPS[1]),
+        BuiltinOp::Put => Some(FOLD_OPS[2]),
+        BuiltinOp::MatmulAccumulate
+        | BuiltinOp::MatmulNt
+        | BuiltinOp::MatmulTn
+        | BuiltinOp::MatmulTnAccumulate
+        | BuiltinOp::MatmulTnSlotsAccumulate
+        | BuiltinOp::Swiglu
+        | BuiltinOp::ScaleRows
+        | BuiltinOp::Accumulate
+        | BuiltinOp::WeightedAccumulate
+        | BuiltinOp::GatherWeightedAccumulate
+        | BuiltinOp::Quantize
+        | BuiltinOp::Dequantize
+        | BuiltinOp::Cast
+        | BuiltinOp::Zero
+        | BuiltinOp::SwigluBackward
+        | BuiltinOp::ScaleRowsRepeat
+        | BuiltinOp::RowDotTopk
+        | BuiltinOp::SumTopk
+        | BuiltinOp::GatherScaleRowsRepeat
+        | BuiltinOp::GatherRowDotTopk
+        | BuiltinOp::GatherSumTopk => None,
+    }
 }
 
 /// Whether `tf` calls a fold op (such a taskflow has no AscendC emission).

@@ -4,7 +4,7 @@ use crate::fixture::{placement_of, queue_rows, tiny};
 use hpmoe_core::ids::{CounterId, NodeId};
 use hpmoe_core::model::CoreKind;
 use hpmoe_core::schedule::Wait;
-use hpmoe_core::table::{EntryRecord, NO_WAIT, SignalRecord, TableError};
+use hpmoe_core::table::{EntryRecord, NO_WAIT, Quantity, SignalRecord, TableError};
 
 #[test]
 fn tiny_table_has_every_core_entry_wait_and_signal() {
@@ -127,7 +127,12 @@ fn reports_values_beyond_the_format() {
     let mut inputs = tiny();
     inputs.sync.waits[NodeId::new(6)] = Some(Wait { counter: CounterId::new(2), target: 70_000 });
     match inputs.try_build("tiny") {
-        Err(TableError::TooLarge { value: 70_000, limit: 65_535, what }) => assert!(what.contains("wait target")),
+        Err(e @ TableError::TooLarge { value: 70_000, limit: 65_535, what: Quantity::WaitTarget { instance: 6 } }) => {
+            assert_eq!(
+                e.to_string(),
+                "wait target of instance 6 is 70000, more than the schedule table format allows (65535)"
+            )
+        }
         other => panic!("expected TooLarge, got {other:?}"),
     }
     let mut names = tiny();

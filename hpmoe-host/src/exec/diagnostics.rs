@@ -12,6 +12,7 @@ use super::ops::OpError;
 use super::workers::{Phase, RunState};
 use hpmoe_core::expand::RegionFault;
 use hpmoe_core::ids::{CoreId, CounterId, IdVec, RankId};
+use hpmoe_core::model::Affine;
 use std::fmt;
 use std::time::Duration;
 
@@ -204,8 +205,10 @@ pub enum TileError {
     },
     /// The guard's threshold overflows `i64` for this instance.
     GuardOverflow {
-        /// The threshold expression, as written (`9 * i + 1`).
-        above: String,
+        /// The threshold expression (boxed: it is rare and large).
+        above: Box<Affine>,
+        /// The tile family's grid index names, to print `above` as written (`9 * i + 1`).
+        index_names: Vec<String>,
     },
     /// The tile ran past the timeout.
     TooSlow {
@@ -221,14 +224,16 @@ impl fmt::Display for TileError {
         match self {
             TileError::Panicked(message) => f.write_str(message),
             TileError::Op(e) => write!(f, "{e}"),
-            TileError::Region { param, fault } => write!(f, "region {param} cannot be evaluated: {fault:?}"),
+            TileError::Region { param, fault } => write!(f, "region {param} cannot be evaluated: {fault}"),
             TileError::GuardCount { tensor, fault } => {
-                write!(f, "the count region of `{tensor}` cannot be evaluated: {fault:?}")
+                write!(f, "the count region of `{tensor}` cannot be evaluated: {fault}")
             }
             TileError::GuardCountElements { tensor, elements } => {
                 write!(f, "the count covers {elements} elements of `{tensor}`, not one")
             }
-            TileError::GuardOverflow { above } => write!(f, "`above = {above}` overflows i64 for this instance"),
+            TileError::GuardOverflow { above, index_names } => {
+                write!(f, "`above = {}` overflows i64 for this instance", above.display(index_names))
+            }
             TileError::TooSlow { running_for, timeout } => {
                 write!(f, "still running after {running_for:?} (timeout {timeout:?})")
             }

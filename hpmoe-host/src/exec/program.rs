@@ -163,8 +163,8 @@ impl Program {
         };
         let count = i64::from(count as i32);
         let above = g.above.eval(coords, u64::from(rank)).map_err(|_| {
-            let names = self.tf.families[family].index_names();
-            fault(TileError::GuardOverflow { above: g.above.display(&names).to_string() })
+            let index_names = self.tf.families[family].index_names();
+            fault(TileError::GuardOverflow { above: Box::new(g.above.clone()), index_names })
         })?;
         Ok(Guard::runs(count, above))
     }

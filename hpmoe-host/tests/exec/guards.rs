@@ -132,7 +132,9 @@ fn an_overflowing_threshold_is_a_run_error_naming_the_guard_and_the_tile() {
         let FailureCause::OpFailed(t) = &failure.cause else { panic!("expected an op failure, got {err}") };
         assert_eq!(t.tile, "w(i=1) on rank 0");
         assert_eq!(t.op.as_deref(), Some("run_if_above"));
-        assert_eq!(t.error, TileError::GuardOverflow { above: "9223372036854775807 * i + 1".into() });
+        let TileError::GuardOverflow { above, index_names } = &t.error else { panic!("expected an overflow: {err}") };
+        assert_eq!(index_names, &["i".to_string()]);
+        assert!(above.eval(&[1], 0).is_err());
         assert_eq!(t.error.to_string(), "`above = 9223372036854775807 * i + 1` overflows i64 for this instance");
         assert!(err.to_string().contains("op `run_if_above`"), "{err}");
     }

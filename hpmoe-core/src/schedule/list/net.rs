@@ -96,15 +96,16 @@ impl Net {
     /// least the shortest fixed part of a put with bytes). The largest over the ranks.
     pub(super) fn tier_bound_ns(&self, exp: &Expanded) -> u64 {
         let ranks = exp.space.ranks as usize;
-        let (mut busy, mut fixed) = (vec![0u64; ranks], vec![u64::MAX; ranks]);
+        // Per rank: the tier's busy time, and the shortest fixed part (`None`: no put with bytes).
+        let (mut busy, mut fixed) = (vec![0u64; ranks], vec![None::<u64>; ranks]);
         for (v, put) in self.puts.iter() {
             if let Some(put) = put.filter(|p| p.bytes > 0) {
                 let r = exp.space.rank_of(v).index();
                 busy[r] = busy[r].saturating_add(ns_at_rate(put.bytes, self.cross_server));
-                fixed[r] = fixed[r].min(put.fixed_ns);
+                fixed[r] = Some(fixed[r].map_or(put.fixed_ns, |f| f.min(put.fixed_ns)));
             }
         }
-        busy.iter().zip(&fixed).filter(|&(_, &f)| f != u64::MAX).map(|(&b, &f)| b.saturating_add(f)).max().unwrap_or(0)
+        busy.iter().zip(&fixed).filter_map(|(&b, &f)| Some(b.saturating_add(f?))).max().unwrap_or(0)
     }
 
     /// Nothing booked yet, for `ranks` ranks.
