@@ -18,8 +18,6 @@ constexpr uint32_t kMaxBlockCount = 4095;
 /* Bytes written into the unfilled tail of a padded UB row: 0xFF (a NaN for float types). */
 constexpr uint8_t kPoison = 0xFF;
 
-uint32_t Align32(uint64_t x) { return static_cast<uint32_t>((x + 31) / 32 * 32); }
-
 /* One row of a copy: `len` bytes from byte `src_off` to byte `dst_off`. */
 struct Row {
     uint64_t src_off;

@@ -250,6 +250,18 @@ void NoteGmWrite(Core& c, int pipe, uint32_t seq, uint8_t* p, uint64_t n, const 
 void CheckGmReadAfterOwnWrite(Core& c, int pipe, const uint8_t* p, uint64_t n, const char* call);
 void EndOfCoreChecks(Core& c);
 void InitCoreMemory(Core& c);
+/* Bytes of each local memory (ascendc-api.md), and of UB usable for TPipe buffers: 184 KiB of
+ * the 192 KiB (README.md). */
+extern const uint32_t kMemCap[MEM_COUNT];
+constexpr uint32_t kUbUsable = 184 * 1024;
+/* x rounded up to whole 32-byte blocks. */
+inline uint32_t Align32(uint64_t x) { return static_cast<uint32_t>((x + 31) / 32 * 32); }
+/* Maps local memory `m` of the core on first use (fresh local memory is a NaN pattern). */
+void EnsureMem(Core& c, int m);
+/* dst = the larger of dst and src per pipe: what two pipes' knowledge implies together. */
+void Join(uint32_t* dst, const uint32_t* src);
+/* What pipe p knows, including its own issued instructions (they complete before a flag). */
+void Snapshot(Core& c, int p, uint32_t* out);
 /* Shadow check and update of a local access by `pipe` (instruction `seq`). */
 void LocalAccess(Core& c, int pipe, uint32_t seq, const LocalRef& t, uint64_t off, uint64_t n, bool write,
                  const char* call);
