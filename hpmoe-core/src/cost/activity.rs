@@ -117,12 +117,8 @@ impl Activity {
                     let instance = || format!("{} on rank {rank}", f.instance_name(&coords));
                     let (_, ext) = eval_region(&guard.count, &decl.shape, &coords, rank, ranks)
                         .map_err(|fault| ActivityError::Count { instance: instance(), fault })?;
-                    let flat = (0..ext.dims as usize)
-                        .fold(0u64, |acc, k| acc.saturating_mul(decl.shape[k]).saturating_add(u64::from(ext.start[k])));
-                    let count = value(rank, &decl.name, flat).ok_or_else(|| ActivityError::NoValue {
-                        instance: instance(),
-                        tensor: decl.name.clone(),
-                        extent: ext,
+                    let count = value(rank, &decl.name, ext.flat_index(&decl.shape, &[])).ok_or_else(|| {
+                        ActivityError::NoValue { instance: instance(), tensor: decl.name.clone(), extent: ext }
                     })?;
                     let above = guard
                         .above

@@ -51,30 +51,28 @@ pub(super) fn evaluate(
                         })?;
                         let (_, ext) = eval_region(region, &decl.shape, &coords, rank, space.ranks)
                             .map_err(|fault| ActivityError::Count { instance: instance(), fault })?;
-                        let elements = (0..ext.dims as usize).map(|k| u64::from(ext.len[k])).product::<u64>();
-                        Ok((decl, ext, elements as f64 * decl.dtype.size_bytes() as f64))
+                        Ok((decl, ext, ext.volume() as f64 * decl.dtype.size_bytes() as f64))
                     };
                     let (_, x_ext, x) = arg(0)?;
                     let (_, _, g) = arg(1)?;
                     let (_, _, grad) = arg(2)?;
                     let (counts_decl, counts_ext, counts) = arg(3)?;
                     let dims = counts_ext.dims as usize;
-                    let slots = (0..dims).map(|k| u64::from(counts_ext.len[k])).product::<u64>();
+                    let slots = counts_ext.volume();
                     // Rows of `x`: every dimension but the last.
                     let rows =
                         (0..(x_ext.dims as usize).saturating_sub(1)).map(|k| u64::from(x_ext.len[k])).product::<u64>();
                     let slot_rows = rows / slots.max(1);
                     let mut summed = 0u64;
                     for s in 0..slots {
-                        // Element `s` of the counts' box, row-major, as a flat index into the tensor.
+                        // Element `s` of the counts' box, row-major.
                         let at = decode(s as u32, &counts_ext.len[..dims]);
-                        let flat = (0..dims)
-                            .fold(0u64, |acc, k| acc * counts_decl.shape[k] + u64::from(counts_ext.start[k]) + at[k]);
-                        let count = value(rank, &counts_decl.name, flat).ok_or_else(|| ActivityError::NoValue {
-                            instance: instance(),
-                            tensor: counts_decl.name.clone(),
-                            extent: counts_ext,
-                        })?;
+                        let count = value(rank, &counts_decl.name, counts_ext.flat_index(&counts_decl.shape, &at))
+                            .ok_or_else(|| ActivityError::NoValue {
+                                instance: instance(),
+                                tensor: counts_decl.name.clone(),
+                                extent: counts_ext,
+                            })?;
                         summed += u64::try_from(count).unwrap_or(0).min(slot_rows);
                     }
                     let fraction =

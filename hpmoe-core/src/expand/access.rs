@@ -31,6 +31,15 @@ impl Extent {
         (0..self.dims as usize).map(|k| u64::from(self.len[k])).product()
     }
 
+    /// The row-major index, in a tensor of `shape`, of the element at offsets `at` from the box's
+    /// start (missing offsets are 0: `&[]` is the box's first element).
+    pub fn flat_index(&self, shape: &[u64], at: &[u64]) -> u64 {
+        (0..self.dims as usize).fold(0u64, |acc, k| {
+            let index = u64::from(self.start[k]).saturating_add(at.get(k).copied().unwrap_or(0));
+            acc.saturating_mul(shape[k]).saturating_add(index)
+        })
+    }
+
     /// Elements shared with `o` (0 when disjoint).
     pub fn intersection_volume(&self, o: &Extent) -> u64 {
         (0..self.dims as usize)
