@@ -191,33 +191,45 @@ fn print_families(run: &SimResult, tf: &hpmoe_core::model::Taskflow, placement: 
 /// started on average, and when the last one landed against the plan's last finish. Where the
 /// run's network is slower than the plan's model, the puts start later and later.
 fn print_puts_against_plan(run: &SimResult, tf: &hpmoe_core::model::Taskflow, placement: &Placement, p: &CostProfile) {
-    // (family, crosses servers) -> (puts, held ns, planned ns, start late ns, last landed, planned last finish)
-    let mut rows: BTreeMap<(FamilyId, bool), (u64, u64, u64, i128, u64, u64)> = BTreeMap::new();
+    /// The puts of one family within a server or across, summed.
+    #[derive(Default)]
+    struct Puts {
+        count: u64,
+        /// On their cores in the run, and in the plan, ns.
+        held_ns: u64,
+        planned_ns: u64,
+        /// Run start minus planned start, ns.
+        late_ns: i128,
+        /// The last landing in the run, and the plan's last finish, ns.
+        landed_ns: u64,
+        planned_last_ns: u64,
+    }
+    let mut rows: BTreeMap<(FamilyId, bool), Puts> = BTreeMap::new();
     for f in &run.flows {
         let t = &run.tiles[f.node.index()];
         let r = rows.entry((t.family, p.crosses_server(f.rank.raw(), f.to.raw()))).or_default();
-        r.0 += 1;
-        r.1 += t.end_ns - t.start_ns;
-        r.2 += placement.finish_ns[f.node] - placement.start_ns[f.node];
-        r.3 += i128::from(t.start_ns) - i128::from(placement.start_ns[f.node]);
-        r.4 = r.4.max(f.delivered_ns);
-        r.5 = r.5.max(placement.finish_ns[f.node]);
+        r.count += 1;
+        r.held_ns += t.end_ns - t.start_ns;
+        r.planned_ns += placement.finish_ns[f.node] - placement.start_ns[f.node];
+        r.late_ns += i128::from(t.start_ns) - i128::from(placement.start_ns[f.node]);
+        r.landed_ns = r.landed_ns.max(f.delivered_ns);
+        r.planned_last_ns = r.planned_last_ns.max(placement.finish_ns[f.node]);
     }
-    let us = |ns: f64| ns / 1e3;
     println!(
         "link puts against the plan: puts, mean us on its core (run / plan), mean start later than planned us, last landed ms (run / plan)"
     );
-    for ((family, crosses), (n, held, planned, late, landed, plan_last)) in rows {
+    for ((family, crosses), r) in rows {
         let name = tf.families[family.index()].name.as_str();
-        let mean = |x: f64| x / n.max(1) as f64;
+        let mean_us = |ns: f64| ns / r.count.max(1) as f64 / 1e3;
         println!(
-            "  {name:<14} {:<13} {n:>6} {:>7.1} / {:>7.1} {:>9.1} {:>8.2} / {:>6.2}",
+            "  {name:<14} {:<13} {:>6} {:>7.1} / {:>7.1} {:>9.1} {:>8.2} / {:>6.2}",
             if crosses { "across" } else { "within server" },
-            us(mean(held as f64)),
-            us(mean(planned as f64)),
-            us(mean(late as f64)),
-            landed as f64 / 1e6,
-            plan_last as f64 / 1e6
+            r.count,
+            mean_us(r.held_ns as f64),
+            mean_us(r.planned_ns as f64),
+            mean_us(r.late_ns as f64),
+            r.landed_ns as f64 / 1e6,
+            r.planned_last_ns as f64 / 1e6
         );
     }
 }
