@@ -22,8 +22,11 @@
 //! costs.
 //!
 //! Last, on the rank with the most AIC work, where its AIC cores idle: before which tiles,
-//! released by which family, and why a releasing tile of the rank itself was late; and on
-//! rank 0, each family's first start and last end.
+//! released by which family, and why a releasing tile of the rank itself was late; on rank 0,
+//! each family's first start and last end, beside the scheduler's plan of them; and per put
+//! family, within a server and across, how long its puts took and how late they started and
+//! landed against the plan. The scheduler's own estimate of the makespan is printed under the
+//! run's: the difference is how far the run's network is from the scheduler's model of it.
 //!
 //! Busy % is the share of the makespan with at least one put on the resource; utilisation %
 //! is bytes moved over bandwidth × makespan (the share of the bound's term the run reaches).
@@ -34,6 +37,7 @@
 use hpmoe_core::cost::{CostProfile, TaskflowCost, ns_at_rate};
 use hpmoe_core::ids::{CoreId, FamilyId, NodeId};
 use hpmoe_core::model::CoreKind;
+use hpmoe_core::schedule::Placement;
 use hpmoe_examples::ExampleError;
 use hpmoe_examples::cli::Options;
 use hpmoe_examples::report::{PLAN_SAMPLES, ROUTING_SEED, RoutedLayer};
@@ -93,6 +97,10 @@ fn run() -> Result<(), ExampleError> {
         cmp.taskflow_over_bound()
     );
     println!(
+        "scheduler's plan: {:.1} us (its own network model; the simulator's run above)",
+        us(compiled.placement.makespan_ns)
+    );
+    println!(
         "bound terms (us): critical path {:.1}, AIC work {:.1}, AIV work {:.1}, AIC span {:.1}, AIV span {:.1}, injection {:.1}, ejection {:.1}, cross-server {:.1}, HBM {:.1}",
         us(b.critical_path_ns),
         us(b.aic_work_per_core_ns),
@@ -129,7 +137,8 @@ fn run() -> Result<(), ExampleError> {
     print_ranks(run, p);
     print_cores(run);
     print_aic_waits(run, &tf);
-    print_families(run, &tf, 0);
+    print_families(run, &tf, &compiled.placement, 0);
+    print_puts_against_plan(run, &tf, &compiled.placement, p);
     print_timeline(run, p, 0, 20);
     Ok(())
 }
@@ -137,7 +146,7 @@ fn run() -> Result<(), ExampleError> {
 /// On rank `rank`: per family, when its first tile started its exec and its last finished its
 /// exec and put, how many tiles it ran, and their exec and put time over the rank's cores of the
 /// family's kind; families in the order they first started.
-fn print_families(run: &SimResult, tf: &hpmoe_core::model::Taskflow, rank: u32) {
+fn print_families(run: &SimResult, tf: &hpmoe_core::model::Taskflow, placement: &Placement, rank: u32) {
     let mut spans: BTreeMap<FamilyId, (u64, u64, u64, usize)> = BTreeMap::new();
     for t in run.tiles.iter().filter(|t| run.rank_of_core(t.core).raw() == rank) {
         let s = spans.entry(t.family).or_insert((u64::MAX, 0, 0, 0));
@@ -146,21 +155,81 @@ fn print_families(run: &SimResult, tf: &hpmoe_core::model::Taskflow, rank: u32) 
         s.2 += t.end_ns - t.start_ns;
         s.3 += 1;
     }
+    // The scheduler's plan of the same tiles: first start and last finish per family.
+    let mut planned: BTreeMap<FamilyId, (u64, u64)> = BTreeMap::new();
+    for t in run.tiles.iter().filter(|t| run.rank_of_core(t.core).raw() == rank) {
+        let p = planned.entry(t.family).or_insert((u64::MAX, 0));
+        p.0 = p.0.min(placement.start_ns[t.node]);
+        p.1 = p.1.max(placement.finish_ns[t.node]);
+    }
     let mut rows: Vec<_> = spans.into_iter().collect();
     rows.sort_by_key(|(f, s)| (s.0, *f));
     let ms = |ns: u64| ns as f64 / 1e6;
-    println!("rank {rank}: families by first start (ms): first start, last end, tiles, exec and put time per core");
+    println!(
+        "rank {rank}: families by first start (ms): first start, last end, tiles, exec and put time per core; planned first start, last end"
+    );
     for (family, (first, last, busy, n)) in rows {
         let cores = match tf.families[family.index()].core {
             CoreKind::Aic => tf.profile.aic_per_rank,
             CoreKind::Aiv => tf.profile.aiv_per_rank(),
         };
         let name = tf.families[family.index()].name.as_str();
+        let (plan_first, plan_last) = planned[&family];
         println!(
-            "  {name:<20} {:>8.2} {:>8.2} {n:>7} {:>8.2}",
+            "  {name:<20} {:>8.2} {:>8.2} {n:>7} {:>8.2} | {:>8.2} {:>8.2}",
             ms(first),
             ms(last),
-            ms(busy) / f64::from(cores.max(1))
+            ms(busy) / f64::from(cores.max(1)),
+            ms(plan_first),
+            ms(plan_last)
+        );
+    }
+}
+
+/// Per put family, puts within a server and across apart: how long a put held its core in the
+/// run (exec and put) against the scheduler's plan of it, how much later than planned it
+/// started on average, and when the last one landed against the plan's last finish. Where the
+/// run's network is slower than the plan's model, the puts start later and later.
+fn print_puts_against_plan(run: &SimResult, tf: &hpmoe_core::model::Taskflow, placement: &Placement, p: &CostProfile) {
+    /// The puts of one family within a server or across, summed.
+    #[derive(Default)]
+    struct Puts {
+        count: u64,
+        /// On their cores in the run, and in the plan, ns.
+        held_ns: u64,
+        planned_ns: u64,
+        /// Run start minus planned start, ns.
+        late_ns: i128,
+        /// The last landing in the run, and the plan's last finish, ns.
+        landed_ns: u64,
+        planned_last_ns: u64,
+    }
+    let mut rows: BTreeMap<(FamilyId, bool), Puts> = BTreeMap::new();
+    for f in &run.flows {
+        let t = &run.tiles[f.node.index()];
+        let r = rows.entry((t.family, p.crosses_server(f.rank.raw(), f.to.raw()))).or_default();
+        r.count += 1;
+        r.held_ns += t.end_ns - t.start_ns;
+        r.planned_ns += placement.finish_ns[f.node] - placement.start_ns[f.node];
+        r.late_ns += i128::from(t.start_ns) - i128::from(placement.start_ns[f.node]);
+        r.landed_ns = r.landed_ns.max(f.delivered_ns);
+        r.planned_last_ns = r.planned_last_ns.max(placement.finish_ns[f.node]);
+    }
+    println!(
+        "link puts against the plan: puts, mean us on its core (run / plan), mean start later than planned us, last landed ms (run / plan)"
+    );
+    for ((family, crosses), r) in rows {
+        let name = tf.families[family.index()].name.as_str();
+        let mean_us = |ns: f64| ns / r.count.max(1) as f64 / 1e3;
+        println!(
+            "  {name:<14} {:<13} {:>6} {:>7.1} / {:>7.1} {:>9.1} {:>8.2} / {:>6.2}",
+            if crosses { "across" } else { "within server" },
+            r.count,
+            mean_us(r.held_ns as f64),
+            mean_us(r.planned_ns as f64),
+            mean_us(r.late_ns as f64),
+            r.landed_ns as f64 / 1e6,
+            r.planned_last_ns as f64 / 1e6
         );
     }
 }
