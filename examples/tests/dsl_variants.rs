@@ -71,8 +71,10 @@ fn the_natural_int8_layers_at_deepseek_v3_ep8_are_the_builders() {
     let passes = lowered(NATURAL, 8, DispatchPrecision::Int8);
     for tf in forward.into_iter().chain(&passes) {
         is_the_builders(tf, &int8, &format!("natural INT8 {}", tf.name));
+        // The forward's quantising and dequantising tiles are guarded by the counts, like their blocks.
         let guarded = tf.families.iter().filter(|f| f.guard.is_some()).map(|f| f.name.as_str()).collect::<Vec<_>>();
-        assert!(guarded.contains(&"quantize_block") && guarded.contains(&"dequantize_block"), "{guarded:?}");
+        let forward = tf.name != "moe_ffn_backward";
+        assert_eq!(guarded.contains(&"quantize_block") && guarded.contains(&"dequantize_block"), forward, "{guarded:?}");
     }
 }
 
