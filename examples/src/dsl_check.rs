@@ -44,7 +44,12 @@ pub fn compare_with_builder(
 }
 
 /// [`compare_with_builder`] against the builder's taskflow `built` (under the DSL's names).
-fn compare_with(dsl: &Taskflow, table: &[u8], flags: &[u8], built: &Taskflow) -> Result<BuilderComparison, ExampleError> {
+fn compare_with(
+    dsl: &Taskflow,
+    table: &[u8],
+    flags: &[u8],
+    built: &Taskflow,
+) -> Result<BuilderComparison, ExampleError> {
     let same_structure = dsl.same_structure(built);
     let compiled = hpmoe_core::plan(built).map_err(|d| ExampleError::plan(built, d))?;
     Ok(BuilderComparison {

@@ -50,7 +50,10 @@ fn is_the_builders(dsl: &Taskflow, shape: &MoeShape, what: &str) {
 fn the_int8_backward_and_training_step_at_deepseek_v3_ep8_are_the_builders() {
     let int8 = MoeShape::deepseek_v3(8, 4096).with_dispatch(DispatchPrecision::Int8);
     let found = lowered(TRAINING, 8, DispatchPrecision::Int8);
-    assert_eq!(found.iter().map(|tf| tf.name.as_str()).collect::<Vec<_>>(), ["moe_ffn_backward", "moe_ffn_training_step"]);
+    assert_eq!(
+        found.iter().map(|tf| tf.name.as_str()).collect::<Vec<_>>(),
+        ["moe_ffn_backward", "moe_ffn_training_step"]
+    );
     for tf in &found {
         is_the_builders(tf, &int8, &format!("balanced INT8 {}", tf.name));
         // The comparison sees the dispatch: the BF16 layer's pass differs (the backward alone by
@@ -74,7 +77,11 @@ fn the_natural_int8_layers_at_deepseek_v3_ep8_are_the_builders() {
         // The forward's quantising and dequantising tiles are guarded by the counts, like their blocks.
         let guarded = tf.families.iter().filter(|f| f.guard.is_some()).map(|f| f.name.as_str()).collect::<Vec<_>>();
         let forward = tf.name != "moe_ffn_backward";
-        assert_eq!(guarded.contains(&"quantize_block") && guarded.contains(&"dequantize_block"), forward, "{guarded:?}");
+        assert_eq!(
+            guarded.contains(&"quantize_block") && guarded.contains(&"dequantize_block"),
+            forward,
+            "{guarded:?}"
+        );
     }
 }
 

@@ -71,7 +71,9 @@ fn an_alias_names_a_tensor_of_its_element_type_without_a_cycle() {
     let errs = errors(&cycle);
     assert_eq!(errs[0], "6:29: error: the aliases `IN` → `J` → `IN` name one another in a cycle", "{errs:#?}");
     assert_eq!(
-        errors(&ALIASED.replace("const IN: Tensor<F32> = X;", "const IN: Tensor<F32> = X;\n    const Z: Tensor<F32> = X;")),
+        errors(
+            &ALIASED.replace("const IN: Tensor<F32> = X;", "const IN: Tensor<F32> = X;\n    const Z: Tensor<F32> = X;")
+        ),
         ["7:11: error: `Z` is declared twice: as a tensor and as an alias"]
     );
 }

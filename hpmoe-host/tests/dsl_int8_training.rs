@@ -124,7 +124,12 @@ mod natural {
         fn scale_dout(dst: Idx, e: Idx, b: Idx) {
             let slot = (dst * E + e) * C + b * B;
             run_if_above(SEND_COUNTS.at(dst * E + e), b * B);
-            gather_scale_rows_repeat(DOUT.whole(), CHOICE_OF.slice(slot, B), TOPK_WEIGHTS.whole(), DBACK.slice(slot, B));
+            gather_scale_rows_repeat(
+                DOUT.whole(),
+                CHOICE_OF.slice(slot, B),
+                TOPK_WEIGHTS.whole(),
+                DBACK.slice(slot, B),
+            );
         }
         include!("../../examples/dsl/moe_ffn_natural_backward.rs");
     }
@@ -153,7 +158,12 @@ mod natural {
         fn scale_dout(dst: Idx, e: Idx, b: Idx) {
             let slot = (dst * E + e) * C + b * B;
             run_if_above(SEND_COUNTS.at(dst * E + e), b * B);
-            gather_scale_rows_repeat(DOUT.whole(), CHOICE_OF.slice(slot, B), TOPK_WEIGHTS.whole(), DBACK.slice(slot, B));
+            gather_scale_rows_repeat(
+                DOUT.whole(),
+                CHOICE_OF.slice(slot, B),
+                TOPK_WEIGHTS.whole(),
+                DBACK.slice(slot, B),
+            );
         }
         include!("../../examples/dsl/moe_ffn_natural_backward.rs");
     }
@@ -194,7 +204,8 @@ fn the_dsl_int8_layers_have_the_builder_s_structure_names_and_tables() {
         let names: Vec<String> = built.tensors.iter().map(|t| dsl_name(&t.name)).collect();
         assert_eq!(dsl.tensors.iter().map(|t| t.name.clone()).collect::<Vec<_>>(), names, "{what}");
         let built = under_dsl_names(built);
-        let families = |tf: &hpmoe_core::model::Taskflow| tf.families.iter().map(|f| f.name.clone()).collect::<Vec<_>>();
+        let families =
+            |tf: &hpmoe_core::model::Taskflow| tf.families.iter().map(|f| f.name.clone()).collect::<Vec<_>>();
         assert_eq!(families(&dsl), families(&built), "{what}");
         let compiled = hpmoe_core::plan(&built).unwrap();
         // Not `assert_eq!`: the tables are kilobytes.

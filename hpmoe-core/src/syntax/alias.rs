@@ -29,7 +29,10 @@ impl Lower {
             while let Some(next) = written.get(&target) {
                 if seen.contains(&target) {
                     seen.push(target.clone());
-                    self.error(alias.target, format!("the aliases `{}` name one another in a cycle", seen.join("` → `")));
+                    self.error(
+                        alias.target,
+                        format!("the aliases `{}` name one another in a cycle", seen.join("` → `")),
+                    );
                     self.poison.tensors.insert(name.clone());
                     break;
                 }

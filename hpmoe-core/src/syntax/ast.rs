@@ -177,11 +177,10 @@ fn element_dtype(c: &ItemConst, errors: &mut Vec<syn::Error>) -> Option<DType> {
 fn tensor_item<'a>(c: &'a ItemConst, errors: &mut Vec<syn::Error>) -> Option<TensorItem<'a>> {
     let dtype = element_dtype(c, errors)?;
     let Some((kind, call)) = constructor(&c.expr) else {
-        errors
-            .push(SpanRange::of(&c.expr).error(
-                "a tensor is declared with `input([..])`, `output([..])`, `scratch([..])` or `symmetric([..])`, or \
+        errors.push(SpanRange::of(&c.expr).error(
+            "a tensor is declared with `input([..])`, `output([..])`, `scratch([..])` or `symmetric([..])`, or \
                  names another tensor of the body (`const A: Tensor<Bf16> = X;`)",
-            ));
+        ));
         return None;
     };
     match call.args.first() {

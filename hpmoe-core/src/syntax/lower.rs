@@ -156,7 +156,8 @@ impl Lower {
                 _ => {}
             }
         }
-        let aliases: Vec<_> = items.iter().filter_map(|it| if let BodyItem::Alias(a) = it { Some(a) } else { None }).collect();
+        let aliases: Vec<_> =
+            items.iter().filter_map(|it| if let BodyItem::Alias(a) = it { Some(a) } else { None }).collect();
         l.aliases(&aliases);
         // Every const is declared: the `when` conditions decide which families exist before
         // any `after` entry is read.
