@@ -1,8 +1,8 @@
 // The MoE-FFN layer of `hpmoe_host::moe` under balanced routing, as the body of a `#[taskflow]`:
 // dispatch (AIV puts) → GMM1 (AIC) → SwiGLU (AIV) → GMM2 (AIC) → combine (AIV puts) → weighted
-// sum (AIV), tile by tile, in one kernel. This file holds the tensors, the dispatch and GMM1;
-// `moe_ffn_tail.rs` (shared with the INT8-dispatch layout `moe_ffn_int8.rs`) the rest, so an
-// includer includes both, this one first. It is the one copy of this layout, included at its
+// sum (AIV), tile by tile, in one kernel. This file holds the tensors and the dispatch;
+// `moe_ffn_tail.rs` (shared with the INT8-dispatch layout `moe_ffn_int8.rs`) the rest, from GMM1
+// on, so an includer includes both, this one first. It is the one copy of this layout, included at its
 // own size by each taskflow that needs it (`include!` in a taskflow body, see
 // `hpmoe_core::syntax::include`):
 //
@@ -24,6 +24,7 @@ const W13: Tensor<Bf16> = input([E, HIDDEN, 2 * INTER]);
 const W2: Tensor<Bf16> = input([E, INTER, HIDDEN]);
 const TOPK_WEIGHTS: Tensor<F32> = input([T, TOP_K]);
 const RECV: Tensor<Bf16> = symmetric([E, R, HIDDEN]); // rows land grouped by source rank
+const GMM1_IN: Tensor<Bf16> = RECV; // the rows GMM1 multiplies (and dW13 = Xᵀ·dH reads): the received ones
 const H: Tensor<Bf16> = scratch([E, R, 2 * INTER]);
 const ACT: Tensor<Bf16> = scratch([E, R, INTER]);
 const Y: Tensor<Bf16> = scratch([E, R, HIDDEN]);
@@ -33,14 +34,4 @@ const OUT: Tensor<Bf16> = output([T, HIDDEN]);
 #[tile(aiv, grid(dst in 0..RANKS, e in 0..E, b in 0..S / B))]
 fn dispatch(dst: Idx, e: Idx, b: Idx) {
     put(XS.slice((dst * E + e) * S + b * B, B), RECV.on(dst).at(e).slice(RANK * S + b * B, B));
-}
-
-/// Waits only for the puts carrying its rows.
-#[tile(aic, grid(e in 0..E, m in 0..R / B, n in 0..2 * INTER / N1))]
-fn gmm1(e: Idx, m: Idx, n: Idx) {
-    matmul(
-        RECV.at(e).slice(m * B, B),
-        W13.at(e).all().slice(n * N1, N1),
-        H.at(e).slice(m * B, B).slice(n * N1, N1),
-    );
 }

@@ -7,7 +7,10 @@
 //                                      at the tiny size (two weight-gradient groups, and one)
 //   hpmoe-host/tests/dsl_training.rs   the training step, after `moe_ffn.rs` (the forward),
 //                                      at the tiny size
-//   examples/examples/moe_training_dsl.rs   both at DeepSeek-V3 EP 8 (one group)
+//   hpmoe-host/tests/dsl_int8_training.rs   both with INT8 dispatch (after
+//                                      `moe_ffn_int8_backward_inputs.rs`, or the forward
+//                                      `moe_ffn_int8.rs`), at the tiny size
+//   examples/examples/moe_training_dsl.rs   all four at DeepSeek-V3 EP 8 (one group)
 //
 // which each check it against the builder (and the tests run it against the plain-loop
 // reference).
@@ -18,8 +21,10 @@
 // W = R, the DeepSeek-V3 shapes' whole-expert tiles, there is no later group and the `*_acc`
 // chains do not exist, `when(R > W)`) and WB13, WB2 (gradient rows per weight-gradient tile of
 // dW13 and dW2: at most 1024, what fits the AIC's L1 beside the other panel); the tensors
-// the forward saves (W13, W2, TOPK_WEIGHTS, RECV, H, ACT, BACK, and the consts E, R, S, SENT of
-// `moe_ffn.rs`), as inputs (`moe_ffn_backward_inputs.rs`) or as the forward's own; and the
+// the forward saves (W13, W2, TOPK_WEIGHTS, GMM1_IN — the rows GMM1 multiplied: an alias of
+// RECV under BF16 dispatch, of the dequantised XIN under INT8 —, H, ACT, BACK, and the consts E,
+// R, S, SENT of `moe_ffn.rs`), as inputs (`moe_ffn_backward_inputs.rs`,
+// `moe_ffn_int8_backward_inputs.rs`) or as the forward's own; and the
 // output gradient's first use, which differs between the two (the training step's waits for
 // the forward's output, as a later layer's backward would):
 //
@@ -107,7 +112,7 @@ fn gmm1_dgrad(e: Idx, m: Idx, n: Idx) {
 #[tile(aic, grid(e in 0..E, p in 0..HIDDEN / WB13, n in 0..2 * INTER / N1))]
 fn gmm1_wgrad(e: Idx, p: Idx, n: Idx) {
     matmul_tn(
-        RECV.at(e).slice(0, W).slice(p * WB13, WB13),
+        GMM1_IN.at(e).slice(0, W).slice(p * WB13, WB13),
         DH.at(e).slice(0, W).slice(n * N1, N1),
         DW13.at(e).slice(p * WB13, WB13).slice(n * N1, N1),
     );
@@ -122,7 +127,7 @@ fn gmm1_wgrad(e: Idx, p: Idx, n: Idx) {
 )]
 fn gmm1_wgrad_acc(e: Idx, m: Idx, p: Idx, n: Idx) {
     matmul_tn_accumulate(
-        RECV.at(e).slice((m + 1) * W, W).slice(p * WB13, WB13),
+        GMM1_IN.at(e).slice((m + 1) * W, W).slice(p * WB13, WB13),
         DH.at(e).slice((m + 1) * W, W).slice(n * N1, N1),
         DW13.at(e).slice(p * WB13, WB13).slice(n * N1, N1),
     );

@@ -2,7 +2,8 @@
 // backward-alone `#[taskflow]` (balanced routing): the weights, the routing weights and the four
 // activations the forward of `moe_ffn.rs` saves. A training step includes `moe_ffn.rs` instead,
 // whose own tensors of these names the backward then reads. Included by
-// `hpmoe-host/tests/dsl_backward.rs`.
+// `hpmoe-host/tests/dsl_backward.rs` and `examples/examples/moe_training_dsl.rs`; under INT8
+// dispatch the backward reads the dequantised rows instead (`moe_ffn_int8_backward_inputs.rs`).
 //
 // The includer declares the forward's shape (T, HIDDEN, INTER, EXPERTS, TOP_K, as for
 // `moe_ffn.rs`).
@@ -17,6 +18,7 @@ const W13: Tensor<Bf16> = input([E, HIDDEN, 2 * INTER]);
 const W2: Tensor<Bf16> = input([E, INTER, HIDDEN]);
 const TOPK_WEIGHTS: Tensor<F32> = input([T, TOP_K]);
 const RECV: Tensor<Bf16> = input([E, R, HIDDEN]); // the dispatched rows X
+const GMM1_IN: Tensor<Bf16> = RECV; // the rows GMM1 multiplied, which dW13 = Xᵀ·dH reads
 const H: Tensor<Bf16> = input([E, R, 2 * INTER]); // GMM1's [gate | up]
 const ACT: Tensor<Bf16> = input([E, R, INTER]); // SwiGLU's output A
 const BACK: Tensor<Bf16> = input([SENT, HIDDEN]); // the expert outputs Y, in send order

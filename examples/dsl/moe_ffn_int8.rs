@@ -3,8 +3,8 @@
 // block of routed rows is quantised on the AIV to INT8 with one FP32 scale per row, the INT8
 // rows and their scales are put to the expert's rank, and each received block is dequantised
 // on the AIV before GMM1 reads it; the rest is `moe_ffn.rs`'s layout: this file holds the
-// tensors, the quantisation, the dispatch, the dequantisation and GMM1, and `moe_ffn_tail.rs`
-// the rest, so an includer includes both, this one first. It is the one copy of this layout,
+// tensors, the quantisation, the dispatch and the dequantisation, and `moe_ffn_tail.rs` the
+// rest, from GMM1 on, so an includer includes both, this one first. It is the one copy of this layout,
 // included at its own size by each taskflow that needs it:
 //
 //   examples/examples/moe_ffn_dsl.rs     DeepSeek-V3 at EP 8 (`MoeShape::deepseek_v3(8, 4096)`, INT8)
@@ -29,6 +29,7 @@ const XQ_SCALE: Tensor<F32> = scratch([SENT]); // one scale per quantised row
 const RECV: Tensor<I8> = symmetric([E, R, HIDDEN]); // rows land grouped by source rank
 const RECV_SCALE: Tensor<F32> = symmetric([E, R]); // their scales, beside them
 const XIN: Tensor<Bf16> = scratch([E, R, HIDDEN]); // the received rows dequantised: GMM1's input
+const GMM1_IN: Tensor<Bf16> = XIN; // the rows GMM1 multiplies (and dW13 = Xᵀ·dH reads)
 const H: Tensor<Bf16> = scratch([E, R, 2 * INTER]);
 const ACT: Tensor<Bf16> = scratch([E, R, INTER]);
 const Y: Tensor<Bf16> = scratch([E, R, HIDDEN]);
@@ -56,13 +57,4 @@ fn dispatch(dst: Idx, e: Idx, b: Idx) {
 fn dequantize_block(e: Idx, m: Idx) {
     let rows = m * B;
     dequantize(RECV.at(e).slice(rows, B), RECV_SCALE.at(e).slice(rows, B), XIN.at(e).slice(rows, B));
-}
-
-#[tile(aic, grid(e in 0..E, m in 0..R / B, n in 0..2 * INTER / N1))]
-fn gmm1(e: Idx, m: Idx, n: Idx) {
-    matmul(
-        XIN.at(e).slice(m * B, B),
-        W13.at(e).all().slice(n * N1, N1),
-        H.at(e).slice(m * B, B).slice(n * N1, N1),
-    );
 }

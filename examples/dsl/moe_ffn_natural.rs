@@ -3,11 +3,16 @@
 // rank, expert) slot holds up to `C` rows, of which a run-time count is valid. Each rank first
 // announces its counts to every rank; the tiles past a count do no work but still signal
 // (`run_if_above`), and the weighted sum gathers every token's choices by slot from the
-// combine buffer. It is the one copy of this layout, included at its own size by each
-// taskflow that needs it (`include!` in a taskflow body, see `hpmoe_core::syntax::include`):
+// combine buffer. This file holds the tensors, the announce and the dispatch;
+// `moe_ffn_natural_tail.rs` (shared with the INT8-dispatch layout `moe_ffn_natural_int8.rs`) the
+// rest, from GMM1 on, so an includer includes both, this one first. It is the one copy of this
+// layout, included at its own size by each taskflow that needs it (`include!` in a taskflow
+// body, see `hpmoe_core::syntax::include`):
 //
 //   examples/examples/moe_ffn_dsl.rs     DeepSeek-V3 at EP 8 (`MoeShape::deepseek_v3_natural(8, 4096)`)
-//   hpmoe-core/tests/dsl_exec.rs         `MoeShape::tiny_natural(2)`
+//   hpmoe-host/tests/dsl_exec.rs         `MoeShape::tiny_natural(2)`
+//   hpmoe-host/tests/dsl_natural_training.rs, examples/examples/moe_training_natural_dsl.rs
+//                                        the training step's forward
 //
 // The includer declares the shape: T (tokens per rank), HIDDEN, INTER (expert intermediate
 // size, gate and up each), EXPERTS, TOP_K, B (row block), C (capacity: rows per (source rank,
@@ -25,6 +30,7 @@ const SEND_COUNTS: Tensor<I32> = input([EXPERTS]); // rows used per global exper
 const SLOT_OF: Tensor<I32> = input([T, TOP_K]); // row of XS (and BACK) of each choice, -1 if dropped
 const RECV_COUNTS: Tensor<I32> = symmetric([RANKS, E]); // rows each source rank sent each local expert
 const RECV: Tensor<Bf16> = symmetric([E, RANKS * C, HIDDEN]); // per expert, one slot per source rank
+const GMM1_IN: Tensor<Bf16> = RECV; // the rows GMM1 multiplies (and dW13 = Xᵀ·dH reads): the received ones
 const H: Tensor<Bf16> = scratch([E, RANKS * C, 2 * INTER]);
 const ACT: Tensor<Bf16> = scratch([E, RANKS * C, INTER]);
 const Y: Tensor<Bf16> = scratch([E, RANKS * C, HIDDEN]);
@@ -41,42 +47,4 @@ fn announce(dst: Idx) {
 fn dispatch(dst: Idx, e: Idx, b: Idx) {
     run_if_above(SEND_COUNTS.at(dst * E + e), b * B);
     put(XS.slice((dst * E + e) * C + b * B, B), RECV.on(dst).at(e).slice(RANK * C + b * B, B));
-}
-
-/// Waits for the count and for the put carrying its rows; skipped past the count.
-#[tile(aic, grid(e in 0..E, src in 0..RANKS, b in 0..NB, n in 0..2 * INTER / N1))]
-fn gmm1(e: Idx, src: Idx, b: Idx, n: Idx) {
-    let rows = src * C + b * B;
-    run_if_above(RECV_COUNTS.at(src).at(e), b * B);
-    matmul(RECV.at(e).slice(rows, B), W13.at(e).all().slice(n * N1, N1), H.at(e).slice(rows, B).slice(n * N1, N1));
-}
-
-#[tile(aiv, grid(e in 0..E, src in 0..RANKS, b in 0..NB, n in 0..2 * INTER / N1))]
-fn activation(e: Idx, src: Idx, b: Idx, n: Idx) {
-    let rows = src * C + b * B;
-    run_if_above(RECV_COUNTS.at(src).at(e), b * B);
-    swiglu(H.at(e).slice(rows, B).slice(n * N1, N1), ACT.at(e).slice(rows, B).slice(n * (N1 / 2), N1 / 2));
-}
-
-#[tile(aic, grid(e in 0..E, src in 0..RANKS, b in 0..NB, n in 0..HIDDEN / N2))]
-fn gmm2(e: Idx, src: Idx, b: Idx, n: Idx) {
-    let rows = src * C + b * B;
-    run_if_above(RECV_COUNTS.at(src).at(e), b * B);
-    matmul(ACT.at(e).slice(rows, B), W2.at(e).all().slice(n * N2, N2), Y.at(e).slice(rows, B).slice(n * N2, N2));
-}
-
-/// Sends the results back into the sender's slots.
-#[tile(aiv, grid(src in 0..RANKS, e in 0..E, b in 0..NB))]
-fn combine(src: Idx, e: Idx, b: Idx) {
-    run_if_above(RECV_COUNTS.at(src).at(e), b * B);
-    put(Y.at(e).slice(src * C + b * B, B), BACK.on(src).slice((RANK * E + e) * C + b * B, B));
-}
-
-/// Reads all of `BACK` (the slots its tokens use are known only at run time), so it waits
-/// for every combine put landing on this rank.
-#[tile(aiv, grid(t in 0..T / SUM))]
-fn weighted_sum(t: Idx) {
-    let rows = OUT.slice(t * SUM, SUM);
-    zero(rows);
-    gather_weighted_accumulate(BACK.whole(), SLOT_OF.slice(t * SUM, SUM), TOPK_WEIGHTS.slice(t * SUM, SUM), rows);
 }

@@ -12,7 +12,8 @@
 //                                              `moe_ffn_natural_backward_inputs.rs`) and the
 //                                              training step (after `moe_ffn_natural.rs`), at
 //                                              `MoeShape::tiny_natural(1 / 2 / 4)`
-//   examples/examples/moe_training_dsl.rs      both at `MoeShape::deepseek_v3_natural(8, 4096)`
+//   hpmoe-host/tests/dsl_int8_training.rs      both with INT8 dispatch, at `tiny_natural(2)`
+//   examples/examples/moe_training_natural_dsl.rs   both at `MoeShape::deepseek_v3_natural(8, 4096)`
 //
 // which check it against the builder (and the tests run it against the plain-loop reference).
 //
@@ -20,8 +21,10 @@
 // SUM, as for `moe_ffn_natural.rs`) and WB13, WB2 (gradient rows per weight-gradient op of
 // dW13 and dW2: the largest divisor of HIDDEN, INTER up to 1024, what fits the AIC's L1 beside
 // the other panel); the tensors the forward saves (W13, W2, TOPK_WEIGHTS, SEND_COUNTS, SLOT_OF,
-// RECV_COUNTS, RECV, H, ACT, BACK, and the consts E, NB of `moe_ffn_natural.rs`), as inputs
-// (`moe_ffn_natural_backward_inputs.rs`) or as the forward's own; and the output gradient's
+// RECV_COUNTS, GMM1_IN — the rows GMM1 multiplied: an alias of RECV under BF16 dispatch, of the
+// dequantised XIN under INT8 —, H, ACT, BACK, and the consts E, NB of `moe_ffn_natural.rs`), as
+// inputs (`moe_ffn_natural_backward_inputs.rs`, `moe_ffn_natural_int8_backward_inputs.rs`) or as
+// the forward's own; and the output gradient's
 // first use, which differs between the two (the training step's waits for the forward's
 // output, as a later layer's backward would):
 //
@@ -122,7 +125,7 @@ fn gmm1_wgrad_zero(e: Idx, n: Idx) {
 fn gmm1_wgrad(e: Idx, n: Idx) {
     for p in 0..HIDDEN / WB13 {
         matmul_tn_slots_accumulate(
-            RECV.at(e).all().slice(p * WB13, WB13),
+            GMM1_IN.at(e).all().slice(p * WB13, WB13),
             DH.at(e).all().slice(n * N1, N1),
             DW13.at(e).slice(p * WB13, WB13).slice(n * N1, N1),
             RECV_COUNTS.all().slice(e, 1),

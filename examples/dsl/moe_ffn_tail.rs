@@ -1,7 +1,20 @@
 // The back half of the balanced MoE-FFN layer, shared by `moe_ffn.rs` (BF16 dispatch) and
-// `moe_ffn_int8.rs` (INT8 dispatch): SwiGLU (AIV) → GMM2 (AIC) → combine (AIV puts) → weighted
-// sum (AIV). An includer includes it right after one of those two files, which declare every
-// tensor it names (`H`, `ACT`, `Y`, `BACK`, `OUT`, `TOPK_WEIGHTS`) and the shape consts.
+// `moe_ffn_int8.rs` (INT8 dispatch): GMM1 (AIC) → SwiGLU (AIV) → GMM2 (AIC) → combine (AIV
+// puts) → weighted sum (AIV). An includer includes it right after one of those two files, which
+// declare every tensor it names (`GMM1_IN`, the alias of the rows GMM1 multiplies — `RECV` or
+// the dequantised `XIN` —, `W13`, `W2`, `H`, `ACT`, `Y`, `BACK`, `OUT`, `TOPK_WEIGHTS`) and the
+// shape consts.
+
+/// Waits only for the rows it multiplies: the put carrying them (BF16 dispatch), or their
+/// dequantisation (INT8 dispatch).
+#[tile(aic, grid(e in 0..E, m in 0..R / B, n in 0..2 * INTER / N1))]
+fn gmm1(e: Idx, m: Idx, n: Idx) {
+    matmul(
+        GMM1_IN.at(e).slice(m * B, B),
+        W13.at(e).all().slice(n * N1, N1),
+        H.at(e).slice(m * B, B).slice(n * N1, N1),
+    );
+}
 
 #[tile(aiv, grid(e in 0..E, m in 0..R / B, n in 0..2 * INTER / N1))]
 fn activation(e: Idx, m: Idx, n: Idx) {

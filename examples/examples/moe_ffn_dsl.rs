@@ -59,6 +59,7 @@ pub fn moe_ffn_natural() {
     const N2: u64 = 896; // GMM2 output columns per tile
     const SUM: u64 = 64; // token rows per weighted-sum tile
     include!("../dsl/moe_ffn_natural.rs");
+    include!("../dsl/moe_ffn_natural_tail.rs");
 }
 
 /// The balanced layer with INT8 dispatch (`MoeShape::deepseek_v3(8, 4096)` with

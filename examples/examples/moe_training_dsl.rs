@@ -10,6 +10,7 @@
 //! ```sh
 //! cargo run --release -p hpmoe-examples --example moe_training_dsl
 //! cargo run --release -p hpmoe-examples --example moe_training_dsl -- --ranks 16,32,64
+//! cargo run --release -p hpmoe-examples --example moe_training_dsl -- --int8
 //! ```
 //!
 //! For each taskflow it prints the compiled schedule table, checks that the macro's IR has the
@@ -19,13 +20,17 @@
 //! under natural routing: `moe_training_natural_dsl.rs`. With `--ranks 16,32,64` it also
 //! compiles this file at those EPs with the shared front-end (the macro's lowering, checks and
 //! planning; one macro expansion per EP would cost every build of this crate) and compares each
-//! table with the builder's `MoeShape::deepseek_v3(ranks, 4096)`.
+//! table with the builder's `MoeShape::deepseek_v3(ranks, 4096)`. With `--int8` it compiles the
+//! same file with INT8 dispatch the same way, at EP 8 and the `--ranks` EPs: the forward's
+//! layout `moe_ffn.rs` and the backward's saved inputs `moe_ffn_backward_inputs.rs` replaced by
+//! `moe_ffn_int8.rs` and `moe_ffn_int8_backward_inputs.rs` (the backward reads the dequantised
+//! rows through the alias `GMM1_IN`), against `deepseek_v3(ranks, 4096).with_dispatch(Int8)`.
 
 use hpmoe_core::dsl::*;
 use hpmoe_examples::ExampleError;
 use hpmoe_examples::cli::Options;
-use hpmoe_examples::dsl_check::{PlannedTaskflow, compare_with_builder, plan_at_ranks, report};
-use hpmoe_host::moe::{MoeShape, Pass};
+use hpmoe_examples::dsl_check::{check_variants, report};
+use hpmoe_host::moe::{DispatchPrecision, MoeShape, Pass};
 use hpmoe_macros::taskflow;
 
 /// The backward alone: the forward's saved tensors and the output gradient are inputs.
@@ -91,52 +96,30 @@ pub fn check(program: &Program, pass: Pass) -> bool {
     report(program, &MoeShape::deepseek_v3(8, 4096), "MoeShape::deepseek_v3(8, 4096)", pass)
 }
 
-/// `--ranks 16,32,64`: this file compiled at those EPs too, by the shared front-end
-/// (`hpmoe_examples::dsl_check::plan_at_ranks`: the macro's lowering, checks and planning, its
-/// `ranks = 8` replaced), each taskflow compared table for table with the builder's
-/// `MoeShape::deepseek_v3(ranks, 4096)`.
-fn at_other_ranks(list: &str) -> Result<bool, ExampleError> {
+/// This file compiled at the EPs `ranks` by the shared front-end
+/// (`hpmoe_examples::dsl_check::check_variants`: the macro's lowering, checks and planning, its
+/// `ranks = 8` replaced; with `dispatch` INT8, its forward and saved-input layout files replaced
+/// by their INT8-dispatch counterparts), each taskflow compared table for table with the
+/// builder's `MoeShape::deepseek_v3(ranks, 4096)` with that dispatch.
+fn variants(ranks: &[u32], dispatch: DispatchPrecision) -> Result<bool, ExampleError> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
-    let src = include_str!("moe_training_dsl.rs");
-    let mut ok = true;
-    for word in list.split(',') {
-        let ranks: u32 = word
-            .trim()
-            .parse()
-            .map_err(|_| ExampleError::NotANumber { option: "--ranks".into(), value: word.into() })?;
-        let shape = MoeShape::deepseek_v3(ranks, 4096);
-        let name = format!("MoeShape::deepseek_v3({ranks}, 4096)");
-        let start = std::time::Instant::now();
-        let planned = plan_at_ranks(src, "examples/examples/moe_training_dsl.rs", &dir, ranks)?;
-        // What the macro would spend on this file at this EP, before rustc compiles its output.
-        println!("EP {ranks}: the front-end lowered, checked and planned both taskflows in {:.1?}", start.elapsed());
-        for PlannedTaskflow { taskflow: tf, table, flags } in planned {
-            let pass = if tf.name == "moe_ffn_backward" { Pass::Backward } else { Pass::TrainingStep };
-            let c = compare_with_builder(&tf, &table, &flags, &shape, pass)?;
-            println!(
-                "EP {ranks}, front-end: taskflow `{}`, {} KiB table; same structure as {name}'s {}: {}, same schedule \
-                 table: {}, same flag plan: {}",
-                tf.name,
-                table.len() / 1024,
-                pass.name(),
-                c.same_structure,
-                c.same_table,
-                c.same_flags
-            );
-            ok &= c.passed();
-        }
-    }
-    Ok(ok)
+    let (src, file) = (include_str!("moe_training_dsl.rs"), "examples/examples/moe_training_dsl.rs");
+    check_variants(src, file, &dir, ranks, dispatch, &[], |r| MoeShape::deepseek_v3(r, 4096))
 }
 
 fn main() -> Result<(), ExampleError> {
-    let opts = Options::from_env(&["--ranks"], "--ranks N[,N..]: also compile this file at those EPs")?;
+    let opts = Options::from_env(
+        &["--ranks", "--int8"],
+        "--ranks N[,N..]: also compile this file at those EPs; --int8: also with INT8 dispatch (EP 8 and --ranks)",
+    )?;
     let backward = check(&moe_ffn_backward(), Pass::Backward);
     let step = check(&moe_ffn_training_step(), Pass::TrainingStep);
-    let others = match opts.value("--ranks") {
-        Some(list) => at_other_ranks(&list)?,
-        None => true,
-    };
+    let ranks = opts.list_u32("--ranks")?;
+    let mut others = variants(&ranks, DispatchPrecision::Bf16)?;
+    if opts.flag("--int8") {
+        let int8_ranks: Vec<u32> = std::iter::once(8).chain(ranks.iter().copied().filter(|&r| r != 8)).collect();
+        others &= variants(&int8_ranks, DispatchPrecision::Int8)?;
+    }
     if !(backward && step && others) {
         std::process::exit(1);
     }

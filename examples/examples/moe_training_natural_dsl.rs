@@ -11,15 +11,25 @@
 //!
 //! ```sh
 //! cargo run --release -p hpmoe-examples --example moe_training_natural_dsl
+//! cargo run --release -p hpmoe-examples --example moe_training_natural_dsl -- --ranks 16,32,64 --int8
 //! ```
 //!
 //! For each taskflow it prints the compiled schedule table and checks that the macro's IR, its
 //! schedule table and its flag plan are the builder's (`hpmoe_examples::dsl_check`); it exits
-//! with status 1 if any differs. Balanced routing: `moe_training_dsl.rs`.
+//! with status 1 if any differs. Balanced routing: `moe_training_dsl.rs`. With `--ranks` it also
+//! compiles the natural layer's forward (`moe_ffn_natural` of `moe_ffn_dsl.rs`), backward and
+//! training step at those EPs with the shared front-end (the macro's lowering, checks and
+//! planning; a macro expansion per EP would cost every build of this crate seconds), and with
+//! `--int8` the same three with INT8 dispatch (the forward's layout `moe_ffn_natural.rs` and the
+//! saved inputs' `moe_ffn_natural_backward_inputs.rs` replaced by `moe_ffn_natural_int8.rs` and
+//! `moe_ffn_natural_int8_backward_inputs.rs`), at EP 8 and the `--ranks` EPs; each against the
+//! builder's `MoeShape::deepseek_v3_natural(ranks, 4096)` with that dispatch.
 
 use hpmoe_core::dsl::*;
-use hpmoe_examples::dsl_check::report;
-use hpmoe_host::moe::{MoeShape, Pass};
+use hpmoe_examples::ExampleError;
+use hpmoe_examples::cli::Options;
+use hpmoe_examples::dsl_check::{check_variants, report};
+use hpmoe_host::moe::{DispatchPrecision, MoeShape, Pass};
 use hpmoe_macros::taskflow;
 
 /// The backward alone: the forward's saved tensors, its run-time routing and the output
@@ -70,6 +80,7 @@ pub fn moe_ffn_training_step() {
     const WB13: u64 = 1024;
     const WB2: u64 = 1024;
     include!("../dsl/moe_ffn_natural.rs");
+    include!("../dsl/moe_ffn_natural_tail.rs");
     const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
     const CHOICE_OF: Tensor<I32> = input([EXPERTS * C]);
     const DBACK: Tensor<Bf16> = scratch([EXPERTS * C, HIDDEN]);
@@ -91,10 +102,37 @@ pub fn check(program: &Program, pass: Pass) -> bool {
     report(program, &MoeShape::deepseek_v3_natural(8, 4096), name, pass)
 }
 
-fn main() {
+/// The natural layer's forward (`moe_ffn_natural` of `moe_ffn_dsl.rs`), backward and training
+/// step (this file) compiled at the EPs `ranks` by the shared front-end
+/// (`hpmoe_examples::dsl_check::check_variants`: the macro's lowering, checks and planning, its
+/// `ranks = 8` replaced; with `dispatch` INT8, the forward's and the saved inputs' layout files
+/// replaced by their INT8-dispatch counterparts), each compared table for table with the
+/// builder's `MoeShape::deepseek_v3_natural(ranks, 4096)` with that dispatch.
+fn variants(ranks: &[u32], dispatch: DispatchPrecision) -> Result<bool, ExampleError> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let shape = |r| MoeShape::deepseek_v3_natural(r, 4096);
+    let (forward, file) = (include_str!("moe_ffn_dsl.rs"), "examples/examples/moe_ffn_dsl.rs");
+    let ok = check_variants(forward, file, &dir, ranks, dispatch, &["moe_ffn_natural"], shape)?;
+    let (src, file) = (include_str!("moe_training_natural_dsl.rs"), "examples/examples/moe_training_natural_dsl.rs");
+    Ok(check_variants(src, file, &dir, ranks, dispatch, &[], shape)? && ok)
+}
+
+fn main() -> Result<(), ExampleError> {
+    let opts = Options::from_env(
+        &["--ranks", "--int8"],
+        "--ranks N[,N..]: also compile the natural layer's forward, backward and training step at those EPs; \
+         --int8: also with INT8 dispatch (EP 8 and --ranks)",
+    )?;
     let backward = check(&moe_ffn_backward(), Pass::Backward);
     let step = check(&moe_ffn_training_step(), Pass::TrainingStep);
-    if !(backward && step) {
+    let ranks = opts.list_u32("--ranks")?;
+    let mut others = variants(&ranks, DispatchPrecision::Bf16)?;
+    if opts.flag("--int8") {
+        let int8_ranks: Vec<u32> = std::iter::once(8).chain(ranks.iter().copied().filter(|&r| r != 8)).collect();
+        others &= variants(&int8_ranks, DispatchPrecision::Int8)?;
+    }
+    if !(backward && step && others) {
         std::process::exit(1);
     }
+    Ok(())
 }

@@ -45,6 +45,16 @@ impl Options {
         u32::try_from(n).map_err(|_| ExampleError::NotANumber { option: flag.into(), value: n.to_string() })
     }
 
+    /// The numbers of `flag N[,N..]`, none when `flag` is absent.
+    pub fn list_u32(&self, flag: &str) -> Result<Vec<u32>, ExampleError> {
+        let Some(list) = self.value(flag) else { return Ok(Vec::new()) };
+        list.split(',')
+            .map(|word| {
+                word.trim().parse().map_err(|_| ExampleError::NotANumber { option: flag.into(), value: word.into() })
+            })
+            .collect()
+    }
+
     /// `--profile NAME|FILE`, the A3 die preset by default.
     pub fn profile(&self) -> Result<hpmoe_core::cost::CostProfile, ExampleError> {
         let spec = self.value("--profile").unwrap_or_else(|| "ascend_a3_die".into());

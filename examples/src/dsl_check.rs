@@ -6,7 +6,7 @@
 
 use crate::ExampleError;
 use hpmoe_core::model::Taskflow;
-use hpmoe_host::moe::{MoeShape, Pass, under_dsl_names};
+use hpmoe_host::moe::{DispatchPrecision, MoeShape, Pass, under_dsl_names};
 
 /// What [`compare_with_builder`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,8 +40,18 @@ pub fn compare_with_builder(
     pass: Pass,
 ) -> Result<BuilderComparison, ExampleError> {
     let built = under_dsl_names(shape.pass_taskflow(pass).map_err(ExampleError::Shape)?);
-    let same_structure = dsl.same_structure(&built);
-    let compiled = hpmoe_core::plan(&built).map_err(|d| ExampleError::plan(&built, d))?;
+    compare_with(dsl, table, flags, &built)
+}
+
+/// [`compare_with_builder`] against the builder's taskflow `built` (under the DSL's names).
+fn compare_with(
+    dsl: &Taskflow,
+    table: &[u8],
+    flags: &[u8],
+    built: &Taskflow,
+) -> Result<BuilderComparison, ExampleError> {
+    let same_structure = dsl.same_structure(built);
+    let compiled = hpmoe_core::plan(built).map_err(|d| ExampleError::plan(built, d))?;
     Ok(BuilderComparison {
         same_structure,
         same_table: compiled.table.to_bytes() == table,
@@ -100,6 +110,29 @@ pub struct PlannedTaskflow {
     pub flags: Vec<u8>,
 }
 
+/// The INT8-dispatch counterpart of each layout file of `examples/dsl/` a DSL example includes
+/// (as it is written in an `include!`, closing quote and all): the same layer with INT8
+/// dispatch, whose tiles after GMM1 and backward are the BF16 layer's files, unchanged.
+pub const INT8_LAYOUTS: [(&str, &str); 4] = [
+    ("dsl/moe_ffn.rs\"", "dsl/moe_ffn_int8.rs\""),
+    ("dsl/moe_ffn_backward_inputs.rs\"", "dsl/moe_ffn_int8_backward_inputs.rs\""),
+    ("dsl/moe_ffn_natural.rs\"", "dsl/moe_ffn_natural_int8.rs\""),
+    ("dsl/moe_ffn_natural_backward_inputs.rs\"", "dsl/moe_ffn_natural_int8_backward_inputs.rs\""),
+];
+
+/// A DSL source file's taskflows compiled as written but at another EP or with another dispatch
+/// precision: what [`plan_variant`] changes.
+#[derive(Clone, Copy, Debug)]
+pub struct Variant<'a> {
+    /// Every `ranks = 8)]` of the source replaced by this.
+    pub ranks: u32,
+    /// With [`DispatchPrecision::Int8`], every BF16 layout file the source includes replaced by
+    /// its INT8 counterpart ([`INT8_LAYOUTS`]).
+    pub dispatch: DispatchPrecision,
+    /// The taskflows to plan, by name; all of them when empty.
+    pub only: &'a [&'a str],
+}
+
 /// The `#[taskflow]` functions of the DSL source `src` (file `file` of folder `dir`, its
 /// `include!`s resolved there) at `ranks` ranks: every `ranks = 8)]` of the source replaced, then
 /// lowered and planned by the shared front-end (`hpmoe_core::syntax`, what the macro and
@@ -114,16 +147,53 @@ pub fn plan_at_ranks(
     dir: &std::path::Path,
     ranks: u32,
 ) -> Result<Vec<PlannedTaskflow>, ExampleError> {
+    plan_variant(src, file, dir, Variant { ranks, dispatch: DispatchPrecision::Bf16, only: &[] })
+}
+
+/// The source `src` of [`plan_at_ranks`] as `variant` changes it ([`Variant`]), before the
+/// front-end reads it.
+///
+/// # Errors
+/// When the source has no taskflow at EP 8, or (INT8) includes none of the BF16 layout files.
+pub fn variant_source(src: &str, file: &str, variant: Variant<'_>) -> Result<String, ExampleError> {
     if !src.contains("ranks = 8)]") {
         return Err(ExampleError::NoTaskflowAtEp8 { file: file.into() });
     }
-    let src = src.replace("ranks = 8)]", &format!("ranks = {ranks})]"));
+    let mut src = src.replace("ranks = 8)]", &format!("ranks = {})]", variant.ranks));
+    if variant.dispatch == DispatchPrecision::Int8 {
+        if !INT8_LAYOUTS.iter().any(|(bf16, _)| src.contains(bf16)) {
+            return Err(ExampleError::NoInt8Layout { file: file.into() });
+        }
+        for (bf16, int8) in INT8_LAYOUTS {
+            src = src.replace(bf16, int8);
+        }
+    }
+    Ok(src)
+}
+
+/// The taskflows of the DSL source `src` as `variant` changes it ([`variant_source`]), lowered
+/// and planned by the shared front-end as [`plan_at_ranks`] plans them.
+///
+/// # Errors
+/// As [`variant_source`], or when the front-end or the checks refuse the source, or a taskflow
+/// of `variant.only` is not in it.
+pub fn plan_variant(
+    src: &str,
+    file: &str,
+    dir: &std::path::Path,
+    variant: Variant<'_>,
+) -> Result<Vec<PlannedTaskflow>, ExampleError> {
+    let src = variant_source(src, file, variant)?;
     let refused =
         |e| ExampleError::Frontend { file: file.into(), errors: hpmoe_core::syntax::error_positions(&e, file) };
     let found = hpmoe_core::syntax::parse_file_in(&src, Some(dir)).map_err(refused)?;
+    if let Some(missing) = variant.only.iter().find(|name| !found.iter().any(|fe| fe.taskflow.name == **name)) {
+        return Err(ExampleError::NoTaskflowNamed { file: file.into(), name: (*missing).into() });
+    }
     let options = hpmoe_core::PlanOptions::default();
     found
         .iter()
+        .filter(|fe| variant.only.is_empty() || variant.only.contains(&fe.taskflow.name.as_str()))
         .map(|fe| {
             let compiled = fe.plan(&options).map_err(refused)?;
             Ok(PlannedTaskflow {
@@ -133,4 +203,64 @@ pub fn plan_at_ranks(
             })
         })
         .collect()
+}
+
+/// The pass a DSL taskflow of `examples/` holds, by its name: `moe_ffn_backward`,
+/// `moe_ffn_training_step`, else the forward.
+pub fn pass_of(name: &str) -> Pass {
+    match name {
+        "moe_ffn_backward" => Pass::Backward,
+        "moe_ffn_training_step" => Pass::TrainingStep,
+        _ => Pass::Forward,
+    }
+}
+
+/// Plans the taskflows `only` (all when empty) of the DSL source `src` (file `file` of folder
+/// `dir`) by the shared front-end at each EP of `ranks`, with `dispatch` ([`plan_variant`]), and
+/// compares each with the builder's pass of `shape(ranks)` with that dispatch ([`pass_of`]; the
+/// builder's taskflow named as the DSL's, since an INT8 variant keeps its BF16 function's name).
+/// Prints the time the front-end took per EP and one line per taskflow; returns whether every
+/// one has the builder's structure, schedule table and flag plan.
+///
+/// # Errors
+/// As [`plan_variant`], or when the builder refuses a shape or its taskflow does not plan.
+pub fn check_variants(
+    src: &str,
+    file: &str,
+    dir: &std::path::Path,
+    ranks: &[u32],
+    dispatch: DispatchPrecision,
+    only: &[&str],
+    shape: impl Fn(u32) -> MoeShape,
+) -> Result<bool, ExampleError> {
+    let mut ok = true;
+    for &r in ranks {
+        let shape = shape(r).with_dispatch(dispatch);
+        let start = std::time::Instant::now();
+        let planned = plan_variant(src, file, dir, Variant { ranks: r, dispatch, only })?;
+        // What the macro would spend on these taskflows, before rustc compiles its output.
+        println!(
+            "EP {r}, {dispatch:?} dispatch: the front-end lowered, checked and planned {} taskflow(s) of {file} in {:.1?}",
+            planned.len(),
+            start.elapsed()
+        );
+        for PlannedTaskflow { taskflow: tf, table, flags } in planned {
+            let pass = pass_of(&tf.name);
+            let mut built = under_dsl_names(shape.pass_taskflow(pass).map_err(ExampleError::Shape)?);
+            built.name = tf.name.clone();
+            let c = compare_with(&tf, &table, &flags, &built)?;
+            println!(
+                "EP {r}, front-end: taskflow `{}`, {} KiB table; same structure as the builder's {}: {}, same \
+                 schedule table: {}, same flag plan: {}",
+                tf.name,
+                table.len() / 1024,
+                pass.name(),
+                c.same_structure,
+                c.same_table,
+                c.same_flags
+            );
+            ok &= c.passed();
+        }
+    }
+    Ok(ok)
 }

@@ -131,6 +131,19 @@ pub enum ExampleError {
         /// The file, as named in the messages.
         file: String,
     },
+    /// A DSL source file asked for with INT8 dispatch includes none of the BF16 layout files
+    /// that have an INT8 counterpart (`hpmoe_examples::dsl_check::INT8_LAYOUTS`).
+    NoInt8Layout {
+        /// The file, as named in the messages.
+        file: String,
+    },
+    /// A DSL source file has no taskflow of the name asked for.
+    NoTaskflowNamed {
+        /// The file, as named in the messages.
+        file: String,
+        /// The taskflow's name.
+        name: String,
+    },
     /// The DSL front-end (`hpmoe_core::syntax`) refused a source file: each of its errors at
     /// its position.
     Frontend {
@@ -218,6 +231,11 @@ impl fmt::Display for ExampleError {
             ExampleError::NoTaskflowAtEp8 { file } => {
                 write!(f, "{file} has no `#[taskflow(.., ranks = 8)]` to compile at another EP")
             }
+            ExampleError::NoInt8Layout { file } => write!(
+                f,
+                "{file} includes none of the BF16 layout files of `examples/dsl/` that have an INT8-dispatch counterpart"
+            ),
+            ExampleError::NoTaskflowNamed { file, name } => write!(f, "{file} has no taskflow `{name}`"),
             ExampleError::Frontend { file, errors } => {
                 write!(f, "the DSL front-end refused {file}:")?;
                 errors.iter().try_for_each(|(at, message)| write!(f, "\n{at}: error: {message}"))

@@ -87,6 +87,7 @@ fn tiny_natural() {
     const N2: u64 = 16;
     const SUM: u64 = 8;
     include!("../../examples/dsl/moe_ffn_natural.rs");
+    include!("../../examples/dsl/moe_ffn_natural_tail.rs");
 }
 
 /// `MoeShape::tiny(2)` with INT8 dispatch in the DSL: each block quantised before its put,

@@ -74,6 +74,7 @@ macro_rules! tiny_natural {
                 const WB13: u64 = HIDDEN;
                 const WB2: u64 = INTER;
                 include!("../../examples/dsl/moe_ffn_natural.rs");
+                include!("../../examples/dsl/moe_ffn_natural_tail.rs");
                 const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
                 const CHOICE_OF: Tensor<I32> = input([EXPERTS * C]);
                 const DBACK: Tensor<Bf16> = scratch([EXPERTS * C, HIDDEN]);

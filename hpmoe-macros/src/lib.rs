@@ -88,7 +88,10 @@ mod expand;
 /// - **Tensors**: `const X: Tensor<Bf16> = input([T, H]);` with `input` (read-only),
 ///   `output`, `scratch` or `symmetric` (same address on every rank: the only kind a `put`
 ///   may write into on another rank), element type `Bf16`, `F16`, `F32`, `I8` or `I32`, and
-///   a shape of compile-time integers.
+///   a shape of compile-time integers. `const A: Tensor<Bf16> = X;` names the tensor `X` of
+///   the body `A` too (same element type; the IR knows `X` alone): a layout file can read a
+///   tensor its includer picks (`examples/dsl/`: `GMM1_IN`, the rows GMM1 multiplies — `RECV`
+///   under BF16 dispatch, the dequantised `XIN` under INT8).
 /// - **Tiles**: `#[tile(aic | aiv, grid(e in 0..E, m in 0..M), after(...))] fn name(e: Idx, m: Idx) { .. }`.
 ///   The grid's indices are the function's parameters, in order, each an `Idx`; each grid
 ///   point is one tile instance. The body is a list of op calls and `let` bindings:

@@ -13,6 +13,8 @@ pub enum BodyItem<'a> {
     IntConst { ident: &'a Ident, ty: IntTy, expr: &'a Expr },
     /// `const X: Tensor<Bf16> = input([..]);`
     Tensor(TensorItem<'a>),
+    /// `const A: Tensor<Bf16> = X;`: another name for the tensor `X` of the body.
+    Alias(AliasItem<'a>),
     /// `#[tile(...)] fn name(i: Idx, ..) { .. }`
     Tile { stmt: usize, item: &'a ItemFn, attr: &'a Attribute },
     /// `#[op(...)] fn name(a: &TileData, b: &mut TileData) { .. }`
@@ -28,6 +30,17 @@ pub struct TensorItem<'a> {
     pub shape: Vec<&'a Expr>,
     /// The `[..]` of the shape, for errors.
     pub shape_expr: &'a Expr,
+}
+
+/// Another name for a tensor of the body: `const A: Tensor<Bf16> = X;`. A region written with
+/// `A` is a region of `X` (the IR knows `X` only), so a shared layout file can read a tensor
+/// whose name its includer chooses.
+#[derive(Clone, Debug)]
+pub struct AliasItem<'a> {
+    pub item: &'a ItemConst,
+    pub dtype: DType,
+    /// The name it stands for.
+    pub target: &'a Ident,
 }
 
 /// Which helper attribute an attribute is: `tile`, `op` or `taskflow` (by the last path
@@ -49,6 +62,12 @@ pub fn body_items<'a>(stmts: &'a [Stmt], errors: &mut Vec<syn::Error>) -> Vec<Bo
                     ));
                 } else if let Some(ty) = IntTy::from_type(&c.ty) {
                     out.push(BodyItem::IntConst { ident: &c.ident, ty, expr: &c.expr });
+                } else if tensor_element(&c.ty).is_some()
+                    && let Some(target) = alias_target(&c.expr)
+                {
+                    if let Some(dtype) = element_dtype(c, errors) {
+                        out.push(BodyItem::Alias(AliasItem { item: c, dtype, target }));
+                    }
                 } else if tensor_element(&c.ty).is_some()
                     && let Some(t) = tensor_item(c, errors)
                 {
@@ -125,7 +144,18 @@ fn constructor(expr: &Expr) -> Option<(TensorKind, &syn::ExprCall)> {
     Some((kind, call))
 }
 
-fn tensor_item<'a>(c: &'a ItemConst, errors: &mut Vec<syn::Error>) -> Option<TensorItem<'a>> {
+/// `X` of `const A: Tensor<..> = X;`, when the initializer is a lone name.
+fn alias_target(expr: &Expr) -> Option<&Ident> {
+    match expr {
+        Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => p.path.get_ident(),
+        Expr::Paren(p) => alias_target(&p.expr),
+        Expr::Group(g) => alias_target(&g.expr),
+        _ => None,
+    }
+}
+
+/// The element type of a `Tensor<D>` const, or an error at `D`.
+fn element_dtype(c: &ItemConst, errors: &mut Vec<syn::Error>) -> Option<DType> {
     let elem = tensor_element(&c.ty)?;
     let dtype = match elem {
         Type::Path(p) => match p.path.segments.last().map(|s| s.ident.to_string()).as_deref() {
@@ -138,15 +168,19 @@ fn tensor_item<'a>(c: &'a ItemConst, errors: &mut Vec<syn::Error>) -> Option<Ten
         },
         _ => None,
     };
-    let Some(dtype) = dtype else {
+    if dtype.is_none() {
         errors.push(SpanRange::of(elem).error("unknown element type; tensors hold Bf16, F16, F32, I8 or I32"));
-        return None;
-    };
+    }
+    dtype
+}
+
+fn tensor_item<'a>(c: &'a ItemConst, errors: &mut Vec<syn::Error>) -> Option<TensorItem<'a>> {
+    let dtype = element_dtype(c, errors)?;
     let Some((kind, call)) = constructor(&c.expr) else {
-        errors
-            .push(SpanRange::of(&c.expr).error(
-                "a tensor is declared with `input([..])`, `output([..])`, `scratch([..])` or `symmetric([..])`",
-            ));
+        errors.push(SpanRange::of(&c.expr).error(
+            "a tensor is declared with `input([..])`, `output([..])`, `scratch([..])` or `symmetric([..])`, or \
+                 names another tensor of the body (`const A: Tensor<Bf16> = X;`)",
+        ));
         return None;
     };
     match call.args.first() {

@@ -64,6 +64,8 @@ pub struct Lower {
     pub errors: Vec<syn::Error>,
     /// Declared tensors' shapes.
     pub tensors: HashMap<String, Vec<u64>>,
+    /// Tensor aliases (`const A: Tensor<Bf16> = X;`) → the tensor each names.
+    pub aliases: HashMap<String, String>,
     /// Grid arity of each tile, from its attribute (for `after(name)` with no indices).
     pub tile_arity: HashMap<String, usize>,
     /// Tiles whose `when` condition is false, with the condition as written: left out.
@@ -102,6 +104,7 @@ impl Lower {
             consts: Consts::new(ranks, ranks_span),
             errors,
             tensors: HashMap::new(),
+            aliases: HashMap::new(),
             tile_arity: HashMap::new(),
             absent: HashMap::new(),
             poison: Poison::default(),
@@ -153,6 +156,9 @@ impl Lower {
                 _ => {}
             }
         }
+        let aliases: Vec<_> =
+            items.iter().filter_map(|it| if let BodyItem::Alias(a) = it { Some(a) } else { None }).collect();
+        l.aliases(&aliases);
         // Every const is declared: the `when` conditions decide which families exist before
         // any `after` entry is read.
         let mut present = Vec::new();

@@ -24,7 +24,7 @@
 //! assert_eq!(compiled.table.entries().len(), 4 * 2);
 //! ```
 //!
-//! Stages: [`include`](mod@include) reads the files a body includes; `ast` sorts the body's items; `attr` reads the attributes (darling);
+//! Stages: [`include`](mod@include) reads the files a body includes; `ast` sorts the body's items; `alias` resolves tensor aliases (`const A: Tensor<Bf16> = X;`); `attr` reads the attributes (darling);
 //! `consts` evaluates compile-time integers; the lowering (`lower`, `index` with the checked
 //! arithmetic of `affine`, `region`, `op`, `repeat` for the `for` loops it unrolls) builds the IR; [`Frontend::compile`] runs the checks and the pipeline and maps
 //! every [`crate::Diagnostic`] back to its tokens through [`spans::Spans`].
@@ -32,6 +32,7 @@
 // Not API: hpmoe-macros uses `ast::helper` alone, to strip the helper attributes (`#[tile]`,
 // `#[op]`) the front-end reads from the function it re-emits.
 mod affine;
+mod alias;
 #[doc(hidden)]
 pub mod ast;
 mod attr;

@@ -19,6 +19,7 @@ impl Lower {
             Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
                 let name = i.to_string();
                 self.tensors.contains_key(&name)
+                    || self.aliases.contains_key(&name)
                     || self.poison.tensors.contains(&name)
                     || matches!(scope.lets.get(&name), Some(Binding::Region(_)))
             }),
@@ -92,7 +93,9 @@ impl Lower {
         if name == "RANK" || scope.grid.contains(&name) || self.consts.contains(&name) {
             return Err(not_region(self));
         }
-        // An unknown name is reported by the checks as an unknown tensor, with a suggestion.
+        // An alias stands for its tensor (the IR knows the tensor alone). An unknown name is
+        // reported by the checks as an unknown tensor, with a suggestion.
+        let name = self.aliases.get(&name).cloned().unwrap_or(name);
         Ok(Region::whole(name))
     }
 
