@@ -9,7 +9,7 @@
 use super::ast::AliasItem;
 use super::lower::Lower;
 use super::spans::{SpanRange, did_you_mean};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 impl Lower {
     /// Resolves every alias of the body to the tensor it names (after every tensor is
@@ -17,8 +17,14 @@ impl Lower {
     /// poisoned, so its uses add nothing more.
     pub(super) fn aliases(&mut self, items: &[&AliasItem<'_>]) {
         let written: HashMap<String, &AliasItem<'_>> = items.iter().map(|a| (a.item.ident.to_string(), *a)).collect();
+        // The aliases of a cycle already reported: one error per cycle, at its first alias.
+        let mut in_reported_cycle: HashSet<String> = HashSet::new();
         for alias in items {
             let name = alias.item.ident.to_string();
+            if in_reported_cycle.contains(&name) {
+                self.poison.tensors.insert(name);
+                continue;
+            }
             if self.tensors.contains_key(&name) || self.poison.tensors.contains(&name) {
                 self.error(&alias.item.ident, format!("`{name}` is declared twice: as a tensor and as an alias"));
                 continue;
@@ -27,7 +33,14 @@ impl Lower {
             let mut seen = vec![name.clone()];
             let mut target = alias.target.to_string();
             while let Some(next) = written.get(&target) {
+                if in_reported_cycle.contains(&target) {
+                    // It leads into a cycle already reported.
+                    self.poison.tensors.insert(name.clone());
+                    break;
+                }
                 if seen.contains(&target) {
+                    let start = seen.iter().position(|s| *s == target).unwrap_or(0);
+                    in_reported_cycle.extend(seen[start..].iter().cloned());
                     seen.push(target.clone());
                     self.error(
                         alias.target,
