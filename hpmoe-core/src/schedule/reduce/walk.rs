@@ -40,7 +40,7 @@ pub(super) const TWO_WORKERS_FROM: usize = 1 << 18;
 /// has no successor.
 const NO_SLOT: u32 = u32::MAX;
 
-/// The kept edges `(consumer, producer)` of the walk over `proved.order` on `workers` (1 or 2)
+/// The kept edges (row `v`: `v`'s kept predecessors, ascending) of the walk over `proved.order` on `workers` (1 or 2)
 /// workers, each node's clock capped at `cap` facts; `at` per node as [`super`] builds it.
 pub(super) fn walk(dag: &Dag, placement: &Placement, proved: &Proved, at: Vec<At>, cap: usize, workers: usize) -> Csr {
     let nodes = dag.nodes();
@@ -85,17 +85,45 @@ pub(super) fn walk(dag: &Dag, placement: &Placement, proved: &Proved, at: Vec<At
     let shared = &shared;
     let kept = if visits[1].is_empty() || visits[0].is_empty() {
         let me = usize::from(visits[0].is_empty());
-        Worker::new(shared, me).run(&visits[me])
+        vec![Worker::new(shared, me).run(&visits[me])]
     } else {
         let (first, second) = (&visits[0], &visits[1]);
         std::thread::scope(|s| {
             let other = s.spawn(move || Worker::new(shared, 1).run(second));
-            let mut kept = Worker::new(shared, 0).run(first);
-            kept.extend(other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
-            kept
+            let kept = Worker::new(shared, 0).run(first);
+            vec![kept, other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))]
         })
     };
-    Csr::from_pairs(nodes, &kept)
+    rows_of(nodes, &kept)
+}
+
+/// The rows a worker kept: the flat predecessors, each row sorted by node id, and per
+/// consumer with a row, the consumer and its row's length.
+#[derive(Default)]
+struct Kept {
+    flat: Vec<NodeId>,
+    rows: Vec<(NodeId, u32)>,
+}
+
+/// The kept edges of every worker as one graph: row `v`, `v`'s kept predecessors.
+fn rows_of(nodes: usize, kept: &[Kept]) -> Csr {
+    let mut offsets = vec![0u32; nodes + 1];
+    for &(v, len) in kept.iter().flat_map(|k| &k.rows) {
+        offsets[v.index() + 1] = len;
+    }
+    for i in 0..nodes {
+        offsets[i + 1] += offsets[i];
+    }
+    let mut targets = vec![NodeId::new(0); offsets[nodes] as usize];
+    for k in kept {
+        let mut from = 0;
+        for &(v, len) in &k.rows {
+            let (to, len) = (offsets[v.index()] as usize, len as usize);
+            targets[to..to + len].copy_from_slice(&k.flat[from..from + len]);
+            from += len;
+        }
+    }
+    Csr::from_parts(offsets, targets)
 }
 
 /// What both workers read: the graph, the per-node records and counts, the two arenas and
@@ -139,7 +167,7 @@ struct Worker<'s, 'a> {
     other: Vec<Fact>,
     /// `v`'s cross-core predecessors: (visiting index reversed, node, core, position).
     candidates: Vec<(Reverse<u32>, NodeId, u32, u32)>,
-    kept: Vec<(NodeId, NodeId)>,
+    kept: Kept,
     /// (marked producer, core) pairs with a kept edge into that core (one of this worker's):
     /// its later tiles there are covered (the order visits a core's tiles in queue order).
     signalled: HashSet<u64, BuildHasherDefault<PairHasher>>,
@@ -163,7 +191,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             scratch: Vec::with_capacity(2 * CLOCK_CAP),
             other: Vec::with_capacity(2 * CLOCK_CAP),
             candidates: Vec::new(),
-            kept: Vec::new(),
+            kept: Kept::default(),
             signalled: HashSet::default(),
             free: Vec::new(),
             fresh: 0,
@@ -172,7 +200,7 @@ impl<'s, 'a> Worker<'s, 'a> {
     }
 
     /// Visits the nodes at `visits` (indices into the order, ascending); the kept edges.
-    fn run(mut self, visits: &[u32]) -> Vec<(NodeId, NodeId)> {
+    fn run(mut self, visits: &[u32]) -> Kept {
         let s = self.s;
 
         for (k, &i) in visits.iter().enumerate() {
@@ -204,6 +232,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         }));
         // Visiting indices are distinct: the order is the one sorting by index alone gives.
         self.candidates.sort_unstable_by_key(|c| c.0);
+        let row = self.kept.flat.len();
         for ci in 0..self.candidates.len() {
             let (Reverse(order), u, from_core, from_position) = self.candidates[ci];
             let implied = if order & 1 == 1 {
@@ -212,7 +241,7 @@ impl<'s, 'a> Worker<'s, 'a> {
                 finished_position(&self.known, from_core) >= Some(from_position)
             };
             if !implied {
-                self.kept.push((v, u));
+                self.kept.flat.push(u);
                 let owner = s.worker_of(from_core);
                 if owner != self.me {
                     self.wait_for(owner, (order >> 1) as usize);
@@ -223,6 +252,12 @@ impl<'s, 'a> Worker<'s, 'a> {
                 s.arenas[owner].read(s.at[u.index()].slot(), range, &mut self.other);
                 merge_facts(&mut self.known, &self.other, &mut self.scratch, core, s.cap);
             }
+        }
+
+        let kept_row = &mut self.kept.flat[row..];
+        if !kept_row.is_empty() {
+            kept_row.sort_unstable();
+            self.kept.rows.push((v, kept_row.len() as u32));
         }
 
         for p in s.chain.union_pred(s.dag, v) {
