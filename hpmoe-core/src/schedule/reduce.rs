@@ -158,7 +158,7 @@ fn reduce_on(
             core: core.raw(),
             position: placement.position[v],
             order: u32::from(keep_all_from(v)),
-            clock: AtomicU32::new(u32::MAX),
+            clock: AtomicU32::new(walk::NO_SLOT),
         })
         .collect();
     for (i, &v) in proved.order.iter().enumerate() {

@@ -38,10 +38,11 @@ pub(super) const TWO_WORKERS_FROM: usize = 1 << 18;
 
 /// No clock stored: the slot field of an [`At`] before its node is visited and when its node
 /// has no successor.
-const NO_SLOT: u32 = u32::MAX;
+pub(super) const NO_SLOT: u32 = u32::MAX;
 
-/// The kept edges (row `v`: `v`'s kept predecessors, ascending) of the walk over `proved.order` on `workers` (1 or 2)
-/// workers, each node's clock capped at `cap` facts; `at` per node as [`super`] builds it.
+/// The kept edges (row `v`: `v`'s kept predecessors, ascending) of the walk over
+/// `proved.order` on `workers` (1 or 2) workers, each node's clock capped at `cap` facts; `at`
+/// per node as [`super`] builds it (clock slots [`NO_SLOT`]).
 pub(super) fn walk(dag: &Dag, placement: &Placement, proved: &Proved, at: Vec<At>, cap: usize, workers: usize) -> Csr {
     let nodes = dag.nodes();
     let Proved { chain, order } = proved;
@@ -202,6 +203,8 @@ impl<'s, 'a> Worker<'s, 'a> {
     /// Visits the nodes at `visits` (indices into the order, ascending); the kept edges.
     fn run(mut self, visits: &[u32]) -> Kept {
         let s = self.s;
+        // Should this worker panic, the other must not wait for it forever.
+        let _finished = Finished(&s.progress[self.me].0);
 
         for (k, &i) in visits.iter().enumerate() {
             self.visit(s.order[i as usize]);
@@ -317,6 +320,15 @@ impl<'s, 'a> Worker<'s, 'a> {
             self.fresh += 1;
             self.fresh - 1
         })
+    }
+}
+
+/// Marks a worker done, however it leaves [`Worker::run`].
+struct Finished<'a>(&'a AtomicUsize);
+
+impl Drop for Finished<'_> {
+    fn drop(&mut self) {
+        self.0.store(usize::MAX, Ordering::Release);
     }
 }
 
