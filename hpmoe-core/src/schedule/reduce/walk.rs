@@ -78,6 +78,7 @@ pub(super) fn walk(dag: &Dag, placement: &Placement, proved: &Proved, at: Vec<At
             .collect(),
         at,
         split,
+        alone: visits[0].is_empty() || visits[1].is_empty(),
         cap,
         arenas: [0, 1].map(|w| Arena::new(visits[w].len(), cap.min(placement.queues.nodes()))),
         progress: [0, 1].map(|w| Progress(AtomicUsize::new(visits[w].first().map_or(usize::MAX, |&i| i as usize)))),
@@ -138,6 +139,8 @@ struct Shared<'a> {
     at: Vec<At>,
     /// Cores below this belong to worker 0.
     split: u32,
+    /// One worker visits every node.
+    alone: bool,
     cap: usize,
     /// Worker `w`'s clocks.
     arenas: [Arena; 2],
@@ -154,6 +157,19 @@ struct Progress(AtomicUsize);
 impl Shared<'_> {
     fn worker_of(&self, core: u32) -> usize {
         usize::from(core >= self.split)
+    }
+
+    /// Counts one more visited successor of `p`; true if it was the last.
+    fn visited_successor(&self, p: NodeId) -> bool {
+        let count = &self.unvisited[p.index()];
+        if self.alone {
+            // No other thread touches the count: a plain load and store, not a locked update.
+            let left = count.load(Ordering::Relaxed) - 1;
+            count.store(left, Ordering::Relaxed);
+            left == 0
+        } else {
+            count.fetch_sub(1, Ordering::AcqRel) == 1
+        }
     }
 }
 
@@ -264,7 +280,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         }
 
         for p in s.chain.union_pred(s.dag, v) {
-            if s.unvisited[p.index()].fetch_sub(1, Ordering::AcqRel) == 1 {
+            if s.visited_successor(p) {
                 self.release(p);
             }
         }
