@@ -104,7 +104,10 @@
 //! The two reduction threads cost about 0.3 s of CPU each where the one took 0.55 s, so the
 //! gain is wall time on a free second core: under a load of 4.4 (three pairs again) the wall
 //! and CPU totals were the same as before (2.5–2.9 s wall, 1.75–1.9 s CPU) and the sync stage
-//! slower (1.0–1.08 s against 0.86–0.88 s: a worker waits while the other is descheduled).
+//! slower (1.0–1.08 s against 0.86–0.88 s: a worker waits while the other is descheduled);
+//! at a load of 2.8 (two pairs) the result was mixed, wall 1.69–2.18 s against 1.81–1.89 s,
+//! and the plan's CPU higher, 2.17–2.21 s against 1.79–1.89 s (the waiting worker spins, then
+//! yields, while the other waits for a core). Parking a waiting worker instead is not tried.
 //! 10^6 instances in under 1 s is still not reached: about 1.15 s of wall time on a nearly
 //! free machine, of which list scheduling (one sequential pass, ~0.34 s), expansion (~0.23 s
 //! on two threads), the reduction (~0.33 s) and flags + table (~0.17 s, sequential) are most.
