@@ -80,6 +80,37 @@
 //! likely its set of signalled cores: without call graphs this is not certain), expansion's
 //! overlap search (~17%), and ~9% to the kernel faulting in and zeroing fresh pages; 10^6
 //! instances in under 1 s is not reached.
+//!
+//! Since then (same plans: fingerprints equal at 10^3 … 10^6, and all 121 files of the main job's
+//! `--out` folder byte-identical to main's at `--tokens 2048`): the sync reduction runs on two
+//! threads from 2^18 nodes, each visiting the nodes of one half of the cores in the same global
+//! order (a clock of the other half is read once its owner has published the visit); its kept
+//! rows come out sorted, without `Csr::from_pairs` over 2.8 million pairs; list scheduling
+//! computes its lower bound beside the first pass; and the interval index answers a query on
+//! tiled intervals (ends sorted like starts) by a binary search and a scan instead of a tree
+//! walk. Side by side with the previous main, alternating, `--no-limit --runs 2`, 10^6 row,
+//! three pairs when the load had fallen to 2.0 (ms; wall, then CPU of the plan):
+//!
+//! | 10^6 instances  | previous main     | now               |
+//! |-----------------|------------------:|------------------:|
+//! | total, wall     | 1434–1685         | 1152–1370         |
+//! | total, CPU      | 1610–1910         | 1580–1830         |
+//! | expand          | 311–342           | 230–362           |
+//! | list            | 382–428           | 336–394           |
+//! | proof           | 37–53             | 38–45             |
+//! | sync            | 513–635           | 331–362           |
+//! | flags + table   | 168–185           | 174–188           |
+//!
+//! The two reduction threads cost about 0.3 s of CPU each where the one took 0.55 s, so the
+//! gain is wall time on a free second core: under a load of 4.4 (three pairs again) the wall
+//! and CPU totals were the same as before (2.5–2.9 s wall, 1.75–1.9 s CPU) and the sync stage
+//! slower (1.0–1.08 s against 0.86–0.88 s: a worker waits while the other is descheduled);
+//! at a load of 2.8 (two pairs) the result was mixed, wall 1.69–2.18 s against 1.81–1.89 s,
+//! and the plan's CPU higher, 2.17–2.21 s against 1.79–1.89 s (the waiting worker spins, then
+//! yields, while the other waits for a core). Parking a waiting worker instead is not tried.
+//! 10^6 instances in under 1 s is still not reached: about 1.15 s of wall time on a nearly
+//! free machine, of which list scheduling (one sequential pass, ~0.34 s), expansion (~0.23 s
+//! on two threads), the reduction (~0.33 s) and flags + table (~0.17 s, sequential) are most.
 
 use hpmoe_core::limits::{MAX_FAMILY_INSTANCES, MAX_INSTANCES};
 use hpmoe_core::model::{CoreKind, DType, Taskflow};

@@ -63,17 +63,20 @@
 //! predecessor's clock instead of merging it; a merge that brings no new core raises positions
 //! in place; each node's core, position, visiting index and the slot of its clock sit side by
 //! side in 16 bytes (one cache miss per predecessor); and clocks live, length first, in
-//! fixed-width slots of one arena, so reading a predecessor's clock is one more miss, not
-//! three. None of this changes the result. (A merge that walks outwards from the own core's fact, taking the nearer of the
+//! fixed-width slots of an arena, so reading a predecessor's clock is one more miss, not
+//! three. From [`walk::TWO_WORKERS_FROM`] nodes on, the walk runs on two threads, each
+//! visiting the nodes of one half of the cores in the same global order ([`walk`] says why
+//! that keeps the same edges). None of this changes the result. (A merge that walks outwards from the own core's fact, taking the nearer of the
 //! two sides at each step and so never reading what the cap drops, measured slower than the
 //! plain merge and cap: 0.9–1.5 s against 0.6–0.9 s for the stage at 10^6.)
 
 use super::Placement;
 use super::proof::{Proved, prove_with_order};
 use crate::graph::{Csr, Dag};
-use crate::ids::{IdVec, NodeId, OptId};
-use std::cmp::Reverse;
-use std::collections::HashSet;
+use crate::ids::NodeId;
+use std::sync::atomic::AtomicU32;
+
+mod walk;
 
 /// Most `(core, position)` facts one node's clock keeps.
 pub const CLOCK_CAP: usize = 32;
@@ -133,100 +136,48 @@ fn reduce_with_cap(
     keep_all_from: impl Fn(NodeId) -> bool,
     cap: usize,
 ) -> Csr {
-    let nodes = dag.nodes();
-    let Proved { chain, order } = proved;
+    let workers = if dag.nodes() >= walk::TWO_WORKERS_FROM { 2 } else { 1 };
+    reduce_on(dag, placement, proved, keep_all_from, cap, workers)
+}
+
+/// [`reduce_with_cap`] on `workers` (1 or 2) workers: the same edges either way.
+fn reduce_on(
+    dag: &Dag,
+    placement: &Placement,
+    proved: &Proved,
+    keep_all_from: impl Fn(NodeId) -> bool,
+    cap: usize,
+    workers: usize,
+) -> Csr {
     // What the walk reads of a predecessor, side by side: one cache miss per predecessor
     // instead of one per array.
-    let mut at: IdVec<NodeId, At> = placement
+    let mut at: Vec<At> = placement
         .core_of
         .iter()
         .map(|(v, core)| At {
             core: core.raw(),
             position: placement.position[v],
             order: u32::from(keep_all_from(v)),
-            clock: OptId::NONE,
+            clock: AtomicU32::new(walk::NO_SLOT),
         })
         .collect();
-    for (i, &v) in order.iter().enumerate() {
-        at[v].order |= u32::try_from(i << 1).expect("node count fits u32 with a bit to spare");
+    for (i, &v) in proved.order.iter().enumerate() {
+        at[v.index()].order |= u32::try_from(i << 1).expect("node count fits u32 with a bit to spare");
     }
-    let mut unvisited_succ: IdVec<NodeId, u32> = (0..nodes)
-        .map(|v| {
-            let v = NodeId::from_index(v);
-            (dag.succ.degree(v) + usize::from(chain.next[v].is_some())) as u32
-        })
-        .collect();
-
-    let mut clocks = ClockStore::new(cap.min(placement.queues.nodes()));
-    let mut known: Vec<Fact> = Vec::with_capacity(2 * CLOCK_CAP);
-    let mut scratch: Vec<Fact> = Vec::with_capacity(2 * CLOCK_CAP);
-    let mut candidates: Vec<(Reverse<u32>, NodeId, At)> = Vec::new();
-    let mut kept: Vec<(NodeId, NodeId)> = Vec::new();
-    // (marked producer, core) pairs with a kept edge into that core: its later tiles there
-    // are covered (the topological order visits a core's tiles in queue order).
-    let mut signalled_cores: HashSet<(NodeId, u32)> = HashSet::new();
-
-    for &v in order {
-        let At { core, position, .. } = at[v];
-        // What the node before `v` on its core knew, and `v` itself (that clock has its own
-        // core's fact, for the position before `v`'s).
-        known.clear();
-        if let Some(prev) = chain.prev[v].get() {
-            known.extend_from_slice(clocks.get(prev, at[prev].clock));
-            let own = known.binary_search_by_key(&core, |f| f.0).expect("a clock always has its own core's fact");
-            known[own].1 = position;
-        } else {
-            known.push((core, position));
-        }
-
-        candidates.clear();
-        candidates
-            .extend(dag.pred.row(v).iter().map(|&u| (Reverse(at[u].order), u, at[u])).filter(|c| c.2.core != core));
-        // Visiting indices are distinct: the order is the one sorting by index alone gives.
-        candidates.sort_unstable_by_key(|c| c.0);
-        for &(_, u, from) in &candidates {
-            let implied = if from.keep_all() {
-                !signalled_cores.insert((u, core))
-            } else {
-                finished_position(&known, from.core) >= Some(from.position)
-            };
-            if !implied {
-                kept.push((v, u));
-                merge_facts(&mut known, clocks.get(u, from.clock), &mut scratch, core, cap);
-            }
-        }
-
-        for p in chain.union_pred(dag, v) {
-            let left = &mut unvisited_succ[p];
-            *left -= 1;
-            if *left == 0 {
-                clocks.release(&mut at[p].clock);
-            }
-        }
-        if unvisited_succ[v] > 0 {
-            at[v].clock = clocks.store(&known);
-        }
-    }
-    Csr::from_pairs(nodes, &kept)
+    walk::walk(dag, placement, proved, at, cap, workers)
 }
 
 /// What the reduction reads of a node, in 16 bytes: its core (raw: the cap measures distances
 /// between core ids), its position there, its index in the visiting order and whether every
 /// cross-core edge out of it is kept (`order`: the index times two, plus one if kept), and
-/// the slot of its clock while stored. One cache miss per predecessor gives all of it.
-#[derive(Clone, Copy, Debug)]
+/// the arena slot of its clock while stored (written once, when the node is visited). One
+/// cache miss per predecessor gives all of it.
+#[derive(Debug)]
 struct At {
     core: u32,
     position: u32,
     order: u32,
-    clock: OptId<Slot>,
-}
-
-impl At {
-    /// Whether every cross-core edge out of the node is kept.
-    fn keep_all(&self) -> bool {
-        self.order & 1 == 1
-    }
+    clock: AtomicU32,
 }
 
 /// The largest position of `core` known finished, if any.
@@ -289,24 +240,29 @@ fn raise_in_place(acc: &mut [Fact], other: &[Fact]) -> bool {
     true
 }
 
-/// The facts of `other` (sorted by core) whose cores lie in the range that a full, capped
-/// `acc` around `own_core` spans, or that rank before `acc`'s farthest core: by distance to
-/// `own_core`, ties to the lower id (the order [`cap_facts`] keeps).
+/// The facts of `other` (sorted by core) whose cores lie in [`cap_window_survivors`]'s range.
 fn facts_that_may_survive<'a>(acc: &[Fact], other: &'a [Fact], own_core: u32) -> &'a [Fact] {
+    let (lo, hi) = cap_window_survivors(acc, own_core);
+    let start = other.partition_point(|f| u64::from(f.0) < lo);
+    let end = other.partition_point(|f| u64::from(f.0) <= hi);
+    &other[start..end.max(start)]
+}
+
+/// The cores (`lo..=hi`) whose facts may survive merging into a full, capped `acc` around
+/// `own_core`: those in the range `acc` spans, or that rank before `acc`'s farthest core by
+/// distance to `own_core`, ties to the lower id (the order [`cap_facts`] keeps).
+fn cap_window_survivors(acc: &[Fact], own_core: u32) -> (u64, u64) {
     let (first, last) = (u64::from(acc[0].0), u64::from(acc[acc.len() - 1].0));
     let own = u64::from(own_core);
     let (left, right) = (own - first, last - own);
-    let (lo, hi) = if left > right {
+    if left > right {
         // The first core is the farthest: anything to the right nearer than it may enter.
         (first, last.max((own + left).saturating_sub(1)))
     } else {
         // The last core is the farthest (or ties with the first and has the higher id):
         // anything to the left at most as far may enter.
         (first.min(own.saturating_sub(right)), last)
-    };
-    let start = other.partition_point(|f| u64::from(f.0) < lo);
-    let end = other.partition_point(|f| u64::from(f.0) <= hi);
-    &other[start..end.max(start)]
+    }
 }
 
 /// Keeps the `cap` facts whose cores are nearest `own_core` by id (ties to the lower id):
@@ -331,60 +287,6 @@ fn cap_facts(facts: &mut Vec<Fact>, own_core: u32, cap: usize) {
     }
     facts.copy_within(lo..lo + cap, 0);
     facts.truncate(cap);
-}
-
-/// Clocks of visited nodes that still have unvisited successors, in fixed-width slots of
-/// one arena (a clock has at most one fact per core and at most `cap` facts), reused once
-/// released. A slot holds its clock's length (in its first entry) and then its facts, so
-/// reading a clock whose slot is known touches one place: one flat arena rather than a buffer
-/// per clock, and the slot kept in the node's [`At`], save a pointer chase and two cache
-/// misses per clock read.
-#[derive(Debug)]
-struct ClockStore {
-    /// Per slot: the length as `(len, 0)`, then `width` facts.
-    entries: Vec<Fact>,
-    width: usize,
-    free: Vec<Slot>,
-}
-
-crate::define_id! {
-    /// A fixed-width slot of a [`ClockStore`]'s arena.
-    struct Slot;
-}
-
-impl ClockStore {
-    fn new(width: usize) -> Self {
-        ClockStore { entries: Vec::new(), width, free: Vec::new() }
-    }
-
-    /// The clock of `node`, stored in `slot`.
-    fn get(&self, node: NodeId, slot: OptId<Slot>) -> &[Fact] {
-        let Some(slot) = slot.get() else { panic!("clock of node {node} read after release") };
-        let start = slot.index() * (self.width + 1);
-        let len = self.entries[start].0 as usize;
-        &self.entries[start + 1..start + 1 + len]
-    }
-
-    /// Stores `facts` in a free slot and returns it.
-    fn store(&mut self, facts: &[Fact]) -> OptId<Slot> {
-        assert!(facts.len() <= self.width, "a clock has at most one fact per core and at most `cap` facts");
-        let stride = self.width + 1;
-        let slot = self.free.pop().unwrap_or_else(|| {
-            self.entries.resize(self.entries.len() + stride, (0, 0));
-            Slot::from_index(self.entries.len() / stride - 1)
-        });
-        let start = slot.index() * stride;
-        self.entries[start] = (facts.len() as u32, 0);
-        self.entries[start + 1..start + 1 + facts.len()].copy_from_slice(facts);
-        OptId::some(slot)
-    }
-
-    /// Frees the slot in `slot`, if any, and clears it.
-    fn release(&mut self, slot: &mut OptId<Slot>) {
-        if let Some(slot) = std::mem::take(slot).get() {
-            self.free.push(slot);
-        }
-    }
 }
 
 #[cfg(test)]

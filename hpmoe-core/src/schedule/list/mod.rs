@@ -197,8 +197,19 @@ pub(crate) fn list_schedule_then<R: Send>(
     let start = std::time::Instant::now();
     let setup = Setup::new(exp, profile, cost);
     let levels = priorities_with(exp, &setup.costs, cost);
-    let first = placement_of(setup.pass(Direction::Forward, levels));
-    let mut bound = None;
+    let setup = &setup;
+    let first_pass = move || placement_of(setup.pass(Direction::Forward, levels));
+    let (first, mut bound) = if exp.nodes() >= overlap_from {
+        // From this size on `round_may_help` below always wants the lower bound: it is
+        // computed beside the first pass (a function of the setup alone).
+        std::thread::scope(|s| {
+            let bound = s.spawn(|| setup.lower_bound_ns());
+            let first = first_pass();
+            (first, Some(bound.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
+        })
+    } else {
+        (first_pass(), None)
+    };
     let (better, then_result) = if exp.nodes() < overlap_from || !setup.round_may_help(&first, &mut bound) {
         (setup.improve(&first, &mut bound), None)
     } else {

@@ -1,6 +1,7 @@
 //! The sync reduction on hand-made and random schedules: exactness, soundness and the put rule.
 
 use super::*;
+use crate::ids::IdVec;
 use crate::schedule::cost::SimpleCost;
 use crate::schedule::list::list_schedule;
 use crate::schedule::proof::CoreChain;
@@ -254,4 +255,29 @@ fn tiny_clock_caps_stay_sound() {
             );
         }
     }
+}
+
+/// Two workers keep exactly the edges one keeps, whatever the interleaving (each case runs
+/// several times), with and without caps and marked producers, on schedules whose cores the
+/// split puts on both sides.
+#[test]
+fn two_workers_keep_the_edges_one_keeps() {
+    let mut both_sides = 0;
+    for seed in 0..60 {
+        let ranks = 2 + (seed % 3) as u32;
+        let exp = random_expanded(seed, ranks, 8, 40);
+        let p = list_schedule(&exp, &profile(3, 2, ranks), &SimpleCost::default());
+        let proved = proved(&exp.dag, &p);
+        for cap in [1, 3, CLOCK_CAP, usize::MAX] {
+            for marked in [|_: NodeId| false, |u: NodeId| u.raw().is_multiple_of(3)] {
+                let one = reduce_on(&exp.dag, &p, &proved, marked, cap, 1);
+                for _ in 0..3 {
+                    let two = reduce_on(&exp.dag, &p, &proved, marked, cap, 2);
+                    assert_eq!(kept_rows(&two), kept_rows(&one), "seed {seed}, cap {cap}");
+                }
+            }
+        }
+        both_sides += usize::from(p.queues.row_ids().filter(|&c| p.queues.degree(c) > 0).count() >= 2);
+    }
+    assert!(both_sides >= 50, "the cases give both workers nodes");
 }
