@@ -38,6 +38,7 @@ pub fn moe_ffn_backward() {
     const SUM: u64 = 64; // token rows per weighted-sum tile
     const WB13: u64 = 1024; // gradient rows per weight-gradient op (fits L1)
     const WB2: u64 = 1024;
+    const WG: u64 = 1; // source-rank groups per weight gradient (`MoeShape::wgrad_source_groups`)
     include!("../dsl/moe_ffn_natural_backward_inputs.rs");
     const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
     const CHOICE_OF: Tensor<I32> = input([EXPERTS * C]); // the choice each send slot row carries, -1: padding
@@ -69,6 +70,7 @@ pub fn moe_ffn_training_step() {
     const SUM: u64 = 64;
     const WB13: u64 = 1024;
     const WB2: u64 = 1024;
+    const WG: u64 = 1;
     include!("../dsl/moe_ffn_natural.rs");
     const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
     const CHOICE_OF: Tensor<I32> = input([EXPERTS * C]);
