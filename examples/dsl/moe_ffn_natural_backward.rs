@@ -84,9 +84,12 @@ fn gmm2_wgrad_zero(e: Idx, n: Idx) {
 /// groups chained in arrival order: the group below the rank's own first, its own last
 /// (`MoeShape::wgrad_group`). Per group one FP32 sum over its slots to their counts, sources
 /// and rows ascending (the on-chip sum), one op per WB2 gradient rows.
+/// The group is `(RANK / WQ - 1 - m) mod WG`, written `(WG - 1) * (m + 1)` for `-1 - m` (`% 1`
+/// with one group: the whole expert).
 #[tile(aic, grid(e in 0..E, m in 0..WG, n in 0..HIDDEN / N2), after(gmm2_wgrad(e, m - 1, n)))]
+#[allow(clippy::modulo_one)]
 fn gmm2_wgrad(e: Idx, m: Idx, n: Idx) {
-    let group = (RANK / WQ + WG - 1 - m) % WG;
+    let group = (RANK / WQ + (WG - 1) * (m + 1)) % WG;
     for p in 0..INTER / WB2 {
         matmul_tn_slots_accumulate(
             ACT.at(e).slice(group * (WQ * C), WQ * C).slice(p * WB2, WB2),
@@ -125,8 +128,9 @@ fn gmm1_wgrad_zero(e: Idx, n: Idx) {
 
 /// ... and adds Xᵀ · dH over the same groups in the same order.
 #[tile(aic, grid(e in 0..E, m in 0..WG, n in 0..2 * INTER / N1), after(gmm1_wgrad(e, m - 1, n)))]
+#[allow(clippy::modulo_one)]
 fn gmm1_wgrad(e: Idx, m: Idx, n: Idx) {
-    let group = (RANK / WQ + WG - 1 - m) % WG;
+    let group = (RANK / WQ + (WG - 1) * (m + 1)) % WG;
     for p in 0..HIDDEN / WB13 {
         matmul_tn_slots_accumulate(
             RECV.at(e).slice(group * (WQ * C), WQ * C).slice(p * WB13, WB13),

@@ -105,8 +105,11 @@ impl MoeShape {
         });
         tf.tile(name, CoreKind::Aic, |tb| {
             let (ex, m, col) = (tb.grid("e", e), tb.grid("m", groups), tb.grid("n", width / cols));
-            // The group's first source (`wgrad_group`'s rotation) and its first row.
-            let group = (Affine::rank().quotient(q) + (groups as i64 - 1) - m.clone()).modulo(groups);
+            // The group `wgrad_group` names, `(RANK / q − 1 − m) mod G`, written with a
+            // non-negative coefficient (the DSL's form, whose host code `-1 * m` would not be
+            // lint-clean), then its first source and its first row.
+            let step = (m.clone() + 1) * (groups as i64 - 1);
+            let group = (Affine::rank().quotient(q) + step).modulo(groups);
             let (src, first) = (group.clone() * q as i64, group * (q * c) as i64);
             let cc = col.clone() * cols as i64;
             for p in 0..(rows / block) as i64 {
