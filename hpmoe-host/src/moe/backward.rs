@@ -134,9 +134,9 @@ impl MoeShape {
     /// The taskflow of `pass`.
     ///
     /// # Errors
-    /// If the shape is invalid, or (backward and training step, balanced routing) its
+    /// If the shape is invalid, or (backward and training step) under balanced routing its
     /// `wgrad_rows` does not divide the rows per expert or its row block is not a multiple of
-    /// `top_k`.
+    /// `top_k`, under natural routing its `wgrad_source_groups` does not divide the ranks.
     pub fn pass_taskflow(&self, pass: Pass) -> Result<Taskflow, ShapeError> {
         match pass {
             Pass::Forward => self.taskflow(),
