@@ -38,7 +38,7 @@
 //! rows in `N` groups instead (`MoeShape::with_wgrad_groups`; groups of whole source ranks'
 //! rows go in the order the rows arrive, `MoeShape::wgrad_group`), to measure the trade; with
 //! `--natural` it sets the natural layer's groups of source ranks
-//! (`MoeShape::wgrad_source_groups`, default two). The host check runs `tiny(2)` and
+//! (`MoeShape::wgrad_source_groups`, default one per 16-die server). The host check runs `tiny(2)` and
 //! `tiny(4)`, whose weight gradients are chained over four row groups (with `--natural`,
 //! `tiny_natural(2)` and `tiny_natural(4)`).
 
@@ -52,7 +52,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 const USAGE: &str = "--ep N (one EP instead of 8, 16, 32, 64; with --natural, of 8, 16, 32), --tokens N (default 4096), --json, --profile NAME|FILE, --natural, \
-     --wgrad-groups N (default 1; with --natural, the shape's: 2 groups of sources)";
+     --wgrad-groups N (default 1; with --natural, the shape's: a group of sources per 16-die server)";
 
 /// One pass at one EP.
 struct Row {

@@ -98,17 +98,19 @@ pub use dsl_names::under_dsl_names;
 pub use routing::{RoutedTokens, RoutingError};
 pub use shape_error::{ShapeError, ShapeRule};
 
-/// The default [`MoeShape::wgrad_source_groups`] of a layer on `ranks` ranks: one group (each
-/// weight gradient read and written once) within a server of the A3 profile the examples price
-/// with (16 dies, [`hpmoe_core::cost::CostProfile::dies_per_server`]); two groups of half the
-/// sources beyond it, where the other server's rows arrive late and the AICs would idle for
-/// them, so the first half's weight gradients run while the second half's rows arrive, for one
-/// more read and write of each FP32 gradient. Measured (simulated natural backward,
-/// `moe_training --natural --wgrad-groups N`): two groups lose 0.4 ms at EP 8 and 0.1 ms at
-/// EP 16 and gain 2.0 ms at EP 32.
+/// The default [`MoeShape::wgrad_source_groups`] of a layer on `ranks` ranks: one group per
+/// server of the A3 profile the examples price with (16 dies,
+/// [`hpmoe_core::cost::CostProfile::dies_per_server`]), each group one server's sources. Within
+/// a server one group (each weight gradient read and written once); beyond it the other
+/// servers' rows arrive late and the AICs would idle for them, so the groups whose rows are in
+/// run while the others' arrive, for one more read and add of each FP32 gradient per group.
+/// Measured (simulated natural backward, `moe_training --natural --wgrad-groups N`, backward /
+/// training step): two groups lose 0.4 / 1.5 ms at EP 8 and 0.1 / 0.2 ms at EP 16, gain 2.0 /
+/// 0.8 ms at EP 32; at EP 64 four gain 3.9 / 1.8 ms (two: 3.8 / 0.1 ms). Ranks that are not
+/// whole servers get one group.
 pub fn default_wgrad_source_groups(ranks: u32) -> u64 {
     let server = hpmoe_core::cost::CostProfile::ascend_a3_die().dies_per_server();
-    if ranks > server && ranks.is_multiple_of(2) { 2 } else { 1 }
+    if ranks > server && ranks.is_multiple_of(server) { u64::from(ranks / server) } else { 1 }
 }
 
 /// How tokens are routed to experts (see the module docs).
