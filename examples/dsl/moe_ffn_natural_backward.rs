@@ -5,8 +5,10 @@
 // `moe_ffn_backward.rs` on the forward's run-time layout: every tile of a block of a (source
 // rank, expert) slot is guarded by that slot's count, as the forward's are (`run_if_above`: past
 // the count a tile does no work but still signals), the per-token tiles gather by `SLOT_OF`, and
-// a weight gradient is zeroed and then summed by one tile per expert and column block over every
-// slot to its count (`matmul_tn_slots_accumulate`, summed in L0C on the device). Included by
+// a weight gradient is zeroed and then summed by a chain of tiles per expert and column block,
+// link `m` over the slots of one group of source ranks to their counts
+// (`matmul_tn_slots_accumulate`, summed in L0C on the device), the groups in the order their
+// rows arrive. Included by
 //
 //   hpmoe-host/tests/dsl_natural_training.rs   the backward alone (after
 //                                              `moe_ffn_natural_backward_inputs.rs`) and the
@@ -18,13 +20,14 @@
 // which check it against the builder (and the tests run it against the plain-loop reference).
 //
 // The includer declares the forward's shape (T, HIDDEN, INTER, EXPERTS, TOP_K, B, C, N1, N2,
-// SUM, as for `moe_ffn_natural.rs`) and WB13, WB2 (gradient rows per weight-gradient op of
+// SUM, as for `moe_ffn_natural.rs`), WB13, WB2 (gradient rows per weight-gradient op of
 // dW13 and dW2: the largest divisor of HIDDEN, INTER up to 1024, what fits the AIC's L1 beside
-// the other panel); the tensors the forward saves (W13, W2, TOPK_WEIGHTS, SEND_COUNTS, SLOT_OF,
-// RECV_COUNTS, GMM1_IN — the rows GMM1 multiplied: an alias of RECV under BF16 dispatch, of the
-// dequantised XIN under INT8 —, H, ACT, BACK, and the consts E, NB of `moe_ffn_natural.rs`), as
-// inputs (`moe_ffn_natural_backward_inputs.rs`, `moe_ffn_natural_int8_backward_inputs.rs`) or as
-// the forward's own; and the output gradient's
+// the other panel) and WG (in how many groups of source ranks a weight gradient is summed, a
+// divisor of RANKS: `MoeShape::wgrad_source_groups`); the tensors the forward saves (W13, W2,
+// TOPK_WEIGHTS, SEND_COUNTS, SLOT_OF, RECV_COUNTS, GMM1_IN — the rows GMM1 multiplied: an alias
+// of RECV under BF16 dispatch, of the dequantised XIN under INT8 —, H, ACT, BACK, and the consts
+// E, NB of `moe_ffn_natural.rs`), as inputs (`moe_ffn_natural_backward_inputs.rs`,
+// `moe_ffn_natural_int8_backward_inputs.rs`) or as the forward's own; and the output gradient's
 // first use, which differs between the two (the training step's waits for the forward's
 // output, as a later layer's backward would):
 //
@@ -39,6 +42,7 @@
 //   }
 
 const HALF: u64 = N1 / 2; // SwiGLU output columns per [gate | up] block
+const WQ: u64 = RANKS / WG; // source ranks per weight-gradient group
 
 // The gradients on their way, in the forward's slots.
 const DY: Tensor<Bf16> = symmetric([E, RANKS * C, HIDDEN]);
@@ -79,17 +83,22 @@ fn gmm2_wgrad_zero(e: Idx, n: Idx) {
     zero(DW2.at(e).all().slice(n * N2, N2));
 }
 
-/// ... and adds Aᵀ · dY over every row the expert received, once they are all in: one FP32 sum
-/// over the slots to their counts, sources and rows ascending (the on-chip sum), one op per WB2
-/// gradient rows.
-#[tile(aic, grid(e in 0..E, n in 0..HIDDEN / N2))]
-fn gmm2_wgrad(e: Idx, n: Idx) {
+/// ... and adds Aᵀ · dY over the rows of each group of WQ source ranks, once they are in, the
+/// groups chained in arrival order: the group below the rank's own first, its own last
+/// (`MoeShape::wgrad_group`). Per group one FP32 sum over its slots to their counts, sources
+/// and rows ascending (the on-chip sum), one op per WB2 gradient rows.
+/// The group is `(RANK / WQ - 1 - m) mod WG`, written `(WG - 1) * (m + 1)` for `-1 - m` (`% 1`
+/// with one group: the whole expert).
+#[tile(aic, grid(e in 0..E, m in 0..WG, n in 0..HIDDEN / N2), after(gmm2_wgrad(e, m - 1, n)))]
+#[allow(clippy::modulo_one)]
+fn gmm2_wgrad(e: Idx, m: Idx, n: Idx) {
+    let group = (RANK / WQ + (WG - 1) * (m + 1)) % WG;
     for p in 0..INTER / WB2 {
         matmul_tn_slots_accumulate(
-            ACT.at(e).all().slice(p * WB2, WB2),
-            DY.at(e).all().slice(n * N2, N2),
+            ACT.at(e).slice(group * (WQ * C), WQ * C).slice(p * WB2, WB2),
+            DY.at(e).slice(group * (WQ * C), WQ * C).slice(n * N2, N2),
             DW2.at(e).slice(p * WB2, WB2).slice(n * N2, N2),
-            RECV_COUNTS.all().slice(e, 1),
+            RECV_COUNTS.slice(group * WQ, WQ).slice(e, 1),
         );
     }
 }
@@ -120,15 +129,17 @@ fn gmm1_wgrad_zero(e: Idx, n: Idx) {
     zero(DW13.at(e).all().slice(n * N1, N1));
 }
 
-/// ... and adds Xᵀ · dH over every row the expert received, in the same order.
-#[tile(aic, grid(e in 0..E, n in 0..2 * INTER / N1))]
-fn gmm1_wgrad(e: Idx, n: Idx) {
+/// ... and adds Xᵀ · dH over the same groups in the same order.
+#[tile(aic, grid(e in 0..E, m in 0..WG, n in 0..2 * INTER / N1), after(gmm1_wgrad(e, m - 1, n)))]
+#[allow(clippy::modulo_one)]
+fn gmm1_wgrad(e: Idx, m: Idx, n: Idx) {
+    let group = (RANK / WQ + (WG - 1) * (m + 1)) % WG;
     for p in 0..HIDDEN / WB13 {
         matmul_tn_slots_accumulate(
-            GMM1_IN.at(e).all().slice(p * WB13, WB13),
-            DH.at(e).all().slice(n * N1, N1),
+            GMM1_IN.at(e).slice(group * (WQ * C), WQ * C).slice(p * WB13, WB13),
+            DH.at(e).slice(group * (WQ * C), WQ * C).slice(n * N1, N1),
             DW13.at(e).slice(p * WB13, WB13).slice(n * N1, N1),
-            RECV_COUNTS.all().slice(e, 1),
+            RECV_COUNTS.slice(group * WQ, WQ).slice(e, 1),
         );
     }
 }

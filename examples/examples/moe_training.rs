@@ -17,7 +17,8 @@
 //! its natural forward: each pass scheduled on the expected activity of sampled routings and
 //! simulated under routing seed 42, with the share of tile instances that skip their work —
 //! at EP 8, 16 and 32 by default (the natural backward sums each expert's weight gradients in
-//! one tile per column block, `matmul_tn_slots_accumulate`; EP 64 only with `--ep 64`).
+//! a chain of tiles per column block, one `matmul_tn_slots_accumulate` per group of source
+//! ranks; EP 64 only with `--ep 64`).
 //!
 //! Every latency is simulated by the cost model (`hpmoe_host::sim`) under the chosen profile,
 //! whose constants are sourced or guessed as the main job's are (`hpmoe_core::cost::GUESSES`):
@@ -35,7 +36,9 @@
 //! (`MoeShape::with_whole_expert_wgrad`): per-block accumulation re-writes the F32 gradients
 //! once per row block and is HBM-bound at these sizes. `--wgrad-groups N` sums each expert's
 //! rows in `N` groups instead (`MoeShape::with_wgrad_groups`; groups of whole source ranks'
-//! rows go in the order the rows arrive, `MoeShape::wgrad_group`), to measure the trade. The host check runs `tiny(2)` and
+//! rows go in the order the rows arrive, `MoeShape::wgrad_group`), to measure the trade; with
+//! `--natural` it sets the natural layer's groups of source ranks
+//! (`MoeShape::wgrad_source_groups`, default one per 16-die server). The host check runs `tiny(2)` and
 //! `tiny(4)`, whose weight gradients are chained over four row groups (with `--natural`,
 //! `tiny_natural(2)` and `tiny_natural(4)`).
 
@@ -49,7 +52,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 const USAGE: &str = "--ep N (one EP instead of 8, 16, 32, 64; with --natural, of 8, 16, 32), --tokens N (default 4096), --json, --profile NAME|FILE, --natural, \
-     --wgrad-groups N (default 1)";
+     --wgrad-groups N (default 1; with --natural, the shape's: a group of sources per 16-die server)";
 
 /// One pass at one EP.
 struct Row {
@@ -103,18 +106,22 @@ fn measure(
     pass: Pass,
     profile: &hpmoe_core::cost::CostProfile,
     natural: bool,
-    groups: u64,
+    groups: Option<u64>,
 ) -> Result<Row, ExampleError> {
     // Natural routing: planned on the expected activity of sampled routings, run under one.
     let (tf, plan, run, skipped) = if natural {
-        let layer =
-            RoutedLayer::natural_pass(&MoeShape::deepseek_v3_natural(ep, tokens), pass, ROUTING_SEED, PLAN_SAMPLES)?;
+        let shape = MoeShape::deepseek_v3_natural(ep, tokens);
+        let shape = match groups {
+            Some(g) => shape.with_wgrad_groups(g),
+            None => shape,
+        };
+        let layer = RoutedLayer::natural_pass(&shape, pass, ROUTING_SEED, PLAN_SAMPLES)?;
         let cost = TaskflowCost::new(&layer.taskflow, profile.clone());
         let skipped = layer.run.skipped();
         let (plan, run) = (cost.clone().with_expected_activity(layer.plan), cost.with_activity(layer.run));
         (layer.taskflow, plan, run, Some(skipped))
     } else {
-        let tf = shape(ep, tokens, groups).pass_taskflow(pass).map_err(ExampleError::Shape)?;
+        let tf = shape(ep, tokens, groups.unwrap_or(1)).pass_taskflow(pass).map_err(ExampleError::Shape)?;
         let cost = TaskflowCost::new(&tf, profile.clone());
         (tf, cost.clone(), cost, None)
     };
@@ -138,7 +145,9 @@ fn run() -> Result<bool, ExampleError> {
     let options =
         Options::from_env(&["--ep", "--tokens", "--json", "--profile", "--natural", "--wgrad-groups"], USAGE)?;
     let natural = options.flag("--natural");
-    let groups = options.number("--wgrad-groups", 1)?;
+    // Balanced: one group (the whole expert) unless asked; natural: the shape's own default
+    // (`MoeShape::wgrad_source_groups`) unless asked.
+    let groups = options.value("--wgrad-groups").map(|_| options.number("--wgrad-groups", 1)).transpose()?;
     let tokens = options.number("--tokens", 4096)?;
     let profile = options.profile()?;
     let eps: Vec<u32> = match options.value("--ep") {

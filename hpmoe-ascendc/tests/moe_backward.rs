@@ -1,6 +1,7 @@
 //! The MoE-FFN backward and training-step kernels (issue 12 item 6): the backward and training
 //! step of `MoeShape::tiny(2)`, `tiny_natural(2)` (the gathering ops, guarded tiles and the
-//! weight gradients natural routing sums on chip, `matmul_tn_slots_accumulate`) and their
+//! weight gradients natural routing sums on chip, `matmul_tn_slots_accumulate`, in one group of
+//! sources and in a chain of two) and their
 //! INT8-dispatched forms, emitted as
 //! AscendC and run on the CPU emulation of the device API, give the host executor's every
 //! tensor and the plain-loop reference's gradients, bitwise; the DeepSeek-V3 EP 8 backward and
@@ -22,7 +23,11 @@ fn the_backward_and_training_step_kernels_equal_the_executor_and_the_reference()
 
 #[test]
 fn the_natural_backward_and_training_step_kernels_equal_the_executor_and_the_reference() {
-    backward_kernels_equal_the_executor_and_the_reference(&MoeShape::tiny_natural(2));
+    // The weight gradients in one slot sum over both sources and in a chain of two, one source
+    // each (the second link's slot and counts at a rank-dependent offset).
+    for groups in [1, 2] {
+        backward_kernels_equal_the_executor_and_the_reference(&MoeShape::tiny_natural(2).with_wgrad_groups(groups));
+    }
 }
 
 #[test]

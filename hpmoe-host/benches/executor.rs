@@ -96,6 +96,7 @@ fn main() {
         gmm2_cols: 64,
         sum_rows: 32,
         wgrad_rows: 16,
+        wgrad_source_groups: 1,
         routing: hpmoe_host::moe::Routing::Balanced,
         dispatch: hpmoe_host::moe::DispatchPrecision::Bf16,
     };

@@ -170,8 +170,9 @@ fn assert_bitwise(got: &[MoeGradients], want: &[MoeGradients], what: &str) {
 }
 
 /// The shapes the layer is checked on: the tiny ones, top-4, one weight-gradient tile per
-/// expert instead of a chain of four; natural routing (1.5× the average load per slot, and one
-/// block per slot, which drops about half the choices); INT8 dispatch, balanced and natural.
+/// expert instead of a chain of four; natural routing (1.5× the average load per slot, with
+/// weight gradients in one group of sources by default, in chains of two and four groups, and
+/// one block per slot, which drops about half the choices); INT8 dispatch, balanced and natural.
 fn shapes() -> Vec<(&'static str, MoeShape)> {
     let int8 = |s: MoeShape| s.with_dispatch(DispatchPrecision::Int8);
     vec![
@@ -184,6 +185,8 @@ fn shapes() -> Vec<(&'static str, MoeShape)> {
         ("tiny_natural(1)", MoeShape::tiny_natural(1)),
         ("tiny_natural(2)", MoeShape::tiny_natural(2)),
         ("tiny_natural(4)", MoeShape::tiny_natural(4)),
+        ("tiny_natural(4), two groups of sources", MoeShape::tiny_natural(4).with_wgrad_groups(2)),
+        ("tiny_natural(4), a group per source", MoeShape::tiny_natural(4).with_wgrad_groups(4)),
         ("tiny(2), natural, capacity 4", MoeShape::tiny(2).with_natural_routing(4)),
         ("tiny(2), int8", int8(MoeShape::tiny(2))),
         ("tiny_natural(2), int8", int8(MoeShape::tiny_natural(2))),
@@ -212,6 +215,13 @@ fn the_backward_on_the_executor_and_sequentially_is_bitwise_the_reference() {
     let (chained, whole) = (MoeShape::tiny(2), MoeShape::tiny(2).with_whole_expert_wgrad());
     let inputs = moe_backward_inputs(&chained, 11).unwrap();
     let (a, b) = (moe_backward_reference(&chained, &inputs).unwrap(), moe_backward_reference(&whole, &inputs).unwrap());
+    assert_ne!(a[0].dw13, b[0].dw13);
+    assert_ne!(a[0].dw2, b[0].dw2);
+    assert_eq!(a[0].dx, b[0].dx);
+    // Under natural routing too: one sum over all sources and two groups' sums differ.
+    let (two, one) = (MoeShape::tiny_natural(2).with_wgrad_groups(2), MoeShape::tiny_natural(2));
+    let inputs = moe_backward_inputs(&two, 11).unwrap();
+    let (a, b) = (moe_backward_reference(&two, &inputs).unwrap(), moe_backward_reference(&one, &inputs).unwrap());
     assert_ne!(a[0].dw13, b[0].dw13);
     assert_ne!(a[0].dw2, b[0].dw2);
     assert_eq!(a[0].dx, b[0].dx);
@@ -284,7 +294,7 @@ fn natural_routing_s_dropped_choices_and_padding_are_handled_and_seen() {
 
 #[test]
 fn gradients_are_bitwise_identical_over_20_runs_with_perturbed_timing_and_other_schedules() {
-    for shape in [MoeShape::tiny(2), MoeShape::tiny_natural(2)] {
+    for shape in [MoeShape::tiny(2), MoeShape::tiny_natural(2), MoeShape::tiny_natural(4).with_wgrad_groups(2)] {
         twenty_runs_and_other_schedules(&shape);
     }
 }
@@ -323,10 +333,12 @@ fn the_checks_accept_the_layer_and_refuse_its_weight_gradients_unchained() {
         }
     }
     // Without the chain, the weight-gradient tiles of one expert and column block add into
-    // the same data in no fixed order: refused. (Under natural routing one tile per expert and
-    // column block sums every row, `matmul_tn_slots_accumulate`: there is no chain to break.)
-    for shape in [MoeShape::tiny(2), MoeShape::tiny(4)] {
-        for family in ["gmm2_wgrad_acc", "gmm1_wgrad_acc"] {
+    // the same data in no fixed order: refused (under natural routing the links of the slot
+    // sums over the groups of sources).
+    for (shape, suffix) in
+        [(MoeShape::tiny(2), "_acc"), (MoeShape::tiny(4), "_acc"), (MoeShape::tiny_natural(2).with_wgrad_groups(2), "")]
+    {
+        for family in ["gmm2_wgrad", "gmm1_wgrad"].map(|f| format!("{f}{suffix}")) {
             let mut tf = shape.backward_taskflow().unwrap();
             tf.families.iter_mut().find(|f| f.name == family).unwrap().after.clear();
             let errors = hpmoe_core::analyse(&tf).expect_err("an unchained accumulation was accepted");

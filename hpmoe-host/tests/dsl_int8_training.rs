@@ -114,6 +114,7 @@ mod natural {
         const SUM: u64 = 8;
         const WB13: u64 = HIDDEN; // gradient rows per weight-gradient op: all of them at this size
         const WB2: u64 = INTER;
+        const WG: u64 = 1; // source-rank groups per weight gradient (`MoeShape::wgrad_source_groups`)
         include!("../../examples/dsl/moe_ffn_natural_int8_backward_inputs.rs");
         const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
         const CHOICE_OF: Tensor<I32> = input([EXPERTS * C]); // the choice each send slot row carries, -1: padding
@@ -148,6 +149,7 @@ mod natural {
         const SUM: u64 = 8;
         const WB13: u64 = HIDDEN;
         const WB2: u64 = INTER;
+        const WG: u64 = 1;
         include!("../../examples/dsl/moe_ffn_natural_int8.rs");
         include!("../../examples/dsl/moe_ffn_natural_tail.rs");
         const DOUT: Tensor<Bf16> = input([T, HIDDEN]);

@@ -18,10 +18,11 @@ use hpmoe_host::moe::{MoeShape, Pass, under_dsl_names};
 use hpmoe_macros::taskflow;
 
 /// Module `$m`: the backward alone and the training step of `MoeShape::tiny_natural($ranks)`,
-/// whose capacity is `$c` rows per slot (named as the builder names them: a schedule table
+/// whose capacity is `$c` rows per slot and whose weight gradients are summed in `$wg` groups of
+/// source ranks (named as the builder names them: a schedule table
 /// carries its taskflow's name).
 macro_rules! tiny_natural {
-    ($m:ident, $ranks:tt, $c:tt) => {
+    ($m:ident, $ranks:tt, $c:tt, $wg:tt) => {
         mod $m {
             use super::*;
 
@@ -39,6 +40,7 @@ macro_rules! tiny_natural {
                 const SUM: u64 = 8;
                 const WB13: u64 = HIDDEN; // gradient rows per weight-gradient op: all of them at this size
                 const WB2: u64 = INTER;
+                const WG: u64 = $wg; // source-rank groups per weight gradient
                 include!("../../examples/dsl/moe_ffn_natural_backward_inputs.rs");
                 const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
                 const CHOICE_OF: Tensor<I32> = input([EXPERTS * C]); // the choice each send slot row carries, -1: padding
@@ -73,6 +75,7 @@ macro_rules! tiny_natural {
                 const SUM: u64 = 8;
                 const WB13: u64 = HIDDEN;
                 const WB2: u64 = INTER;
+                const WG: u64 = $wg; // source-rank groups per weight gradient
                 include!("../../examples/dsl/moe_ffn_natural.rs");
                 include!("../../examples/dsl/moe_ffn_natural_tail.rs");
                 const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
@@ -96,17 +99,25 @@ macro_rules! tiny_natural {
     };
 }
 
-// The capacities of `MoeShape::tiny_natural`: 1.5 times the average rows per slot, in whole blocks.
-tiny_natural!(ep1, 1, 24);
-tiny_natural!(ep2, 2, 12);
-tiny_natural!(ep4, 4, 8);
+// The capacities of `MoeShape::tiny_natural`: 1.5 times the average rows per slot, in whole
+// blocks; its weight gradients in one group of sources, and at 4 ranks also in a chain of two.
+tiny_natural!(ep1, 1, 24, 1);
+tiny_natural!(ep2, 2, 12, 1);
+tiny_natural!(ep4, 4, 8, 1);
+tiny_natural!(ep4_two_groups, 4, 8, 2);
 
-/// The DSL programs at each rank count: (ranks, backward, training step).
-fn programs() -> [(u32, Program, Program); 3] {
+/// The DSL programs at each rank count (and at 4 ranks in two weight-gradient groups): (shape,
+/// backward, training step).
+fn programs() -> [(MoeShape, Program, Program); 4] {
     [
-        (1, ep1::moe_ffn_backward(), ep1::moe_ffn_training_step()),
-        (2, ep2::moe_ffn_backward(), ep2::moe_ffn_training_step()),
-        (4, ep4::moe_ffn_backward(), ep4::moe_ffn_training_step()),
+        (MoeShape::tiny_natural(1), ep1::moe_ffn_backward(), ep1::moe_ffn_training_step()),
+        (MoeShape::tiny_natural(2), ep2::moe_ffn_backward(), ep2::moe_ffn_training_step()),
+        (MoeShape::tiny_natural(4), ep4::moe_ffn_backward(), ep4::moe_ffn_training_step()),
+        (
+            MoeShape::tiny_natural(4).with_wgrad_groups(2),
+            ep4_two_groups::moe_ffn_backward(),
+            ep4_two_groups::moe_ffn_training_step(),
+        ),
     ]
 }
 
@@ -117,17 +128,18 @@ fn dsl_name(name: &str) -> String {
 
 #[test]
 fn the_capacities_are_tiny_natural_s() {
-    for (ranks, c) in [(1, 24), (2, 12), (4, 8)] {
+    for (ranks, c, wg) in [(1, 24, 1), (2, 12, 1), (4, 8, 1)] {
         assert_eq!(MoeShape::tiny_natural(ranks).slot_rows(), c, "tiny_natural({ranks})");
+        assert_eq!(MoeShape::tiny_natural(ranks).wgrad_source_groups, wg, "tiny_natural({ranks})");
     }
 }
 
 #[test]
 fn the_dsl_natural_backward_and_training_step_have_the_builder_s_structure_and_tables() {
-    for (ranks, backward, step) in programs() {
-        let shape = MoeShape::tiny_natural(ranks);
+    for (shape, backward, step) in programs() {
+        let (ranks, groups) = (shape.ranks, shape.wgrad_source_groups);
         for (program, pass) in [(&backward, Pass::Backward), (&step, Pass::TrainingStep)] {
-            let what = format!("tiny_natural({ranks}) {}", pass.name());
+            let what = format!("tiny_natural({ranks}) in {groups} groups, {}", pass.name());
             let dsl = program.taskflow().unwrap();
             let built = shape.pass_taskflow(pass).unwrap();
             assert!(dsl.same_structure(&built), "{what}: structure");
@@ -165,8 +177,8 @@ fn dsl_inputs(shape: &MoeShape, pass: Pass, inputs: &Inputs) -> Inputs {
 
 #[test]
 fn the_dsl_natural_backward_runs_to_the_reference_gradients() {
-    for (ranks, program, _) in programs() {
-        let shape = MoeShape::tiny_natural(ranks);
+    for (shape, program, _) in programs() {
+        let (ranks, groups) = (shape.ranks, shape.wgrad_source_groups);
         let exec = Executor::for_program(&program, &OpImpls::for_program(&program).unwrap()).unwrap();
         let inputs = moe_backward_inputs(&shape, 23 + u64::from(ranks)).unwrap();
         let out = exec.run(&dsl_inputs(&shape, Pass::Backward, &inputs), &RunOptions::default()).unwrap();
@@ -175,7 +187,7 @@ fn the_dsl_natural_backward_runs_to_the_reference_gradients() {
             for name in MoeGradients::NAMES {
                 let got = out.snapshot.get(rank as u32, &dsl_name(name)).unwrap();
                 let diff = got.first_difference(grads.get(name).unwrap());
-                assert_eq!(diff, None, "tiny_natural({ranks}): `{name}` on rank {rank}");
+                assert_eq!(diff, None, "tiny_natural({ranks}) in {groups} groups: `{name}` on rank {rank}");
             }
         }
     }
@@ -183,8 +195,8 @@ fn the_dsl_natural_backward_runs_to_the_reference_gradients() {
 
 #[test]
 fn the_dsl_natural_training_step_runs_to_the_reference_output_activations_and_gradients() {
-    for (ranks, _, program) in programs() {
-        let shape = MoeShape::tiny_natural(ranks);
+    for (shape, _, program) in programs() {
+        let (ranks, groups) = (shape.ranks, shape.wgrad_source_groups);
         let exec = Executor::for_program(&program, &OpImpls::for_program(&program).unwrap()).unwrap();
         let inputs = moe_backward_inputs(&shape, 29 + u64::from(ranks)).unwrap();
         let out = exec.run(&dsl_inputs(&shape, Pass::TrainingStep, &inputs), &RunOptions::default()).unwrap();
@@ -192,7 +204,7 @@ fn the_dsl_natural_training_step_runs_to_the_reference_output_activations_and_gr
         let saved = moe_saved(&shape, &inputs).unwrap();
         let want = moe_backward_reference(&shape, &inputs).unwrap();
         for rank in 0..shape.ranks {
-            let (r, what) = (rank as usize, format!("tiny_natural({ranks}), rank {rank}"));
+            let (r, what) = (rank as usize, format!("tiny_natural({ranks}) in {groups} groups, rank {rank}"));
             assert_eq!(out.snapshot.get(rank, "OUT"), Some(&forward[r]), "{what}: `out`");
             for (name, tensor) in saved_names(&shape).iter().zip(&saved[r]) {
                 assert_eq!(out.snapshot.get(rank, &dsl_name(name)), Some(tensor), "{what}: saved `{name}`");

@@ -289,6 +289,7 @@ fn a_rank_streams_its_puts_a_few_at_a_time_so_matmuls_start_on_the_first_blocks(
         gmm2_cols: 256,
         sum_rows: 64,
         wgrad_rows: 64,
+        wgrad_source_groups: 1,
         routing: hpmoe_host::moe::Routing::Balanced,
         dispatch: hpmoe_host::moe::DispatchPrecision::Bf16,
     };

@@ -12,10 +12,11 @@
 //! padding: the forward computes zeros on the padding rows of a sent block and never writes the
 //! blocks past the count ([`moe_saved`] leaves those rows at the executor's NaN poison, so a
 //! layer reading them fails the comparison). A dropped choice gets `dw = +0` and adds nothing
-//! to its token's `dx`. The weight gradients sum every received row in one FP32 accumulation
-//! from `+0`, sources ascending and each source's `count` rows ascending, added to the zeroed
-//! gradient once: the order of the layer's `matmul_tn_slots_accumulate` (which reads no row
-//! past a count).
+//! to its token's `dx`. The weight gradients sum each group of `R / G` source ranks' received
+//! rows ([`MoeShape::wgrad_source_groups`] `= G`) in one FP32 accumulation from `+0`, sources
+//! ascending and each source's `count` rows ascending, and add the groups' sums to the zeroed
+//! gradient one after another in the layer's chain order ([`MoeShape::wgrad_group`]): the
+//! order of the layer's `matmul_tn_slots_accumulate` chain (which reads no row past a count).
 //!
 //! Under INT8 dispatch the rows GMM1 multiplied — and so `dW13`'s `X` — are the dequantised
 //! ones ([`int8_round_trip`] of the sent rows), saved as `xin` instead of `recv`.
@@ -62,7 +63,7 @@ use super::memory::Inputs;
 use super::moe_reference::{expert_forward, int8_round_trip, moe_inputs};
 use super::reference_error::{ReferenceError, SlotProblem};
 use super::tensor::{HostTensor, poison, round_to};
-use crate::moe::{DispatchPrecision, MoeShape, Routing};
+use crate::moe::{DispatchPrecision, MoeShape, Routing, ShapeError, ShapeRule};
 use crate::rng::SplitMix;
 use hpmoe_core::model::DType;
 
@@ -116,8 +117,11 @@ struct Dims {
     c: usize,
     /// Rows per weight-gradient group under balanced routing ([`MoeShape::wgrad_rows`]).
     w: usize,
+    /// Source ranks per weight-gradient group under natural routing (`ranks /`
+    /// [`MoeShape::wgrad_source_groups`]).
+    q: usize,
     /// Per rank, the group summed at each step of the weight gradients' chain
-    /// ([`MoeShape::wgrad_group`]; balanced routing).
+    /// ([`MoeShape::wgrad_group`]).
     order: Vec<Vec<usize>>,
     /// Rows per block.
     b: usize,
@@ -138,8 +142,12 @@ impl Dims {
         if !natural && (shape.wgrad_rows == 0 || !rows.is_multiple_of(shape.wgrad_rows)) {
             return Err(ReferenceError::WgradRows { wgrad_rows: shape.wgrad_rows, rows_per_expert: rows });
         }
+        let groups = shape.wgrad_groups();
+        if natural && (shape.wgrad_source_groups == 0 || !u64::from(shape.ranks).is_multiple_of(groups)) {
+            let broken = vec![ShapeRule::WgradSourceGroups];
+            return Err(ReferenceError::Shape(ShapeError { shape: Box::new(shape.clone()), broken }));
+        }
         let u = |v: u64| usize::try_from(v).map_err(|_| ReferenceError::SizeOverflow(v));
-        let groups = if natural { 0 } else { rows / shape.wgrad_rows };
         let order = (0..shape.ranks)
             .map(|rank| (0..groups).map(|step| u(shape.wgrad_group(rank, step))).collect::<Result<Vec<_>, _>>())
             .collect::<Result<Vec<_>, _>>()?;
@@ -149,6 +157,7 @@ impl Dims {
             e: u(shape.local_experts())?,
             c: u(shape.slot_rows())?,
             w: u(shape.wgrad_rows)?,
+            q: u(u64::from(shape.ranks) / groups.max(1))?,
             b: u(shape.row_block)?,
             t: u(shape.tokens_per_rank)?,
             k: u(shape.top_k)?,
@@ -244,19 +253,22 @@ impl Placement {
             .collect()
     }
 
-    /// The weight gradients' groups of local expert `e` of `rank`, in summation order: groups of
-    /// `W` rows (balanced); one group of every received row, sources ascending and rows
-    /// ascending (natural: the layer's one `matmul_tn_slots_accumulate` sum).
+    /// The weight gradients' groups of local expert `e` of `rank`, in summation order (the
+    /// chain's, [`MoeShape::wgrad_group`]): groups of `W` rows (balanced); groups of `q` source
+    /// ranks, each of its sources' received rows, sources ascending and rows ascending (natural:
+    /// one `matmul_tn_slots_accumulate` sum per group).
     fn groups(&self, d: &Dims, rank: usize, e: usize) -> Vec<Vec<usize>> {
-        if !d.natural {
-            return (0..d.rows() / d.w)
-                .map(|step| {
-                    let g = d.order[rank][step];
-                    (g * d.w..(g + 1) * d.w).collect()
-                })
-                .collect();
-        }
-        vec![self.received(d, rank, e).into_iter().map(|(row, ..)| row).collect()]
+        let received = self.received(d, rank, e);
+        d.order[rank]
+            .iter()
+            .map(|&g| match d.natural {
+                false => (g * d.w..(g + 1) * d.w).collect(),
+                true => {
+                    let sources = g * d.q..(g + 1) * d.q;
+                    received.iter().filter(|(_, src, _)| sources.contains(src)).map(|&(row, ..)| row).collect()
+                }
+            })
+            .collect()
     }
 }
 

@@ -55,10 +55,11 @@
 //! `combine_bwd`, `gmm2_dgrad`, `swiglu_bwd`, `gmm1_dgrad` and `dispatch_bwd` are guarded per
 //! block by the counts, on the forward's `(e, src, b)` blocks; `weights_grad` and `sum_bwd`
 //! gather by `slot_of` (`gather_row_dot_topk`, `gather_sum_topk`); the weight gradients are
-//! zeroed (`gmm*_wgrad_zero`, AIV) and then summed by one tile per expert and column block
-//! (`gmm*_wgrad`, `matmul_tn_slots_accumulate` over the expert's slots to their counts in
-//! `recv_counts`, once all its rows are in; see `add_natural_weight_gradient`),
-//! [`MoeShape::wgrad_rows`] unused. The backward
+//! zeroed (`gmm*_wgrad_zero`, AIV) and then summed by a chain of tiles per expert and column
+//! block (`gmm*_wgrad`, grid `(e, m, n)`: `matmul_tn_slots_accumulate` over the slots of group
+//! `m`'s source ranks to their counts in `recv_counts`, once those rows are in, after link
+//! `m − 1`; [`MoeShape::wgrad_source_groups`] groups in arrival order, see
+//! `add_natural_weight_gradient`), [`MoeShape::wgrad_rows`] unused. The backward
 //! alone takes `send_counts`, `slot_of` and `recv_counts` (the forward's announced counts) as
 //! inputs besides the saved tensors.
 //!
@@ -78,6 +79,9 @@
 
 use super::{MoeShape, Routing, ShapeError, ShapeRule};
 use hpmoe_core::model::{Affine, CoreKind, DType, IndexSel, Taskflow, TensorRef, TileBuilder};
+use wgrad::{WeightGradient, wgrad_row_block};
+
+mod wgrad;
 
 /// Which computation of the layer a taskflow holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -126,35 +130,13 @@ pub(super) struct NaturalTensors {
     pub recv_counts: TensorRef,
 }
 
-/// The most gradient rows one weight-gradient tile computes: its `x` panel (rows × 64 BF16,
-/// double-buffered: 256 KiB at 1024 rows) must leave room in the AIC's 512 KiB of L1 for the
-/// `g` panel (64 × up to 896 columns, 224 KiB).
-const WGRAD_MAX_ROWS: u64 = 1024;
-
-/// Gradient rows per weight-gradient tile: the largest divisor of `rows` up to
-/// [`WGRAD_MAX_ROWS`] (1024 of DeepSeek-V3's 2048 and 7168).
-fn wgrad_row_block(rows: u64) -> u64 {
-    (1..=rows.min(WGRAD_MAX_ROWS)).rev().find(|d| rows.is_multiple_of(*d)).unwrap_or(1)
-}
-
-/// One weight gradient `grad[e]` (F32 `[E, rows, width]`) `= Σ_r x[e][r]ᵀ · g[e][r]` over an
-/// expert's received rows `r`, with `g` of `width` columns tiled in blocks of `cols`.
-struct WeightGradient<'a> {
-    x: &'a TensorRef,
-    g: &'a TensorRef,
-    grad: &'a TensorRef,
-    rows: u64,
-    width: u64,
-    cols: u64,
-}
-
 impl MoeShape {
     /// The taskflow of `pass`.
     ///
     /// # Errors
-    /// If the shape is invalid, or (backward and training step, balanced routing) its
+    /// If the shape is invalid, or (backward and training step) under balanced routing its
     /// `wgrad_rows` does not divide the rows per expert or its row block is not a multiple of
-    /// `top_k`.
+    /// `top_k`, under natural routing its `wgrad_source_groups` does not divide the ranks.
     pub fn pass_taskflow(&self, pass: Pass) -> Result<Taskflow, ShapeError> {
         match pass {
             Pass::Forward => self.taskflow(),
@@ -226,8 +208,9 @@ impl MoeShape {
                 token_blocks,
                 e * (r * self.slot_rows() / self.wgrad_rows.max(1)) * (blocks1 * cols1 + blocks2 * cols2),
             ),
-            // Per send block; a zeroing tile and a summing tile per expert and column block.
-            Routing::Natural { .. } => (blocks, 2 * e * (cols1 + cols2)),
+            // Per send block; a zeroing tile per expert and column block and a summing tile per
+            // group of sources too.
+            Routing::Natural { .. } => (blocks, (1 + self.wgrad_groups()) * e * (cols1 + cols2)),
         };
         token_blocks * 2 + scale_dout // weights_grad, sum_bwd, scale_dout
             + blocks * 2 // combine_bwd, dispatch_bwd
@@ -236,133 +219,17 @@ impl MoeShape {
             + wgrad // gmm1_wgrad, gmm2_wgrad
     }
 
-    /// The weight gradient `grad[e] = Σ_rows x[e]ᵀ · g[e]` (see [`WeightGradient`]): family
-    /// `name` (grid `(e, n)`) writes the first group of [`MoeShape::wgrad_rows`] rows'
-    /// product (`matmul_tn`); if an expert receives more rows, `{name}_acc` (grid `(e, m, n)`)
-    /// adds group `m + 1`'s (`matmul_tn_accumulate`), instance `m` after `m − 1`: one order.
-    /// Under natural routing see `add_natural_weight_gradient`.
-    fn add_weight_gradient(
-        &self,
-        tf: &mut Taskflow,
-        name: &str,
-        wg: WeightGradient<'_>,
-        natural: Option<&NaturalTensors>,
-    ) {
-        if let Some(n) = natural {
-            return self.add_natural_weight_gradient(tf, name, wg, n);
-        }
-        let WeightGradient { x, g, grad, rows, width, cols } = wg;
-        let (e, w) = (self.local_experts(), self.wgrad_rows);
-        let groups = u64::from(self.ranks) * self.slot_rows() / w;
-        let block = wgrad_row_block(rows);
-        // The first received row of the group summed at chain step `step` (see `wgrad_group`).
-        let group_row = |step: Affine| match self.wgrad_sources_per_group() {
-            Some(q) => (Affine::rank().quotient(q) + (groups as i64 - 1) - step).modulo(groups) * w as i64,
-            None => step * w as i64,
-        };
-        // Rows `row ..` of the expert's received rows, gradient rows `p·block ..`, columns `n·cols ..`.
-        let args = |ex: Affine, row: Affine, p: Affine, n: Affine| {
-            let (c, q) = (n * cols as i64, p * block as i64);
-            [
-                x.at(ex.clone()).slice(row.clone(), w).slice(q.clone(), block),
-                g.at(ex.clone()).slice(row, w).slice(c.clone(), cols),
-                grad.at(ex).slice(q, block).slice(c, cols),
-            ]
-        };
-        tf.tile(name, CoreKind::Aic, |tb| {
-            let (ex, p, n) = (tb.grid("e", e), tb.grid("p", rows / block), tb.grid("n", width / cols));
-            tb.op("matmul_tn", args(ex, group_row(Affine::constant(0)), p, n));
-        });
-        if groups > 1 {
-            let acc = format!("{name}_acc");
-            tf.tile(&acc, CoreKind::Aic, |tb| {
-                let (ex, m) = (tb.grid("e", e), tb.grid("m", groups - 1));
-                let (p, n) = (tb.grid("p", rows / block), tb.grid("n", width / cols));
-                tb.op("matmul_tn_accumulate", args(ex.clone(), group_row(m.clone() + 1), p.clone(), n.clone()));
-                let at = IndexSel::At;
-                tb.after(&acc, [at(ex), at(m - 1), at(p), at(n)]);
-            });
-        }
-    }
-
-    /// The weight gradient under natural routing: an expert's rows are `R` slots of `C` rows
-    /// of which only a run-time count was sent, so the rows past a count were never written and
-    /// may not be read. `{name}_zero` (AIV, grid `(e, n)`) zeroes each gradient column block,
-    /// then `{name}` (AIC, grid `(e, n)`) adds the whole sum into it at once:
-    /// `matmul_tn_slots_accumulate` over the expert's `R` slots, each to its count in
-    /// `recv_counts[src, e]` (one call per block of gradient rows, as the balanced tiles split
-    /// them). One FP32 accumulation, sources and rows ascending, rounded once: one order on
-    /// every run, without a chain of tiles, and the device keeps the sum in L0C instead of
-    /// reading and writing the FP32 gradient once per received block. The tile waits for every
-    /// block of the expert's rows (a skipped block still signals).
-    fn add_natural_weight_gradient(&self, tf: &mut Taskflow, name: &str, wg: WeightGradient<'_>, n: &NaturalTensors) {
-        let WeightGradient { x, g, grad, rows, width, cols } = wg;
-        let (r, e, c) = (u64::from(self.ranks), self.local_experts(), self.slot_rows());
-        let block = wgrad_row_block(rows);
-        tf.tile(&format!("{name}_zero"), CoreKind::Aiv, |tb| {
-            let (ex, col) = (tb.grid("e", e), tb.grid("n", width / cols));
-            tb.op("zero", [grad.at(ex).all(rows).slice(col * cols as i64, cols)]);
-        });
-        tf.tile(name, CoreKind::Aic, |tb| {
-            let (ex, col) = (tb.grid("e", e), tb.grid("n", width / cols));
-            let cc = col * cols as i64;
-            for p in 0..(rows / block) as i64 {
-                let q = p * block as i64;
-                tb.op(
-                    "matmul_tn_slots_accumulate",
-                    [
-                        x.at(ex.clone()).all(r * c).slice(q, block),
-                        g.at(ex.clone()).all(r * c).slice(cc.clone(), cols),
-                        grad.at(ex.clone()).slice(q, block).slice(cc.clone(), cols),
-                        n.recv_counts.slice(0, r).slice(ex.clone(), 1),
-                    ],
-                );
-            }
-        });
-    }
-
-    /// Under balanced routing, the source ranks whose rows make one weight-gradient group when
-    /// a group is whole sources' rows (`wgrad_rows` a multiple of the rows per source) and an
-    /// expert has more than one group; `None` otherwise (groups of one or several blocks of one
-    /// source, or one group).
-    pub fn wgrad_sources_per_group(&self) -> Option<u64> {
-        let per_source = self.rows_per_source();
-        let groups = self.rows_per_expert() / self.wgrad_rows.max(1);
-        (self.routing == Routing::Balanced
-            && groups > 1
-            && per_source > 0
-            && self.wgrad_rows.is_multiple_of(per_source))
-        .then(|| self.wgrad_rows / per_source)
-    }
-
-    /// Which group of [`MoeShape::wgrad_rows`] received rows (group `j` holds rows
-    /// `j·W ..`) the weight gradients of the experts on `rank` sum at chain step `step`
-    /// (`0` is the group whose product is written, `1, 2, …` those added after it).
-    ///
-    /// When a group is whole sources' rows (`q` sources, [`MoeShape::wgrad_sources_per_group`])
-    /// the order follows the rows' arrival: a rank receives its own rows first and then, as
-    /// the puts go out rank-rotated (sender `s` writes rank `s + 1` first), those of rank
-    /// `RANK − 1`, `RANK − 2`, …; the group holding sources `RANK − q + 1 ..= RANK` (modulo the
-    /// ranks) would complete first, but it is contiguous only for some ranks, so the groups
-    /// are the aligned ones (`j·q .. (j + 1)·q`) taken from the one below the rank's own:
-    /// `A − 1, A − 2, …, A + 1, A` with `A = RANK / q`, i.e. `(RANK / q + G − 1 − step) % G`
-    /// with `G` groups. Group `A − 1` completes after `RANK % q + q` rounds, the rank's own
-    /// (whose sources above the rank arrive in the last rounds) last. Otherwise the groups go
-    /// in row order, `step`. Either way one fixed order per rank: the same on every run.
-    pub fn wgrad_group(&self, rank: u32, step: u64) -> u64 {
-        let groups = self.rows_per_expert() / self.wgrad_rows.max(1);
-        match self.wgrad_sources_per_group() {
-            Some(q) => (u64::from(rank) / q + groups - 1 - step % groups) % groups,
-            None => step,
-        }
-    }
-
     /// What the backward needs beyond [`MoeShape::validate`].
     fn validate_backward(&self) -> Result<(), ShapeError> {
         self.validate()?;
         if self.routing != Routing::Balanced {
-            // Natural routing: weight gradients per sent block, scale_dout per send block.
-            return Ok(());
+            // Natural routing: scale_dout per send block; weight gradients over whole sources.
+            let groups = self.wgrad_source_groups;
+            return if groups > 0 && u64::from(self.ranks).is_multiple_of(groups) {
+                Ok(())
+            } else {
+                Err(self.breaks(vec![ShapeRule::WgradSourceGroups]))
+            };
         }
         let rows = self.rows_per_expert();
         let mut broken = Vec::new();

@@ -98,6 +98,21 @@ pub use dsl_names::under_dsl_names;
 pub use routing::{RoutedTokens, RoutingError};
 pub use shape_error::{ShapeError, ShapeRule};
 
+/// The default [`MoeShape::wgrad_source_groups`] of a layer on `ranks` ranks: one group per
+/// server of the A3 profile the examples price with (16 dies,
+/// [`hpmoe_core::cost::CostProfile::dies_per_server`]), each group one server's sources. Within
+/// a server one group (each weight gradient read and written once); beyond it the other
+/// servers' rows arrive late and the AICs would idle for them, so the groups whose rows are in
+/// run while the others' arrive, for one more read and add of each FP32 gradient per group.
+/// Measured (simulated natural backward, `moe_training --natural --wgrad-groups N`, backward /
+/// training step): two groups lose 0.4 / 1.5 ms at EP 8 and 0.1 / 0.2 ms at EP 16, gain 2.0 /
+/// 0.8 ms at EP 32; at EP 64 four gain 3.9 / 1.8 ms (two: 3.8 / 0.1 ms). Ranks that are not
+/// whole servers get one group.
+pub fn default_wgrad_source_groups(ranks: u32) -> u64 {
+    let server = hpmoe_core::cost::CostProfile::ascend_a3_die().dies_per_server();
+    if ranks > server && ranks.is_multiple_of(server) { u64::from(ranks / server) } else { 1 }
+}
+
 /// How tokens are routed to experts (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Routing {
@@ -161,6 +176,12 @@ pub struct MoeShape {
     /// `row_block` dividing the rows an expert receives): an expert's weight gradient is the
     /// ordered sum of `rows / wgrad_rows` such tiles. Unused by the forward.
     pub wgrad_rows: u64,
+    /// Under natural routing, in how many groups of whole source ranks (a divisor of `ranks`)
+    /// each expert's weight gradient is summed: `ranks / wgrad_source_groups` sources' slots
+    /// per weight-gradient tile, the tiles chained in the order the sources' rows arrive
+    /// ([`MoeShape::wgrad_group`]), so the first starts once its sources' rows are in.
+    /// Unused by the forward and under balanced routing (see `wgrad_rows`).
+    pub wgrad_source_groups: u64,
     /// How tokens reach experts: a fixed balanced layout, or chosen at run time with capacity
     /// padding.
     pub routing: Routing,
@@ -188,6 +209,7 @@ impl MoeShape {
             gmm2_cols: 896,
             sum_rows: 64,
             wgrad_rows: 0,
+            wgrad_source_groups: default_wgrad_source_groups(ranks),
             routing: Routing::Balanced,
             dispatch: DispatchPrecision::Bf16,
         }
@@ -218,6 +240,7 @@ impl MoeShape {
             gmm2_cols: 16,
             sum_rows: 8,
             wgrad_rows: 4,
+            wgrad_source_groups: default_wgrad_source_groups(ranks),
             routing: Routing::Balanced,
             dispatch: DispatchPrecision::Bf16,
         }
@@ -230,14 +253,16 @@ impl MoeShape {
         MoeShape { wgrad_rows: self.rows_per_expert().max(self.row_block), ..self }
     }
 
-    /// The same layer whose weight gradients each sum an expert's rows in `groups` groups of
-    /// `rows_per_expert / groups` rows (at least one row block; `1` is
-    /// [`MoeShape::with_whole_expert_wgrad`]). When a group is whole source ranks' rows the
-    /// groups are summed in the order their rows arrive ([`MoeShape::wgrad_group`]). The
-    /// backward refuses a count that does not split the rows into whole row blocks.
+    /// The same layer whose weight gradients each sum an expert's rows in `groups` groups:
+    /// under balanced routing of `rows_per_expert / groups` rows (at least one row block; `1`
+    /// is [`MoeShape::with_whole_expert_wgrad`]), under natural routing of `ranks / groups`
+    /// source ranks' slots ([`MoeShape::wgrad_source_groups`]). When a group is whole source
+    /// ranks' rows the groups are summed in the order their rows arrive
+    /// ([`MoeShape::wgrad_group`]). The backward refuses a count that does not split the rows
+    /// into whole row blocks (balanced) or the ranks into whole groups (natural).
     pub fn with_wgrad_groups(self, groups: u64) -> Self {
         let rows = self.rows_per_expert() / groups.max(1);
-        MoeShape { wgrad_rows: rows.max(self.row_block), ..self }
+        MoeShape { wgrad_rows: rows.max(self.row_block), wgrad_source_groups: groups, ..self }
     }
 
     /// [`MoeShape::tiny`] with natural routing at 1.5× the average load per (source rank,

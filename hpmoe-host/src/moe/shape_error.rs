@@ -42,12 +42,15 @@ pub enum ShapeRule {
     /// Backward, balanced: `row_block` must be a multiple of `top_k` (a combine-backward block
     /// of slots starts at a token).
     RowBlockTopK,
+    /// Backward, natural: `wgrad_source_groups` must be a positive divisor of `ranks` (each
+    /// weight-gradient tile sums whole source ranks' slots).
+    WgradSourceGroups,
 }
 
 impl ShapeRule {
     /// Whether the rule is one of the backward's own (beyond the forward's).
     pub fn is_backward(self) -> bool {
-        matches!(self, ShapeRule::WgradRows { .. } | ShapeRule::RowBlockTopK)
+        matches!(self, ShapeRule::WgradRows { .. } | ShapeRule::RowBlockTopK | ShapeRule::WgradSourceGroups)
     }
 }
 
@@ -72,6 +75,9 @@ impl fmt::Display for ShapeRule {
                 "wgrad_rows must be a positive multiple of row_block dividing the {rows_per_expert} rows per expert"
             ),
             ShapeRule::RowBlockTopK => f.write_str("row_block must be a multiple of top_k"),
+            ShapeRule::WgradSourceGroups => f.write_str(
+                "wgrad_source_groups must be a positive divisor of ranks (a weight-gradient tile sums whole source ranks' slots)",
+            ),
         }
     }
 }

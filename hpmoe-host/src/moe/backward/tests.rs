@@ -39,12 +39,15 @@ fn every_pass_analyses_with_the_instances_it_counts() {
         let shape = MoeShape::deepseek_v3(ep, 4096);
         assert_eq!(shape.wgrad_rows, shape.rows_per_expert());
         shape.validate_backward().unwrap();
-        MoeShape::deepseek_v3_natural(ep, 4096).validate_backward().unwrap();
+        let natural = MoeShape::deepseek_v3_natural(ep, 4096);
+        natural.validate_backward().unwrap();
+        // One group of sources per 16-die server.
+        assert_eq!(natural.wgrad_source_groups, u64::from(ep / 16).max(1), "EP {ep}");
     }
 }
 
 #[test]
-fn natural_tiles_wait_only_for_the_block_they_read_and_the_weight_gradient_for_all_its_rows() {
+fn natural_tiles_wait_only_for_the_block_they_read_and_the_weight_gradient_for_its_group_s_rows() {
     // tiny_natural(2): slots of 12 rows (3 blocks of 4), 2 local experts, 2 gradient column
     // blocks of GMM2's weight gradient and 2 of GMM1's.
     let tf = MoeShape::tiny_natural(2).backward_taskflow().unwrap();
@@ -55,22 +58,31 @@ fn natural_tiles_wait_only_for_the_block_they_read_and_the_weight_gradient_for_a
     // combine_bwd(dst=1, e=0, b=1): the scaled rows of its block only.
     // (local index (dst·E + e)·3 + b)
     assert_eq!(preds(&tf, "combine_bwd", 2 * 3 + 1), ["scale_dout(dst=1, e=0, b=1) on rank 0"]);
-    // gmm1_wgrad(e=0, n=0): the zeroed gradient and the dH columns of every block of the
-    // expert's rows (each SwiGLU tile, guarded or not, signals), one sum over them all.
-    let mut want: Vec<String> = ["gmm1_wgrad_zero(e=0, n=0) on rank 0".to_string()].into();
-    for src in 0..2 {
-        for b in 0..3 {
-            want.push(format!("swiglu_bwd(e=0, src={src}, b={b}, n=0) on rank 0"));
+    // gmm1_wgrad(e=0, m, n=0) (local index m·2 + n: two column blocks), in two groups of one
+    // source each: on rank 0 link 0 sums source 1's slot (`wgrad_group`'s order), link 1
+    // source 0's after link 0; each after the zeroed gradient and
+    // the dH columns of every block of its source's rows (each SwiGLU tile, guarded or not,
+    // signals).
+    let link = |tf: &Taskflow, m: u32, sources: &[u32], prev: Option<&str>| {
+        let mut want: Vec<String> = ["gmm1_wgrad_zero(e=0, n=0) on rank 0".to_string()].into();
+        want.extend(prev.map(str::to_string));
+        for src in sources {
+            want.extend((0..3).map(|b| format!("swiglu_bwd(e=0, src={src}, b={b}, n=0) on rank 0")));
         }
-    }
-    let mut got = preds(&tf, "gmm1_wgrad", 0);
-    got.sort();
-    want.sort();
-    assert_eq!(got, want);
-    let sum = tf.families.iter().find(|f| f.name == "gmm1_wgrad").unwrap();
-    assert!(
-        sum.guard.is_none() && sum.after.is_empty() && sum.body.iter().all(|c| c.op == "matmul_tn_slots_accumulate")
-    );
+        let mut got = preds(tf, "gmm1_wgrad", m * 2);
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "link {m}");
+    };
+    let two = MoeShape::tiny_natural(2).with_wgrad_groups(2).backward_taskflow().unwrap();
+    link(&two, 0, &[1], None);
+    link(&two, 1, &[0], Some("gmm1_wgrad(e=0, m=0, n=0) on rank 0"));
+    let sum = two.families.iter().find(|f| f.name == "gmm1_wgrad").unwrap();
+    assert!(sum.guard.is_none() && sum.body.iter().all(|c| c.op == "matmul_tn_slots_accumulate"));
+    // In one group (the default within a server), one link waits for every block of the
+    // expert's rows.
+    assert_eq!(MoeShape::tiny_natural(2).wgrad_source_groups, 1);
+    link(&tf, 0, &[0, 1], None);
     // The gathering sum and the routing-weight gradient read where the routing put the rows.
     let sum = preds(&tf, "sum_bwd", 0);
     assert_eq!(sum.len(), 2 * 2 * 3, "every dispatch_bwd landing on rank 0: {sum:?}");
@@ -145,6 +157,8 @@ fn shapes_the_backward_cannot_build_are_refused() {
     refused(MoeShape { wgrad_rows: 6, ..MoeShape::tiny(2) }, "wgrad_rows");
     refused(MoeShape { wgrad_rows: 0, ..MoeShape::tiny(2) }, "wgrad_rows");
     refused(MoeShape { top_k: 8, experts: 4, ..MoeShape::tiny(2) }, "multiple of top_k");
+    refused(MoeShape { wgrad_source_groups: 3, ..MoeShape::tiny_natural(2) }, "wgrad_source_groups");
+    refused(MoeShape { wgrad_source_groups: 0, ..MoeShape::tiny_natural(4) }, "divisor of ranks");
 }
 
 #[test]
@@ -159,7 +173,7 @@ fn weight_gradient_groups_of_whole_sources_go_in_arrival_order() {
     assert_eq!((0..4).map(|r| MoeShape::tiny(4).wgrad_group(r, 0)).collect::<Vec<_>>(), [3, 0, 1, 2]);
     for shape in [MoeShape::tiny(2), MoeShape::tiny(4), two] {
         let tf = shape.backward_taskflow().unwrap();
-        let groups = shape.rows_per_expert() / shape.wgrad_rows;
+        let groups = shape.wgrad_groups();
         for name in ["gmm1_wgrad", "gmm2_wgrad"] {
             let start = |family: &str, coords: &[u64], rank: u32| {
                 let f = tf.families.iter().find(|f| f.name == family).unwrap();
@@ -181,4 +195,40 @@ fn weight_gradient_groups_of_whole_sources_go_in_arrival_order() {
             }
         }
     }
+}
+
+#[test]
+fn natural_weight_gradient_links_go_in_arrival_order_over_whole_sources() {
+    // tiny_natural(4) in 1, 2 and 4 groups: link m of each rank sums the slots of the sources
+    // `wgrad_group(rank, m)` names, every source exactly once per chain, the counts those
+    // sources' own.
+    for groups in [1, 2, 4] {
+        let shape = MoeShape::tiny_natural(4).with_wgrad_groups(groups);
+        assert_eq!(shape.wgrad_groups(), groups);
+        let q = 4 / groups;
+        assert_eq!(shape.wgrad_sources_per_group(), (groups > 1).then_some(q));
+        let tf = shape.backward_taskflow().unwrap();
+        let c = shape.slot_rows();
+        for name in ["gmm1_wgrad", "gmm2_wgrad"] {
+            let f = tf.families.iter().find(|f| f.name == name).unwrap();
+            for rank in 0..4u32 {
+                let mut sources = Vec::new();
+                for m in 0..groups {
+                    let at = |arg: usize, dim: usize| {
+                        let v = f.body[0].args[arg].dims[dim].start.eval(&[0, m, 0], u64::from(rank)).unwrap();
+                        u64::try_from(v).unwrap()
+                    };
+                    let (row, count) = (at(0, 1), at(3, 0));
+                    let group = shape.wgrad_group(rank, m);
+                    assert_eq!((row, count), (group * q * c, group * q), "{name} link {m} on rank {rank}");
+                    sources.extend(count..count + q);
+                }
+                sources.sort_unstable();
+                assert_eq!(sources, (0..4).collect::<Vec<_>>(), "{name} on rank {rank}: every source once");
+            }
+        }
+    }
+    // Two groups of two: ranks 0 and 1 sum sources 2, 3 first, ranks 2 and 3 sources 0, 1.
+    let two = MoeShape::tiny_natural(4).with_wgrad_groups(2);
+    assert_eq!((0..4).map(|r| two.wgrad_group(r, 0)).collect::<Vec<_>>(), [1, 1, 0, 0]);
 }
