@@ -5,16 +5,17 @@
 #   hpmoe-macros/macro_cost.sh [RUNS [EXAMPLE]]   (default 7 runs of moe_ffn_dsl; run from
 #                                                  anywhere in the repo)
 #
-# EXAMPLE names another example of two taskflows in the same layout (`moe_training_dsl`: the
-# DeepSeek-V3 backward and training step); its variants are called `first` and `second`.
-# From the example it writes three examples beside it (removed on exit):
-#   __macro_cost_control   both taskflow functions replaced by
+# EXAMPLE names another example whose taskflows are `#[taskflow(..)]` functions at column 0
+# (`moe_training_dsl`: the DeepSeek-V3 backward and training step). From the example it writes
+# one example beside it per taskflow, and a control (all removed on exit):
+#   __macro_cost_control   every taskflow function replaced by
 #                          `fn NAME() -> Program { std::hint::black_box(None).expect("control") }`
 #                          (rustc cannot see that it panics, so `main` is compiled whole, as
 #                          with the taskflows: a visible panic would let it drop the rest of `main`)
-#   __macro_cost_balanced  only `moe_ffn_natural` (the second taskflow) replaced: the cost of
-#                          `moe_ffn` (the first)
-#   __macro_cost_natural   only `moe_ffn` replaced: the cost of `moe_ffn_natural`
+#   __macro_cost_VARIANT   every taskflow but one replaced: the cost of that one. For the
+#                          flagship the variants are `balanced` (`moe_ffn`), `natural`
+#                          (`moe_ffn_natural`) and `int8` (`moe_ffn_int8`); for another
+#                          example, the taskflow functions' names.
 # Each is built once to warm the dependencies; then, RUNS times, each of the three in turn is
 # touched and built (`cargo build --release -p hpmoe-examples --example NAME`), timed by wall
 # clock and by CPU time (user + sys of cargo and rustc). The control is built in the same round
@@ -30,11 +31,13 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 dir=examples/examples
 src=$dir/$example.rs
-# The example's two taskflow functions, in order.
+# The example's taskflow functions, in order, and the variant that keeps each.
 mapfile -t names < <(awk '/^#\[taskflow\(/ { getline; sub(/^pub fn /, ""); sub(/\(.*/, ""); print }' "$src")
-[ "${#names[@]}" = 2 ] || { echo "$src has ${#names[@]} taskflows, expected 2" >&2; exit 1; }
-if [ "$example" = moe_ffn_dsl ]; then first=balanced second=natural; else first=first second=second; fi
-variants=(control "$first" "$second")
+[ "${#names[@]}" -ge 1 ] || { echo "$src has no #[taskflow] function at column 0" >&2; exit 1; }
+label() { case "$1" in moe_ffn) echo balanced ;; moe_ffn_natural) echo natural ;; moe_ffn_int8) echo int8 ;; *) echo "$1" ;; esac; }
+kept=()
+for n in "${names[@]}"; do kept+=("$(label "$n")"); done
+variants=(control "${kept[@]}")
 timing=$(mktemp)
 cleanup() {
     for v in "${variants[@]}"; do rm -f "$dir/__macro_cost_$v.rs"; done
@@ -57,9 +60,12 @@ stub() {
         }
         { print }' "$src"
 }
-stub "${names[0]},${names[1]}" > "$dir/__macro_cost_control.rs"
-stub "${names[1]}" > "$dir/__macro_cost_$first.rs"
-stub "${names[0]}" > "$dir/__macro_cost_$second.rs"
+all=$(IFS=,; echo "${names[*]}")
+stub "$all" > "$dir/__macro_cost_control.rs"
+for i in "${!names[@]}"; do
+    others=$(for j in "${!names[@]}"; do [ "$j" = "$i" ] || echo "${names[$j]}"; done | paste -sd,)
+    stub "$others" > "$dir/__macro_cost_${kept[$i]}.rs"
+done
 for v in "${variants[@]}"; do
     want=$([ "$v" = control ] && echo 0 || echo 1)
     got=$(grep -c '^#\[taskflow(' "$dir/__macro_cost_$v.rs" || true)
@@ -95,6 +101,6 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { m = 
 diffs() { paste -d' ' <(echo "$2" | tr ' ' '\n') <(echo "$3" | tr ' ' '\n') | awk 'NF == 2 { printf "%f ", $1 - $2 }'; }
 echo "release build of the examples crate's $example, $runs rounds, medians in seconds (wall / cpu):"
 for v in "${variants[@]}"; do echo "  $v: $(echo "${wall[$v]}" | median) / $(echo "${cpu[$v]}" | median)"; done
-for v in "$first" "$second"; do
+for v in "${kept[@]}"; do
     echo "  $v over the control: $(diffs x "${wall[$v]}" "${wall[control]}" | median) / $(diffs x "${cpu[$v]}" "${cpu[control]}" | median)"
 done
