@@ -28,7 +28,7 @@
 use hpmoe_core::dsl::*;
 use hpmoe_examples::ExampleError;
 use hpmoe_examples::cli::Options;
-use hpmoe_examples::dsl_check::{check_variants, report};
+use hpmoe_examples::dsl_check::{check_requested_variants, check_variants, report};
 use hpmoe_host::moe::{DispatchPrecision, MoeShape, Pass};
 use hpmoe_macros::taskflow;
 
@@ -129,12 +129,7 @@ fn main() -> Result<(), ExampleError> {
     )?;
     let backward = check(&moe_ffn_backward(), Pass::Backward);
     let step = check(&moe_ffn_training_step(), Pass::TrainingStep);
-    let ranks = opts.list_u32("--ranks")?;
-    let mut others = variants(&ranks, DispatchPrecision::Bf16)?;
-    if opts.flag("--int8") {
-        let int8_ranks: Vec<u32> = std::iter::once(8).chain(ranks.iter().copied().filter(|&r| r != 8)).collect();
-        others &= variants(&int8_ranks, DispatchPrecision::Int8)?;
-    }
+    let others = check_requested_variants(&opts, variants)?;
     if !(backward && step && others) {
         std::process::exit(1);
     }

@@ -5,6 +5,7 @@
 //! shared front-end (`hpmoe_core::syntax`, as `hpmoe_ascendc::Build` runs it) plans.
 
 use crate::ExampleError;
+use crate::cli::Options;
 use hpmoe_core::model::Taskflow;
 use hpmoe_host::moe::{DispatchPrecision, MoeShape, Pass, under_dsl_names};
 
@@ -263,4 +264,21 @@ pub fn check_variants(
         }
     }
     Ok(ok)
+}
+
+/// The variants an example's `--ranks N[,N..]` and `--int8` ask for, each set compiled and
+/// compared by `check` (the example's own [`check_variants`] calls): BF16 dispatch at each of
+/// `--ranks`, and with `--int8` INT8 dispatch at EP 8 and each of `--ranks`. True when every
+/// variant equals the builder's.
+pub fn check_requested_variants(
+    opts: &Options,
+    check: impl Fn(&[u32], DispatchPrecision) -> Result<bool, ExampleError>,
+) -> Result<bool, ExampleError> {
+    let ranks = opts.list_u32("--ranks")?;
+    let mut equal = check(&ranks, DispatchPrecision::Bf16)?;
+    if opts.flag("--int8") {
+        let int8_ranks: Vec<u32> = std::iter::once(8).chain(ranks.iter().copied().filter(|&r| r != 8)).collect();
+        equal &= check(&int8_ranks, DispatchPrecision::Int8)?;
+    }
+    Ok(equal)
 }
