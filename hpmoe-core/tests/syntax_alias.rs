@@ -80,3 +80,24 @@ fn an_alias_names_a_tensor_of_its_element_type_without_a_cycle() {
         ["7:11: error: `Z` is declared twice: as a tensor and as an alias"]
     );
 }
+
+/// A tensor whose declaration is wrong (another constructor, an unknown element type, a shape
+/// not written as an array, for a tensor or an alias) gets one error: its uses in tiles and in
+/// aliases add none.
+#[test]
+fn a_tensor_declared_wrong_is_one_error() {
+    for (wrong, expected) in [
+        ("const X: Tensor<F32> = inputs([8, 4]);", "4:28: error: a tensor is declared with"),
+        ("const X: Tensor<Q7> = input([8, 4]);", "4:21: error: unknown element type"),
+        ("const X: Tensor<F32> = input(8);", "4:34: error: a tensor's shape is an array"),
+    ] {
+        let src = ALIASED.replace("const X: Tensor<F32> = input([8, 4]);", wrong);
+        let errs = errors(&src);
+        assert_eq!(errs.len(), 1, "{wrong}: {errs:?}");
+        assert!(errs[0].starts_with(expected), "{wrong}: {errs:?}");
+    }
+    let src = ALIASED.replace("const IN: Tensor<F32> = X;", "const IN: Tensor<Q7> = X;");
+    let errs = errors(&src);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(errs[0].starts_with("6:22: error: unknown element type"), "{errs:?}");
+}

@@ -15,6 +15,10 @@ pub enum BodyItem<'a> {
     Tensor(TensorItem<'a>),
     /// `const A: Tensor<Bf16> = X;`: another name for the tensor `X` of the body.
     Alias(AliasItem<'a>),
+    /// A `Tensor<..>` const whose declaration has an error already (an unknown element type,
+    /// another initializer, a shape not written as an array): its name is declared, so its uses
+    /// add no error of their own.
+    FailedTensor(&'a ItemConst),
     /// `#[tile(...)] fn name(i: Idx, ..) { .. }`
     Tile { stmt: usize, item: &'a ItemFn, attr: &'a Attribute },
     /// `#[op(...)] fn name(a: &TileData, b: &mut TileData) { .. }`
@@ -65,13 +69,12 @@ pub fn body_items<'a>(stmts: &'a [Stmt], errors: &mut Vec<syn::Error>) -> Vec<Bo
                 } else if tensor_element(&c.ty).is_some()
                     && let Some(target) = alias_target(&c.expr)
                 {
-                    if let Some(dtype) = element_dtype(c, errors) {
-                        out.push(BodyItem::Alias(AliasItem { item: c, dtype, target }));
-                    }
-                } else if tensor_element(&c.ty).is_some()
-                    && let Some(t) = tensor_item(c, errors)
-                {
-                    out.push(BodyItem::Tensor(t));
+                    out.push(match element_dtype(c, errors) {
+                        Some(dtype) => BodyItem::Alias(AliasItem { item: c, dtype, target }),
+                        None => BodyItem::FailedTensor(c),
+                    });
+                } else if tensor_element(&c.ty).is_some() {
+                    out.push(tensor_item(c, errors).map_or(BodyItem::FailedTensor(c), BodyItem::Tensor));
                 }
             }
             Stmt::Item(syn::Item::Fn(f)) => {
@@ -154,20 +157,24 @@ fn alias_target(expr: &Expr) -> Option<&Ident> {
     }
 }
 
+/// The element type `D` of a `Tensor<D>` type names, when it is one the DSL knows (by the last
+/// path segment: `Bf16`, `F16`, `F32`, `I8` or `I32`).
+pub fn element_of(ty: &Type) -> Option<DType> {
+    let Type::Path(p) = tensor_element(ty)? else { return None };
+    match p.path.segments.last()?.ident.to_string().as_str() {
+        "Bf16" => Some(DType::Bf16),
+        "F16" => Some(DType::F16),
+        "F32" => Some(DType::F32),
+        "I8" => Some(DType::I8),
+        "I32" => Some(DType::I32),
+        _ => None,
+    }
+}
+
 /// The element type of a `Tensor<D>` const, or an error at `D`.
 fn element_dtype(c: &ItemConst, errors: &mut Vec<syn::Error>) -> Option<DType> {
     let elem = tensor_element(&c.ty)?;
-    let dtype = match elem {
-        Type::Path(p) => match p.path.segments.last().map(|s| s.ident.to_string()).as_deref() {
-            Some("Bf16") => Some(DType::Bf16),
-            Some("F16") => Some(DType::F16),
-            Some("F32") => Some(DType::F32),
-            Some("I8") => Some(DType::I8),
-            Some("I32") => Some(DType::I32),
-            _ => None,
-        },
-        _ => None,
-    };
+    let dtype = element_of(&c.ty);
     if dtype.is_none() {
         errors.push(SpanRange::of(elem).error("unknown element type; tensors hold Bf16, F16, F32, I8 or I32"));
     }

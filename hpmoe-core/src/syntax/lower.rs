@@ -153,6 +153,9 @@ impl Lower {
             match it {
                 BodyItem::Op { stmt, item, attr } => l.user_op(*stmt, item, attr),
                 BodyItem::Tensor(t) => l.tensor(t),
+                BodyItem::FailedTensor(c) => {
+                    l.poison.tensors.insert(c.ident.to_string());
+                }
                 _ => {}
             }
         }

@@ -5,7 +5,8 @@
 //!   (nothing calls the tile functions: the macro read them);
 //! - `const RANKS: u64 = N;` is added;
 //! - when the taskflow has errors, statements the body may not hold are left out, consts
-//!   the macro could not evaluate get a neutral initializer and a tile's `for` whose range is
+//!   the macro could not evaluate or tensors it could not declare get a neutral initializer
+//!   (and a tensor of an unknown element type `Tensor<F32>`) and a tile's `for` whose range is
 //!   not constant gets an empty one, so each mistake is reported once;
 //! - inside each tile function, a function with each user op's name and parameters taking
 //!   regions shadows the op's reference body, so that `my_op(X.at(e), ..)` type-checks
@@ -13,7 +14,10 @@
 //! - the function becomes `const fn name() -> ::hpmoe_core::dsl::Program` and returns the
 //!   generated block (or, when the taskflow has errors, panics: it never compiles anyway).
 
-use hpmoe_core::syntax::{Frontend, ast::helper};
+use hpmoe_core::syntax::{
+    Frontend,
+    ast::{element_of, helper},
+};
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::{Item, Stmt};
@@ -89,6 +93,11 @@ fn neutralise(fe: &Frontend, c: &mut syn::ItemConst) {
         *c.expr = syn::parse_quote_spanned!(span=> 0);
     } else if fe.poison.tensors.contains(&name) {
         *c.expr = syn::parse_quote_spanned!(span=> ::hpmoe_core::dsl::scratch([]));
+        if element_of(&c.ty).is_none() {
+            // An unknown element type (reported): a known one, so rustc does not look it up.
+            let span = syn::spanned::Spanned::span(&*c.ty);
+            *c.ty = syn::parse_quote_spanned!(span=> ::hpmoe_core::dsl::Tensor<::hpmoe_core::dsl::F32>);
+        }
     }
 }
 
