@@ -50,7 +50,7 @@ pub fn moe_ffn_backward() {
     const WB2: u64 = 1024;
     // Source-rank groups per weight gradient: one per 16-die server beyond one server, as
     // `MoeShape::wgrad_source_groups` defaults (1, 1, 2, 4 at EP 8, 16, 32, 64).
-    const WG: u64 = (RANKS - 1) / 16 + 1;
+    const WG: u64 = RANKS.div_ceil(16);
     include!("../dsl/moe_ffn_natural_backward_inputs.rs");
     const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
     const CHOICE_OF: Tensor<I32> = input([EXPERTS * C]); // the choice each send slot row carries, -1: padding
@@ -82,7 +82,7 @@ pub fn moe_ffn_training_step() {
     const SUM: u64 = 64;
     const WB13: u64 = 1024;
     const WB2: u64 = 1024;
-    const WG: u64 = (RANKS - 1) / 16 + 1;
+    const WG: u64 = RANKS.div_ceil(16);
     include!("../dsl/moe_ffn_natural.rs");
     include!("../dsl/moe_ffn_natural_tail.rs");
     const DOUT: Tensor<Bf16> = input([T, HIDDEN]);

@@ -268,11 +268,14 @@ impl Consts {
                 }
             }
             Expr::Binary(b) => self.binary(expr, b, ty),
+            Expr::MethodCall(m) if m.method == "div_ceil" && m.args.len() == 1 && m.turbofish.is_none() => {
+                self.div_ceil(expr, m, ty)
+            }
             _ => Err(self.error(
                 expr,
                 format!(
                     "the macro cannot evaluate `{}`: compile-time values are integer literals, integer consts of \
-                     the taskflow, `RANKS`, arithmetic (+ - * / % << >> & | ^) and `as` casts",
+                     the taskflow, `RANKS`, arithmetic (+ - * / % << >> & | ^), `a.div_ceil(b)` and `as` casts",
                     written(expr)
                 ),
             )),
@@ -332,6 +335,41 @@ impl Consts {
         self.checked(expr, ty, v, text)
     }
 
+    /// `a.div_ceil(b)`, the quotient rounded up, as Rust's const `div_ceil` of unsigned
+    /// integers (the form clippy asks for in place of `(a + b - 1) / b`): the receiver's type
+    /// must be known to rustc (a typed const or a suffixed literal) and unsigned, and `b` not 0.
+    fn div_ceil(&mut self, expr: &Expr, m: &syn::ExprMethodCall, ty: IntTy) -> Result<i128, Failed> {
+        let Some(recv_ty) = self.infer(&m.receiver) else {
+            return Err(self.error(
+                &m.receiver,
+                format!(
+                    "rustc cannot call `div_ceil` on `{}`, whose integer type is not written: give the literal a \
+                     suffix (`{}u64`)",
+                    written(&m.receiver),
+                    written(&m.receiver)
+                ),
+            ));
+        };
+        if recv_ty.signed() {
+            return Err(self.error(
+                expr,
+                format!(
+                    "`div_ceil` is a const method of unsigned integers; `{}` is a `{}`",
+                    written(&m.receiver),
+                    recv_ty.name()
+                ),
+            ));
+        }
+        let a = self.eval(&m.receiver, recv_ty);
+        let b = self.eval(&m.args[0], recv_ty);
+        let (a, b) = (a?, b?);
+        if b == 0 {
+            return Err(self.error(expr, format!("`{}` divides by zero", written(expr))));
+        }
+        let q = a / b + i128::from(a % b != 0);
+        self.checked(expr, ty, Some(q), || format!("{a}.div_ceil({b})"))
+    }
+
     fn checked(&mut self, expr: &Expr, ty: IntTy, v: Option<i128>, text: impl Fn() -> String) -> Result<i128, Failed> {
         match v {
             Some(v) if ty.contains(v) => Ok(v),
@@ -369,6 +407,7 @@ impl Consts {
             Expr::Cast(c) => IntTy::from_type(&c.ty),
             Expr::Binary(b) if matches!(b.op, BinOp::Shl(_) | BinOp::Shr(_)) => self.infer(&b.left),
             Expr::Binary(b) => self.infer(&b.left).or_else(|| self.infer(&b.right)),
+            Expr::MethodCall(m) if m.method == "div_ceil" => self.infer(&m.receiver),
             _ => None,
         }
     }
@@ -416,6 +455,28 @@ mod tests {
         assert_eq!(value(&mut c, "W"), Ok(128));
         c.evaluate_all();
         assert!(c.take_errors().is_empty());
+    }
+
+    #[test]
+    fn div_ceil_rounds_up_on_unsigned_types_as_rust_does() {
+        let mut c = consts(
+            "const G: u64 = RANKS.div_ceil(16); const H: u64 = (RANKS + 9).div_ceil(8) * 2; \
+             const L: u32 = 17u32.div_ceil(4); const Z: u64 = 0u64.div_ceil(3);",
+        );
+        assert_eq!(value(&mut c, "G"), Ok(1));
+        assert_eq!(value(&mut c, "H"), Ok(6));
+        assert_eq!(value(&mut c, "L"), Ok(5));
+        assert_eq!(value(&mut c, "Z"), Ok(0));
+        for (src, expected) in [
+            ("const A: u64 = RANKS.div_ceil(0);", "divides by zero"),
+            ("const A: i64 = (RANKS as i64).div_ceil(2);", "unsigned integers; `(RANKS as i64)` is a `i64`"),
+            ("const A: u64 = 17.div_ceil(4);", "give the literal a suffix (`17u64`)"),
+            ("const A: u8 = (RANKS as u8).div_ceil(1) * 40;", "overflows `u8`"),
+        ] {
+            let mut c = consts(src);
+            let errs = value(&mut c, "A").expect_err(src);
+            assert!(errs.iter().any(|e| e.contains(expected)), "{src}: {errs:?}");
+        }
     }
 
     #[test]
