@@ -7,7 +7,8 @@
 //! ```sh
 //! cargo run --release -p hpmoe-examples --example network_breakdown [-- --ep N] [--tokens N]
 //!                                                                  [--profile NAME|FILE] [--int8]
-//!                                                                  [--natural [--seed N] [--plan-on-run]]
+//!                                                                  [--natural [--seed N] [--plan-on-run]
+//!                                                                             [--seeds N,N..] [--row-block N]]
 //!                                                                  [--pass forward|backward|training_step]
 //! ```
 //!
@@ -19,7 +20,9 @@
 //! does (planned on 8 sampled routings, run under routing seed 42, or `--seed N`); with
 //! `--plan-on-run` its schedule is planned on the priced run's own activity instead, which no
 //! static schedule can know before the run: the difference is what not knowing the routing
-//! costs.
+//! costs. `--seeds` prices the same schedule under other routings too (see below);
+//! `--row-block N` takes the natural layer with `N`-row blocks instead of 64 (the capacity
+//! still 1.5x the average, rounded up to whole blocks: 192 rows at 96).
 //!
 //! Last, on the rank with the most AIC work, where its AIC cores idle: before which tiles,
 //! released by which family, and why a releasing tile of the rank itself was late; on rank 0,
@@ -27,6 +30,12 @@
 //! family, within a server and across, how long its puts took and how late they started and
 //! landed against the plan. The scheduler's own estimate of the makespan is printed under the
 //! run's: the difference is how far the run's network is from the scheduler's model of it.
+//!
+//! On the rank with the most AIC work, also per AIC core its compute time and last tile's end
+//! in the run beside the plan's: how far the run's counts moved the cores' loads from the
+//! balanced loads the plan expected. With `--natural --seeds a,b,..`, last, the same schedule
+//! priced under each of those routings: its makespan against that routing's bound, and on the
+//! routing's busiest rank the mean and the largest AIC core compute time.
 //!
 //! Busy % is the share of the makespan with at least one put on the resource; utilisation %
 //! is bytes moved over bandwidth × makespan (the share of the bound's term the run reaches).
@@ -54,16 +63,34 @@ fn main() {
 }
 
 fn run() -> Result<(), ExampleError> {
-    let options = ["--ep", "--tokens", "--profile", "--natural", "--plan-on-run", "--seed", "--int8", "--pass"];
+    let options = [
+        "--ep",
+        "--tokens",
+        "--profile",
+        "--natural",
+        "--plan-on-run",
+        "--seed",
+        "--int8",
+        "--pass",
+        "--row-block",
+        "--seeds",
+    ];
     let opts = Options::from_env(&options, &options.join(", "))?;
     let ep = opts.number_u32("--ep", 8)?;
     let tokens = opts.number("--tokens", 4096)?;
     let profile = opts.profile()?;
     let precision = if opts.flag("--int8") { DispatchPrecision::Int8 } else { DispatchPrecision::Bf16 };
     let pass = opts.pass()?;
+    let mut natural_shape = None;
     let (tf, plan, cost) = if opts.flag("--natural") {
         let seed = opts.number("--seed", ROUTING_SEED)?;
-        let shape = MoeShape::deepseek_v3_natural(ep, tokens).with_dispatch(precision);
+        let mut shape = MoeShape::deepseek_v3_natural(ep, tokens).with_dispatch(precision);
+        if opts.flag("--row-block") {
+            // Another row block, the capacity still 1.5x the average rounded up to whole blocks.
+            shape.row_block = opts.number("--row-block", shape.row_block)?;
+            shape = shape.clone().with_natural_routing(shape.natural_capacity(1.5));
+        }
+        natural_shape = Some(shape.clone());
         let layer = RoutedLayer::natural_pass(&shape, pass, seed, PLAN_SAMPLES)?;
         let cost = TaskflowCost::new(&layer.taskflow, profile);
         let expected = if opts.flag("--plan-on-run") {
@@ -137,9 +164,13 @@ fn run() -> Result<(), ExampleError> {
     print_ranks(run, p);
     print_cores(run);
     print_aic_waits(run, &tf);
+    print_aic_cores(run, &compiled.placement);
     print_families(run, &tf, &compiled.placement, 0);
     print_puts_against_plan(run, &tf, &compiled.placement, p);
     print_timeline(run, p, 0, 20);
+    if let Some(shape) = natural_shape {
+        print_seed_spread(&shape, &tf, &compiled, &TaskflowCost::new(&tf, p.clone()), &opts.list_u32("--seeds")?)?;
+    }
     Ok(())
 }
 
@@ -425,4 +456,88 @@ fn print_aic_waits(run: &SimResult, tf: &hpmoe_core::model::Taskflow) {
     for ((family, reason, by), ns) in &why {
         println!("    {family:<16} {reason} {by:<16} {:>8.1}", per_core(*ns));
     }
+}
+
+/// On the rank with the most AIC work, per AIC core: the run's compute time and last tile's
+/// end beside the plan's (the scheduler's expected costs), sorted by the run's end: how far
+/// the cores' actual loads drift from the balanced loads the plan expected, and how ragged
+/// their ends are.
+fn print_aic_cores(run: &SimResult, placement: &Placement) {
+    let is_aic = |t: &&TileRecord| run.core_kind(t.core) == CoreKind::Aic;
+    let Some(rank) = busiest_rank(run) else { return };
+    // core -> (run busy, run last end, plan busy, plan last end)
+    let mut cores: BTreeMap<CoreId, (u64, u64, u64, u64)> = BTreeMap::new();
+    for t in run.tiles.iter().filter(is_aic).filter(|t| run.rank_of_core(t.core).raw() == rank) {
+        let c = cores.entry(t.core).or_default();
+        if t.computes {
+            c.0 += t.end_ns - t.start_ns;
+        }
+        c.1 = c.1.max(t.done_ns);
+        c.2 += placement.finish_ns[t.node] - placement.start_ns[t.node];
+        c.3 = c.3.max(placement.finish_ns[t.node]);
+    }
+    let mut rows: Vec<(CoreId, (u64, u64, u64, u64))> = cores.into_iter().collect();
+    rows.sort_by_key(|&(c, (_, end, _, _))| (end, c));
+    let ms = |ns: u64| ns as f64 / 1e6;
+    println!("rank {rank} AIC cores by last end (ms): run busy, run last end | plan busy, plan last end");
+    for (c, (busy, end, pbusy, pend)) in rows {
+        println!("  core {:>4} | {:>7.3} {:>7.3} | {:>7.3} {:>7.3}", c.raw(), ms(busy), ms(end), ms(pbusy), ms(pend));
+    }
+}
+
+/// The rank with the most AIC compute in `run` (the lowest on a tie).
+fn busiest_rank(run: &SimResult) -> Option<u32> {
+    let mut work = vec![0u64; run.ranks as usize];
+    for t in run.tiles.iter().filter(|t| run.core_kind(t.core) == CoreKind::Aic && t.computes) {
+        work[run.rank_of_core(t.core).index()] += t.end_ns - t.start_ns;
+    }
+    (0..run.ranks).max_by_key(|&r| (work[r as usize], Reverse(r)))
+}
+
+/// The same schedule (planned once on expected activity) priced under other routings
+/// (`--seeds a,b,..`): per routing, the makespan against its bound and, on the rank with the
+/// most AIC work, its cores' mean and largest compute time. The largest over the mean is
+/// what the run's counts did to a balanced plan: the heaviest core cannot end before its own
+/// tiles are done, so a run is at least that much above the bound's AIC work per core.
+fn print_seed_spread(
+    shape: &MoeShape,
+    tf: &hpmoe_core::model::Taskflow,
+    compiled: &hpmoe_core::Compiled,
+    cost: &TaskflowCost,
+    seeds: &[u32],
+) -> Result<(), ExampleError> {
+    if seeds.is_empty() {
+        return Ok(());
+    }
+    println!(
+        "the same schedule under other routings: seed | taskflow us, bound us, x | busiest rank: mean and largest AIC core compute us, largest - mean"
+    );
+    for &seed in seeds {
+        let routing = shape.route(u64::from(seed));
+        let activity = routing.activity(shape, tf, &compiled.expanded.space).map_err(ExampleError::Routing)?;
+        let cost = cost.clone().with_activity(activity);
+        let simulate_error = |error| ExampleError::Simulate { taskflow: tf.name.clone(), error };
+        let run = sim::simulate(compiled, &cost).map_err(simulate_error)?;
+        let bound = sim::lower_bound(&compiled.expanded, &tf.profile, &cost).map_err(simulate_error)?;
+        let Some(rank) = busiest_rank(&run) else { continue };
+        let mut busy: BTreeMap<CoreId, u64> = BTreeMap::new();
+        for t in run.tiles.iter().filter(|t| run.core_kind(t.core) == CoreKind::Aic && t.computes) {
+            if run.rank_of_core(t.core).raw() == rank {
+                *busy.entry(t.core).or_default() += t.end_ns - t.start_ns;
+            }
+        }
+        let mean = busy.values().sum::<u64>() as f64 / busy.len().max(1) as f64;
+        let max = busy.values().copied().max().unwrap_or(0) as f64;
+        let us = |ns: f64| ns / 1e3;
+        println!(
+            "  {seed:>4} | {:>8.1} {:>8.1} {:.3} | rank {rank}: {:>8.1} {:>8.1} {:>6.1}",
+            us(run.makespan_ns as f64),
+            us(bound.ns() as f64),
+            run.makespan_ns as f64 / bound.ns().max(1) as f64,
+            us(mean),
+            us(max),
+            us(max - mean)
+        );
+    }
+    Ok(())
 }
