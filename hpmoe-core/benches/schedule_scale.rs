@@ -22,8 +22,10 @@
 //! figure on a loaded machine. From 2^19 instances on, when an improvement round runs, the
 //! stages after scheduling run on a second thread alongside it ([`hpmoe_core::plan`] overlaps
 //! them), so `list` then includes waiting for them and the stage columns add up to more than
-//! `total_ms` (`cost` shows 0); at 10^6 no round runs (see below). `table` and `flags` fingerprint the plan (the table's checksum, an FNV-1a
-//! of the flag plan): two builds that plan alike print the same.
+//! `total_ms` (`cost` shows 0); at 10^6 no round runs (see below). From 2^16 instances on,
+//! the counters of every kept dependency are built while the flags are planned, so `sync` and
+//! `flg+tbl` overlap too (and `cost` shows 0 again). `table` and `flags` fingerprint the plan
+//! (the table's checksum, an FNV-1a of the flag plan): two builds that plan alike print the same.
 //!
 //! Measured on the shared 2-core development machine under a load average of 13.7–15.8 (other
 //! helpers building; the kernel's autogroup scheduling gives this process one share however
@@ -107,10 +109,26 @@
 //! slower (1.0–1.08 s against 0.86–0.88 s: a worker waits while the other is descheduled);
 //! at a load of 2.8 (two pairs) the result was mixed, wall 1.69–2.18 s against 1.81–1.89 s,
 //! and the plan's CPU higher, 2.17–2.21 s against 1.79–1.89 s (the waiting worker spins, then
-//! yields, while the other waits for a core). Parking a waiting worker instead is not tried.
+//! yields, while the other waits for a core; it now parks instead, see below).
 //! 10^6 instances in under 1 s is still not reached: about 1.15 s of wall time on a nearly
 //! free machine, of which list scheduling (one sequential pass, ~0.34 s), expansion (~0.23 s
 //! on two threads), the reduction (~0.33 s) and flags + table (~0.17 s, sequential) are most.
+
+//!
+//! Since then (same plans: fingerprints equal at 10^3 … 10^6): the counters are numbered in
+//! one place for both plans a taskflow gets (flag planning no longer rebuilds them), the
+//! reduction counts the cross-core edges as it walks (no second pass over the 3.3 million
+//! edges), the plan of every kept dependency is built on a second thread while the flags are
+//! planned, a waiting reduction worker parks instead of yielding, and the expansion reuses its
+//! per-rank access buffers from tensor to tensor (page faults of a `--no-limit` run 120–134
+//! thousand before, 111–113 thousand after). Measured side by side with the previous version,
+//! alternating, three pairs, `--no-limit --runs 2`, but only under a load average of 8.5–11.5
+//! (other helpers building): CPU of the 10^6 plan 1770–1810 ms before, 1740–1830 ms after, wall
+//! times 4.8–6.9 s both, which at that load say nothing. The changes save wall time only with
+//! a free second core and a little CPU; neither is visible in this noise, and 10^6 instances in
+//! under 1 s is still not reached (CPU of the plan ~1.6–1.8 s; by `perf`, the reduction's
+//! cache misses on its per-node records and clocks, the list scheduler's event loop, the
+//! expansion's linking, and the kernel faulting in fresh pages, ~14% of the samples, are most).
 
 use hpmoe_core::limits::{MAX_FAMILY_INSTANCES, MAX_INSTANCES};
 use hpmoe_core::model::{CoreKind, DType, Taskflow};

@@ -26,7 +26,9 @@ pub struct StageTimes {
     pub list_schedule: Duration,
     /// The deadlock proof of the per-core orders.
     pub deadlock_proof: Duration,
-    /// Sync planning: the reduction of implied edges, then one counter per waiting node.
+    /// Sync planning: the reduction of implied edges, then one counter per waiting node. On a
+    /// large taskflow the counters are built while flags are planned (on a second thread), so
+    /// this and `table` may overlap.
     pub sync: Duration,
     /// Flag planning, building the table and encoding the flag plan.
     pub table: Duration,
@@ -142,6 +144,23 @@ pub(crate) fn compile_checked(
 /// whose improvement round wins) stay below it, so a user's build spends no CPU on it.
 const OVERLAP_FROM: usize = 1 << 19;
 
+/// From this many instances on, the counters of the kept dependencies are built on one thread
+/// while the flag plan and the counters it leaves are on another (see [`after_scheduling`]):
+/// no work is repeated, and below it each takes a few milliseconds.
+const COUNTERS_SIDE_BY_SIDE_FROM: usize = 1 << 16;
+
+/// `(a(), b())`, on two threads when `side_by_side` (`b` on this one), else one after the other.
+fn both<A: Send, B>(side_by_side: bool, a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
+    if !side_by_side {
+        return (a(), b());
+    }
+    std::thread::scope(|s| {
+        let a = s.spawn(a);
+        let b = b();
+        (a.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), b)
+    })
+}
+
 /// What the stages after scheduling make of a placement.
 struct AfterScheduling {
     sync: SyncPlan,
@@ -175,20 +194,43 @@ fn after_scheduling(
 
     let t = Instant::now();
     // The reduction visits the order the proof found acyclic (the same order it would build).
-    let (sync, consumers) = schedule::counters::plan_sync_proved(expanded, placement, &proved);
+    let kept = schedule::counters::kept_consumers(expanded, placement, &proved);
     drop(proved);
     times.sync = t.elapsed();
-    check::check_table_limits(tf, expanded, placement, &sync).into_result(())?;
 
-    let t = Instant::now();
-    let plan = flags::plan_flags_of(expanded, placement, &consumers, &tf.profile, &options.flags).map_err(|e| {
+    // The counters of every kept dependency (`Compiled::sync`, checked against the device's
+    // limits), and the flag plan with the counters of the dependencies it leaves (the table's,
+    // when it flags some): two functions of the kept dependencies, so on a large schedule
+    // planned side by side.
+    let before_flags = || {
+        let t = Instant::now();
+        let sync = schedule::counters::counters_of(expanded, &kept.consumers, kept.cross_edges_before);
+        let limits = check::check_table_limits(tf, expanded, placement, &sync);
+        (sync, limits, t.elapsed())
+    };
+    let with_flags = || {
+        let t = Instant::now();
+        let plan = flags::plan_flags_of(expanded, placement, &kept.consumers, &tf.profile, &options.flags);
+        let left = plan
+            .as_ref()
+            .ok()
+            .filter(|plan| !plan.edges.is_empty())
+            .map(|plan| flags::without_flagged_of(expanded, &kept.consumers, plan, kept.cross_edges_before));
+        (plan, left, t.elapsed())
+    };
+    let side_by_side = expanded.nodes() >= COUNTERS_SIDE_BY_SIDE_FROM && options.flags.enabled;
+    let ((sync, limits, counters_time), (plan, flagged_out, flags_time)) = both(side_by_side, before_flags, with_flags);
+    drop(kept);
+    times.sync += counters_time;
+    limits.into_result(())?;
+    let plan = plan.map_err(|e| {
         let mut d = Diagnostics::default();
         d.push(crate::error::Diagnostic::new(crate::error::ErrorKind::Internal, tf.loc, e.to_string()));
         d
     })?;
-    // Moved out of the way when no dependency is flagged (the plan is then `sync` itself).
-    let flagged_out = (!plan.edges.is_empty()).then(|| flags::without_flagged_of(expanded, &sync, &consumers, &plan));
-    drop(consumers);
+
+    let t = Instant::now();
+    // The plan is `sync` itself when no dependency is flagged.
     let counters = flagged_out.as_ref().unwrap_or(&sync);
     let names: Vec<String> = tf.families.iter().map(|f| f.name.clone()).collect();
     let table = crate::table::ScheduleTable::try_build(&tf.name, &tf.profile, &names, expanded, placement, counters)
@@ -204,7 +246,7 @@ fn after_scheduling(
             d
         })?;
     let flags_bin = flags::plan_bytes(&plan, &placement.queues, &tf.profile, table.checksum());
-    times.table = t.elapsed();
+    times.table = flags_time + t.elapsed();
     Ok(AfterScheduling { sync, flags: plan, table, flags_bin, times })
 }
 

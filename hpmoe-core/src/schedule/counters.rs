@@ -11,7 +11,7 @@
 //! few signals nor wait for one that is never sent.
 
 use super::proof::{Proved, prove_with_order};
-use super::reduce::reduce_proved;
+use super::reduce::reduce_proved_counting;
 use super::{Placement, Signal, SyncPlan, Wait};
 use crate::expand::Expanded;
 use crate::graph::Csr;
@@ -41,6 +41,23 @@ pub fn plan_sync(exp: &Expanded, placement: &Placement) -> SyncPlan {
 /// the kept dependencies as rows `consumers.row(u)` (ascending node ids), which is what
 /// [`kept_edges`](super::flags::kept_edges) would rebuild from the plan.
 pub(crate) fn plan_sync_proved(exp: &Expanded, placement: &Placement, proved: &Proved) -> (SyncPlan, Csr) {
+    let kept = kept_consumers(exp, placement, proved);
+    (counters_of(exp, &kept.consumers, kept.cross_edges_before), kept.consumers)
+}
+
+/// What the reduction keeps of a placement's cross-core dependencies.
+pub(crate) struct KeptDependencies {
+    /// Row `u`: the consumers whose dependency on `u` stays (ascending node ids).
+    pub(crate) consumers: Csr,
+    /// Dependency edges between different cores before the reduction.
+    pub(crate) cross_edges_before: u64,
+}
+
+/// The cross-core dependencies of `placement` that need a signal: those the reduction
+/// (`reduce_proved_counting`, with the proof's core chains and order) keeps, an edge out of a tile
+/// that writes into another rank (`remote_bytes > 0`) kept unless an earlier tile of the
+/// consumer's core waits for the same put.
+pub(crate) fn kept_consumers(exp: &Expanded, placement: &Placement, proved: &Proved) -> KeptDependencies {
     let nodes = exp.nodes();
     // Per node rather than per family: asked for every cross-core edge, where finding the
     // family (a binary search) showed up in profiles.
@@ -50,25 +67,40 @@ pub(crate) fn plan_sync_proved(exp: &Expanded, placement: &Placement, proved: &P
             puts.extend(std::iter::repeat_n(work.remote_bytes > 0, span.count as usize));
         }
     }
-    let kept = reduce_proved(&exp.dag, placement, proved, |u| puts[u.index()]);
+    let (kept, cross_edges_before) = reduce_proved_counting(&exp.dag, placement, proved, |u| puts[u.index()]);
+    KeptDependencies { consumers: kept.transpose(), cross_edges_before }
+}
 
+/// The counter plan of the dependencies `consumers` (row `u`: the nodes waiting for `u`,
+/// ascending): every node with a dependency waits on one counter of its rank, numbered
+/// densely per rank in node-id order, until it reaches the node's number of dependencies;
+/// each producer signals its consumers' counters, sorted by (rank, counter).
+/// `cross_edges_before` is recorded as is; `cross_edges_after` is the number of dependencies.
+///
+/// The one place counters are numbered: [`plan_sync`] numbers the reduction's kept
+/// dependencies with it, and [`super::flags::without_flagged`] those the flags leave.
+pub(crate) fn counters_of(exp: &Expanded, consumers: &Csr, cross_edges_before: u64) -> SyncPlan {
+    let nodes = exp.nodes();
+    let mut fan_in: IdVec<NodeId, u32> = IdVec::filled(nodes, 0);
+    for &v in consumers.targets() {
+        fan_in[v] += 1;
+    }
     let mut counters_per_rank: IdVec<RankId, u32> = IdVec::filled(exp.space.ranks as usize, 0);
     let mut counter_of: IdVec<NodeId, OptId<CounterId>> = IdVec::filled(nodes, OptId::NONE);
     let mut waits = IdVec::filled(nodes, None);
     for v in counter_of.keys() {
-        let fan_in = kept.degree(v);
+        let fan_in = fan_in[v];
         if fan_in > 0 {
             let next = &mut counters_per_rank[exp.space.rank_of(v)];
             let counter = CounterId::new(*next);
             counter_of[v] = OptId::some(counter);
-            waits[v] = Some(Wait { counter, target: fan_in as u32 });
+            waits[v] = Some(Wait { counter, target: fan_in });
             *next += 1;
         }
     }
 
-    let consumers = kept.transpose();
     let mut signal_offsets = Vec::with_capacity(nodes + 1);
-    let mut signal_list = Vec::with_capacity(kept.edges());
+    let mut signal_list = Vec::with_capacity(consumers.edges());
     signal_offsets.push(0u32);
     for u in exp.space.node_ids() {
         let first = signal_list.len();
@@ -79,18 +111,14 @@ pub(crate) fn plan_sync_proved(exp: &Expanded, placement: &Placement, proved: &P
         signal_list[first..].sort_unstable();
         signal_offsets.push(u32::try_from(signal_list.len()).expect("signal count fits u32 (edges are limited)"));
     }
-
-    let core_of = &placement.core_of;
-    let cross_edges_before = exp.dag.succ.pairs().filter(|&(u, v)| core_of[u] != core_of[v]).count();
-    let plan = SyncPlan {
+    SyncPlan {
         waits,
         signal_offsets,
         signal_list,
         counters_per_rank,
-        cross_edges_before: cross_edges_before as u64,
-        cross_edges_after: kept.edges() as u64,
-    };
-    (plan, consumers)
+        cross_edges_before,
+        cross_edges_after: consumers.edges() as u64,
+    }
 }
 
 #[cfg(test)]

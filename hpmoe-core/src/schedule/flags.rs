@@ -48,10 +48,10 @@
 //! protocol, so that a core that stops early never leaves its partners blocked in a flag wait.
 
 pub use super::flag_error::{FlagIdError, FlagPlanError, FlagPlanPart};
-use super::{Placement, Signal, SyncPlan, Wait};
+use super::{Placement, Signal, SyncPlan};
 use crate::expand::Expanded;
 use crate::graph::Csr;
-use crate::ids::{CoreId, CounterId, IdVec, NodeId, OptId, RankId};
+use crate::ids::{CoreId, IdVec, NodeId, OptId};
 use crate::model::{CoreKind, MachineProfile};
 
 /// A flag counter holds 0..15; one more pending set is a device error.
@@ -301,12 +301,13 @@ pub fn without_flagged(exp: &Expanded, sync: &SyncPlan, plan: &FlagPlan) -> Sync
     if plan.edges.is_empty() {
         return sync.clone();
     }
-    without_flagged_of(exp, sync, &kept_edges(exp, sync), plan)
+    without_flagged_of(exp, &kept_edges(exp, sync), plan, sync.cross_edges_before)
 }
 
-/// [`without_flagged`] of `sync`, whose kept dependencies are `kept` ([`kept_edges`] of it),
-/// when `plan` flags some of them (else `sync` is the answer).
-pub(crate) fn without_flagged_of(exp: &Expanded, sync: &SyncPlan, kept: &Csr, plan: &FlagPlan) -> SyncPlan {
+/// [`without_flagged`] of the sync plan whose kept dependencies are `kept` ([`kept_edges`] of
+/// it) and whose cross-core edges before reduction were `cross_edges_before`, when `plan`
+/// flags some of them (else that plan is the answer).
+pub(crate) fn without_flagged_of(exp: &Expanded, kept: &Csr, plan: &FlagPlan, cross_edges_before: u64) -> SyncPlan {
     let nodes = exp.nodes();
     // `plan.edges` is sorted, as the rows are: walk both to drop the flagged edges.
     let mut flagged = plan.edges.iter().copied().peekable();
@@ -322,44 +323,7 @@ pub(crate) fn without_flagged_of(exp: &Expanded, sync: &SyncPlan, kept: &Csr, pl
         }
         offsets.push(targets.len() as u32);
     }
-    let consumers = Csr::from_parts(offsets, targets);
-    let mut fan_in: IdVec<NodeId, u32> = IdVec::filled(nodes, 0);
-    for &v in consumers.targets() {
-        fan_in[v] += 1;
-    }
-    let mut counters_per_rank: IdVec<RankId, u32> = IdVec::filled(exp.space.ranks as usize, 0);
-    let mut counter_of: IdVec<NodeId, OptId<CounterId>> = IdVec::filled(nodes, OptId::NONE);
-    let mut waits = IdVec::filled(nodes, None);
-    for v in counter_of.keys() {
-        let fan_in = fan_in[v];
-        if fan_in > 0 {
-            let next = &mut counters_per_rank[exp.space.rank_of(v)];
-            let counter = CounterId::new(*next);
-            counter_of[v] = OptId::some(counter);
-            waits[v] = Some(Wait { counter, target: fan_in });
-            *next += 1;
-        }
-    }
-    let mut signal_offsets = Vec::with_capacity(nodes + 1);
-    let mut signal_list = Vec::new();
-    signal_offsets.push(0u32);
-    for u in exp.space.node_ids() {
-        let first = signal_list.len();
-        signal_list.extend(consumers.row(u).iter().map(|&v| Signal {
-            rank: exp.space.rank_of(v),
-            counter: counter_of[v].get().expect("a consumer waits on a counter"),
-        }));
-        signal_list[first..].sort_unstable();
-        signal_offsets.push(u32::try_from(signal_list.len()).expect("signals fit u32"));
-    }
-    SyncPlan {
-        waits,
-        signal_offsets,
-        signal_list,
-        counters_per_rank,
-        cross_edges_before: sync.cross_edges_before,
-        cross_edges_after: sync.cross_edges_after - plan.edges.len() as u64,
-    }
+    super::counters::counters_of(exp, &Csr::from_parts(offsets, targets), cross_edges_before)
 }
 
 /// The flag plan blob's `flag_id` word when no dependency uses a flag (`HPMOE_NO_FLAG` in

@@ -104,19 +104,20 @@ pub fn reduce_cross_core_edges_keeping(
     placement: &Placement,
     keep_all_from: impl Fn(NodeId) -> bool,
 ) -> Csr {
-    reduce_proved(dag, placement, &proved(dag, placement), keep_all_from)
+    reduce_counting(dag, placement, &proved(dag, placement), keep_all_from, CLOCK_CAP).0
 }
 
 /// [`reduce_cross_core_edges_keeping`] with the core chains and the order of the placement's
 /// deadlock proof ([`super::proof::prove_with_order`] of `placement.queues`), instead of
-/// building them again.
-pub(crate) fn reduce_proved(
+/// building them again; with the number of dependency edges between different cores (before
+/// the reduction), which the walk counts on its way.
+pub(crate) fn reduce_proved_counting(
     dag: &Dag,
     placement: &Placement,
     proved: &Proved,
     keep_all_from: impl Fn(NodeId) -> bool,
-) -> Csr {
-    reduce_with_cap(dag, placement, proved, keep_all_from, CLOCK_CAP)
+) -> (Csr, u64) {
+    reduce_counting(dag, placement, proved, keep_all_from, CLOCK_CAP)
 }
 
 /// The core chains and union order of `placement`, for the reduction.
@@ -136,11 +137,22 @@ fn reduce_with_cap(
     keep_all_from: impl Fn(NodeId) -> bool,
     cap: usize,
 ) -> Csr {
+    reduce_counting(dag, placement, proved, keep_all_from, cap).0
+}
+
+/// [`reduce_with_cap`], and the number of cross-core edges before the reduction.
+fn reduce_counting(
+    dag: &Dag,
+    placement: &Placement,
+    proved: &Proved,
+    keep_all_from: impl Fn(NodeId) -> bool,
+    cap: usize,
+) -> (Csr, u64) {
     let workers = if dag.nodes() >= walk::TWO_WORKERS_FROM { 2 } else { 1 };
     reduce_on(dag, placement, proved, keep_all_from, cap, workers)
 }
 
-/// [`reduce_with_cap`] on `workers` (1 or 2) workers: the same edges either way.
+/// [`reduce_counting`] on `workers` (1 or 2) workers: the same edges and count either way.
 fn reduce_on(
     dag: &Dag,
     placement: &Placement,
@@ -148,7 +160,7 @@ fn reduce_on(
     keep_all_from: impl Fn(NodeId) -> bool,
     cap: usize,
     workers: usize,
-) -> Csr {
+) -> (Csr, u64) {
     // What the walk reads of a predecessor, side by side: one cache miss per predecessor
     // instead of one per array.
     let mut at: Vec<At> = placement

@@ -106,6 +106,13 @@ impl Assembler {
         self.header.counters_per_rank_max = per_rank.iter().copied().max().unwrap_or(0);
     }
 
+    /// Makes room for `entries` more entries and `signals` more signals, so that a table of
+    /// known size is written once instead of copied as it grows (a hint: more still fit).
+    pub(super) fn reserve(&mut self, entries: usize, signals: usize) {
+        self.entries.reserve(entries);
+        self.signals.reserve(signals);
+    }
+
     /// Starts the next core (global order); following entries belong to it.
     pub(super) fn start_core(&mut self) {
         self.cores.push(CoreRecord { first_entry: self.entries.len() as u32, entry_count: 0 });

@@ -75,6 +75,7 @@ impl ScheduleTable {
             a.family(family_name, kind, &span.extents)?;
         }
         a.counters(sync.counters_per_rank.as_slice());
+        a.reserve(placement.queues.edges(), signals_end);
         for core in 0..profile.total_cores() {
             a.start_core();
             let (rank, _) = profile.split_core(core);

@@ -271,9 +271,12 @@ fn two_workers_keep_the_edges_one_keeps() {
         for cap in [1, 3, CLOCK_CAP, usize::MAX] {
             for marked in [|_: NodeId| false, |u: NodeId| u.raw().is_multiple_of(3)] {
                 let one = reduce_on(&exp.dag, &p, &proved, marked, cap, 1);
+                let cross = exp.dag.succ.pairs().filter(|&(u, v)| p.core_of[u] != p.core_of[v]).count();
+                assert_eq!(one.1, cross as u64, "seed {seed}: the walk counts every cross-core edge");
                 for _ in 0..3 {
                     let two = reduce_on(&exp.dag, &p, &proved, marked, cap, 2);
-                    assert_eq!(kept_rows(&two), kept_rows(&one), "seed {seed}, cap {cap}");
+                    assert_eq!(kept_rows(&two.0), kept_rows(&one.0), "seed {seed}, cap {cap}");
+                    assert_eq!(two.1, one.1, "seed {seed}, cap {cap}: cross-core edges counted alike");
                 }
             }
         }

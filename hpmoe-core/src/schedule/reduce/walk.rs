@@ -31,6 +31,7 @@ use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
+use std::thread::Thread;
 
 /// From this many nodes on, the walk runs on two workers; below it a thread costs more than
 /// it saves (and the kept edges are the same either way).
@@ -42,8 +43,16 @@ pub(super) const NO_SLOT: u32 = u32::MAX;
 
 /// The kept edges (row `v`: `v`'s kept predecessors, ascending) of the walk over
 /// `proved.order` on `workers` (1 or 2) workers, each node's clock capped at `cap` facts; `at`
-/// per node as [`super`] builds it (clock slots [`NO_SLOT`]).
-pub(super) fn walk(dag: &Dag, placement: &Placement, proved: &Proved, at: Vec<At>, cap: usize, workers: usize) -> Csr {
+/// per node as [`super`] builds it (clock slots [`NO_SLOT`]). With them, the number of edges
+/// between different cores the walk considered (every one of the DAG's).
+pub(super) fn walk(
+    dag: &Dag,
+    placement: &Placement,
+    proved: &Proved,
+    at: Vec<At>,
+    cap: usize,
+    workers: usize,
+) -> (Csr, u64) {
     let nodes = dag.nodes();
     let Proved { chain, order } = proved;
     // Worker 0 takes the cores below `split`: the first core id by which half the nodes are
@@ -63,8 +72,13 @@ pub(super) fn walk(dag: &Dag, placement: &Placement, proved: &Proved, at: Vec<At
     };
     let worker_of = |core: u32| usize::from(core >= split);
     let mut visits: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
+    // Per worker: the edges into its nodes, the most it can keep (room made up front, so its
+    // kept edges are written once rather than copied as they grow).
+    let mut in_edges = [0usize; 2];
     for (i, &v) in order.iter().enumerate() {
-        visits[worker_of(at[v.index()].core)].push(i as u32);
+        let w = worker_of(at[v.index()].core);
+        visits[w].push(i as u32);
+        in_edges[w] += dag.pred.degree(v);
     }
     let shared = Shared {
         dag,
@@ -82,29 +96,33 @@ pub(super) fn walk(dag: &Dag, placement: &Placement, proved: &Proved, at: Vec<At
         cap,
         arenas: [0, 1].map(|w| Arena::new(visits[w].len(), cap.min(placement.queues.nodes()))),
         progress: [0, 1].map(|w| Progress(AtomicUsize::new(visits[w].first().map_or(usize::MAX, |&i| i as usize)))),
+        waiting: [0, 1].map(|_| Progress(AtomicUsize::new(usize::MAX))),
+        threads: [OnceLock::new(), OnceLock::new()],
         inbox: [Mutex::new(Vec::new()), Mutex::new(Vec::new())],
     };
     let shared = &shared;
     let kept = if visits[1].is_empty() || visits[0].is_empty() {
         let me = usize::from(visits[0].is_empty());
-        vec![Worker::new(shared, me).run(&visits[me])]
+        vec![Worker::new(shared, me, in_edges[me]).run(&visits[me])]
     } else {
         let (first, second) = (&visits[0], &visits[1]);
         std::thread::scope(|s| {
-            let other = s.spawn(move || Worker::new(shared, 1).run(second));
-            let kept = Worker::new(shared, 0).run(first);
+            let other = s.spawn(move || Worker::new(shared, 1, in_edges[1]).run(second));
+            let kept = Worker::new(shared, 0, in_edges[0]).run(first);
             vec![kept, other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))]
         })
     };
-    rows_of(nodes, &kept)
+    (rows_of(nodes, &kept), kept.iter().map(|k| k.cross).sum())
 }
 
 /// The rows a worker kept: the flat predecessors, each row sorted by node id, and per
-/// consumer with a row, the consumer and its row's length.
+/// consumer with a row, the consumer and its row's length; and how many cross-core edges
+/// into its nodes it considered.
 #[derive(Default)]
 struct Kept {
     flat: Vec<NodeId>,
     rows: Vec<(NodeId, u32)>,
+    cross: u64,
 }
 
 /// The kept edges of every worker as one graph: row `v`, `v`'s kept predecessors.
@@ -146,17 +164,36 @@ struct Shared<'a> {
     arenas: [Arena; 2],
     /// Worker `w` has visited every node of its own whose visiting index is below this.
     progress: [Progress; 2],
+    /// Worker `w` is parked (or about to park) until the other's progress passes this
+    /// visiting index; `usize::MAX` while it is not waiting.
+    waiting: [Progress; 2],
+    /// Worker `w`'s thread, to wake it when it is parked.
+    threads: [OnceLock<Thread>; 2],
     /// Slots of worker `w`'s arena the other worker freed, for `w` to reuse.
     inbox: [Mutex<Vec<u32>>; 2],
 }
 
-/// A worker's progress, alone on its cache line (the other worker reads it while it writes).
+/// A worker's progress (or what it waits for), alone on its cache line (the other worker
+/// reads it while it writes).
 #[repr(align(128))]
 struct Progress(AtomicUsize);
 
 impl Shared<'_> {
     fn worker_of(&self, core: u32) -> usize {
         usize::from(core >= self.split)
+    }
+
+    /// Publishes that worker `me` has visited every node of its own below visiting index
+    /// `next`, and wakes the other worker if it waits for one of them (see
+    /// [`Worker::wait_for`]).
+    fn publish(&self, me: usize, next: usize) {
+        self.progress[me].0.store(next, Ordering::SeqCst);
+        let other = 1 - me;
+        if self.waiting[other].0.load(Ordering::SeqCst) < next
+            && let Some(thread) = self.threads[other].get()
+        {
+            thread.unpark();
+        }
     }
 
     /// Counts one more visited successor of `p`; true if it was the last.
@@ -199,7 +236,8 @@ struct Worker<'s, 'a> {
 const HAND_OVER: usize = 256;
 
 impl<'s, 'a> Worker<'s, 'a> {
-    fn new(s: &'s Shared<'a>, me: usize) -> Self {
+    /// Worker `me`, whose nodes have `in_edges` edges into them.
+    fn new(s: &'s Shared<'a>, me: usize, in_edges: usize) -> Self {
         Worker {
             s,
             me,
@@ -208,7 +246,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             scratch: Vec::with_capacity(2 * CLOCK_CAP),
             other: Vec::with_capacity(2 * CLOCK_CAP),
             candidates: Vec::new(),
-            kept: Kept::default(),
+            kept: Kept { flat: Vec::with_capacity(in_edges), ..Kept::default() },
             signalled: HashSet::default(),
             free: Vec::new(),
             fresh: 0,
@@ -220,12 +258,20 @@ impl<'s, 'a> Worker<'s, 'a> {
     fn run(mut self, visits: &[u32]) -> Kept {
         let s = self.s;
         // Should this worker panic, the other must not wait for it forever.
-        let _finished = Finished(&s.progress[self.me].0);
+        let _finished = Finished(s, self.me);
+        if !s.alone {
+            // Before any wait of this worker: the other wakes it through this.
+            let _ = s.threads[self.me].set(std::thread::current());
+        }
 
         for (k, &i) in visits.iter().enumerate() {
             self.visit(s.order[i as usize]);
             let next = visits.get(k + 1).map_or(usize::MAX, |&n| n as usize);
-            s.progress[self.me].0.store(next, Ordering::Release);
+            if s.alone {
+                s.progress[self.me].0.store(next, Ordering::Release);
+            } else {
+                s.publish(self.me, next);
+            }
         }
         self.kept
     }
@@ -251,6 +297,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         }));
         // Visiting indices are distinct: the order is the one sorting by index alone gives.
         self.candidates.sort_unstable_by_key(|c| c.0);
+        self.kept.cross += self.candidates.len() as u64;
         let row = self.kept.flat.len();
         for ci in 0..self.candidates.len() {
             let (Reverse(order), u, from_core, from_position) = self.candidates[ci];
@@ -292,20 +339,32 @@ impl<'s, 'a> Worker<'s, 'a> {
         }
     }
 
-    /// Waits until worker `owner` has visited the node at visiting index `index`.
+    /// Waits until worker `owner` has visited the node at visiting index `index`: spins a
+    /// little (the other is usually about to get there), then parks until the other wakes it
+    /// ([`Shared::publish`]), so that on a busy machine a waiting worker leaves the core to
+    /// the one it waits for instead of spinning or yielding in turn with it.
     fn wait_for(&mut self, owner: usize, index: usize) {
+        let s = self.s;
         let mut spins = 0u32;
         while self.seen <= index {
-            self.seen = self.s.progress[owner].0.load(Ordering::Acquire);
+            self.seen = s.progress[owner].0.load(Ordering::Acquire);
             if self.seen > index {
                 break;
             }
-            if spins < 64 {
+            if spins < SPINS {
                 std::hint::spin_loop();
                 spins += 1;
-            } else {
-                std::thread::yield_now();
+                continue;
             }
+            // Announce the wait, then look again: `publish` stores its progress before it
+            // reads this, so (both sequentially consistent) either this sees the progress or
+            // `publish` sees the wait and wakes this worker. A stale wake-up only loops.
+            s.waiting[self.me].0.store(index, Ordering::SeqCst);
+            self.seen = s.progress[owner].0.load(Ordering::SeqCst);
+            if self.seen <= index {
+                std::thread::park();
+            }
+            s.waiting[self.me].0.store(usize::MAX, Ordering::Relaxed);
         }
     }
 
@@ -339,14 +398,19 @@ impl<'s, 'a> Worker<'s, 'a> {
     }
 }
 
-/// Marks a worker done, however it leaves [`Worker::run`].
-struct Finished<'a>(&'a AtomicUsize);
+/// Marks a worker done, however it leaves [`Worker::run`] (and wakes the other, should it
+/// wait).
+struct Finished<'s, 'a>(&'s Shared<'a>, usize);
 
-impl Drop for Finished<'_> {
+impl Drop for Finished<'_, '_> {
     fn drop(&mut self) {
-        self.0.store(usize::MAX, Ordering::Release);
+        let Finished(s, me) = *self;
+        s.publish(me, usize::MAX);
     }
 }
+
+/// Spins of a waiting worker before it parks.
+const SPINS: u32 = 256;
 
 impl At {
     /// The slot of the node's clock ([`NO_SLOT`] before it is visited or without successors).
