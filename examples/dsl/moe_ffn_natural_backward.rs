@@ -104,6 +104,7 @@ fn gmm2_wgrad(e: Idx, n: Idx) {
     after(gmm2_wgrad_acc(e, m - 1, n)),
     when(WG > 1)
 )]
+#[allow(clippy::modulo_one)]
 fn gmm2_wgrad_acc(e: Idx, m: Idx, n: Idx) {
     let group = (RANK / WQ + (WG - 1) * (m + 2)) % WG;
     for p in 0..INTER / WB2 {
@@ -158,6 +159,7 @@ fn gmm1_wgrad(e: Idx, n: Idx) {
     after(gmm1_wgrad_acc(e, m - 1, n)),
     when(WG > 1)
 )]
+#[allow(clippy::modulo_one)]
 fn gmm1_wgrad_acc(e: Idx, m: Idx, n: Idx) {
     let group = (RANK / WQ + (WG - 1) * (m + 2)) % WG;
     for p in 0..HIDDEN / WB13 {
