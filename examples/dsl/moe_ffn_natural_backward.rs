@@ -5,10 +5,10 @@
 // `moe_ffn_backward.rs` on the forward's run-time layout: every tile of a block of a (source
 // rank, expert) slot is guarded by that slot's count, as the forward's are (`run_if_above`: past
 // the count a tile does no work but still signals), the per-token tiles gather by `SLOT_OF`, and
-// a weight gradient is zeroed and then summed by a chain of tiles per expert and column block,
-// link `m` over the slots of one group of source ranks to their counts
-// (`matmul_tn_slots_accumulate`, summed in L0C on the device), the groups in the order their
-// rows arrive. Included by
+// a weight gradient is summed by a chain of tiles per expert and column block, each link over
+// the slots of one group of source ranks to their counts (summed in L0C on the device), the
+// first written (`matmul_tn_slots`), the others added (`matmul_tn_slots_accumulate`), the groups
+// in the order their rows arrive. Included by
 //
 //   hpmoe-host/tests/dsl_natural_training.rs   the backward alone (after
 //                                              `moe_ffn_natural_backward_inputs.rs`) and the
@@ -77,22 +77,36 @@ fn gmm2_dgrad(e: Idx, src: Idx, b: Idx, n: Idx) {
     matmul_nt(DY.at(e).slice(rows, B), W2.at(e).slice(n * HALF, HALF), DA.at(e).slice(rows, B).slice(n * HALF, HALF));
 }
 
-/// dW2 starts at zero ...
-#[tile(aiv, grid(e in 0..E, n in 0..HIDDEN / N2))]
-fn gmm2_wgrad_zero(e: Idx, n: Idx) {
-    zero(DW2.at(e).all().slice(n * N2, N2));
+/// dW2 = Aᵀ · dY over the rows of the first group of WQ source ranks, once they are in: one FP32
+/// sum over its slots to their counts, sources and rows ascending (the on-chip sum), written
+/// (+0 where the group sent no row), one op per WB2 gradient rows. The groups go in arrival
+/// order, the group below the rank's own first, its own last (`MoeShape::wgrad_group`): the
+/// group at chain step m is `(RANK / WQ - 1 - m) mod WG`, written `(WG - 1) * (m + 1)` for
+/// `-1 - m` (`% 1` with one group: the whole expert) ...
+#[tile(aic, grid(e in 0..E, n in 0..HIDDEN / N2))]
+#[allow(clippy::modulo_one)]
+fn gmm2_wgrad(e: Idx, n: Idx) {
+    let group = (RANK / WQ + (WG - 1)) % WG;
+    for p in 0..INTER / WB2 {
+        matmul_tn_slots(
+            ACT.at(e).slice(group * (WQ * C), WQ * C).slice(p * WB2, WB2),
+            DY.at(e).slice(group * (WQ * C), WQ * C).slice(n * N2, N2),
+            DW2.at(e).slice(p * WB2, WB2).slice(n * N2, N2),
+            RECV_COUNTS.slice(group * WQ, WQ).slice(e, 1),
+        );
+    }
 }
 
-/// ... and adds Aᵀ · dY over the rows of each group of WQ source ranks, once they are in, the
-/// groups chained in arrival order: the group below the rank's own first, its own last
-/// (`MoeShape::wgrad_group`). Per group one FP32 sum over its slots to their counts, sources
-/// and rows ascending (the on-chip sum), one op per WB2 gradient rows.
-/// The group is `(RANK / WQ - 1 - m) mod WG`, written `(WG - 1) * (m + 1)` for `-1 - m` (`% 1`
-/// with one group: the whole expert).
-#[tile(aic, grid(e in 0..E, m in 0..WG, n in 0..HIDDEN / N2), after(gmm2_wgrad(e, m - 1, n)))]
+/// ... plus each later group's sum (step m + 1), added in chain order (none with one group).
+#[tile(
+    aic,
+    grid(e in 0..E, m in 0..WG - 1, n in 0..HIDDEN / N2),
+    after(gmm2_wgrad_acc(e, m - 1, n)),
+    when(WG > 1)
+)]
 #[allow(clippy::modulo_one)]
-fn gmm2_wgrad(e: Idx, m: Idx, n: Idx) {
-    let group = (RANK / WQ + (WG - 1) * (m + 1)) % WG;
+fn gmm2_wgrad_acc(e: Idx, m: Idx, n: Idx) {
+    let group = (RANK / WQ + (WG - 1) * (m + 2)) % WG;
     for p in 0..INTER / WB2 {
         matmul_tn_slots_accumulate(
             ACT.at(e).slice(group * (WQ * C), WQ * C).slice(p * WB2, WB2),
@@ -123,17 +137,31 @@ fn gmm1_dgrad(e: Idx, src: Idx, b: Idx, n: Idx) {
     matmul_nt(DH.at(e).slice(rows, B), W13.at(e).slice(n * N2, N2), DXR.at(e).slice(rows, B).slice(n * N2, N2));
 }
 
-/// dW13 starts at zero ...
-#[tile(aiv, grid(e in 0..E, n in 0..2 * INTER / N1))]
-fn gmm1_wgrad_zero(e: Idx, n: Idx) {
-    zero(DW13.at(e).all().slice(n * N1, N1));
+/// dW13 = Xᵀ · dH over the same groups in the same order: the first written ...
+#[tile(aic, grid(e in 0..E, n in 0..2 * INTER / N1))]
+#[allow(clippy::modulo_one)]
+fn gmm1_wgrad(e: Idx, n: Idx) {
+    let group = (RANK / WQ + (WG - 1)) % WG;
+    for p in 0..HIDDEN / WB13 {
+        matmul_tn_slots(
+            GMM1_IN.at(e).slice(group * (WQ * C), WQ * C).slice(p * WB13, WB13),
+            DH.at(e).slice(group * (WQ * C), WQ * C).slice(n * N1, N1),
+            DW13.at(e).slice(p * WB13, WB13).slice(n * N1, N1),
+            RECV_COUNTS.slice(group * WQ, WQ).slice(e, 1),
+        );
+    }
 }
 
-/// ... and adds Xᵀ · dH over the same groups in the same order.
-#[tile(aic, grid(e in 0..E, m in 0..WG, n in 0..2 * INTER / N1), after(gmm1_wgrad(e, m - 1, n)))]
+/// ... the others added.
+#[tile(
+    aic,
+    grid(e in 0..E, m in 0..WG - 1, n in 0..2 * INTER / N1),
+    after(gmm1_wgrad_acc(e, m - 1, n)),
+    when(WG > 1)
+)]
 #[allow(clippy::modulo_one)]
-fn gmm1_wgrad(e: Idx, m: Idx, n: Idx) {
-    let group = (RANK / WQ + (WG - 1) * (m + 1)) % WG;
+fn gmm1_wgrad_acc(e: Idx, m: Idx, n: Idx) {
+    let group = (RANK / WQ + (WG - 1) * (m + 2)) % WG;
     for p in 0..HIDDEN / WB13 {
         matmul_tn_slots_accumulate(
             GMM1_IN.at(e).slice(group * (WQ * C), WQ * C).slice(p * WB13, WB13),

@@ -17,8 +17,9 @@
 //! its natural forward: each pass scheduled on the expected activity of sampled routings and
 //! simulated under routing seed 42, with the share of tile instances that skip their work —
 //! at EP 8, 16 and 32 by default (the natural backward sums each expert's weight gradients in
-//! a chain of tiles per column block, one `matmul_tn_slots_accumulate` per group of source
-//! ranks; EP 64 only with `--ep 64`).
+//! a chain of tiles per column block, one slot sum per group of source ranks, the first written
+//! with `matmul_tn_slots`, the others added with `matmul_tn_slots_accumulate`; EP 64 only with
+//! `--ep 64`).
 //!
 //! Every latency is simulated by the cost model (`hpmoe_host::sim`) under the chosen profile,
 //! whose constants are sourced or guessed as the main job's are (`hpmoe_core::cost::GUESSES`):

@@ -74,6 +74,56 @@ fn backward_gathering_ops_equal_the_executor() {
     }
 }
 
+/// A chain of on-chip slot sums whose first link writes (`matmul_tn_slots`, then
+/// `matmul_tn_slots_accumulate` after it), over a gradient first filled with other data that the
+/// write must not read: per expert two groups of two slots of 8 rows, counts that fill some slots
+/// past their rows, leave others empty, and give expert 1's first group no row at all (its
+/// blocks written +0.0 by the scalar unit) and expert 0's second group none (nothing added).
+#[test]
+fn a_slot_sum_chain_whose_first_link_writes_equals_the_executor() {
+    use hpmoe_core::model::IndexSel;
+    let mut tf = Taskflow::new("slot_chain", MachineProfile::small(1, 1));
+    let x = tf.input("x", DType::Bf16, &[2, 32, 32]);
+    let g = tf.input("g", DType::Bf16, &[2, 32, 64]);
+    let counts = tf.input("counts", DType::I32, &[4, 2]);
+    let before = tf.input("before", DType::F32, &[2, 32, 64]);
+    let grad = tf.output("grad", DType::F32, &[2, 32, 64]);
+    let args = |e: hpmoe_core::model::Affine, group: hpmoe_core::model::Affine| {
+        [
+            x.at(e.clone()).slice(group.clone() * 16, 16),
+            g.at(e.clone()).slice(group.clone() * 16, 16),
+            grad.at(e.clone()),
+            counts.slice(group * 2, 2).slice(e, 1),
+        ]
+    };
+    tf.tile("fill", Aiv, |t| t.op("copy", [before.whole(), grad.whole()]));
+    tf.tile("first", Aic, |t| {
+        let e = t.grid("e", 2);
+        t.op("matmul_tn_slots", args(e, hpmoe_core::model::Affine::constant(0)));
+        t.after("fill", []);
+    });
+    tf.tile("acc", Aic, |t| {
+        let (e, m) = (t.grid("e", 2), t.grid("m", 1));
+        t.op("matmul_tn_slots_accumulate", args(e.clone(), m.clone() + 1));
+        t.after("acc", [IndexSel::At(e), IndexSel::At(m - 1)]);
+    });
+    let (compiled, kernel) = kernel_of(&tf);
+    assert_eq!(kernel.cpp.matches("hpmoe::MatmulTnSlotsTile<true>(").count(), 1, "{}", kernel.cpp);
+    assert_eq!(kernel.cpp.matches("hpmoe::MatmulTnSlotsTile<false>(").count(), 1);
+    let mut inputs = hpmoe_host::exec::Inputs::random(&tf, 11);
+    // counts[src, e]: expert 0 (3, 8 | 0, 0), expert 1 (0, -1 | 9, 2).
+    let values = [3.0, 0.0, 8.0, -1.0, 0.0, 9.0, 0.0, 2.0];
+    inputs.set("counts", hpmoe_host::exec::HostTensor::from_f32(DType::I32, &[4, 2], &values));
+    emulated::equals_executor_on(&tf, &compiled, &kernel, &inputs).unwrap_or_else(|e| panic!("{e}"));
+    // Expert 1's gradient is exactly its second group's sum: the first link's +0.0 under it.
+    let host = hpmoe_host::exec::Executor::for_compiled(&tf, &compiled, &hpmoe_host::exec::OpImpls::builtin())
+        .unwrap()
+        .run(&inputs, &hpmoe_host::exec::RunOptions::default())
+        .unwrap();
+    let got = host.snapshot.get(0, "grad").unwrap().to_f32();
+    assert!(got[32 * 64..].iter().any(|v| *v != 0.0) && got.iter().all(|v| v.is_finite()));
+}
+
 /// The backend's refusals, each with its kind and the region named.
 #[test]
 fn what_the_runtime_cannot_do_is_refused_with_a_typed_error() {

@@ -1,7 +1,7 @@
 //! The MoE-FFN backward and training-step kernels (issue 12 item 6): the backward and training
 //! step of `MoeShape::tiny(2)`, `tiny_natural(2)` (the gathering ops, guarded tiles and the
-//! weight gradients natural routing sums on chip, `matmul_tn_slots_accumulate`, in one group of
-//! sources and in a chain of two) and their
+//! weight gradients natural routing sums on chip, `matmul_tn_slots` and
+//! `matmul_tn_slots_accumulate`, in one group of sources and in a chain of two) and their
 //! INT8-dispatched forms, emitted as
 //! AscendC and run on the CPU emulation of the device API, give the host executor's every
 //! tensor and the plain-loop reference's gradients, bitwise; the DeepSeek-V3 EP 8 backward and
@@ -81,8 +81,8 @@ fn the_deepseek_v3_backward_and_training_step_pass_the_syntax_check() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The DeepSeek-V3 EP 8 backward under natural routing (the gathering ops, guarded tiles, zeroed
-/// weight gradients summed on chip over the experts' slots) schedules, emits its gathering calls
+/// The DeepSeek-V3 EP 8 backward under natural routing (the gathering ops, guarded tiles, weight
+/// gradients summed on chip over the experts' slots and written) schedules, emits its gathering calls
 /// and on-chip sums (with their fixed-split Matmul group) and passes the same syntax check.
 #[test]
 fn the_deepseek_v3_natural_backward_schedules_and_emits() {
@@ -94,10 +94,14 @@ fn the_deepseek_v3_natural_backward_schedules_and_emits() {
         "hpmoe::GatherScaleRowsRepeat(",
         "hpmoe::GatherRowDotTopk(",
         "hpmoe::GatherSumTopk(",
-        "hpmoe::MatmulTnSlotsTile(",
+        "hpmoe::MatmulTnSlotsTile<true>(",
     ] {
         assert!(kernel.cpp.contains(call), "natural backward: {call}");
     }
+    // One group of sources per weight gradient at EP 8: each is written, nothing zeroes it first
+    // and no slot sum adds.
+    assert!(!kernel.cpp.contains("hpmoe::MatmulTnSlotsTile<false>("), "natural backward: an adding slot sum");
+    assert!(!tf.families.iter().any(|f| f.name.ends_with("_wgrad_zero")), "natural backward: a zeroing family");
     assert!(!kernel.cpp.contains("hpmoe::MatmulTnAccumulateTile("), "natural backward: a per-block chain is left");
     assert!(kernel.launcher.contains(", true},"), "natural backward: no fixed-split Matmul group");
     let dir = common::temp_dir("moe-backward-natural-ep8");

@@ -133,7 +133,8 @@ mod expand;
 ///   (`examples/dsl/moe_ffn_backward.rs`: the weight-gradient chains exist only with more than
 ///   one row group per expert).
 /// - **Ops**: the built-ins of [`hpmoe_core::dsl`] (`matmul`, `matmul_accumulate`,
-///   `matmul_nt`, `matmul_tn`, `matmul_tn_accumulate`, `matmul_tn_slots_accumulate` on AIC;
+///   `matmul_nt`, `matmul_tn`, `matmul_tn_accumulate`, `matmul_tn_slots_accumulate`,
+///   `matmul_tn_slots` on AIC;
 ///   `put`, `copy`, `swiglu`,
 ///   `scale_rows`, `accumulate`, `weighted_accumulate`, `gather_weighted_accumulate`,
 ///   `quantize`, `dequantize`, `cast`, `zero`, `swiglu_backward`, `scale_rows_repeat`,

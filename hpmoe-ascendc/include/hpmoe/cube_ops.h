@@ -133,7 +133,35 @@ HPMOE_FN void MatmulSumAddInto(MM& mm, const View<float>& c) {
     mm.GetTensorC(gc, 1);
 }
 
-/* matmul_tn_slots_accumulate: grad[M, N] += sum over slots s ascending of x_s^T * g_s, x [S*C, M]
+/* The end of a writing on-chip sum (matmul_tn_slots): CO1's block written over c (no atomic), once.
+ * Call only after a MatmulTnSumStep of this block. */
+template <class MM>
+HPMOE_FN void MatmulSumWriteInto(MM& mm, const View<float>& c) {
+    AscendC::GlobalTensor<float> gc;
+    gc.SetGlobalBuffer(c.At(0, 0));
+    mm.GetTensorC(gc, 0);
+}
+
+/* A block of a writing on-chip sum that no slot feeds: +0.0 written by the scalar unit (the AIC
+ * has no vector unit to fill it, and CO1 holds no block to write), then the data cache cleaned so
+ * the stores reach global memory. Earlier FIX/MTE writes are completed first (a scalar store
+ * needs them complete to the scalar pipe). Slow (one store per element), but taken only where
+ * every slot of a group is empty for the block's expert. */
+HPMOE_FN void ZeroBlockByScalar(const View<float>& c) {
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::GlobalTensor<float> gc;
+    gc.SetGlobalBuffer(c.At(0, 0));
+    for (uint32_t r = 0; r < c.rows; ++r) {
+        for (uint32_t j = 0; j < c.cols; ++j) {
+            gc.SetValue(static_cast<uint64_t>(r) * c.ld + j, 0.0f);
+        }
+    }
+    AscendC::DataCacheCleanAndInvalid<float, AscendC::CacheLine::ENTIRE_DATA_CACHE, AscendC::DcciDst::CACHELINE_OUT>(
+        gc);
+}
+
+/* matmul_tn_slots_accumulate (kWrite false) and matmul_tn_slots (kWrite true):
+ * grad[M, N] += (or =) sum over slots s ascending of x_s^T * g_s, x [S*C, M]
  * and g [S*C, N] holding S slots of C rows (slot s the rows s*C ..), over the first
  * min(counts[s], C) rows of each slot; counts is S int32 elements in one row or column, each read
  * fresh from global memory (ReadCount's LoadFresh: they were written during the launch by another
@@ -141,8 +169,10 @@ HPMOE_FN void MatmulSumAddInto(MM& mm, const View<float>& c) {
  * base_m x base_n (the group's tiling fixes that base block: SetFixSplit); per block, the slots
  * with a count above zero are summed in L0C (MatmulTnSumStep, one Iterate over the slot's rows,
  * the first starting the accumulators) and the block is added into grad once
- * (MatmulSumAddInto). A block no slot feeds is left as it is. Rows past a count are not read. */
-template <class MM, typename A, typename B>
+ * (MatmulSumAddInto), or written over it (kWrite: MatmulSumWriteInto, grad never read). A block
+ * no slot feeds is left as it is, or written +0.0 (kWrite: ZeroBlockByScalar). Rows past a count
+ * are not read. */
+template <bool kWrite, class MM, typename A, typename B>
 HPMOE_FN void MatmulTnSlotsTile(MM& mm, const View<A>& x, const View<B>& g, const View<float>& grad,
                                 const View<int32_t>& counts, uint32_t base_m, uint32_t base_n) {
     const uint32_t slots = counts.rows * counts.cols;
@@ -165,7 +195,11 @@ HPMOE_FN void MatmulTnSlotsTile(MM& mm, const View<A>& x, const View<B>& g, cons
                                 View<B>(g.base, g.offset + row * g.ld + j0, k, base_n, g.ld), block, started);
                 started = true;
             }
-            if (started) {
+            if (kWrite && started) {
+                MatmulSumWriteInto(mm, block);
+            } else if (kWrite) {
+                ZeroBlockByScalar(block);
+            } else if (started) {
                 MatmulSumAddInto(mm, block);
             }
         }

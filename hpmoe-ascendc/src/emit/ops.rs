@@ -156,7 +156,9 @@ pub fn statement(
         | BuiltinOp::MatmulNt
         | BuiltinOp::MatmulTn
         | BuiltinOp::MatmulTnAccumulate => matmul(op, site, v, names, groups),
-        BuiltinOp::MatmulTnSlotsAccumulate => super::slots::matmul_tn_slots(site, v, names, groups),
+        BuiltinOp::MatmulTnSlotsAccumulate | BuiltinOp::MatmulTnSlots => {
+            super::slots::matmul_tn_slots(site, v, names, groups)
+        }
         BuiltinOp::Put => {
             same_dtype(0, 1)?;
             let (src, dst) = pair_shapes(&v[0], &v[1], names)?;

@@ -59,6 +59,7 @@ fn dma_reads_in_place(op: BuiltinOp) -> bool {
         BuiltinOp::MatmulAccumulate => false,
         BuiltinOp::MatmulTnAccumulate
         | BuiltinOp::MatmulTnSlotsAccumulate
+        | BuiltinOp::MatmulTnSlots
         | BuiltinOp::Matmul
         | BuiltinOp::MatmulNt
         | BuiltinOp::MatmulTn

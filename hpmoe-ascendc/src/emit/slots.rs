@@ -1,4 +1,5 @@
-//! `matmul_tn_slots_accumulate` as a statement: the on-chip sum of a slot layout.
+//! `matmul_tn_slots_accumulate` and `matmul_tn_slots` as statements: the on-chip sum of a slot
+//! layout, added into `grad` or written over it.
 //!
 //! The runtime's `hpmoe::MatmulTnSlotsTile` (`hpmoe/cube_ops.h`) walks `grad` in base blocks and,
 //! per block, the slots in order: the first slot with a count above zero starts L0C's
@@ -12,7 +13,7 @@
 use super::ops::{CallSite, MatmulGroup, join_group};
 use super::region::ViewSpec;
 use crate::error::{EmitErrorKind as Kind, EmitFault};
-use hpmoe_core::model::DType;
+use hpmoe_core::model::{BuiltinOp, DType};
 
 /// FP32 accumulators of one AIC's L0C: 128 KiB (`hardware.md`; the emulator's `SetFixSplit`
 /// accepts a 128 x 256 base block and refuses 256 x 256).
@@ -33,7 +34,8 @@ pub fn base_block(m: u64, n: u64) -> Option<(u64, u64)> {
     Some((rows, cols))
 }
 
-/// The statement of one `matmul_tn_slots_accumulate(x, g, grad, counts)` call, registering its
+/// The statement of one `matmul_tn_slots_accumulate(x, g, grad, counts)` or
+/// `matmul_tn_slots(x, g, grad, counts)` call, registering its
 /// group: checks that `x` `[S·C, M]` and `g` `[S·C, N]` (one element type the Matmul API takes)
 /// multiply into an f32 `grad` `[M, N]`, that `counts` is `S` local `i32` elements in one row or
 /// column (read one by one, fresh from global memory, as a guard's count is), and that a base
@@ -112,8 +114,11 @@ pub fn matmul_tn_slots(
     };
     let index = join_group(groups, tile, site.family);
     let a = |i: usize| v[i].cpp(names);
+    // The writing form (`matmul_tn_slots`) writes each block's sum over `grad` (+0.0 where no
+    // slot feeds it) instead of adding it.
+    let write = site.spec.builtin() == Some(BuiltinOp::MatmulTnSlots);
     Ok(format!(
-        "hpmoe::MatmulTnSlotsTile(mm{index},\n    {},\n    {},\n    {},\n    {},\n    {base_m}, {base_n});",
+        "hpmoe::MatmulTnSlotsTile<{write}>(mm{index},\n    {},\n    {},\n    {},\n    {},\n    {base_m}, {base_n});",
         a(0),
         a(1),
         a(2),

@@ -1,13 +1,15 @@
-//! The share of its work a tile with `matmul_tn_slots_accumulate` ops does in one run.
+//! The share of its work a tile with slot-sum ops (`matmul_tn_slots_accumulate`,
+//! `matmul_tn_slots`) does in one run.
 //!
 //! The op sums the first `min(count, C)` rows of each of its `S` slots of `C` rows, so it reads
-//! only those rows of `x` and `g`; its result (read and written once) and its counts do not
-//! shrink. The cost model prices it statically at every slot full ([`crate::model::BuiltinOp`]'s
-//! spec: the `matmul_tn` of all of `x`'s rows), the most it can do; for one run, each instance
-//! gets the share of those bytes it moves: `(fixed + rows summed / (S·C) · (x + g)) / (fixed + x +
-//! g)`, with `fixed` the result's read and write and the counts, over all its slot ops. The
-//! bytes' share bounds the flops' share from above, so the instance is never priced below what
-//! its reads need. (The simulator, the baseline and the bound charge overhead plus that share
+//! only those rows of `x` and `g`; its result (read and written once by the accumulating form,
+//! written once by the writing form) and its counts do not shrink. The cost model prices it
+//! statically at every slot full ([`crate::model::BuiltinOp`]'s spec: the `matmul_tn` of all of
+//! `x`'s rows), the most it can do; for one run, each instance gets the share of those bytes it
+//! moves: `(fixed + rows summed / (S·C) · (x + g)) / (fixed + x + g)`, with `fixed` the result's
+//! read and write (its write alone for `matmul_tn_slots`) and the counts, over all its slot ops.
+//! The bytes' share bounds the flops' share from above, so the instance is never priced below
+//! what its reads need. (The simulator, the baseline and the bound charge overhead plus that share
 //! of the rest: [`super::Activity::share`].)
 
 use super::activity::ActivityError;
@@ -16,7 +18,7 @@ use crate::ids::RankId;
 use crate::model::{BuiltinOp, Taskflow};
 
 /// Per node, the share of its work the run's counts leave it; empty when the taskflow has no
-/// `matmul_tn_slots_accumulate`. Counts are read through `value(rank, tensor, flat_index)`.
+/// slot sum. Counts are read through `value(rank, tensor, flat_index)`.
 pub(super) fn evaluate(
     tf: &Taskflow,
     space: &InstanceSpace,
@@ -27,7 +29,12 @@ pub(super) fn evaluate(
         let calls: Vec<_> = f
             .body
             .iter()
-            .filter(|c| tf.ops.get(&c.op).and_then(|s| s.builtin()) == Some(BuiltinOp::MatmulTnSlotsAccumulate))
+            .filter_map(|c| match tf.ops.get(&c.op).and_then(|s| s.builtin()) {
+                // The accumulating form reads and writes the gradient, the writing form writes it.
+                Some(BuiltinOp::MatmulTnSlotsAccumulate) => Some((c, 2.0)),
+                Some(BuiltinOp::MatmulTnSlots) => Some((c, 1.0)),
+                _ => None,
+            })
             .collect();
         if calls.is_empty() {
             continue;
@@ -41,7 +48,7 @@ pub(super) fn evaluate(
                 let coords = decode(idx, &span.extents);
                 let instance = || format!("{} on rank {rank}", f.instance_name(&coords));
                 let (mut all, mut moved) = (0f64, 0f64);
-                for call in &calls {
+                for &(call, grad_passes) in &calls {
                     // (elements, bytes) of argument `i` at this instance, and its extent.
                     let arg = |i: usize| {
                         let region = &call.args[i];
@@ -77,7 +84,7 @@ pub(super) fn evaluate(
                     }
                     let fraction =
                         if rows == 0 { 1.0 } else { summed as f64 / (slots.max(1) * slot_rows).max(1) as f64 };
-                    let fixed = 2.0 * grad + counts;
+                    let fixed = grad_passes * grad + counts;
                     all += fixed + x + g;
                     moved += fixed + fraction * (x + g);
                 }
@@ -97,31 +104,31 @@ mod tests {
     use crate::model::{CoreKind, DType, MachineProfile, Taskflow};
 
     /// Two slot sums (grid `e`) over 2 slots of 4 rows, `x` `[8, 16]` and `g` `[8, 32]` bf16
-    /// (768 bytes), `grad` `[16, 32]` f32 (2048 bytes) read and written, counts 8 bytes: with
-    /// counts (4, 4) the share is 1, with (2, 0) a quarter of `x` and `g`, with (9, -1) half.
+    /// (768 bytes), `grad` `[16, 32]` f32 (2048 bytes) read and written by the accumulating form,
+    /// written by the writing form, counts 8 bytes: with counts (4, 4) the share is 1, with
+    /// (2, 0) a quarter of `x` and `g`, with (9, -1) half.
     #[test]
     fn the_share_counts_the_rows_summed_and_the_gradient_in_full() {
-        let mut tf = Taskflow::new("slots", MachineProfile::small(1, 1));
-        let x = tf.input("x", DType::Bf16, &[2, 8, 16]);
-        let g = tf.input("g", DType::Bf16, &[2, 8, 32]);
-        let counts = tf.input("counts", DType::I32, &[2, 2]);
-        let grad = tf.output("grad", DType::F32, &[2, 16, 32]);
-        tf.tile("sum", CoreKind::Aic, |t| {
-            let e = t.grid("e", 2);
-            t.op(
-                "matmul_tn_slots_accumulate",
-                [x.at(e.clone()), g.at(e.clone()), grad.at(e.clone()), counts.slice(0, 2).slice(e, 1)],
-            );
-        });
-        let space = InstanceSpace::of(&tf).unwrap();
-        // counts[s, e]: expert 0 gets (4, 4), expert 1 (2, 0) or (9, -1).
-        for (second, want) in [([2i64, 0], 0.25), ([9, -1], 0.5)] {
-            let values = [4, second[0], 4, second[1]];
-            let run = Activity::evaluate(&tf, &space, |_, _, i| values.get(i as usize).copied()).unwrap();
-            assert_eq!(run.share(NodeId::from_index(0)), 1.0);
-            let (fixed, rows) = (2.0 * 2048.0 + 8.0, 768.0);
-            let expected = ((fixed + want * rows) / (fixed + rows)) as f32;
-            assert_eq!(run.share(NodeId::from_index(1)), expected, "counts {second:?}");
+        for (op, grad_passes) in [("matmul_tn_slots_accumulate", 2.0), ("matmul_tn_slots", 1.0)] {
+            let mut tf = Taskflow::new("slots", MachineProfile::small(1, 1));
+            let x = tf.input("x", DType::Bf16, &[2, 8, 16]);
+            let g = tf.input("g", DType::Bf16, &[2, 8, 32]);
+            let counts = tf.input("counts", DType::I32, &[2, 2]);
+            let grad = tf.output("grad", DType::F32, &[2, 16, 32]);
+            tf.tile("sum", CoreKind::Aic, |t| {
+                let e = t.grid("e", 2);
+                t.op(op, [x.at(e.clone()), g.at(e.clone()), grad.at(e.clone()), counts.slice(0, 2).slice(e, 1)]);
+            });
+            let space = InstanceSpace::of(&tf).unwrap();
+            // counts[s, e]: expert 0 gets (4, 4), expert 1 (2, 0) or (9, -1).
+            for (second, want) in [([2i64, 0], 0.25), ([9, -1], 0.5)] {
+                let values = [4, second[0], 4, second[1]];
+                let run = Activity::evaluate(&tf, &space, |_, _, i| values.get(i as usize).copied()).unwrap();
+                assert_eq!(run.share(NodeId::from_index(0)), 1.0);
+                let (fixed, rows) = (grad_passes * 2048.0 + 8.0, 768.0);
+                let expected = ((fixed + want * rows) / (fixed + rows)) as f32;
+                assert_eq!(run.share(NodeId::from_index(1)), expected, "{op}, counts {second:?}");
+            }
         }
     }
 }

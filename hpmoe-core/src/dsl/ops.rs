@@ -62,6 +62,15 @@ pub fn matmul_tn_slots_accumulate(
     let _ = (x.into(), g.into(), grad.into(), counts.into());
 }
 
+/// AIC: the writing form of [`matmul_tn_slots_accumulate`]: `grad = Σ_s x_sᵀ · g_s` over the
+/// same slots and rows, one FP32 accumulation from `+0.0`, rounded once into `grad` (`+0.0`
+/// where no slot has a row); `grad` is not read. The first link of a chain of slot sums, which
+/// later links add to with [`matmul_tn_slots_accumulate`]: no zeroing pass before it, and one
+/// read and write of `grad` fewer. `grad` must be f32 for the AscendC backend.
+pub fn matmul_tn_slots(x: impl Into<Region>, g: impl Into<Region>, grad: impl Into<Region>, counts: impl Into<Region>) {
+    let _ = (x.into(), g.into(), grad.into(), counts.into());
+}
+
 /// AIV: one-sided write of `src` into `dst`, a region of a symmetric tensor on another
 /// rank (`T.on(rank)...`), with a signal the destination's readers wait for.
 pub fn put(src: impl Into<Region>, dst: impl Into<Region>) {
@@ -245,6 +254,7 @@ pub fn builtin_function(op: BuiltinOp) -> BuiltinFunction {
         BuiltinOp::MatmulTn => function!(matmul_tn, Three, ["a", "b", "c"]),
         BuiltinOp::MatmulTnAccumulate => function!(matmul_tn_accumulate, Three, ["a", "b", "c"]),
         BuiltinOp::MatmulTnSlotsAccumulate => function!(matmul_tn_slots_accumulate, Four, ["x", "g", "grad", "counts"]),
+        BuiltinOp::MatmulTnSlots => function!(matmul_tn_slots, Four, ["x", "g", "grad", "counts"]),
         BuiltinOp::Put => function!(put, Two, ["src", "dst"]),
         BuiltinOp::Copy => function!(copy, Two, ["src", "dst"]),
         BuiltinOp::Swiglu => function!(swiglu, Two, ["gate_up", "out"]),

@@ -186,6 +186,12 @@ builtin_ops! {
         /// Rows past a count are never read, so they may hold anything (the weight gradients of
         /// an expert under natural routing, whose slots are filled to a run-time count).
         MatmulTnSlotsAccumulate => "matmul_tn_slots_accumulate",
+        /// AIC: the writing form of [`BuiltinOp::MatmulTnSlotsAccumulate`]: `grad = Σ_s x_sᵀ ·
+        /// g_s` over the same slots and rows, one FP32 accumulation from `+0.0` rounded once into
+        /// `grad`'s type, `grad` not read (`+0.0` where no slot has a row). The first link of a
+        /// chain of slot sums: no zeroing pass, and one read and write of `grad` fewer. (A sum
+        /// from `+0.0` is never `-0.0`, so writing it gives the bits adding it to `+0.0` would.)
+        MatmulTnSlots => "matmul_tn_slots",
         /// AIV: one-sided write of `src` into `dst` on another rank, with a signal.
         Put => "put",
         /// AIV: `dst = src`.
@@ -284,6 +290,13 @@ impl BuiltinOp {
                 vec![P::read("x"), P::read("g"), P::read_write("grad"), P::read("counts")],
                 WorkModel::MatmulTn,
                 "grad += sum over slots s ascending of x_sᵀ · g_s over the first min(counts[s], C) rows of slot s (rows s*C ..), x [S*C, M], g [S*C, N], grad [M, N], counts S i32 (C = rows(x) / S); one FP32 accumulation from +0.0, rows ascending, added to grad once, rounded once into grad's type",
+            ),
+            // Priced as the accumulating form, `grad` written only.
+            BuiltinOp::MatmulTnSlots => (
+                Aic,
+                vec![P::read("x"), P::read("g"), P::write("grad"), P::read("counts")],
+                WorkModel::MatmulTn,
+                "grad = sum over slots s ascending of x_sᵀ · g_s over the first min(counts[s], C) rows of slot s (rows s*C ..), x [S*C, M], g [S*C, N], grad [M, N], counts S i32 (C = rows(x) / S); one FP32 accumulation from +0.0, rows ascending, rounded once into grad's type (+0.0 where no slot has a row)",
             ),
             BuiltinOp::Put => (
                 Aiv,

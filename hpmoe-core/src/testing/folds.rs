@@ -54,6 +54,7 @@ fn fold_of(op: BuiltinOp) -> Option<&'static str> {
         | BuiltinOp::MatmulTn
         | BuiltinOp::MatmulTnAccumulate
         | BuiltinOp::MatmulTnSlotsAccumulate
+        | BuiltinOp::MatmulTnSlots
         | BuiltinOp::Swiglu
         | BuiltinOp::ScaleRows
         | BuiltinOp::Accumulate

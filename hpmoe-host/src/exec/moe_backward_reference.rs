@@ -14,9 +14,10 @@
 //! layer reading them fails the comparison). A dropped choice gets `dw = +0` and adds nothing
 //! to its token's `dx`. The weight gradients sum each group of `R / G` source ranks' received
 //! rows ([`MoeShape::wgrad_source_groups`] `= G`) in one FP32 accumulation from `+0`, sources
-//! ascending and each source's `count` rows ascending, and add the groups' sums to the zeroed
-//! gradient one after another in the layer's chain order ([`MoeShape::wgrad_group`]): the
-//! order of the layer's `matmul_tn_slots_accumulate` chain (which reads no row past a count).
+//! ascending and each source's `count` rows ascending, write the first group's sum and add the
+//! others' one after another in the layer's chain order ([`MoeShape::wgrad_group`]): the order
+//! of the layer's chain, a `matmul_tn_slots` then `matmul_tn_slots_accumulate` links (which read
+//! no row past a count).
 //!
 //! Under INT8 dispatch the rows GMM1 multiplied — and so `dW13`'s `X` — are the dequantised
 //! ones ([`int8_round_trip`] of the sent rows), saved as `xin` instead of `recv`.
@@ -481,17 +482,20 @@ pub fn moe_backward_reference(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<M
                 dy[row] = dy_row;
                 dh[row] = dh_row;
             }
-            // 5. Weight gradients: per group of rows, then group after group.
+            // 5. Weight gradients: per group of rows, then group after group, the first group's
+            // sum written (the layer's `matmul_tn` / `matmul_tn_slots`) and the others' added.
+            // (A sum from +0 is never -0, so writing it gives the bits adding it to +0 would.)
             let x = &recv[e * d.rows() * h..(e + 1) * d.rows() * h];
             let a = &act[e * d.rows() * i..(e + 1) * d.rows() * i];
-            for rows in place.groups(&d, rank, e) {
+            for (step, rows) in place.groups(&d, rank, e).into_iter().enumerate() {
+                let put = |dw: &mut f32, s: f32| if step == 0 { *dw = s } else { *dw += s };
                 for q in 0..i {
                     for j in 0..h {
                         let mut s = 0.0f32;
                         for &r in &rows {
                             s += a[r * i + q] * dy[r][j];
                         }
-                        dw2[(e * i + q) * h + j] += s;
+                        put(&mut dw2[(e * i + q) * h + j], s);
                     }
                 }
                 for p in 0..h {
@@ -500,7 +504,7 @@ pub fn moe_backward_reference(shape: &MoeShape, inputs: &Inputs) -> Result<Vec<M
                         for &r in &rows {
                             s += x[r * h + p] * dh[r][col];
                         }
-                        dw13[(e * h + p) * 2 * i + col] += s;
+                        put(&mut dw13[(e * h + p) * 2 * i + col], s);
                     }
                 }
             }

@@ -55,11 +55,12 @@
 //! `combine_bwd`, `gmm2_dgrad`, `swiglu_bwd`, `gmm1_dgrad` and `dispatch_bwd` are guarded per
 //! block by the counts, on the forward's `(e, src, b)` blocks; `weights_grad` and `sum_bwd`
 //! gather by `slot_of` (`gather_row_dot_topk`, `gather_sum_topk`); the weight gradients are
-//! zeroed (`gmm*_wgrad_zero`, AIV) and then summed by a chain of tiles per expert and column
-//! block (`gmm*_wgrad`, grid `(e, m, n)`: `matmul_tn_slots_accumulate` over the slots of group
-//! `m`'s source ranks to their counts in `recv_counts`, once those rows are in, after link
-//! `m − 1`; [`MoeShape::wgrad_source_groups`] groups in arrival order, see
-//! `add_natural_weight_gradient`), [`MoeShape::wgrad_rows`] unused. The backward
+//! summed by a chain of tiles per expert and column block: `gmm*_wgrad` (grid `(e, n)`)
+//! writes the sum over the slots of the first group's source ranks to their counts in
+//! `recv_counts` (`matmul_tn_slots`), once those rows are in, and `gmm*_wgrad_acc` (grid `(e,
+//! m, n)`, with more than one group) adds group `m + 1`'s (`matmul_tn_slots_accumulate`) after
+//! link `m − 1`; [`MoeShape::wgrad_source_groups`] groups in arrival order, see
+//! `add_natural_weight_gradient`, [`MoeShape::wgrad_rows`] unused. The backward
 //! alone takes `send_counts`, `slot_of` and `recv_counts` (the forward's announced counts) as
 //! inputs besides the saved tensors.
 //!
@@ -208,9 +209,9 @@ impl MoeShape {
                 token_blocks,
                 e * (r * self.slot_rows() / self.wgrad_rows.max(1)) * (blocks1 * cols1 + blocks2 * cols2),
             ),
-            // Per send block; a zeroing tile per expert and column block and a summing tile per
-            // group of sources too.
-            Routing::Natural { .. } => (blocks, (1 + self.wgrad_groups()) * e * (cols1 + cols2)),
+            // Per send block; a summing tile per expert, column block and group of sources (the
+            // first writing, the others adding).
+            Routing::Natural { .. } => (blocks, self.wgrad_groups() * e * (cols1 + cols2)),
         };
         token_blocks * 2 + scale_dout // weights_grad, sum_bwd, scale_dout
             + blocks * 2 // combine_bwd, dispatch_bwd

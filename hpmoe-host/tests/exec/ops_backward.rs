@@ -243,6 +243,36 @@ fn matmul_tn_slots_accumulate_sums_to_the_counts_once() {
     assert_eq!(out.get(0, "grad").unwrap().to_f32(), vec![1.0]);
 }
 
+/// The writing slot sum: the same FP32 sum, written over `grad` (NaN before it, never read):
+/// counts (1, 0, 1) give `1e8 · 1 + 1 · 1`, rounded in f32 to `1e8`; counts of no row give
+/// `+0.0` (its bits, not `-0.0`), and so does a sum that cancels, `(1e8 + 1) - 1e8`.
+#[test]
+fn matmul_tn_slots_writes_the_sum_without_reading_grad() {
+    let mut tf = Taskflow::new("slots", MachineProfile::small(1, 1));
+    let x = tf.input("x", DType::F32, &[6, 1]);
+    let g = tf.input("g", DType::F32, &[6, 1]);
+    let counts = tf.input("counts", DType::I32, &[3]);
+    let nan = tf.input("nan", DType::F32, &[1, 1]);
+    let grad = tf.output("grad", DType::F32, &[1, 1]);
+    tf.tile("v", CoreKind::Aiv, |t| t.op("copy", [nan.whole(), grad.whole()]));
+    tf.tile("mm", CoreKind::Aic, |t| {
+        t.op("matmul_tn_slots", [x.whole(), g.whole(), grad.whole(), counts.whole()]);
+        t.after("v", []);
+    });
+    let nan = f32::NAN;
+    for (slot_counts, want) in [([1.0, 0.0, 1.0], 1e8f32), ([0.0, -3.0, 0.0], 0.0), ([1.0, 0.0, 5.0], 0.0)] {
+        let mut inputs = Inputs::new();
+        inputs
+            .set("x", HostTensor::from_f32(DType::F32, &[6, 1], &[1.0, nan, nan, nan, 1.0, 1.0]))
+            .set("g", HostTensor::from_f32(DType::F32, &[6, 1], &[1e8, nan, nan, nan, 1.0, -1e8]))
+            .set("counts", HostTensor::from_f32(DType::I32, &[3], &slot_counts))
+            .set("nan", HostTensor::filled(DType::F32, &[1, 1], nan));
+        let out = run_both(&tf, &OpImpls::builtin(), &inputs);
+        let got = out.get(0, "grad").unwrap().to_f32();
+        assert_eq!(got[0].to_bits(), want.to_bits(), "counts {slot_counts:?}: {got:?}");
+    }
+}
+
 /// Rows that are not whole slots, one per count, are refused before the run.
 #[test]
 fn matmul_tn_slots_accumulate_refuses_rows_that_are_not_whole_slots() {

@@ -58,31 +58,37 @@ fn natural_tiles_wait_only_for_the_block_they_read_and_the_weight_gradient_for_i
     // combine_bwd(dst=1, e=0, b=1): the scaled rows of its block only.
     // (local index (dst·E + e)·3 + b)
     assert_eq!(preds(&tf, "combine_bwd", 2 * 3 + 1), ["scale_dout(dst=1, e=0, b=1) on rank 0"]);
-    // gmm1_wgrad(e=0, m, n=0) (local index m·2 + n: two column blocks), in two groups of one
-    // source each: on rank 0 link 0 sums source 1's slot (`wgrad_group`'s order), link 1
-    // source 0's after link 0; each after the zeroed gradient and
-    // the dH columns of every block of its source's rows (each SwiGLU tile, guarded or not,
-    // signals).
-    let link = |tf: &Taskflow, m: u32, sources: &[u32], prev: Option<&str>| {
-        let mut want: Vec<String> = ["gmm1_wgrad_zero(e=0, n=0) on rank 0".to_string()].into();
-        want.extend(prev.map(str::to_string));
+    // The weight gradient of expert 0's column block 0 in two groups of one source each: on
+    // rank 0, `gmm1_wgrad(e=0, n=0)` (local index 0) writes the sum over source 1's slot
+    // (`wgrad_group`'s order), `gmm1_wgrad_acc(e=0, m=0, n=0)` (local index 0) adds source 0's
+    // after that write; each after the dH columns of every block of its source's rows (each
+    // SwiGLU tile, guarded or not, signals), nothing zeroes the gradient first.
+    let link = |tf: &Taskflow, family: &str, sources: &[u32], prev: Option<&str>| {
+        let mut want: Vec<String> = prev.map(str::to_string).into_iter().collect();
         for src in sources {
             want.extend((0..3).map(|b| format!("swiglu_bwd(e=0, src={src}, b={b}, n=0) on rank 0")));
         }
-        let mut got = preds(tf, "gmm1_wgrad", m * 2);
+        let mut got = preds(tf, family, 0);
         got.sort();
         want.sort();
-        assert_eq!(got, want, "link {m}");
+        assert_eq!(got, want, "{family}");
     };
     let two = MoeShape::tiny_natural(2).with_wgrad_groups(2).backward_taskflow().unwrap();
-    link(&two, 0, &[1], None);
-    link(&two, 1, &[0], Some("gmm1_wgrad(e=0, m=0, n=0) on rank 0"));
-    let sum = two.families.iter().find(|f| f.name == "gmm1_wgrad").unwrap();
-    assert!(sum.guard.is_none() && sum.body.iter().all(|c| c.op == "matmul_tn_slots_accumulate"));
-    // In one group (the default within a server), one link waits for every block of the
-    // expert's rows.
+    link(&two, "gmm1_wgrad", &[1], None);
+    link(&two, "gmm1_wgrad_acc", &[0], Some("gmm1_wgrad(e=0, n=0) on rank 0"));
+    let body = |tf: &Taskflow, family: &str| {
+        let f = tf.families.iter().find(|f| f.name == family).unwrap();
+        assert!(f.guard.is_none());
+        f.body.iter().map(|c| c.op.clone()).collect::<std::collections::BTreeSet<_>>()
+    };
+    assert_eq!(body(&two, "gmm1_wgrad"), ["matmul_tn_slots".to_string()].into());
+    assert_eq!(body(&two, "gmm1_wgrad_acc"), ["matmul_tn_slots_accumulate".to_string()].into());
+    assert!(!two.families.iter().any(|f| f.name.ends_with("_zero")));
+    // In one group (the default within a server), one written sum waits for every block of
+    // the expert's rows, and there is no chain.
     assert_eq!(MoeShape::tiny_natural(2).wgrad_source_groups, 1);
-    link(&tf, 0, &[0, 1], None);
+    link(&tf, "gmm1_wgrad", &[0, 1], None);
+    assert!(!tf.families.iter().any(|f| f.name.ends_with("_wgrad_acc")));
     // The gathering sum and the routing-weight gradient read where the routing put the rows.
     let sum = preds(&tf, "sum_bwd", 0);
     assert_eq!(sum.len(), 2 * 2 * 3, "every dispatch_bwd landing on rank 0: {sum:?}");
@@ -210,12 +216,20 @@ fn natural_weight_gradient_links_go_in_arrival_order_over_whole_sources() {
         let tf = shape.backward_taskflow().unwrap();
         let c = shape.slot_rows();
         for name in ["gmm1_wgrad", "gmm2_wgrad"] {
-            let f = tf.families.iter().find(|f| f.name == name).unwrap();
+            // Link 0 is `{name}` (grid (e, n)), link m > 0 `{name}_acc`'s instance m - 1 (grid
+            // (e, m, n)).
+            let family = |acc: bool| {
+                let wanted = if acc { format!("{name}_acc") } else { name.to_string() };
+                tf.families.iter().find(|f| f.name == wanted).unwrap()
+            };
+            assert_eq!(tf.families.iter().any(|f| f.name == format!("{name}_acc")), groups > 1);
             for rank in 0..4u32 {
                 let mut sources = Vec::new();
                 for m in 0..groups {
                     let at = |arg: usize, dim: usize| {
-                        let v = f.body[0].args[arg].dims[dim].start.eval(&[0, m, 0], u64::from(rank)).unwrap();
+                        let (f, index) =
+                            if m == 0 { (family(false), vec![0, 0]) } else { (family(true), vec![0, m - 1, 0]) };
+                        let v = f.body[0].args[arg].dims[dim].start.eval(&index, u64::from(rank)).unwrap();
                         u64::try_from(v).unwrap()
                     };
                     let (row, count) = (at(0, 1), at(3, 0));

@@ -1,12 +1,12 @@
 //! The backward's weight gradients `dW = Xᵀ · dG` per expert, summed in a fixed order
 //! (ordered accumulation): under balanced routing a written group and a chain of accumulating
-//! tiles over [`MoeShape::wgrad_rows`]-row groups, under natural routing a zeroing tile and a
-//! chain of slot sums over groups of source ranks ([`MoeShape::wgrad_source_groups`]); both in
-//! the order of [`MoeShape::wgrad_group`].
+//! tiles over [`MoeShape::wgrad_rows`]-row groups, under natural routing a written slot sum
+//! and a chain of accumulating slot sums over groups of source ranks
+//! ([`MoeShape::wgrad_source_groups`]); both in the order of [`MoeShape::wgrad_group`].
 
 use super::NaturalTensors;
 use crate::moe::{MoeShape, Routing};
-use hpmoe_core::model::{Affine, CoreKind, IndexSel, Taskflow, TensorRef};
+use hpmoe_core::model::{Affine, CoreKind, IndexSel, Taskflow, TensorRef, TileBuilder};
 
 /// The most gradient rows one weight-gradient tile computes: its `x` panel (rows × 64 BF16,
 /// double-buffered: 256 KiB at 1024 rows) must leave room in the AIC's 512 KiB of L1 for the
@@ -82,40 +82,37 @@ impl MoeShape {
 
     /// The weight gradient under natural routing: an expert's rows are `R` slots of `C` rows
     /// of which only a run-time count was sent, so the rows past a count were never written and
-    /// may not be read. `{name}_zero` (AIV, grid `(e, n)`) zeroes each gradient column block,
-    /// then `{name}` (AIC, grid `(e, m, n)`) adds the sum over group `m`'s sources into it:
-    /// `G` = [`MoeShape::wgrad_source_groups`] groups of `q = R / G` source ranks, the group at
-    /// step `m` [`MoeShape::wgrad_group`]'s (the order its rows arrive), each tile one
-    /// `matmul_tn_slots_accumulate` over its `q` slots to their counts in
-    /// `recv_counts[src, e]` (one call per block of gradient rows, as the balanced tiles split
-    /// them) and instance `m` after `m − 1` (`after({name}(e, m - 1, n))`). Per group one FP32
-    /// accumulation, sources and rows ascending, added to the gradient once, the groups in one
-    /// chain order: the same bits on every run and schedule, and the device keeps each group's
-    /// sum in L0C. A tile waits only for the blocks of its group's sources (a skipped block still
-    /// signals), so the first groups' sums run on the AICs while later sources' rows arrive, for
-    /// one more read and write of the FP32 gradient per extra group.
+    /// may not be read. The gradient is summed over `G` = [`MoeShape::wgrad_source_groups`]
+    /// groups of `q = R / G` source ranks, the group at chain step `m` [`MoeShape::wgrad_group`]'s
+    /// (the order its rows arrive): `{name}` (AIC, grid `(e, n)`) writes step 0's sum into each
+    /// gradient column block (`matmul_tn_slots`, `+0.0` where the group sent no row), and if
+    /// `G > 1` `{name}_acc` (AIC, grid `(e, m, n)`) adds step `m + 1`'s
+    /// (`matmul_tn_slots_accumulate`), instance `m` after `m − 1` (`after({name}_acc(e, m - 1,
+    /// n))`; its first link waits for `{name}`'s write, an earlier family's). Each tile sums its
+    /// `q` slots to their counts in `recv_counts[src, e]` (one call per block of gradient rows,
+    /// as the balanced tiles split them). Per group one FP32 accumulation, sources and rows
+    /// ascending, written or added to the gradient once, the groups in one chain order: the same
+    /// bits on every run and schedule, and the device keeps each group's sum in L0C. A tile waits
+    /// only for the blocks of its group's sources (a skipped block still signals), so the first
+    /// groups' sums run on the AICs while later sources' rows arrive, for one more read and
+    /// write of the FP32 gradient per extra group.
     fn add_natural_weight_gradient(&self, tf: &mut Taskflow, name: &str, wg: WeightGradient<'_>, n: &NaturalTensors) {
         let WeightGradient { x, g, grad, rows, width, cols } = wg;
         let (e, c, groups) = (self.local_experts(), self.slot_rows(), self.wgrad_groups());
         let q = u64::from(self.ranks) / groups;
         let block = wgrad_row_block(rows);
-        tf.tile(&format!("{name}_zero"), CoreKind::Aiv, |tb| {
-            let (ex, col) = (tb.grid("e", e), tb.grid("n", width / cols));
-            tb.op("zero", [grad.at(ex).all(rows).slice(col * cols as i64, cols)]);
-        });
-        tf.tile(name, CoreKind::Aic, |tb| {
-            let (ex, m, col) = (tb.grid("e", e), tb.grid("m", groups), tb.grid("n", width / cols));
-            // The group `wgrad_group` names, `(RANK / q − 1 − m) mod G`, written with a
+        // Chain step `step`'s slot sums, `op` per block of gradient rows, into column block `col`.
+        let sums = |tb: &mut TileBuilder<'_>, op: &str, ex: Affine, step: Affine, col: Affine| {
+            // The group `wgrad_group` names, `(RANK / q − 1 − step) mod G`, written with a
             // non-negative coefficient (the DSL's form, whose host code `-1 * m` would not be
             // lint-clean), then its first source and its first row.
-            let step = (m.clone() + 1) * (groups as i64 - 1);
-            let group = (Affine::rank().quotient(q) + step).modulo(groups);
+            let group = (Affine::rank().quotient(q) + (step + 1) * (groups as i64 - 1)).modulo(groups);
             let (src, first) = (group.clone() * q as i64, group * (q * c) as i64);
-            let cc = col.clone() * cols as i64;
+            let cc = col * cols as i64;
             for p in 0..(rows / block) as i64 {
                 let at = p * block as i64;
                 tb.op(
-                    "matmul_tn_slots_accumulate",
+                    op,
                     [
                         x.at(ex.clone()).slice(first.clone(), q * c).slice(at, block),
                         g.at(ex.clone()).slice(first.clone(), q * c).slice(cc.clone(), cols),
@@ -124,8 +121,19 @@ impl MoeShape {
                     ],
                 );
             }
-            tb.after(name, [IndexSel::At(ex), IndexSel::At(m - 1), IndexSel::At(col)]);
+        };
+        tf.tile(name, CoreKind::Aic, |tb| {
+            let (ex, col) = (tb.grid("e", e), tb.grid("n", width / cols));
+            sums(tb, "matmul_tn_slots", ex, Affine::constant(0), col);
         });
+        if groups > 1 {
+            let acc = format!("{name}_acc");
+            tf.tile(&acc, CoreKind::Aic, |tb| {
+                let (ex, m, col) = (tb.grid("e", e), tb.grid("m", groups - 1), tb.grid("n", width / cols));
+                sums(tb, "matmul_tn_slots_accumulate", ex.clone(), m.clone() + 1, col.clone());
+                tb.after(&acc, [IndexSel::At(ex), IndexSel::At(m - 1), IndexSel::At(col)]);
+            });
+        }
     }
 
     /// In how many groups each expert's weight gradient is summed: `rows_per_expert /

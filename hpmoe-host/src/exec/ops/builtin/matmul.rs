@@ -1,5 +1,5 @@
 //! The matmuls: `a · b`, `a · bᵀ`, `aᵀ · b`, each plain or accumulating into `c`, and the
-//! slot-layout sum `grad += Σ_s x_sᵀ · g_s`.
+//! slot-layout sum `grad += Σ_s x_sᵀ · g_s` (or its writing form `grad = Σ_s x_sᵀ · g_s`).
 
 use super::checks::{arity, dtype, expect, float};
 use crate::exec::ops::error::{OpError, ShapeMismatch};
@@ -146,15 +146,18 @@ impl RefOp for MatmulTn {
     }
 }
 
-/// `grad[M, N] += Σ_s x_sᵀ · g_s` over a slot layout: `x` `[S·C, M]`, `g` `[S·C, N]`, `counts`
-/// `S` i32 elements (read as bits), `C` = rows of `x` / `S`. One `f32` accumulator per element
-/// from `+0.0` takes `x[r, i] · g[r, j]` for the rows `r = s·C + p`, `p < min(counts[s], C)`,
-/// slots `s` ascending and `p` ascending; then `grad[i, j] + acc` in `f32` (grad read as `f32`),
-/// rounded once into `grad`'s type. Rows past a count are not read (they may hold the
-/// executor's poison). The order is the device's: one L0C accumulation continued slot after
-/// slot, added into `grad` once.
+/// `grad[M, N] += Σ_s x_sᵀ · g_s` over a slot layout (or, without `accumulate`, `grad = Σ_s
+/// x_sᵀ · g_s`): `x` `[S·C, M]`, `g` `[S·C, N]`, `counts` `S` i32 elements (read as bits), `C` =
+/// rows of `x` / `S`. One `f32` accumulator per element from `+0.0` takes `x[r, i] · g[r, j]`
+/// for the rows `r = s·C + p`, `p < min(counts[s], C)`, slots `s` ascending and `p` ascending;
+/// then `grad[i, j] + acc` in `f32` (grad read as `f32`), or `acc` itself, rounded once into
+/// `grad`'s type. Rows past a count are not read (they may hold the executor's poison), nor is
+/// `grad` by the writing form. The order is the device's: one L0C accumulation continued slot
+/// after slot, added into (or written to) `grad` once.
 #[derive(Debug)]
-pub(super) struct MatmulTnSlots;
+pub(super) struct MatmulTnSlots {
+    pub(super) accumulate: bool,
+}
 
 impl RefOp for MatmulTnSlots {
     fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
@@ -186,6 +189,9 @@ impl RefOp for MatmulTnSlots {
                     }
                 }
             }
+        }
+        if !self.accumulate {
+            return args[2].store(&sum);
         }
         let mut grad = args[2].load();
         for (c, s) in grad.iter_mut().zip(sum) {

@@ -42,7 +42,8 @@ fn reference(op: BuiltinOp) -> Arc<dyn RefOp> {
         BuiltinOp::MatmulNt => Arc::new(MatmulNt),
         BuiltinOp::MatmulTn => Arc::new(MatmulTn { accumulate: false }),
         BuiltinOp::MatmulTnAccumulate => Arc::new(MatmulTn { accumulate: true }),
-        BuiltinOp::MatmulTnSlotsAccumulate => Arc::new(MatmulTnSlots),
+        BuiltinOp::MatmulTnSlotsAccumulate => Arc::new(MatmulTnSlots { accumulate: true }),
+        BuiltinOp::MatmulTnSlots => Arc::new(MatmulTnSlots { accumulate: false }),
         // On the host a put is a copy into the destination rank's tensor.
         BuiltinOp::Put | BuiltinOp::Copy => Arc::new(Copy),
         BuiltinOp::Swiglu => Arc::new(SwiGlu),
