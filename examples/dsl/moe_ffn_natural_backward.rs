@@ -84,7 +84,6 @@ fn gmm2_dgrad(e: Idx, src: Idx, b: Idx, n: Idx) {
 /// group at chain step m is `(RANK / WQ - 1 - m) mod WG`, written `(WG - 1) * (m + 1)` for
 /// `-1 - m` (`% 1` with one group: the whole expert) ...
 #[tile(aic, grid(e in 0..E, n in 0..HIDDEN / N2))]
-#[allow(clippy::modulo_one)]
 fn gmm2_wgrad(e: Idx, n: Idx) {
     let group = (RANK / WQ + (WG - 1)) % WG;
     for p in 0..INTER / WB2 {
@@ -104,7 +103,6 @@ fn gmm2_wgrad(e: Idx, n: Idx) {
     after(gmm2_wgrad_acc(e, m - 1, n)),
     when(WG > 1)
 )]
-#[allow(clippy::modulo_one)]
 fn gmm2_wgrad_acc(e: Idx, m: Idx, n: Idx) {
     let group = (RANK / WQ + (WG - 1) * (m + 2)) % WG;
     for p in 0..INTER / WB2 {
@@ -139,7 +137,6 @@ fn gmm1_dgrad(e: Idx, src: Idx, b: Idx, n: Idx) {
 
 /// dW13 = Xᵀ · dH over the same groups in the same order: the first written ...
 #[tile(aic, grid(e in 0..E, n in 0..2 * INTER / N1))]
-#[allow(clippy::modulo_one)]
 fn gmm1_wgrad(e: Idx, n: Idx) {
     let group = (RANK / WQ + (WG - 1)) % WG;
     for p in 0..HIDDEN / WB13 {
@@ -159,7 +156,6 @@ fn gmm1_wgrad(e: Idx, n: Idx) {
     after(gmm1_wgrad_acc(e, m - 1, n)),
     when(WG > 1)
 )]
-#[allow(clippy::modulo_one)]
 fn gmm1_wgrad_acc(e: Idx, m: Idx, n: Idx) {
     let group = (RANK / WQ + (WG - 1) * (m + 2)) % WG;
     for p in 0..HIDDEN / WB13 {

@@ -2,7 +2,9 @@
 //! `hpmoe_core::dsl` and rust-analyzer can follow them, with these changes only:
 //!
 //! - the `#[tile]` / `#[op]` attributes are removed and every item is `#[allow(dead_code)]`
-//!   (nothing calls the tile functions: the macro read them);
+//!   (nothing calls the tile functions: the macro read them); tile functions also allow the
+//!   clippy lints that judge index arithmetic at the consts' one value (`modulo_one`,
+//!   `identity_op`, `erasing_op`);
 //! - `const RANKS: u64 = N;` is added;
 //! - when the taskflow has errors, statements the body may not hold are left out, consts
 //!   the macro could not evaluate or tensors it could not declare get a neutral initializer
@@ -49,7 +51,10 @@ pub fn function(fe: &Frontend, body: Option<TokenStream>) -> TokenStream {
                 let old = std::mem::take(&mut f.block.stmts);
                 let shadow: syn::Block = syn::parse_quote!({ #shadows });
                 f.block.stmts = shadow.stmts.into_iter().chain(old).collect();
-                quote!(#[allow(dead_code, unused_variables)] #it)
+                // A tile body is read by the macro, not run: its index arithmetic is written for
+                // every value of the taskflow's consts, so lints that judge it at this one value
+                // (`% WG` with `WG = 1`, `+ 0`, `* 0`) give advice that would break other values.
+                quote!(#[allow(dead_code, unused_variables, clippy::modulo_one, clippy::identity_op, clippy::erasing_op)] #it)
             } else {
                 quote!(#[allow(dead_code)] #it)
             }

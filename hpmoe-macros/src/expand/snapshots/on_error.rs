@@ -4,7 +4,13 @@ const fn broken() -> ::hpmoe_core::dsl::Program {
     const RANKS: u64 = 2u64;
     #[allow(dead_code)]
     const X: Tensor<F32> = input([8]);
-    #[allow(dead_code, unused_variables)]
+    #[allow(
+        dead_code,
+        unused_variables,
+        clippy::modulo_one,
+        clippy::identity_op,
+        clippy::erasing_op
+    )]
     fn t(i: Idx) {
         zero(X.at(i));
     }

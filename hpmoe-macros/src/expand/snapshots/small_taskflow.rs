@@ -17,7 +17,13 @@ pub const fn ring() -> ::hpmoe_core::dsl::Program {
             *d = 2.0 * s;
         }
     }
-    #[allow(dead_code, unused_variables)]
+    #[allow(
+        dead_code,
+        unused_variables,
+        clippy::modulo_one,
+        clippy::identity_op,
+        clippy::erasing_op
+    )]
     fn send(b: Idx) {
         #[allow(dead_code, unused_variables, clippy::too_many_arguments)]
         fn twice(
@@ -26,7 +32,13 @@ pub const fn ring() -> ::hpmoe_core::dsl::Program {
         ) {}
         put(X.slice(b * N, N), Y.on((RANK + 1) % RANKS).slice(b * N, N));
     }
-    #[allow(dead_code, unused_variables)]
+    #[allow(
+        dead_code,
+        unused_variables,
+        clippy::modulo_one,
+        clippy::identity_op,
+        clippy::erasing_op
+    )]
     fn scale(b: Idx) {
         #[allow(dead_code, unused_variables, clippy::too_many_arguments)]
         fn twice(
