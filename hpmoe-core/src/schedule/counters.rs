@@ -33,16 +33,8 @@ pub fn plan_sync(exp: &Expanded, placement: &Placement) -> SyncPlan {
     let proved = prove_with_order(&exp.dag, &placement.queues).unwrap_or_else(|cycle| {
         panic!("the placement deadlocks (cycle {cycle:?}); prove it deadlock-free before synchronising")
     });
-    plan_sync_proved(exp, placement, &proved).0
-}
-
-/// [`plan_sync`] with the core chains and order of the placement's deadlock proof
-/// ([`prove_with_order`] of `placement.queues`), which the pipeline has already built; with
-/// the kept dependencies as rows `consumers.row(u)` (ascending node ids), which is what
-/// [`kept_edges`](super::flags::kept_edges) would rebuild from the plan.
-pub(crate) fn plan_sync_proved(exp: &Expanded, placement: &Placement, proved: &Proved) -> (SyncPlan, Csr) {
-    let kept = kept_consumers(exp, placement, proved);
-    (counters_of(exp, &kept.consumers, kept.cross_edges_before), kept.consumers)
+    let kept = kept_consumers(exp, placement, &proved);
+    counters_of(exp, &kept.consumers, kept.cross_edges_before)
 }
 
 /// What the reduction keeps of a placement's cross-core dependencies.
@@ -56,7 +48,9 @@ pub(crate) struct KeptDependencies {
 /// The cross-core dependencies of `placement` that need a signal: those the reduction
 /// (`reduce_proved_counting`, with the proof's core chains and order) keeps, an edge out of a tile
 /// that writes into another rank (`remote_bytes > 0`) kept unless an earlier tile of the
-/// consumer's core waits for the same put.
+/// consumer's core waits for the same put. `proved` is the placement's deadlock proof
+/// ([`prove_with_order`] of `placement.queues`), which the pipeline has already built; the rows
+/// are what [`kept_edges`](super::flags::kept_edges) would rebuild from the counter plan.
 pub(crate) fn kept_consumers(exp: &Expanded, placement: &Placement, proved: &Proved) -> KeptDependencies {
     let nodes = exp.nodes();
     // Per node rather than per family: asked for every cross-core edge, where finding the
