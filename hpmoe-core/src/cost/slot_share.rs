@@ -15,7 +15,7 @@
 use super::activity::ActivityError;
 use crate::expand::{InstanceSpace, decode, eval_region};
 use crate::ids::RankId;
-use crate::model::{BuiltinOp, Taskflow};
+use crate::model::{BuiltinOp, OpSpec, Taskflow};
 
 /// Per node, the share of its work the run's counts leave it; empty when the taskflow has no
 /// slot sum. Counts are read through `value(rank, tensor, flat_index)`.
@@ -29,11 +29,12 @@ pub(super) fn evaluate(
         let calls: Vec<_> = f
             .body
             .iter()
-            .filter_map(|c| match tf.ops.get(&c.op).and_then(|s| s.builtin()) {
-                // The accumulating form reads and writes the gradient, the writing form writes it.
-                Some(BuiltinOp::MatmulTnSlotsAccumulate) => Some((c, 2.0)),
-                Some(BuiltinOp::MatmulTnSlots) => Some((c, 1.0)),
-                _ => None,
+            .filter_map(|c| {
+                let spec = tf.ops.get(&c.op)?;
+                match spec.builtin()? {
+                    BuiltinOp::MatmulTnSlotsAccumulate | BuiltinOp::MatmulTnSlots => Some((c, gradient_passes(spec))),
+                    _ => None,
+                }
             })
             .collect();
         if calls.is_empty() {
@@ -94,6 +95,13 @@ pub(super) fn evaluate(
         }
     }
     Ok(share)
+}
+
+/// How many times a slot sum moves its gradient (argument 2), as its spec declares the access:
+/// read and written by the accumulating form (two passes), written by the writing form (one),
+/// as [`super::traffic`] prices the same argument.
+fn gradient_passes(spec: &OpSpec) -> f64 {
+    spec.params.get(2).map_or(0.0, |p| f64::from(u8::from(p.access.reads()) + u8::from(p.access.writes())))
 }
 
 #[cfg(test)]
