@@ -13,9 +13,10 @@
 //! of the rest: [`super::Activity::share`].)
 
 use super::activity::ActivityError;
-use crate::expand::{InstanceSpace, decode, eval_region};
+use crate::expand::{Extent, InstanceSpace, decode, eval_region};
 use crate::ids::RankId;
-use crate::model::{BuiltinOp, OpSpec, Taskflow};
+use crate::model::{BuiltinOp, OpCall, OpSpec, Taskflow, TensorDecl, TileFamily};
+use smallvec::SmallVec;
 
 /// Per node, the share of its work the run's counts leave it; empty when the taskflow has no
 /// slot sum. Counts are read through `value(rank, tensor, flat_index)`.
@@ -46,48 +47,12 @@ pub(super) fn evaluate(
         let span = &space.families[fi];
         for rank in 0..space.ranks {
             for idx in 0..span.count {
-                let coords = decode(idx, &span.extents);
-                let instance = || format!("{} on rank {rank}", f.instance_name(&coords));
+                let at = Instance { tf, family: f, coords: decode(idx, &span.extents), rank, ranks: space.ranks };
                 let (mut all, mut moved) = (0f64, 0f64);
                 for &(call, grad_passes) in &calls {
-                    // (elements, bytes) of argument `i` at this instance, and its extent.
-                    let arg = |i: usize| {
-                        let region = &call.args[i];
-                        let decl = tf.tensor(&region.tensor).ok_or_else(|| ActivityError::UnknownTensor {
-                            tile: f.name.clone(),
-                            tensor: region.tensor.clone(),
-                        })?;
-                        let (_, ext) = eval_region(region, &decl.shape, &coords, rank, space.ranks)
-                            .map_err(|fault| ActivityError::Count { instance: instance(), fault })?;
-                        Ok((decl, ext, ext.volume() as f64 * decl.dtype.size_bytes() as f64))
-                    };
-                    let (_, x_ext, x) = arg(0)?;
-                    let (_, _, g) = arg(1)?;
-                    let (_, _, grad) = arg(2)?;
-                    let (counts_decl, counts_ext, counts) = arg(3)?;
-                    let dims = counts_ext.dims as usize;
-                    let slots = counts_ext.volume();
-                    // Rows of `x`: every dimension but the last.
-                    let rows =
-                        (0..(x_ext.dims as usize).saturating_sub(1)).map(|k| u64::from(x_ext.len[k])).product::<u64>();
-                    let slot_rows = rows / slots.max(1);
-                    let mut summed = 0u64;
-                    for s in 0..slots {
-                        // Element `s` of the counts' box, row-major.
-                        let at = decode(s as u32, &counts_ext.len[..dims]);
-                        let count = value(rank, &counts_decl.name, counts_ext.flat_index(&counts_decl.shape, &at))
-                            .ok_or_else(|| ActivityError::NoValue {
-                                instance: instance(),
-                                tensor: counts_decl.name.clone(),
-                                extent: counts_ext,
-                            })?;
-                        summed += u64::try_from(count).unwrap_or(0).min(slot_rows);
-                    }
-                    let fraction =
-                        if rows == 0 { 1.0 } else { summed as f64 / (slots.max(1) * slot_rows).max(1) as f64 };
-                    let fixed = grad_passes * grad + counts;
-                    all += fixed + x + g;
-                    moved += fixed + fraction * (x + g);
+                    let (call_all, call_moved) = at.slot_sum_bytes(call, grad_passes, value)?;
+                    all += call_all;
+                    moved += call_moved;
                 }
                 let node = space.node(RankId::new(rank), span.first + idx).index();
                 share[node] = if all > 0.0 { (moved / all) as f32 } else { 1.0 };
@@ -95,6 +60,68 @@ pub(super) fn evaluate(
         }
     }
     Ok(share)
+}
+
+/// One instance of a family with slot sums, on one rank.
+struct Instance<'a> {
+    tf: &'a Taskflow,
+    family: &'a TileFamily,
+    coords: SmallVec<[u64; 4]>,
+    rank: u32,
+    ranks: u32,
+}
+
+impl<'a> Instance<'a> {
+    /// The instance's name, for errors.
+    fn name(&self) -> String {
+        format!("{} on rank {}", self.family.instance_name(&self.coords), self.rank)
+    }
+
+    /// Argument `i` of `call` at this instance: its declaration, extent and bytes.
+    fn arg(&self, call: &OpCall, i: usize) -> Result<(&'a TensorDecl, Extent, f64), ActivityError> {
+        let region = &call.args[i];
+        let decl = self.tf.tensor(&region.tensor).ok_or_else(|| ActivityError::UnknownTensor {
+            tile: self.family.name.clone(),
+            tensor: region.tensor.clone(),
+        })?;
+        let (_, ext) = eval_region(region, &decl.shape, &self.coords, self.rank, self.ranks)
+            .map_err(|fault| ActivityError::Count { instance: self.name(), fault })?;
+        Ok((decl, ext, ext.volume() as f64 * decl.dtype.size_bytes() as f64))
+    }
+
+    /// The bytes one slot sum moves with every slot full, and those it moves with the run's
+    /// counts: `(fixed + x + g, fixed + fraction summed · (x + g))`.
+    fn slot_sum_bytes(
+        &self,
+        call: &OpCall,
+        grad_passes: f64,
+        value: &impl Fn(u32, &str, u64) -> Option<i64>,
+    ) -> Result<(f64, f64), ActivityError> {
+        let (_, x_ext, x) = self.arg(call, 0)?;
+        let (_, _, g) = self.arg(call, 1)?;
+        let (_, _, grad) = self.arg(call, 2)?;
+        let (counts_decl, counts_ext, counts) = self.arg(call, 3)?;
+        let dims = counts_ext.dims as usize;
+        let slots = counts_ext.volume();
+        // Rows of `x`: every dimension but the last.
+        let rows = (0..(x_ext.dims as usize).saturating_sub(1)).map(|k| u64::from(x_ext.len[k])).product::<u64>();
+        let slot_rows = rows / slots.max(1);
+        let mut summed = 0u64;
+        for s in 0..slots {
+            // Element `s` of the counts' box, row-major.
+            let at = decode(s as u32, &counts_ext.len[..dims]);
+            let count = value(self.rank, &counts_decl.name, counts_ext.flat_index(&counts_decl.shape, &at))
+                .ok_or_else(|| ActivityError::NoValue {
+                    instance: self.name(),
+                    tensor: counts_decl.name.clone(),
+                    extent: counts_ext,
+                })?;
+            summed += u64::try_from(count).unwrap_or(0).min(slot_rows);
+        }
+        let fraction = if rows == 0 { 1.0 } else { summed as f64 / (slots.max(1) * slot_rows).max(1) as f64 };
+        let fixed = grad_passes * grad + counts;
+        Ok((fixed + x + g, fixed + fraction * (x + g)))
+    }
 }
 
 /// How many times a slot sum moves its gradient (argument 2), as its spec declares the access:
