@@ -129,6 +129,28 @@
 //! under 1 s is still not reached (CPU of the plan ~1.6–1.8 s; by `perf`, the reduction's
 //! cache misses on its per-node records and clocks, the list scheduler's event loop, the
 //! expansion's linking, and the kernel faulting in fresh pages, ~14% of the samples, are most).
+//!
+//! Since then (same plans: fingerprints equal at 10^3 … 10^6): expansion links a tensor every
+//! rank accesses alike (its own copy, in regions that do not mention `RANK`: at 10^6 the
+//! tokens, the weights and the expert computation's buffers, 2.2 of the 2.55 million accesses)
+//! for rank 0 alone and copies the edges and hazards to the other 63 ranks, shifted by their
+//! node ids; only the tensors that puts write are linked rank by rank. Side by side with the
+//! previous main, alternating, three pairs, `--no-limit --runs 2`, 10^6 row, under a load
+//! average of 11.5–12 (other helpers building; wall times say little there):
+//!
+//! | 10^6 instances   | previous main | now       |
+//! |------------------|--------------:|----------:|
+//! | expand (ms)      | 959–1012      | 246–268   |
+//! | total, CPU (ms)  | 2080–2400     | 1790–2160 |
+//! | total, wall (ms) | 4245–4913     | 3639–4320 |
+//!
+//! A shortcut in the reduction was tried and left out: skipping the read of a kept producer's
+//! clock when none of its cores can survive the consumer's cap (judged by the clock's first
+//! and last core, kept in the node's record). At 10^6 it skips only 319 000 of the 2.8 million
+//! reads (most likely because the kept edges join AICs and AIVs of one rank, whose windows
+//! overlap), while every record grows from 16 to 24 bytes; its time was not measured. 10^6
+//! instances in under 1 s is still not reached: list scheduling, the reduction and flags +
+//! table remain (on an idle machine about 0.42, 0.5 and 0.23 s by the previous figures).
 
 use hpmoe_core::limits::{MAX_FAMILY_INSTANCES, MAX_INSTANCES};
 use hpmoe_core::model::{CoreKind, DType, Taskflow};

@@ -14,7 +14,7 @@
 use super::Expanded;
 use super::access::{Extent, eval_region};
 use super::boxes::BoxIndex;
-use super::faults::{Faults, Selected};
+use super::faults::Faults;
 use super::plan::{Acc, ArgPlan};
 use super::space::{InstanceSpace, decode};
 use super::work::family_work;
@@ -22,9 +22,11 @@ use crate::error::{Diagnostic, Diagnostics, ErrorKind as K};
 use crate::graph::Dag;
 use crate::ids::{IdVec, NodeId, RankId};
 use crate::limits;
-use crate::model::{Access, IndexSel, Loc, TensorDecl};
+use crate::model::{Access, Loc, TensorDecl};
 use crate::resolve::Resolved;
-use smallvec::SmallVec;
+
+mod after;
+mod replicate;
 
 /// What kind of order a hazard needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -62,11 +64,13 @@ pub struct Expansion {
 /// Expands every family on every rank and builds the DAG. Expects a taskflow that passed
 /// the structural checks.
 pub fn expand(r: &Resolved<'_>) -> Expansion {
-    expand_with(r, TWO_THREADS_FROM)
+    expand_with(r, TWO_THREADS_FROM, true).0
 }
 
-/// [`expand`], linking the tensors on two threads from `two_threads_from` accesses on.
-fn expand_with(r: &Resolved<'_>, two_threads_from: u64) -> Expansion {
+/// [`expand`], linking the tensors on two threads from `two_threads_from` accesses on, and
+/// linking a tensor every rank accesses alike once when `copy_ranks` ([`replicate`]; the same
+/// result either way); with the number of tensors linked so.
+fn expand_with(r: &Resolved<'_>, two_threads_from: u64, copy_ranks: bool) -> (Expansion, u32) {
     let tf = r.tf;
     let ranks = tf.profile.ranks;
     let space = InstanceSpace::new(ranks, tf.families.iter().map(|f| f.grid.iter().map(|g| g.extent as u32).collect()));
@@ -78,6 +82,8 @@ fn expand_with(r: &Resolved<'_>, two_threads_from: u64) -> Expansion {
         faults: Faults::default(),
         pairs: 0,
         per_rank: Vec::new(),
+        copy_ranks,
+        copied_tensors: 0,
     };
 
     let mut by_tensor: Vec<Vec<ArgPlan<'_>>> = vec![Vec::new(); tf.tensors.len()];
@@ -123,7 +129,7 @@ fn expand_with(r: &Resolved<'_>, two_threads_from: u64) -> Expansion {
     let rotation = b.rotations();
     let family_work = tf.families.iter().enumerate().map(|(fi, f)| family_work(r, fi, f)).collect();
     let family_core = tf.families.iter().map(|f| f.core).collect();
-    let Builder { space, edges, mut hazards, faults, .. } = b;
+    let Builder { space, edges, mut hazards, faults, copied_tensors, .. } = b;
     faults.report(&mut diagnostics);
     let sort_hazards = move || {
         hazards.sort_unstable_by_key(|h| (h.first, h.second, h.kind));
@@ -141,7 +147,8 @@ fn expand_with(r: &Resolved<'_>, two_threads_from: u64) -> Expansion {
         (Dag::from_pairs(space.len(), &edges), sort_hazards())
     };
     drop(edges);
-    Expansion { expanded: Expanded { space, dag, family_core, family_work, rotation }, hazards, diagnostics }
+    let expanded = Expanded { space, dag, family_core, family_work, rotation };
+    (Expansion { expanded, hazards, diagnostics }, copied_tensors)
 }
 
 struct Builder<'r, 'a> {
@@ -156,6 +163,10 @@ struct Builder<'r, 'a> {
     /// tensor, so that their memory is fresh (faulted in and zeroed by the kernel) once, not
     /// once per tensor: at 10^6 instances a quarter of the plan's page faults were here.
     per_rank: Vec<Vec<Acc>>,
+    /// Link a tensor every rank accesses alike once, for rank 0 ([`replicate`]).
+    copy_ranks: bool,
+    /// Tensors linked that way.
+    copied_tensors: u32,
 }
 
 /// From this many accesses (all tensors, all ranks) on, [`expand`] links the tensors on two
@@ -179,9 +190,14 @@ impl Builder<'_, '_> {
     /// never depends on the split.
     fn all_tensor_dependencies(&mut self, by_tensor: &[Vec<ArgPlan<'_>>], two_threads_from: u64) {
         let ranks = u64::from(self.r.tf.profile.ranks);
+        // What linking a tensor costs: its accesses on every rank, or on one when the
+        // other ranks copy rank 0's links.
         let weight: Vec<u64> = by_tensor
             .iter()
-            .map(|plans| plans.iter().map(|p| u64::from(self.space.families[p.family].count) * ranks).sum())
+            .map(|plans| {
+                let copies = if self.copy_ranks && replicate::same_on_every_rank(plans) { 1 } else { ranks };
+                plans.iter().map(|p| u64::from(self.space.families[p.family].count) * copies).sum()
+            })
             .collect();
         let total: u64 = weight.iter().sum();
         if total >= two_threads_from && by_tensor.len() >= 2 {
@@ -203,6 +219,8 @@ impl Builder<'_, '_> {
                 faults: Faults::default(),
                 pairs: 0,
                 per_rank: Vec::new(),
+                copy_ranks: self.copy_ranks,
+                copied_tensors: 0,
             };
             let second = std::thread::scope(|s| {
                 let later = s.spawn(move || {
@@ -213,16 +231,18 @@ impl Builder<'_, '_> {
                 later.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             });
             if self.faults.is_empty() && second.faults.is_empty() && self.pairs + second.pairs <= limits::MAX_EDGES {
-                let Builder { mut edges, mut hazards, pairs, .. } = second;
+                let Builder { mut edges, mut hazards, pairs, copied_tensors, .. } = second;
                 self.edges.append(&mut edges);
                 self.hazards.append(&mut hazards);
                 self.pairs += pairs;
+                self.copied_tensors += copied_tensors;
                 return;
             }
             self.edges.clear();
             self.hazards.clear();
             self.faults = Faults::default();
             self.pairs = 0;
+            self.copied_tensors = 0;
         }
         self.link_tensors(by_tensor, 0..by_tensor.len());
     }
@@ -237,8 +257,13 @@ impl Builder<'_, '_> {
         }
     }
 
-    /// Evaluates every access to tensor `t` and links writers to readers, rank by rank.
+    /// Evaluates every access to tensor `t` and links writers to readers, rank by rank (or
+    /// rank 0 only, copied to the others, when every rank accesses the tensor alike: see
+    /// [`replicate`]).
     fn tensor_dependencies(&mut self, t: usize, plans: &[ArgPlan<'_>]) {
+        if self.copy_ranks && replicate::same_on_every_rank(plans) && self.link_every_rank_as_rank_0(t, plans) {
+            return;
+        }
         let tf = self.r.tf;
         let decl = &tf.tensors[t];
         let ranks = tf.profile.ranks;
@@ -355,72 +380,6 @@ impl Builder<'_, '_> {
         }
     }
 
-    /// `after(...)` edges, on the same rank. An entry naming the family itself chains its
-    /// instances: what it selects outside the grid is dropped (the ends of the chain), and
-    /// selecting the instance itself is an error. Any other entry must stay inside the grid.
-    fn explicit_edges(&mut self) {
-        let tf = self.r.tf;
-        for (fi, f) in tf.families.iter().enumerate() {
-            for (ai, (a, &target)) in f.after.iter().zip(&self.r.afters[fi]).enumerate() {
-                let own = target == fi;
-                let span = self.space.families[fi].clone();
-                let tspan = self.space.families[target].clone();
-                // An entry that makes an instance wait for itself is reported once and adds no
-                // edge at all, so its other instances do not also report a cycle.
-                let mut entry_edges = Vec::new();
-                let mut entry_waits_for_itself = false;
-                for rank in 0..tf.profile.ranks {
-                    for idx in 0..span.count {
-                        let coords = decode(idx, &span.extents);
-                        let me = self.space.node(RankId::new(rank), span.first + idx);
-                        let mut choices: SmallVec<[(u64, u64); 4]> = SmallVec::new();
-                        let mut bad = None;
-                        for (k, sel) in a.indices.iter().enumerate() {
-                            let extent = u64::from(tspan.extents[k]);
-                            let top = i64::from(tspan.extents[k]);
-                            match sel.bounds(&coords, u64::from(rank), extent) {
-                                None => bad = Some((k, Selected::Overflow)),
-                                Some((lo, hi)) if lo > hi => bad = Some((k, Selected::Backwards(lo, hi))),
-                                Some((lo, hi)) if own => {
-                                    choices.push((lo.clamp(0, top) as u64, hi.clamp(0, top) as u64))
-                                }
-                                Some((lo, hi)) if lo >= 0 && hi <= top => choices.push((lo as u64, hi as u64)),
-                                Some((lo, hi)) => {
-                                    let shown = match sel {
-                                        IndexSel::At(_) => Selected::Index(lo),
-                                        _ => Selected::Range(lo, hi),
-                                    };
-                                    bad = Some((k, shown));
-                                }
-                            }
-                        }
-                        if let Some((k, selected)) = bad {
-                            self.faults.after(tf, fi, target, a.loc, &coords, rank, k, selected);
-                            continue;
-                        }
-                        let mut waits_for_itself = false;
-                        for_each_point(&choices, &mut |point| {
-                            if own && point == coords.as_slice() {
-                                waits_for_itself = true;
-                                return;
-                            }
-                            let local = self.space.local_id(target, point);
-                            entry_edges.push((self.space.node(RankId::new(rank), local), me));
-                            self.pairs += 1;
-                        });
-                        if waits_for_itself {
-                            self.faults.after_itself(tf, fi, ai, a.loc, &coords, rank);
-                            entry_waits_for_itself = true;
-                        }
-                    }
-                }
-                if !entry_waits_for_itself {
-                    self.edges.append(&mut entry_edges);
-                }
-            }
-        }
-    }
-
     /// Per node, `(dst - rank) mod ranks` of the first remote write of its family.
     fn rotations(&self) -> IdVec<NodeId, u32> {
         let tf = self.r.tf;
@@ -468,29 +427,6 @@ fn key_dimension(accs: &[Acc], writers: &[u32]) -> usize {
     best.0
 }
 
-/// Calls `f` with every point of the box `ranges` (half-open per dimension).
-fn for_each_point(ranges: &[(u64, u64)], f: &mut impl FnMut(&[u64])) {
-    let mut point: SmallVec<[u64; 4]> = ranges.iter().map(|r| r.0).collect();
-    if ranges.iter().any(|r| r.0 >= r.1) {
-        return;
-    }
-    loop {
-        f(&point);
-        let mut k = ranges.len();
-        loop {
-            if k == 0 {
-                return;
-            }
-            k -= 1;
-            point[k] += 1;
-            if point[k] < ranges[k].1 {
-                break;
-            }
-            point[k] = ranges[k].0;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -536,7 +472,7 @@ mod tests {
             let tf = four_tensors(fault);
             let r = crate::resolve::check_structure(&tf).unwrap();
             let of = |two_threads_from| {
-                let e = expand_with(&r, two_threads_from);
+                let (e, _) = expand_with(&r, two_threads_from, true);
                 (e.expanded.dag, e.hazards, e.diagnostics)
             };
             let one = of(u64::MAX);
@@ -544,63 +480,5 @@ mod tests {
             assert!(one.0.edges() > 0 && !one.1.is_empty());
             assert_eq!(one.2.errors.is_empty(), !fault, "{}", one.2);
         }
-    }
-
-    fn errors(tf: Taskflow) -> Diagnostics {
-        crate::analyse(&tf).expect_err("taskflow was accepted")
-    }
-
-    /// A range in `after` selects a block of the target's instances; outside the target's grid
-    /// it is an error, unless the target is the family itself, where it is cut to the grid.
-    #[test]
-    fn after_ranges_select_blocks_and_are_cut_only_on_the_family_itself() {
-        let build = |width: i64, own: bool| {
-            let mut t = Taskflow::new("t", MachineProfile::small(2, 1));
-            let x = t.output("x", DType::F32, &[16, 4]);
-            let y = t.output("y", DType::F32, &[4, 4]);
-            t.tile("load", CoreKind::Aiv, |b| {
-                let i = b.grid("i", 16);
-                b.op("zero", [x.at(i)]);
-            });
-            t.tile("mark", CoreKind::Aiv, |b| {
-                let r = b.grid("r", 4);
-                b.op("zero", [y.at(r.clone())]);
-                let (target, start, end) = if own {
-                    ("mark", r.clone() - 2, r.clone())
-                } else {
-                    ("load", r.clone() * 4, r.clone() * 4 + width)
-                };
-                b.after(target, [IndexSel::Range { start, end }]);
-            });
-            t
-        };
-        let exp = crate::analyse(&build(4, false)).unwrap();
-        assert_eq!(exp.dag.pred.row(NodeId::new(16 + 1)), &[4, 5, 6, 7].map(NodeId::new));
-        let d = errors(build(5, false));
-        assert_eq!(d.kinds(), vec![K::AfterOutOfRange], "{d}");
-        assert_eq!(
-            d.errors[0].message,
-            "in mark(r=3) on rank 0, index `i` of `after(load(..))` is 12..17, outside 0..16"
-        );
-        let d = errors(build(-1, false));
-        assert!(d.errors[0].message.contains("whose start is past its end"), "{d}");
-        // `mark(r - 2 .. r)`: the two instances before, fewer at the start of the grid.
-        let exp = crate::analyse(&build(0, true)).unwrap();
-        assert_eq!(exp.dag.pred.row(NodeId::new(16)), &[] as &[NodeId]);
-        assert_eq!(exp.dag.pred.row(NodeId::new(16 + 1)), &[NodeId::new(16)]);
-        assert_eq!(exp.dag.pred.row(NodeId::new(16 + 3)), &[16 + 1, 16 + 2].map(NodeId::new));
-    }
-
-    #[test]
-    fn points_of_a_box_in_row_major_order() {
-        let mut seen = Vec::new();
-        for_each_point(&[(0, 2), (5, 7)], &mut |p| seen.push(p.to_vec()));
-        assert_eq!(seen, vec![vec![0, 5], vec![0, 6], vec![1, 5], vec![1, 6]]);
-        let mut none = 0;
-        for_each_point(&[(0, 0)], &mut |_| none += 1);
-        assert_eq!(none, 0);
-        let mut one = 0;
-        for_each_point(&[], &mut |_| one += 1);
-        assert_eq!(one, 1);
     }
 }
