@@ -4,7 +4,7 @@
 //! the two compiled it.
 
 #[allow(dead_code)]
-#[path = "../examples/moe_ffn_dsl.rs"]
+#[path = "../../examples/moe_ffn_dsl.rs"]
 mod flagship;
 
 use hpmoe_core::dsl::Program;

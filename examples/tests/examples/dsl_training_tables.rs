@@ -5,11 +5,11 @@
 //! plan to the same schedule tables and flag plans, byte for byte.
 
 #[allow(dead_code)]
-#[path = "../examples/moe_training_dsl.rs"]
+#[path = "../../examples/moe_training_dsl.rs"]
 mod training;
 
 #[allow(dead_code)]
-#[path = "../examples/moe_training_natural_dsl.rs"]
+#[path = "../../examples/moe_training_natural_dsl.rs"]
 mod natural;
 
 use hpmoe_host::moe::Pass;

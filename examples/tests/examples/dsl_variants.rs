@@ -13,9 +13,10 @@ use hpmoe_core::model::Taskflow;
 use hpmoe_examples::dsl_check::{Variant, pass_of, variant_source};
 use hpmoe_host::moe::{DispatchPrecision, MoeShape, under_dsl_names};
 
-const TRAINING: (&str, &str) = (include_str!("../examples/moe_training_dsl.rs"), "moe_training_dsl.rs");
-const NATURAL: (&str, &str) = (include_str!("../examples/moe_training_natural_dsl.rs"), "moe_training_natural_dsl.rs");
-const FORWARD: (&str, &str) = (include_str!("../examples/moe_ffn_dsl.rs"), "moe_ffn_dsl.rs");
+const TRAINING: (&str, &str) = (include_str!("../../examples/moe_training_dsl.rs"), "moe_training_dsl.rs");
+const NATURAL: (&str, &str) =
+    (include_str!("../../examples/moe_training_natural_dsl.rs"), "moe_training_natural_dsl.rs");
+const FORWARD: (&str, &str) = (include_str!("../../examples/moe_ffn_dsl.rs"), "moe_ffn_dsl.rs");
 
 /// The taskflows of the example `(src, file)` as `variant` changes it, lowered by the front-end
 /// alone (no checks past lowering, no scheduling).

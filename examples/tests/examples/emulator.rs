@@ -53,7 +53,7 @@ fn the_custom_variant_runs_on_the_emulator() {
 }
 
 // The same taskflow through the macro: `kernels/mini_moe.rs`, compiled by rustc here.
-include!("../kernels/mini_moe.rs");
+include!("../../kernels/mini_moe.rs");
 
 #[test]
 fn the_macro_and_the_build_script_make_one_plan() {

@@ -4,7 +4,7 @@
 //! of one AIC where one reads the other's output, and chains of `matmul_accumulate` into one f32
 //! region on one and on several AICs. Skipped, with a note, where g++ is missing.
 
-mod common;
+use crate::common;
 
 use common::emulated::{self, kernel_of};
 

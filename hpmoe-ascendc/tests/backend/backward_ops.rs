@@ -6,7 +6,7 @@
 //! on strided regions and on rows longer than one UB tile; and the backend refuses what the
 //! runtime cannot do, with typed errors. Skipped, with a note, where g++ is missing.
 
-mod common;
+use crate::common;
 
 use common::emulated::{self, kernel_of};
 use common::taskflows::{backward_gather_ops, backward_matmuls, backward_vector_ops};

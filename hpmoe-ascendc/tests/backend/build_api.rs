@@ -3,7 +3,7 @@
 //! taskflow errors come back as `file:line:column` build errors; a toolkit compiler, when there
 //! is one, compiles each kernel and its failure fails the build.
 
-mod common;
+use crate::common;
 
 use common::taskflows::small;
 use common::{gxx, temp_dir};

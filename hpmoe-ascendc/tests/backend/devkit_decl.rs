@@ -2,7 +2,7 @@
 //! with the rule's message: a header that accepted everything would make every other syntax
 //! check in this crate worthless.
 
-mod common;
+use crate::common;
 
 use common::decl_cases::{ACCEPTED, REJECTED, body};
 use common::{assert_rejected, gxx, temp_dir};

@@ -3,7 +3,7 @@
 //! -Wextra -Werror` against the declaration-only devkit; same input, byte-identical files; and
 //! the errors for what the backend cannot emit.
 
-mod common;
+use crate::common;
 
 use common::taskflows::{all_ops, backward_matmuls, backward_vector_ops, guarded, small};
 use common::{syntax_check, temp_dir};

@@ -5,7 +5,7 @@
 //! MoE layer at its tiny shapes (balanced and natural routing). Skipped, with a note, where g++
 //! is missing.
 
-mod common;
+use crate::common;
 
 use common::taskflows::{
     all_ops, backward_gather_ops, backward_matmuls, backward_vector_ops, guarded, quantize_blocks, small,

@@ -4,7 +4,7 @@
 //! with that rule's finding as the first report line (`error <kind> ...`). An emulator that
 //! passed everything would fail the second half. Skipped, with a note, where g++ is missing.
 
-mod common;
+use crate::common;
 
 use common::decl_cases::{ACCEPTED, REJECTED, body};
 use common::temp_dir;

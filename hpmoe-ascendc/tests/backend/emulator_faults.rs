@@ -4,7 +4,7 @@
 //! device itself says turn that off (`uncertified_for_fault_injection`) after checking the
 //! refusal. Skipped, with a note, where g++ is missing.
 
-mod common;
+use crate::common;
 
 use common::taskflows::{quantize_blocks, small};
 use hpmoe_ascendc::diag::DiagStatus;

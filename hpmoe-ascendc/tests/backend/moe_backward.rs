@@ -8,7 +8,7 @@
 //! training step pass the forward flagship's g++ syntax check, and the natural backward at that
 //! size schedules and emits. The C++ parts are skipped, with a note, where g++ is missing.
 
-mod common;
+use crate::common;
 
 use hpmoe_ascendc::emit;
 use hpmoe_ascendc::emulator::Emulation;

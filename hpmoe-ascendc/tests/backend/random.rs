@@ -7,7 +7,7 @@
 //! missing. `HPMOE_RANDOM_KERNELS=S,E` checks `S` kernels and emulates `E` of them instead (a
 //! deeper run by hand).
 
-mod common;
+use crate::common;
 
 use common::{emulator_options, gxx, temp_dir};
 use hpmoe_ascendc::emulator::Emulation;

@@ -3,7 +3,7 @@
 //! table and flag-plan readers, compiled for the host, read a real blob; and the headers reject
 //! what they must (a reserved flag id, a table reader without the table layout).
 
-mod common;
+use crate::common;
 
 use common::{assert_rejected, gxx, temp_dir};
 use hpmoe_core::schedule::SimpleCost;

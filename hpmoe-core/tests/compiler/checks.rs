@@ -505,7 +505,7 @@ fn builder_locations_point_at_this_file() {
     t.tile("a", Aiv, |b| b.op("nope", []));
     let d = errors(&t);
     let rendered = d.render(&t.sources);
-    assert!(rendered.starts_with("error[unknown_op]: hpmoe-core/tests/checks.rs:"), "{rendered}");
+    assert!(rendered.starts_with("error[unknown_op]: hpmoe-core/tests/compiler/checks.rs:"), "{rendered}");
 }
 
 #[test]

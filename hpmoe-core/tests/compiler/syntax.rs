@@ -15,7 +15,7 @@ fn one(src: &str) -> Frontend {
 /// `examples/dsl/`.
 fn flagship(name: &str) -> Frontend {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/examples");
-    let src = include_str!("../../examples/examples/moe_ffn_dsl.rs");
+    let src = include_str!("../../../examples/examples/moe_ffn_dsl.rs");
     let found = parse_file_in(src, Some(&dir)).unwrap_or_else(|e| panic!("{}", render_error(&e, "test.rs")));
     found.into_iter().find(|f| f.taskflow.name == name).unwrap_or_else(|| panic!("no taskflow `{name}`"))
 }
@@ -92,7 +92,7 @@ fn the_int8_deepseek_layer_in_the_dsl_is_the_builders_layer() {
 /// at DeepSeek-V3 EP 8), read by the front-end alone (no scheduling).
 fn training(name: &str) -> Frontend {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/examples");
-    let src = include_str!("../../examples/examples/moe_training_dsl.rs");
+    let src = include_str!("../../../examples/examples/moe_training_dsl.rs");
     let found = parse_file_in(src, Some(&dir)).unwrap_or_else(|e| panic!("{}", render_error(&e, "test.rs")));
     found.into_iter().find(|f| f.taskflow.name == name).unwrap_or_else(|| panic!("no taskflow `{name}`"))
 }
@@ -100,7 +100,7 @@ fn training(name: &str) -> Frontend {
 /// [`training`] with the example's `ranks = 8` replaced by `ranks`: the same file, at EP `ranks`.
 fn training_at(name: &str, ranks: u32) -> Frontend {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/examples");
-    let src = include_str!("../../examples/examples/moe_training_dsl.rs");
+    let src = include_str!("../../../examples/examples/moe_training_dsl.rs");
     assert_eq!(src.matches("ranks = 8)]").count(), 2, "the example's two taskflows are at EP 8");
     let src = src.replace("ranks = 8)]", &format!("ranks = {ranks})]"));
     let found = parse_file_in(&src, Some(&dir)).unwrap_or_else(|e| panic!("{}", render_error(&e, "test.rs")));
@@ -117,7 +117,7 @@ fn the_deepseek_backward_and_training_step_in_the_dsl_are_the_builders() {
 /// The DSL training example's taskflows at EP `ranks` (EP 8: as written; the others: the same
 /// file at another `ranks`) lower to the builder's `MoeShape::deepseek_v3(ranks, 4096)`: the same
 /// structure, and the same family and tensor names (so the same schedule tables: `plan` reads
-/// nothing else; `examples/tests/dsl_training_tables.rs` compares the tables at EP 8 and
+/// nothing else; `examples/tests/examples/dsl_training_tables.rs` compares the tables at EP 8 and
 /// `moe_training_dsl --ranks` at every EP).
 fn deepseek_backward_and_training_step_in_the_dsl_are_the_builders(ranks: u32) {
     use hpmoe_host::moe::{MoeShape, Pass};

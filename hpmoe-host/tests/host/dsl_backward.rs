@@ -25,7 +25,7 @@ fn moe_ffn_backward() {
     const W: u64 = 4; // MoeShape::tiny's wgrad_rows
     const WB13: u64 = HIDDEN; // gradient rows per weight-gradient tile: all of them at this size
     const WB2: u64 = INTER;
-    include!("../../examples/dsl/moe_ffn_backward_inputs.rs");
+    include!("../../../examples/dsl/moe_ffn_backward_inputs.rs");
     const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
     const DBACK: Tensor<Bf16> = scratch([SENT, HIDDEN]);
     /// Each choice's output gradient scaled by its routing weight, in send order.
@@ -34,7 +34,7 @@ fn moe_ffn_backward() {
         let slots = DBACK.slice(t * (SUM * TOP_K), SUM * TOP_K);
         scale_rows_repeat(DOUT.slice(t * SUM, SUM), TOPK_WEIGHTS.slice(t * SUM, SUM), slots);
     }
-    include!("../../examples/dsl/moe_ffn_backward.rs");
+    include!("../../../examples/dsl/moe_ffn_backward.rs");
 }
 
 /// The same file with one weight-gradient group per expert (`W` = the rows per expert, as
@@ -53,7 +53,7 @@ fn moe_ffn_backward_whole() {
     const W: u64 = R; // one group: the whole expert
     const WB13: u64 = HIDDEN;
     const WB2: u64 = INTER;
-    include!("../../examples/dsl/moe_ffn_backward_inputs.rs");
+    include!("../../../examples/dsl/moe_ffn_backward_inputs.rs");
     const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
     const DBACK: Tensor<Bf16> = scratch([SENT, HIDDEN]);
     /// Each choice's output gradient scaled by its routing weight, in send order.
@@ -62,7 +62,7 @@ fn moe_ffn_backward_whole() {
         let slots = DBACK.slice(t * (SUM * TOP_K), SUM * TOP_K);
         scale_rows_repeat(DOUT.slice(t * SUM, SUM), TOPK_WEIGHTS.slice(t * SUM, SUM), slots);
     }
-    include!("../../examples/dsl/moe_ffn_backward.rs");
+    include!("../../../examples/dsl/moe_ffn_backward.rs");
 }
 
 /// The DSL's tensor names: the builder's in capitals.

@@ -86,8 +86,8 @@ fn tiny_natural() {
     const N1: u64 = 16;
     const N2: u64 = 16;
     const SUM: u64 = 8;
-    include!("../../examples/dsl/moe_ffn_natural.rs");
-    include!("../../examples/dsl/moe_ffn_natural_tail.rs");
+    include!("../../../examples/dsl/moe_ffn_natural.rs");
+    include!("../../../examples/dsl/moe_ffn_natural_tail.rs");
 }
 
 /// `MoeShape::tiny(2)` with INT8 dispatch in the DSL: each block quantised before its put,
@@ -104,8 +104,8 @@ fn tiny_int8() {
     const N1: u64 = 16;
     const N2: u64 = 16;
     const SUM: u64 = 8;
-    include!("../../examples/dsl/moe_ffn_int8.rs");
-    include!("../../examples/dsl/moe_ffn_tail.rs");
+    include!("../../../examples/dsl/moe_ffn_int8.rs");
+    include!("../../../examples/dsl/moe_ffn_tail.rs");
 }
 
 /// Runs the DSL `program` (the forward layer of `shape`, whose builder's taskflow is `built`)

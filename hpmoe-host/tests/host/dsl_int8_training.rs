@@ -40,7 +40,7 @@ mod balanced {
         const W: u64 = 4; // MoeShape::tiny's wgrad_rows
         const WB13: u64 = HIDDEN; // gradient rows per weight-gradient tile: all of them at this size
         const WB2: u64 = INTER;
-        include!("../../examples/dsl/moe_ffn_int8_backward_inputs.rs");
+        include!("../../../examples/dsl/moe_ffn_int8_backward_inputs.rs");
         const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
         const DBACK: Tensor<Bf16> = scratch([SENT, HIDDEN]);
         /// Each choice's output gradient scaled by its routing weight, in send order.
@@ -49,7 +49,7 @@ mod balanced {
             let slots = DBACK.slice(t * (SUM * TOP_K), SUM * TOP_K);
             scale_rows_repeat(DOUT.slice(t * SUM, SUM), TOPK_WEIGHTS.slice(t * SUM, SUM), slots);
         }
-        include!("../../examples/dsl/moe_ffn_backward.rs");
+        include!("../../../examples/dsl/moe_ffn_backward.rs");
     }
 
     #[taskflow(profile = small(2), ranks = 2)]
@@ -66,8 +66,8 @@ mod balanced {
         const W: u64 = 4;
         const WB13: u64 = HIDDEN;
         const WB2: u64 = INTER;
-        include!("../../examples/dsl/moe_ffn_int8.rs");
-        include!("../../examples/dsl/moe_ffn_tail.rs");
+        include!("../../../examples/dsl/moe_ffn_int8.rs");
+        include!("../../../examples/dsl/moe_ffn_tail.rs");
         const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
         const DBACK: Tensor<Bf16> = scratch([SENT, HIDDEN]);
         /// As the backward's, once the rank's forward output is complete.
@@ -76,7 +76,7 @@ mod balanced {
             let slots = DBACK.slice(t * (SUM * TOP_K), SUM * TOP_K);
             scale_rows_repeat(DOUT.slice(t * SUM, SUM), TOPK_WEIGHTS.slice(t * SUM, SUM), slots);
         }
-        include!("../../examples/dsl/moe_ffn_backward.rs");
+        include!("../../../examples/dsl/moe_ffn_backward.rs");
     }
 }
 
@@ -96,8 +96,8 @@ mod natural {
         const N1: u64 = 16;
         const N2: u64 = 16;
         const SUM: u64 = 8;
-        include!("../../examples/dsl/moe_ffn_natural_int8.rs");
-        include!("../../examples/dsl/moe_ffn_natural_tail.rs");
+        include!("../../../examples/dsl/moe_ffn_natural_int8.rs");
+        include!("../../../examples/dsl/moe_ffn_natural_tail.rs");
     }
 
     #[taskflow(profile = small(2), ranks = 2)]
@@ -115,7 +115,7 @@ mod natural {
         const WB13: u64 = HIDDEN; // gradient rows per weight-gradient op: all of them at this size
         const WB2: u64 = INTER;
         const WG: u64 = 1; // source-rank groups per weight gradient (`MoeShape::wgrad_source_groups`)
-        include!("../../examples/dsl/moe_ffn_natural_int8_backward_inputs.rs");
+        include!("../../../examples/dsl/moe_ffn_natural_int8_backward_inputs.rs");
         const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
         const CHOICE_OF: Tensor<I32> = input([EXPERTS * C]); // the choice each send slot row carries, -1: padding
         const DBACK: Tensor<Bf16> = scratch([EXPERTS * C, HIDDEN]);
@@ -132,7 +132,7 @@ mod natural {
                 DBACK.slice(slot, B),
             );
         }
-        include!("../../examples/dsl/moe_ffn_natural_backward.rs");
+        include!("../../../examples/dsl/moe_ffn_natural_backward.rs");
     }
 
     #[taskflow(profile = small(2), ranks = 2)]
@@ -150,8 +150,8 @@ mod natural {
         const WB13: u64 = HIDDEN;
         const WB2: u64 = INTER;
         const WG: u64 = 1;
-        include!("../../examples/dsl/moe_ffn_natural_int8.rs");
-        include!("../../examples/dsl/moe_ffn_natural_tail.rs");
+        include!("../../../examples/dsl/moe_ffn_natural_int8.rs");
+        include!("../../../examples/dsl/moe_ffn_natural_tail.rs");
         const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
         const CHOICE_OF: Tensor<I32> = input([EXPERTS * C]);
         const DBACK: Tensor<Bf16> = scratch([EXPERTS * C, HIDDEN]);
@@ -167,7 +167,7 @@ mod natural {
                 DBACK.slice(slot, B),
             );
         }
-        include!("../../examples/dsl/moe_ffn_natural_backward.rs");
+        include!("../../../examples/dsl/moe_ffn_natural_backward.rs");
     }
 }
 

@@ -41,7 +41,7 @@ macro_rules! tiny_natural {
                 const WB13: u64 = HIDDEN; // gradient rows per weight-gradient op: all of them at this size
                 const WB2: u64 = INTER;
                 const WG: u64 = $wg; // source-rank groups per weight gradient
-                include!("../../examples/dsl/moe_ffn_natural_backward_inputs.rs");
+                include!("../../../examples/dsl/moe_ffn_natural_backward_inputs.rs");
                 const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
                 const CHOICE_OF: Tensor<I32> = input([EXPERTS * C]); // the choice each send slot row carries, -1: padding
                 const DBACK: Tensor<Bf16> = scratch([EXPERTS * C, HIDDEN]);
@@ -58,7 +58,7 @@ macro_rules! tiny_natural {
                         DBACK.slice(slot, B),
                     );
                 }
-                include!("../../examples/dsl/moe_ffn_natural_backward.rs");
+                include!("../../../examples/dsl/moe_ffn_natural_backward.rs");
             }
 
             #[taskflow(profile = small(2), ranks = $ranks)]
@@ -76,8 +76,8 @@ macro_rules! tiny_natural {
                 const WB13: u64 = HIDDEN;
                 const WB2: u64 = INTER;
                 const WG: u64 = $wg; // source-rank groups per weight gradient
-                include!("../../examples/dsl/moe_ffn_natural.rs");
-                include!("../../examples/dsl/moe_ffn_natural_tail.rs");
+                include!("../../../examples/dsl/moe_ffn_natural.rs");
+                include!("../../../examples/dsl/moe_ffn_natural_tail.rs");
                 const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
                 const CHOICE_OF: Tensor<I32> = input([EXPERTS * C]);
                 const DBACK: Tensor<Bf16> = scratch([EXPERTS * C, HIDDEN]);
@@ -93,7 +93,7 @@ macro_rules! tiny_natural {
                         DBACK.slice(slot, B),
                     );
                 }
-                include!("../../examples/dsl/moe_ffn_natural_backward.rs");
+                include!("../../../examples/dsl/moe_ffn_natural_backward.rs");
             }
         }
     };

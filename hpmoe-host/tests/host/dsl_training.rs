@@ -29,8 +29,8 @@ fn moe_ffn_training_step() {
     const W: u64 = 4; // MoeShape::tiny's wgrad_rows
     const WB13: u64 = HIDDEN; // gradient rows per weight-gradient tile: all of them at this size
     const WB2: u64 = INTER;
-    include!("../../examples/dsl/moe_ffn.rs");
-    include!("../../examples/dsl/moe_ffn_tail.rs");
+    include!("../../../examples/dsl/moe_ffn.rs");
+    include!("../../../examples/dsl/moe_ffn_tail.rs");
     const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
     const DBACK: Tensor<Bf16> = scratch([SENT, HIDDEN]);
     /// Each choice's output gradient scaled by its routing weight, once the rank's forward
@@ -40,7 +40,7 @@ fn moe_ffn_training_step() {
         let slots = DBACK.slice(t * (SUM * TOP_K), SUM * TOP_K);
         scale_rows_repeat(DOUT.slice(t * SUM, SUM), TOPK_WEIGHTS.slice(t * SUM, SUM), slots);
     }
-    include!("../../examples/dsl/moe_ffn_backward.rs");
+    include!("../../../examples/dsl/moe_ffn_backward.rs");
 }
 
 /// The DSL's tensor names: the builder's in capitals.

@@ -1,6 +1,6 @@
 //! The binary blob: layout, round trip, and rejection of every damaged blob.
 
-use crate::fixture::{put_u32, reseal, tiny, u32_at};
+use super::fixture::{put_u32, reseal, tiny, u32_at};
 use hpmoe_core::table::{ScheduleTable, TableError};
 
 // Section offsets of the tiny table's blob (see `sizes_match_the_blob`).

@@ -1,6 +1,6 @@
 //! Building a table from scheduler results, and what it refuses.
 
-use crate::fixture::{placement_of, queue_rows, tiny};
+use super::fixture::{placement_of, queue_rows, tiny};
 use hpmoe_core::ids::{CounterId, NodeId};
 use hpmoe_core::model::CoreKind;
 use hpmoe_core::schedule::Wait;

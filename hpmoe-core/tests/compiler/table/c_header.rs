@@ -1,7 +1,7 @@
 //! The C header: it compiles, and a C++ program reading a blob through it sees exactly the
 //! table Rust wrote. Skipped, with a note, where g++ is missing.
 
-use crate::fixture::{temp_dir, tiny};
+use super::fixture::{temp_dir, tiny};
 use hpmoe_core::table::{CHECKED_CONSTANTS, CORE_WALK, ScheduleTable};
 use std::fmt::Write;
 use std::path::Path;

@@ -1,6 +1,6 @@
 //! JSON export and import.
 
-use crate::fixture::tiny;
+use super::fixture::tiny;
 use hpmoe_core::table::{Inconsistency, ScheduleTable, TableError};
 use serde_json::{Value, json};
 

@@ -1,7 +1,7 @@
 //! Properties over random small schedules: every form round-trips, output is deterministic,
 //! and no tampered blob makes the decoder panic or accept a non-canonical blob.
 
-use crate::fixture::{Inputs, placement_of, reseal, sync_of};
+use super::fixture::{Inputs, placement_of, reseal, sync_of};
 use hpmoe_core::expand::{Expanded, InstanceSpace, Work};
 use hpmoe_core::graph::Dag;
 use hpmoe_core::ids::CounterId;

@@ -1,9 +1,9 @@
 //! The Rust const form. `tiny_table.rs` is the rendering of the tiny table, checked in: the
 //! test compiles it (so the rendering is valid Rust and a valid `const`) and requires that
 //! today's rendering is still exactly that text. After an intended change of the
-//! rendering, rewrite the file with `HPMOE_BLESS=1 cargo test -p hpmoe-core --test table`.
+//! rendering, rewrite the file with `HPMOE_BLESS=1 cargo test -p hpmoe-core --test compiler table::`.
 
-use crate::fixture::tiny;
+use super::fixture::tiny;
 use hpmoe_core::table::TableView;
 
 mod generated {
@@ -18,7 +18,7 @@ fn rendering_is_the_checked_in_source_and_compiles() {
     let table = tiny().build("tiny");
     let text = table.to_rust_source("TINY");
     if std::env::var_os("HPMOE_BLESS").is_some() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/table/tiny_table.rs");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compiler/table/tiny_table.rs");
         std::fs::write(path, &text).expect("write tiny_table.rs");
     }
     assert_eq!(text, include_str!("tiny_table.rs"), "rendering changed; see this module's docs to bless it");
