@@ -34,7 +34,7 @@ pub fn function(fe: &Frontend, body: Option<TokenStream>) -> TokenStream {
     let ranks = fe.taskflow.profile.ranks as u64;
     let shadows = shadows(fe);
     let failed = body.is_none();
-    let stmts = item.block.stmts.iter().filter(|stmt| !(failed && rejected(stmt)) && !absent(fe, stmt)).map(|stmt| match stmt {
+    let stmts = item.block.stmts.iter().filter(|stmt| !(absent(fe, stmt) || failed && rejected(stmt))).map(|stmt| match stmt {
         Stmt::Item(it) => {
             let mut it = it.clone();
             if failed && let Item::Const(c) = &mut it {
