@@ -3,11 +3,11 @@
 // (its module docs describe every family), tile by tile, in one kernel, from `combine_bwd` on.
 // Included by
 //
-//   hpmoe-host/tests/dsl_backward.rs   the backward alone, after `moe_ffn_backward_inputs.rs`,
+//   hpmoe-host/tests/host/dsl_backward.rs   the backward alone, after `moe_ffn_backward_inputs.rs`,
 //                                      at the tiny size (two weight-gradient groups, and one)
-//   hpmoe-host/tests/dsl_training.rs   the training step, after `moe_ffn.rs` (the forward),
+//   hpmoe-host/tests/host/dsl_training.rs   the training step, after `moe_ffn.rs` (the forward),
 //                                      at the tiny size
-//   hpmoe-host/tests/dsl_int8_training.rs   both with INT8 dispatch (after
+//   hpmoe-host/tests/host/dsl_int8_training.rs   both with INT8 dispatch (after
 //                                      `moe_ffn_int8_backward_inputs.rs`, or the forward
 //                                      `moe_ffn_int8.rs`), at the tiny size
 //   examples/examples/moe_training_dsl.rs   all four at DeepSeek-V3 EP 8 (one group)

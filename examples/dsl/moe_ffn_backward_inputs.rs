@@ -2,7 +2,7 @@
 // backward-alone `#[taskflow]` (balanced routing): the weights, the routing weights and the four
 // activations the forward of `moe_ffn.rs` saves. A training step includes `moe_ffn.rs` instead,
 // whose own tensors of these names the backward then reads. Included by
-// `hpmoe-host/tests/dsl_backward.rs` and `examples/examples/moe_training_dsl.rs`; under INT8
+// `hpmoe-host/tests/host/dsl_backward.rs` and `examples/examples/moe_training_dsl.rs`; under INT8
 // dispatch the backward reads the dequantised rows instead (`moe_ffn_int8_backward_inputs.rs`).
 //
 // The includer declares the forward's shape (T, HIDDEN, INTER, EXPERTS, TOP_K, as for

@@ -8,7 +8,7 @@
 // included at its own size by each taskflow that needs it:
 //
 //   examples/examples/moe_ffn_dsl.rs     DeepSeek-V3 at EP 8 (`MoeShape::deepseek_v3(8, 4096)`, INT8)
-//   hpmoe-host/tests/dsl_exec.rs         `MoeShape::tiny(2)`, INT8
+//   hpmoe-host/tests/host/dsl_exec.rs    `MoeShape::tiny(2)`, INT8
 //
 // The includer declares the shape, as for `moe_ffn.rs`: T (tokens per rank), HIDDEN, INTER
 // (expert intermediate size, gate and up each), EXPERTS, TOP_K, B (row block), N1 (GMM1 output

@@ -10,8 +10,8 @@
 // body, see `hpmoe_core::syntax::include`):
 //
 //   examples/examples/moe_ffn_dsl.rs     DeepSeek-V3 at EP 8 (`MoeShape::deepseek_v3_natural(8, 4096)`)
-//   hpmoe-host/tests/dsl_exec.rs         `MoeShape::tiny_natural(2)`
-//   hpmoe-host/tests/dsl_natural_training.rs, examples/examples/moe_training_natural_dsl.rs
+//   hpmoe-host/tests/host/dsl_exec.rs    `MoeShape::tiny_natural(2)`
+//   hpmoe-host/tests/host/dsl_natural_training.rs, examples/examples/moe_training_natural_dsl.rs
 //                                        the training step's forward
 //
 // The includer declares the shape: T (tokens per rank), HIDDEN, INTER (expert intermediate

@@ -10,11 +10,11 @@
 // first written (`matmul_tn_slots`), the others added (`matmul_tn_slots_accumulate`), the groups
 // in the order their rows arrive. Included by
 //
-//   hpmoe-host/tests/dsl_natural_training.rs   the backward alone (after
+//   hpmoe-host/tests/host/dsl_natural_training.rs   the backward alone (after
 //                                              `moe_ffn_natural_backward_inputs.rs`) and the
 //                                              training step (after `moe_ffn_natural.rs`), at
 //                                              `MoeShape::tiny_natural(1 / 2 / 4)`
-//   hpmoe-host/tests/dsl_int8_training.rs      both with INT8 dispatch, at `tiny_natural(2)`
+//   hpmoe-host/tests/host/dsl_int8_training.rs      both with INT8 dispatch, at `tiny_natural(2)`
 //   examples/examples/moe_training_natural_dsl.rs   both at `MoeShape::deepseek_v3_natural(8, 4096)`
 //
 // which check it against the builder (and the tests run it against the plain-loop reference).

@@ -4,7 +4,7 @@
 // the forward's `announce` left on this rank) and the four activations the forward of
 // `moe_ffn_natural.rs` saves. A training step includes `moe_ffn_natural.rs` instead, whose own
 // tensors of these names the backward then reads. Included by
-// `hpmoe-host/tests/dsl_natural_training.rs` and `examples/examples/moe_training_natural_dsl.rs`;
+// `hpmoe-host/tests/host/dsl_natural_training.rs` and `examples/examples/moe_training_natural_dsl.rs`;
 // under INT8 dispatch the backward reads the dequantised rows instead
 // (`moe_ffn_natural_int8_backward_inputs.rs`).
 //

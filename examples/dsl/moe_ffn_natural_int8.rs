@@ -8,7 +8,7 @@
 // GMM1 on, so an includer includes both, this one first. Included by
 //
 //   examples/examples/moe_ffn_dsl.rs     DeepSeek-V3 at EP 8 (`deepseek_v3_natural(8, 4096)`, INT8)
-//   hpmoe-host/tests/dsl_int8_training.rs   `MoeShape::tiny_natural(2)`, INT8: the forward and
+//   hpmoe-host/tests/host/dsl_int8_training.rs   `MoeShape::tiny_natural(2)`, INT8: the forward and
 //                                        the training step's forward
 //
 // The includer declares the shape, as for `moe_ffn_natural.rs`: T, HIDDEN, INTER, EXPERTS,

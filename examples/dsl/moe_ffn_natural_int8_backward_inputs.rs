@@ -3,7 +3,7 @@
 // `#[taskflow]`: those of `moe_ffn_natural_backward_inputs.rs`, except that GMM1 multiplied the
 // dequantised rows `XIN` (the received `RECV` holds INT8 rows), so those are what the forward
 // saves and dW13 = Xᵀ·dH reads (`MoeShape::gmm1_input_name`). A training step includes
-// `moe_ffn_natural_int8.rs` instead. Included by `hpmoe-host/tests/dsl_int8_training.rs`.
+// `moe_ffn_natural_int8.rs` instead. Included by `hpmoe-host/tests/host/dsl_int8_training.rs`.
 //
 // The includer declares the forward's shape (T, HIDDEN, INTER, EXPERTS, TOP_K, B, C, as for
 // `moe_ffn_natural.rs`).

@@ -128,7 +128,8 @@ mod expand;
 ///   the family only where the condition holds: comparisons (`< <= > >= == !=`) of
 ///   compile-time integer expressions, joined by `&&`, `||`, `!` and parentheses. Where it is
 ///   false the family is left out as if it were not written (its grid, body and `after` are not
-///   read, as under a false `#[cfg]`), and an `after` naming it is an error. One layout
+///   read, as under a false `#[cfg]`, and its function is not in the expansion), and an `after`
+///   naming it is an error. One layout
 ///   included at several sizes uses it for a chain that one size needs and another does not
 ///   (`examples/dsl/moe_ffn_backward.rs`: the weight-gradient chains exist only with more than
 ///   one row group per expert).

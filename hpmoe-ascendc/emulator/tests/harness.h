@@ -1,6 +1,6 @@
 /* Host side of the emulator's test kernels: one host thread per rank (ACL + SHMEM init, the
  * test's own setup and launch), then the status and the report lines on stdout, which
- * tests/emulator_api.rs reads:
+ * tests/backend/emulator_api.rs reads:
  *
  *   status=<aclrtSynchronizeStream result of rank 0>
  *   <one line per finding of hpmoe_emu::Report()>

@@ -57,6 +57,7 @@ use crate::schedule::CostModel;
 use crate::{Compiled, resolve};
 use proc_macro2::TokenStream;
 use spans::Spans;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use syn::{Ident, ItemFn};
 
@@ -102,6 +103,10 @@ pub struct Frontend {
     pub poison: Poison,
     /// The files the body includes ([`include`](mod@include)), in order.
     pub includes: Vec<PathBuf>,
+    /// The tile functions whose `#[tile(.., when(..))]` condition is false, each with its
+    /// condition as written: not in the taskflow, as if they were not written (like items
+    /// under a false `#[cfg]`).
+    pub absent: HashMap<String, String>,
 }
 
 /// Reads a `#[taskflow(args)]` function whose file's folder is not known (an `include!` in
@@ -132,7 +137,17 @@ pub fn lower_in(dir: Option<&Path>, args: TokenStream, mut item: ItemFn) -> Fron
     let l = lower::Lower::run(args, &item);
     let mut errors = include_errors;
     errors.extend(l.errors);
-    Frontend { item, taskflow: l.tf, spans: l.spans, tiles: l.tiles, ops: l.ops, errors, poison: l.poison, includes }
+    Frontend {
+        item,
+        taskflow: l.tf,
+        spans: l.spans,
+        tiles: l.tiles,
+        ops: l.ops,
+        errors,
+        poison: l.poison,
+        includes,
+        absent: l.absent,
+    }
 }
 
 impl Frontend {

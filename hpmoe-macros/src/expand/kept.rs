@@ -5,6 +5,7 @@
 //!   (nothing calls the tile functions: the macro read them); tile functions also allow the
 //!   clippy lints that judge index arithmetic at the consts' one value (`modulo_one`,
 //!   `identity_op`, `erasing_op`);
+//! - a tile function whose `when(..)` is false is left out (the taskflow does not have it);
 //! - `const RANKS: u64 = N;` is added;
 //! - when the taskflow has errors, statements the body may not hold are left out, consts
 //!   the macro could not evaluate or tensors it could not declare get a neutral initializer
@@ -33,7 +34,7 @@ pub fn function(fe: &Frontend, body: Option<TokenStream>) -> TokenStream {
     let ranks = fe.taskflow.profile.ranks as u64;
     let shadows = shadows(fe);
     let failed = body.is_none();
-    let stmts = item.block.stmts.iter().filter(|stmt| !(failed && rejected(stmt))).map(|stmt| match stmt {
+    let stmts = item.block.stmts.iter().filter(|stmt| !(absent(fe, stmt) || failed && rejected(stmt))).map(|stmt| match stmt {
         Stmt::Item(it) => {
             let mut it = it.clone();
             if failed && let Item::Const(c) = &mut it {
@@ -79,6 +80,15 @@ pub fn function(fe: &Frontend, body: Option<TokenStream>) -> TokenStream {
             #tail
         }
     }
+}
+
+/// A tile function whose `when(..)` is false: the taskflow does not have it, as if it were not
+/// written (like an item under a false `#[cfg]`), so it is left out here too and rustc and
+/// clippy do not judge a body written for other sizes (`% G` with `G = 1`, a grid that would be
+/// empty) at this one.
+fn absent(fe: &Frontend, stmt: &Stmt) -> bool {
+    matches!(stmt, Stmt::Item(Item::Fn(f))
+        if f.attrs.iter().any(|a| helper(a) == Some("tile")) && fe.absent.contains_key(&f.sig.ident.to_string()))
 }
 
 /// A statement the front-end refused (a taskflow body holds items only): with errors, it is
@@ -174,4 +184,52 @@ fn item_attrs(item: &mut Item) -> Option<&mut Vec<syn::Attribute>> {
         Item::Trait(t) => &mut t.attrs,
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::taskflow;
+    use quote::quote;
+
+    /// The kept function's tile functions, by name, of a layout with a chain of accumulating
+    /// tiles under `when(ROWS / G > 1)`, at `G` rows per group.
+    fn kept_tiles(g: u64) -> Vec<String> {
+        let g = proc_macro2::Literal::u64_unsuffixed(g);
+        let out = taskflow(
+            None,
+            quote!(profile = small(1), ranks = 1),
+            quote! {
+                fn groups() {
+                    const ROWS: u64 = 8;
+                    const G: u64 = #g;
+                    const X: Tensor<F32> = input([ROWS, 8]);
+                    const SUM: Tensor<F32> = output([1, 8]);
+                    #[tile(aiv)]
+                    fn first() {
+                        copy(X.slice(0, 1), SUM.all());
+                    }
+                    #[tile(aiv, grid(m in 0..ROWS / G - 1), after(rest(m - 1)), when(ROWS / G > 1))]
+                    fn rest(m: Idx) {
+                        accumulate(X.slice((m + 1) * G, 1), SUM.all());
+                    }
+                }
+            },
+        );
+        let file: syn::File = syn::parse2(out).expect("the expansion parses as a file");
+        let syn::Item::Fn(kept) = &file.items[0] else { panic!("the kept function comes first") };
+        kept.block
+            .stmts
+            .iter()
+            .filter_map(|s| match s {
+                syn::Stmt::Item(syn::Item::Fn(f)) => Some(f.sig.ident.to_string()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_tile_whose_when_is_false_is_left_out_of_the_kept_function() {
+        assert_eq!(kept_tiles(4), ["first", "rest"]);
+        assert_eq!(kept_tiles(8), ["first"]);
+    }
 }
