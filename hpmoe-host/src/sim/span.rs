@@ -20,7 +20,7 @@
 //! HBM never moves more than its bandwidth, [`super::hbm`]), and then its smallest tail. A
 //! predecessor's tail is at least that. Every time used is a true minimum of the simulator
 //! (uncontended tile times; waits, polls, signals and latencies only add), so the terms hold
-//! for every run it prices; `hpmoe-core/tests/sim.rs` checks them against random taskflows.
+//! for every run it prices; `hpmoe-host/tests/host/sim.rs` checks them against random taskflows.
 
 use hpmoe_core::cost::ns_at_rate;
 use hpmoe_core::expand::Expanded;
