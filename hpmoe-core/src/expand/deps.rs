@@ -277,24 +277,8 @@ impl Builder<'_, '_> {
             accs.reserve(per_rank_accesses);
         }
         for (pi, plan) in plans.iter().enumerate() {
-            let span = &self.space.families[plan.family];
-            let first = span.first;
             for rank in 0..ranks {
-                for idx in 0..span.count {
-                    let coords = decode(idx, &span.extents);
-                    let node = self.space.node(RankId::new(rank), first + idx);
-                    match eval_region(plan.region, &decl.shape, &coords, rank, ranks) {
-                        Ok((dest, ext)) => per_rank[dest as usize].push(Acc {
-                            node,
-                            family: plan.family as u32,
-                            call: plan.call as u32,
-                            plan: pi as u32,
-                            access: plan.access,
-                            ext,
-                        }),
-                        Err(fault) => self.faults.region(self.r, plan, decl, &coords, rank, fault),
-                    }
-                }
+                self.accesses(pi, plan, decl, rank, |dest, acc| per_rank[dest as usize].push(acc));
             }
         }
         for (rank, accs) in per_rank.iter().enumerate() {
@@ -304,6 +288,37 @@ impl Builder<'_, '_> {
             }
         }
         self.per_rank = per_rank;
+    }
+
+    /// Evaluates plan `pi`'s region at every instance of its family on `rank`: each access to
+    /// `push` with the rank whose copy it lands on, in instance order; each fault reported.
+    fn accesses(
+        &mut self,
+        pi: usize,
+        plan: &ArgPlan<'_>,
+        decl: &TensorDecl,
+        rank: u32,
+        mut push: impl FnMut(u32, Acc),
+    ) {
+        let span = &self.space.families[plan.family];
+        let ranks = self.r.tf.profile.ranks;
+        for idx in 0..span.count {
+            let coords = decode(idx, &span.extents);
+            match eval_region(plan.region, &decl.shape, &coords, rank, ranks) {
+                Ok((dest, ext)) => push(
+                    dest,
+                    Acc {
+                        node: self.space.node(RankId::new(rank), span.first + idx),
+                        family: plan.family as u32,
+                        call: plan.call as u32,
+                        plan: pi as u32,
+                        access: plan.access,
+                        ext,
+                    },
+                ),
+                Err(fault) => self.faults.region(self.r, plan, decl, &coords, rank, fault),
+            }
+        }
     }
 
     fn link_rank(&mut self, t: usize, rank: u32, decl: &TensorDecl, plans: &[ArgPlan<'_>], accs: &[Acc]) {

@@ -16,7 +16,7 @@
 //! every rank, counted once per rank: then nothing is copied and the tensor is linked again by
 //! the general path, so that fault reports never depend on this shortcut.
 
-use super::{Acc, ArgPlan, Builder, Faults, RankId, decode, eval_region};
+use super::{Acc, ArgPlan, Builder, Faults, RankId};
 use crate::model::RankSel;
 
 /// Whether every access of `plans` is to the executing rank's own copy in a region whose start
@@ -49,24 +49,10 @@ impl Builder<'_, '_> {
         accs.clear();
         accs.reserve(plans.iter().map(|p| self.space.families[p.family].count as usize).sum());
         for (pi, plan) in plans.iter().enumerate() {
-            let span = &self.space.families[plan.family];
-            for idx in 0..span.count {
-                let coords = decode(idx, &span.extents);
-                match eval_region(plan.region, &decl.shape, &coords, 0, ranks) {
-                    Ok((dest, ext)) => {
-                        debug_assert_eq!(dest, 0, "a local region lands on the executing rank");
-                        accs.push(Acc {
-                            node: self.space.node(RankId::new(0), span.first + idx),
-                            family: plan.family as u32,
-                            call: plan.call as u32,
-                            plan: pi as u32,
-                            access: plan.access,
-                            ext,
-                        });
-                    }
-                    Err(fault) => self.faults.region(self.r, plan, decl, &coords, 0, fault),
-                }
-            }
+            self.accesses(pi, plan, decl, 0, |dest, acc| {
+                debug_assert_eq!(dest, 0, "a local region lands on the executing rank");
+                accs.push(acc);
+            });
         }
         if self.faults.is_empty() {
             self.link_rank(t, 0, decl, plans, accs);
