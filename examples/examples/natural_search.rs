@@ -45,6 +45,7 @@ use hpmoe_core::ids::{CoreId, IdVec, NodeId};
 use hpmoe_core::model::CoreKind;
 use hpmoe_core::schedule::{CostModel, NetworkLimits, Placement, PutShape, plan_sync, prove_deadlock_free};
 use hpmoe_examples::ExampleError;
+use hpmoe_examples::aic_load::{HeaviestCore, busiest_rank, heaviest_core};
 use hpmoe_examples::cli::Options;
 use hpmoe_examples::report::{PLAN_SAMPLES, ROUTING_SEED, RoutedLayer};
 use hpmoe_host::moe::{MoeShape, Pass};
@@ -78,7 +79,7 @@ fn run() -> Result<(), ExampleError> {
     let bound = sim::lower_bound(&start.expanded, &tf.profile, &cost).map_err(simulate_error)?.ns();
     let price = |c: &Compiled| sim::simulate(c, &cost).map_err(simulate_error);
     let report = |what: &str, run: &SimResult| {
-        let (rank, mean, max) = heaviest_core(run);
+        let Some(HeaviestCore { rank, mean_ns: mean, largest_ns: max }) = heaviest_core(run) else { return };
         println!(
             "{what:<32} {:>9.1} us  {:.4}x bound | rank {rank}: AIC compute mean {:.1} us, heaviest core +{:.1} us",
             run.makespan_ns as f64 / 1e3,
@@ -410,22 +411,6 @@ fn random_trade(c: &Compiled, run: &SimResult, rng: &mut SplitMix) -> Option<IdV
     Some(cores)
 }
 
-/// The rank with the most computed AIC work: its mean and its heaviest core's work, ns.
-fn heaviest_core(run: &SimResult) -> (u32, f64, f64) {
-    let mut best = (0, 0.0, 0.0);
-    let mut most = 0;
-    for rank in 0..run.ranks {
-        let l = loads(run, rank);
-        let total: u64 = l.work.values().sum();
-        if total > most {
-            most = total;
-            let mean = total as f64 / l.work.len().max(1) as f64;
-            best = (rank, mean, l.work.values().copied().max().unwrap_or(0) as f64);
-        }
-    }
-    best
-}
-
 /// The run's critical chain, from the tile that ends last back: at each step the later of the
 /// tile that released its wait and the tile before it on its core; the last `steps` printed.
 fn chain(c: &Compiled, run: &SimResult, steps: usize) {
@@ -513,7 +498,7 @@ type Span = (u64, u64, bool, Option<NodeId>);
 /// On the rank with the most computed AIC work, per AIC core on average: computed work, idle
 /// before its first tile, idle between tiles (waiting), and from its last tile to the end.
 fn idle(run: &SimResult) {
-    let (rank, _, _) = heaviest_core(run);
+    let Some(rank) = busiest_rank(run) else { return };
     let mut per_core: BTreeMap<CoreId, Vec<Span>> = BTreeMap::new();
     for t in
         run.tiles.iter().filter(|t| run.core_kind(t.core) == CoreKind::Aic && run.rank_of_core(t.core).raw() == rank)

@@ -48,6 +48,7 @@ use hpmoe_core::ids::{CoreId, FamilyId, NodeId};
 use hpmoe_core::model::CoreKind;
 use hpmoe_core::schedule::Placement;
 use hpmoe_examples::ExampleError;
+use hpmoe_examples::aic_load::{HeaviestCore, busiest_rank, heaviest_core};
 use hpmoe_examples::cli::Options;
 use hpmoe_examples::report::{PLAN_SAMPLES, ROUTING_SEED, RoutedLayer};
 use hpmoe_host::moe::{DispatchPrecision, MoeShape, Pass};
@@ -485,15 +486,6 @@ fn print_aic_cores(run: &SimResult, placement: &Placement) {
     }
 }
 
-/// The rank with the most AIC compute in `run` (the lowest on a tie).
-fn busiest_rank(run: &SimResult) -> Option<u32> {
-    let mut work = vec![0u64; run.ranks as usize];
-    for t in run.tiles.iter().filter(|t| run.core_kind(t.core) == CoreKind::Aic && t.computes) {
-        work[run.rank_of_core(t.core).index()] += t.end_ns - t.start_ns;
-    }
-    (0..run.ranks).max_by_key(|&r| (work[r as usize], Reverse(r)))
-}
-
 /// The same schedule (planned once on expected activity) priced under other routings
 /// (`--seeds a,b,..`): per routing, the makespan against its bound and, on the rank with the
 /// most AIC work, its cores' mean and largest compute time. The largest over the mean is
@@ -519,15 +511,7 @@ fn print_seed_spread(
         let simulate_error = |error| ExampleError::Simulate { taskflow: tf.name.clone(), error };
         let run = sim::simulate(compiled, &cost).map_err(simulate_error)?;
         let bound = sim::lower_bound(&compiled.expanded, &tf.profile, &cost).map_err(simulate_error)?;
-        let Some(rank) = busiest_rank(&run) else { continue };
-        let mut busy: BTreeMap<CoreId, u64> = BTreeMap::new();
-        for t in run.tiles.iter().filter(|t| run.core_kind(t.core) == CoreKind::Aic && t.computes) {
-            if run.rank_of_core(t.core).raw() == rank {
-                *busy.entry(t.core).or_default() += t.end_ns - t.start_ns;
-            }
-        }
-        let mean = busy.values().sum::<u64>() as f64 / busy.len().max(1) as f64;
-        let max = busy.values().copied().max().unwrap_or(0) as f64;
+        let Some(HeaviestCore { rank, mean_ns: mean, largest_ns: max }) = heaviest_core(&run) else { continue };
         let us = |ns: f64| ns / 1e3;
         println!(
             "  {seed:>4} | {:>8.1} {:>8.1} {:.3} | rank {rank}: {:>8.1} {:>8.1} {:>6.1}",

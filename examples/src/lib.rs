@@ -18,6 +18,7 @@
 
 #![warn(missing_docs)]
 
+pub mod aic_load;
 pub mod cli;
 pub mod dsl_check;
 pub mod error;
