@@ -18,7 +18,8 @@
  * other way round, an event pair between just those two pipes orders them (Vec::ScalarAfterVector,
  * Vec::VectorAfterScalar) instead of a full barrier; so does the one op that reads back global
  * memory it stored (Quantize's scales: Vec::LoadAfterStore, DMA out before DMA in). The CPU
- * emulator's strict mode checks each (tests/emulator.rs runs it without each of Quantize's).
+ * emulator's strict mode checks each (hpmoe-ascendc/tests/backend/emulator_faults.rs runs it
+ * without each of Quantize's).
  *
  * Vector instructions that depend on each other through UB (one reads or overwrites what an
  * earlier one wrote or read) are separated by VBarrier(): the vector pipe does not order them by

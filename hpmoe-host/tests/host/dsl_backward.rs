@@ -13,15 +13,7 @@ use hpmoe_macros::taskflow;
 
 #[taskflow(profile = small(2), ranks = 2)]
 fn moe_ffn_backward() {
-    const T: u64 = 16;
-    const HIDDEN: u64 = 32;
-    const INTER: u64 = 16;
-    const EXPERTS: u64 = 2 * RANKS;
-    const TOP_K: u64 = 2;
-    const B: u64 = 4;
-    const N1: u64 = 16;
-    const N2: u64 = 16;
-    const SUM: u64 = 8;
+    include!("tiny_shape.rs");
     const W: u64 = 4; // MoeShape::tiny's wgrad_rows
     const WB13: u64 = HIDDEN; // gradient rows per weight-gradient tile: all of them at this size
     const WB2: u64 = INTER;
@@ -41,15 +33,7 @@ fn moe_ffn_backward() {
 /// `MoeShape::with_whole_expert_wgrad`): the `*_acc` families are left out (`when(R > W)`).
 #[taskflow(profile = small(2), ranks = 2)]
 fn moe_ffn_backward_whole() {
-    const T: u64 = 16;
-    const HIDDEN: u64 = 32;
-    const INTER: u64 = 16;
-    const EXPERTS: u64 = 2 * RANKS;
-    const TOP_K: u64 = 2;
-    const B: u64 = 4;
-    const N1: u64 = 16;
-    const N2: u64 = 16;
-    const SUM: u64 = 8;
+    include!("tiny_shape.rs");
     const W: u64 = R; // one group: the whole expert
     const WB13: u64 = HIDDEN;
     const WB2: u64 = INTER;

@@ -76,16 +76,8 @@ fn the_macro_exposes_the_ascendc_kernel_source() {
 /// the DeepSeek `moe_ffn_natural` example includes at its own shape.
 #[taskflow(profile = small(2), ranks = 2)]
 fn tiny_natural() {
-    const T: u64 = 16;
-    const HIDDEN: u64 = 32;
-    const INTER: u64 = 16;
-    const EXPERTS: u64 = 2 * RANKS;
-    const TOP_K: u64 = 2;
-    const B: u64 = 4;
+    include!("tiny_shape.rs");
     const C: u64 = 12; // 1.5x the average rows per (source, expert), in whole blocks
-    const N1: u64 = 16;
-    const N2: u64 = 16;
-    const SUM: u64 = 8;
     include!("../../../examples/dsl/moe_ffn_natural.rs");
     include!("../../../examples/dsl/moe_ffn_natural_tail.rs");
 }
@@ -95,15 +87,7 @@ fn tiny_natural() {
 /// `moe_ffn_tail.rs`), which the DeepSeek `moe_ffn_int8` example includes at its own shape.
 #[taskflow(profile = small(2), ranks = 2)]
 fn tiny_int8() {
-    const T: u64 = 16;
-    const HIDDEN: u64 = 32;
-    const INTER: u64 = 16;
-    const EXPERTS: u64 = 2 * RANKS;
-    const TOP_K: u64 = 2;
-    const B: u64 = 4;
-    const N1: u64 = 16;
-    const N2: u64 = 16;
-    const SUM: u64 = 8;
+    include!("tiny_shape.rs");
     include!("../../../examples/dsl/moe_ffn_int8.rs");
     include!("../../../examples/dsl/moe_ffn_tail.rs");
 }

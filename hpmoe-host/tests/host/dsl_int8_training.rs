@@ -28,15 +28,7 @@ mod balanced {
 
     #[taskflow(profile = small(2), ranks = 2)]
     pub fn moe_ffn_backward() {
-        const T: u64 = 16;
-        const HIDDEN: u64 = 32;
-        const INTER: u64 = 16;
-        const EXPERTS: u64 = 2 * RANKS;
-        const TOP_K: u64 = 2;
-        const B: u64 = 4;
-        const N1: u64 = 16;
-        const N2: u64 = 16;
-        const SUM: u64 = 8;
+        include!("tiny_shape.rs");
         const W: u64 = 4; // MoeShape::tiny's wgrad_rows
         const WB13: u64 = HIDDEN; // gradient rows per weight-gradient tile: all of them at this size
         const WB2: u64 = INTER;
@@ -54,15 +46,7 @@ mod balanced {
 
     #[taskflow(profile = small(2), ranks = 2)]
     pub fn moe_ffn_training_step() {
-        const T: u64 = 16;
-        const HIDDEN: u64 = 32;
-        const INTER: u64 = 16;
-        const EXPERTS: u64 = 2 * RANKS;
-        const TOP_K: u64 = 2;
-        const B: u64 = 4;
-        const N1: u64 = 16;
-        const N2: u64 = 16;
-        const SUM: u64 = 8;
+        include!("tiny_shape.rs");
         const W: u64 = 4;
         const WB13: u64 = HIDDEN;
         const WB2: u64 = INTER;
@@ -86,32 +70,16 @@ mod natural {
 
     #[taskflow(profile = small(2), ranks = 2)]
     pub fn moe_ffn_natural_int8() {
-        const T: u64 = 16;
-        const HIDDEN: u64 = 32;
-        const INTER: u64 = 16;
-        const EXPERTS: u64 = 2 * RANKS;
-        const TOP_K: u64 = 2;
-        const B: u64 = 4;
+        include!("tiny_shape.rs");
         const C: u64 = 12;
-        const N1: u64 = 16;
-        const N2: u64 = 16;
-        const SUM: u64 = 8;
         include!("../../../examples/dsl/moe_ffn_natural_int8.rs");
         include!("../../../examples/dsl/moe_ffn_natural_tail.rs");
     }
 
     #[taskflow(profile = small(2), ranks = 2)]
     pub fn moe_ffn_backward() {
-        const T: u64 = 16;
-        const HIDDEN: u64 = 32;
-        const INTER: u64 = 16;
-        const EXPERTS: u64 = 2 * RANKS;
-        const TOP_K: u64 = 2;
-        const B: u64 = 4;
+        include!("tiny_shape.rs");
         const C: u64 = 12;
-        const N1: u64 = 16;
-        const N2: u64 = 16;
-        const SUM: u64 = 8;
         const WB13: u64 = HIDDEN; // gradient rows per weight-gradient op: all of them at this size
         const WB2: u64 = INTER;
         const WG: u64 = 1; // source-rank groups per weight gradient (`MoeShape::wgrad_source_groups`)
@@ -137,16 +105,8 @@ mod natural {
 
     #[taskflow(profile = small(2), ranks = 2)]
     pub fn moe_ffn_training_step() {
-        const T: u64 = 16;
-        const HIDDEN: u64 = 32;
-        const INTER: u64 = 16;
-        const EXPERTS: u64 = 2 * RANKS;
-        const TOP_K: u64 = 2;
-        const B: u64 = 4;
+        include!("tiny_shape.rs");
         const C: u64 = 12;
-        const N1: u64 = 16;
-        const N2: u64 = 16;
-        const SUM: u64 = 8;
         const WB13: u64 = HIDDEN;
         const WB2: u64 = INTER;
         const WG: u64 = 1;

@@ -28,16 +28,8 @@ macro_rules! tiny_natural {
 
             #[taskflow(profile = small(2), ranks = $ranks)]
             pub fn moe_ffn_backward() {
-                const T: u64 = 16;
-                const HIDDEN: u64 = 32;
-                const INTER: u64 = 16;
-                const EXPERTS: u64 = 2 * RANKS;
-                const TOP_K: u64 = 2;
-                const B: u64 = 4;
+                include!("tiny_shape.rs");
                 const C: u64 = $c;
-                const N1: u64 = 16;
-                const N2: u64 = 16;
-                const SUM: u64 = 8;
                 const WB13: u64 = HIDDEN; // gradient rows per weight-gradient op: all of them at this size
                 const WB2: u64 = INTER;
                 const WG: u64 = $wg; // source-rank groups per weight gradient
@@ -63,16 +55,8 @@ macro_rules! tiny_natural {
 
             #[taskflow(profile = small(2), ranks = $ranks)]
             pub fn moe_ffn_training_step() {
-                const T: u64 = 16;
-                const HIDDEN: u64 = 32;
-                const INTER: u64 = 16;
-                const EXPERTS: u64 = 2 * RANKS;
-                const TOP_K: u64 = 2;
-                const B: u64 = 4;
+                include!("tiny_shape.rs");
                 const C: u64 = $c;
-                const N1: u64 = 16;
-                const N2: u64 = 16;
-                const SUM: u64 = 8;
                 const WB13: u64 = HIDDEN;
                 const WB2: u64 = INTER;
                 const WG: u64 = $wg; // source-rank groups per weight gradient

@@ -17,15 +17,7 @@ use hpmoe_macros::taskflow;
 
 #[taskflow(profile = small(2), ranks = 2)]
 fn moe_ffn_training_step() {
-    const T: u64 = 16;
-    const HIDDEN: u64 = 32;
-    const INTER: u64 = 16;
-    const EXPERTS: u64 = 2 * RANKS;
-    const TOP_K: u64 = 2;
-    const B: u64 = 4;
-    const N1: u64 = 16;
-    const N2: u64 = 16;
-    const SUM: u64 = 8;
+    include!("tiny_shape.rs");
     const W: u64 = 4; // MoeShape::tiny's wgrad_rows
     const WB13: u64 = HIDDEN; // gradient rows per weight-gradient tile: all of them at this size
     const WB2: u64 = INTER;
