@@ -123,9 +123,10 @@ pub(crate) fn compile_checked(
 
     // The ordering checks' topological order serves the scheduler's priorities and lower
     // bound too (one order per plan, not three).
-    let scheduled = schedule::list::list_schedule_then(&expanded, &order, &tf.profile, cost, OVERLAP_FROM, |placement| {
-        after_scheduling(tf, &expanded, placement, options)
-    });
+    let scheduled =
+        schedule::list::list_schedule_then(&expanded, &order, &tf.profile, cost, OVERLAP_FROM, |placement| {
+            after_scheduling(tf, &expanded, placement, options)
+        });
     drop(order);
     let schedule::list::Scheduled { placement, then, schedule_time } = scheduled;
     let after = then?;
@@ -265,10 +266,7 @@ pub fn analyse(tf: &Taskflow) -> Result<Expanded, Diagnostics> {
 
 /// [`analyse`] of a taskflow whose structural checks have run (`checked`, of `tf`), with the
 /// topological order of its DAG that the ordering checks used ([`crate::graph::Dag::topo_order`]).
-fn analyse_checked(
-    tf: &Taskflow,
-    checked: Checked<'_>,
-) -> Result<(Expanded, Vec<NodeId>, StageTimes), Diagnostics> {
+fn analyse_checked(tf: &Taskflow, checked: Checked<'_>) -> Result<(Expanded, Vec<NodeId>, StageTimes), Diagnostics> {
     let mut times = StageTimes::default();
     let t = Instant::now();
     let resolved = checked.structure?;

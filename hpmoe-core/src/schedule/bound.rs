@@ -137,8 +137,16 @@ mod tests {
             let order = last_freed_first(&exp.dag);
             assert_eq!(order.len(), exp.nodes());
             differ += usize::from(order != exp.dag.topo_order().unwrap());
-            assert_eq!(lower_bound_along(&exp, &order, &prof, &costs), lower_bound_of(&exp, &prof, &costs), "seed {seed}");
-            assert_eq!(priorities_along(&exp, &order, &costs, &cost), priorities_with(&exp, &costs, &cost), "seed {seed}");
+            assert_eq!(
+                lower_bound_along(&exp, &order, &prof, &costs),
+                lower_bound_of(&exp, &prof, &costs),
+                "seed {seed}"
+            );
+            assert_eq!(
+                priorities_along(&exp, &order, &costs, &cost),
+                priorities_with(&exp, &costs, &cost),
+                "seed {seed}"
+            );
         }
         assert!(differ > 30, "the cases use orders other than the DAG's own ({differ} of 60)");
     }

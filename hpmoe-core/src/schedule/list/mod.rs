@@ -130,15 +130,15 @@ mod tests;
 use super::CostModel;
 use super::Placement;
 use super::bound::lower_bound_along;
-use super::priority::{node_costs, priorities_along};
 #[cfg(test)]
 use super::priority::priorities_with;
-use std::borrow::Cow;
+use super::priority::{node_costs, priorities_along};
 use crate::expand::Expanded;
 use crate::graph::Csr;
 use crate::ids::{CoreId, IdVec, NodeId};
 use crate::model::{CoreKind, MachineProfile};
 use lanes::Lanes;
+use std::borrow::Cow;
 
 /// Cores are grouped per rank into classes: AIC, vector cores for anything but link puts,
 /// and link lanes (vector cores for link puts only).
