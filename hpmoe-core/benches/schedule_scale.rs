@@ -173,7 +173,10 @@
 //! signalled set's inserts 2.2%), the kernel faulting in fresh pages ~7%. 10^6 instances in
 //! under 1 s is still not reached (not measured on an idle machine this time). Again later
 //! under a load of 4.7–6.0, three pairs, `--runs 3`: CPU 1590, 1730, 1710 ms before, 1470,
-//! 1810, 1520 ms after (a gain of a few percent at most, inside this noise). The main job's
+//! 1810, 1520 ms after (a gain of a few percent at most, inside this noise); under a load of
+//! 2.8–3.2, five pairs: CPU 1490–1720 ms before, 1400–1670 after; wall 1107–2593 ms before,
+//! 1056–1921 after, the best pair 1107 against 1056 ms (stages then, after: expand 88, list
+//! 367, proof 49, sync 378, flags + table 174 ms). The main job's
 //! `--out` folder at `--tokens 2048` (121 files) is byte-identical to the previous main's.
 
 use hpmoe_core::limits::{MAX_FAMILY_INSTANCES, MAX_INSTANCES};
