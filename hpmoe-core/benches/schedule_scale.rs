@@ -151,6 +151,33 @@
 //! overlap), while every record grows from 16 to 24 bytes; its time was not measured. 10^6
 //! instances in under 1 s is still not reached: list scheduling, the reduction and flags +
 //! table remain (on an idle machine about 0.42, 0.5 and 0.23 s by the previous figures).
+//!
+//! Since then (same plans: fingerprints equal at 10^3 … 10^6): the pipeline computes one
+//! topological order of the instance DAG per plan (the ordering checks') and passes it to the
+//! list scheduler's priorities and lower bound, which each computed their own (by `perf`,
+//! `Dag::topo_order` and its callers were ~4% of a `--no-limit` run); and the sync reduction
+//! keeps each node's count of unvisited successors in the record it reads per predecessor
+//! (the atomic decrement in a separate array was 17% of the walk's samples: one more cache
+//! miss per edge). Side by side, alternating previous main, the first change alone and both,
+//! three rounds, `--no-limit --runs 3`, 10^6 row, under a load average of 6.8–7.4 (other
+//! helpers building; wall times there say little):
+//!
+//! | 10^6 instances   | previous main | one order | both      |
+//! |------------------|--------------:|----------:|----------:|
+//! | total, CPU (ms)  | 1770–2080     | 1670–1910 | 1670–1780 |
+//! | total, wall (ms) | 2523–3292     | 2544–2872 | 2510–2759 |
+//! | sync (ms)        | 1268–1599     | 1237–1487 | 1275–1397 |
+//!
+//! By `perf` after both, the list scheduler's pass is ~22% of the samples (`sim::run` and its
+//! heap), the reduction ~32% (the walk 13.5%, reading clocks 7.9%, merging them 6.5%, the
+//! signalled set's inserts 2.2%), the kernel faulting in fresh pages ~7%. 10^6 instances in
+//! under 1 s is still not reached (not measured on an idle machine this time). Again later
+//! under a load of 4.7–6.0, three pairs, `--runs 3`: CPU 1590, 1730, 1710 ms before, 1470,
+//! 1810, 1520 ms after (a gain of a few percent at most, inside this noise); under a load of
+//! 2.8–3.2, five pairs: CPU 1490–1720 ms before, 1400–1670 after; wall 1107–2593 ms before,
+//! 1056–1921 after, the best pair 1107 against 1056 ms (stages then, after: expand 88, list
+//! 367, proof 49, sync 378, flags + table 174 ms). The main job's
+//! `--out` folder at `--tokens 2048` (121 files) is byte-identical to the previous main's.
 
 use hpmoe_core::limits::{MAX_FAMILY_INSTANCES, MAX_INSTANCES};
 use hpmoe_core::model::{CoreKind, DType, Taskflow};

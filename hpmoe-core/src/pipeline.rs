@@ -3,7 +3,7 @@
 use crate::check;
 use crate::error::Diagnostics;
 use crate::expand::{self, Expanded};
-use crate::ids::IdVec;
+use crate::ids::{IdVec, NodeId};
 use crate::model::Taskflow;
 use crate::resolve;
 use crate::schedule::flags::{self, FlagPlan, FlagPolicy};
@@ -119,11 +119,15 @@ pub(crate) fn compile_checked(
     cost: &dyn CostModel,
     options: &CompileOptions,
 ) -> Result<Compiled, Diagnostics> {
-    let (expanded, mut times) = analyse_checked(tf, checked)?;
+    let (expanded, order, mut times) = analyse_checked(tf, checked)?;
 
-    let scheduled = schedule::list::list_schedule_then(&expanded, &tf.profile, cost, OVERLAP_FROM, |placement| {
-        after_scheduling(tf, &expanded, placement, options)
-    });
+    // The ordering checks' topological order serves the scheduler's priorities and lower
+    // bound too (one order per plan, not three).
+    let scheduled =
+        schedule::list::list_schedule_then(&expanded, &order, &tf.profile, cost, OVERLAP_FROM, |placement| {
+            after_scheduling(tf, &expanded, placement, options)
+        });
+    drop(order);
     let schedule::list::Scheduled { placement, then, schedule_time } = scheduled;
     let after = then?;
     // Wall clock until the placement was known; the later stages' own times (which overlap
@@ -257,11 +261,12 @@ fn after_scheduling(
 /// found while expanding (bounds, ranks, unwritten
 /// reads, `after` ranges), then cycles or, on an acyclic DAG, unordered conflicting accesses.
 pub fn analyse(tf: &Taskflow) -> Result<Expanded, Diagnostics> {
-    analyse_checked(tf, Checked::new(tf)).map(|(e, _)| e)
+    analyse_checked(tf, Checked::new(tf)).map(|(e, _, _)| e)
 }
 
-/// [`analyse`] of a taskflow whose structural checks have run (`checked`, of `tf`).
-fn analyse_checked(tf: &Taskflow, checked: Checked<'_>) -> Result<(Expanded, StageTimes), Diagnostics> {
+/// [`analyse`] of a taskflow whose structural checks have run (`checked`, of `tf`), with the
+/// topological order of its DAG that the ordering checks used ([`crate::graph::Dag::topo_order`]).
+fn analyse_checked(tf: &Taskflow, checked: Checked<'_>) -> Result<(Expanded, Vec<NodeId>, StageTimes), Diagnostics> {
     let mut times = StageTimes::default();
     let t = Instant::now();
     let resolved = checked.structure?;
@@ -280,17 +285,22 @@ fn analyse_checked(tf: &Taskflow, checked: Checked<'_>) -> Result<(Expanded, Sta
     diagnostics.extend(expand_errors);
 
     let t = Instant::now();
-    match expanded.dag.topo_order() {
-        Err(cycle) => diagnostics.push(check::cycle_error(tf, &expanded.space, &cycle)),
-        Ok(_) if after_left_out => {}
+    let order = match expanded.dag.topo_order() {
+        Err(cycle) => {
+            diagnostics.push(check::cycle_error(tf, &expanded.space, &cycle));
+            Vec::new()
+        }
+        Ok(order) if after_left_out => order,
         Ok(order) => {
             let mut pos = IdVec::filled(order.len(), 0u32);
             for (i, &n) in order.iter().enumerate() {
                 pos[n] = i as u32;
             }
             diagnostics.extend(check::check_ordering(tf, &expanded, &hazards, &pos));
+            order
         }
-    }
+    };
     times.order_checks = t.elapsed();
-    diagnostics.into_result((expanded, times))
+    // A cycle is an error, so an `Ok` always carries the order of every node.
+    diagnostics.into_result((expanded, order, times))
 }

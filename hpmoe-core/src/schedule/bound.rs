@@ -4,6 +4,7 @@
 
 use super::{CostModel, node_costs};
 use crate::expand::Expanded;
+use crate::ids::NodeId;
 use crate::model::{CoreKind, MachineProfile};
 
 /// The parts of the bound, in ns; [`LowerBound::ns`] is their maximum.
@@ -38,11 +39,24 @@ pub fn lower_bound(exp: &Expanded, profile: &MachineProfile, cost: &dyn CostMode
 /// # Panics
 /// If the DAG has a cycle, or `costs` has not one entry per node.
 pub fn lower_bound_of(exp: &Expanded, profile: &MachineProfile, costs: &[u64]) -> LowerBound {
-    assert_eq!(costs.len(), exp.nodes(), "one cost per node");
     let order = exp.dag.topo_order().expect("the instance DAG is acyclic (checked before scheduling)");
+    lower_bound_along(exp, &order, profile, costs)
+}
+
+/// [`lower_bound_of`] along `order`, a topological order of the instance DAG that the caller
+/// has already computed (the pipeline computes one per plan, for its ordering checks, and
+/// passes it down), instead of computing one. The result does not depend on which
+/// topological order it is.
+///
+/// # Panics
+/// If `costs` or `order` has not one entry per node. (An order that is not topological gives
+/// a wrong critical path: the caller's order must be one.)
+pub fn lower_bound_along(exp: &Expanded, order: &[NodeId], profile: &MachineProfile, costs: &[u64]) -> LowerBound {
+    assert_eq!(costs.len(), exp.nodes(), "one cost per node");
+    assert_eq!(order.len(), exp.nodes(), "the order has every node once");
     let mut finish = vec![0u64; exp.nodes()];
     let mut critical = 0;
-    for &v in &order {
+    for &v in order {
         let start = exp.dag.pred.row(v).iter().map(|&p| finish[p.index()]).max().unwrap_or(0);
         finish[v.index()] = start.saturating_add(costs[v.index()]);
         critical = critical.max(finish[v.index()]);
@@ -86,5 +100,54 @@ mod tests {
         assert_eq!((b.critical_path_ns, b.aic_work_per_core_ns, b.aiv_work_per_core_ns), (3, 3, 5));
         assert_eq!(b.ns(), 5);
         assert!(list_schedule(&exp, &profile, &UnitCost).makespan_ns >= b.ns());
+    }
+
+    /// A topological order other than [`Dag::topo_order`]'s: Kahn's algorithm taking the
+    /// most recently freed node first (a stack, not a queue).
+    fn last_freed_first(dag: &Dag) -> Vec<NodeId> {
+        let mut indeg: Vec<usize> = dag.pred.row_ids().map(|v| dag.pred.degree(v)).collect();
+        let mut stack: Vec<NodeId> = dag.pred.row_ids().filter(|&v| indeg[v.index()] == 0).collect();
+        let mut order = Vec::new();
+        while let Some(v) = stack.pop() {
+            order.push(v);
+            for &s in dag.succ.row(v) {
+                indeg[s.index()] -= 1;
+                if indeg[s.index()] == 0 {
+                    stack.push(s);
+                }
+            }
+        }
+        order
+    }
+
+    /// The pipeline passes its one topological order down: the bound and the priorities must
+    /// not depend on which order that is.
+    #[test]
+    fn any_topological_order_gives_the_same_bound_and_priorities() {
+        use crate::schedule::SimpleCost;
+        use crate::schedule::priority::{priorities_along, priorities_with};
+        use crate::schedule::testutil::{profile, random_expanded};
+        let mut differ = 0;
+        for seed in 0..60 {
+            let ranks = 1 + (seed % 3) as u32;
+            let exp = random_expanded(seed, ranks, 6, 12);
+            let cost = SimpleCost::default();
+            let costs = node_costs(&exp, &cost);
+            let prof = profile(2, 2, ranks);
+            let order = last_freed_first(&exp.dag);
+            assert_eq!(order.len(), exp.nodes());
+            differ += usize::from(order != exp.dag.topo_order().unwrap());
+            assert_eq!(
+                lower_bound_along(&exp, &order, &prof, &costs),
+                lower_bound_of(&exp, &prof, &costs),
+                "seed {seed}"
+            );
+            assert_eq!(
+                priorities_along(&exp, &order, &costs, &cost),
+                priorities_with(&exp, &costs, &cost),
+                "seed {seed}"
+            );
+        }
+        assert!(differ > 30, "the cases use orders other than the DAG's own ({differ} of 60)");
     }
 }

@@ -46,7 +46,7 @@ mod reduce;
 mod testutil;
 
 pub use crate::placement::{Placement, Signal, SyncPlan, Wait};
-pub use bound::{LowerBound, lower_bound, lower_bound_of};
+pub use bound::{LowerBound, lower_bound, lower_bound_along, lower_bound_of};
 pub use cost::{CostModel, NetworkLimits, PutShape, SimpleCost, UnitCost};
 pub use counters::plan_sync;
 pub use flags::{FlagPlan, FlagPolicy};

@@ -93,10 +93,13 @@ fn bottom_levels_in(exp: &Expanded, order: &[NodeId], costs: &[u64], edges: Edge
 /// same rows), not with the readers of an input ready long before (in a training step, the
 /// forward's activations, whose other readers are the forward's urgent tiles). Other nodes
 /// keep their bottom level. O(V + E).
-pub(crate) fn priorities_with(exp: &Expanded, costs: &[u64], cost: &dyn CostModel) -> Vec<u64> {
-    let (order, edges) = (topo_order(exp), Edges::of(cost));
-    let mut level = bottom_levels_in(exp, &order, costs, edges);
-    let top = top_levels_in(exp, &order, costs, edges);
+///
+/// `order` is a topological order of the DAG, which the caller has computed (the pipeline
+/// computes one per plan); the priorities do not depend on which order it is.
+pub(crate) fn priorities_along(exp: &Expanded, order: &[NodeId], costs: &[u64], cost: &dyn CostModel) -> Vec<u64> {
+    let edges = Edges::of(cost);
+    let mut level = bottom_levels_in(exp, order, costs, edges);
+    let top = top_levels_in(exp, order, costs, edges);
     for v in exp.space.node_ids() {
         if !exp.dag.succ.row(v).is_empty() {
             continue;
@@ -120,6 +123,12 @@ pub(crate) fn priorities_with(exp: &Expanded, costs: &[u64], cost: &dyn CostMode
         *own = (*own).max(inherited);
     }
     level
+}
+
+/// [`priorities_along`] the DAG's own topological order (for tests).
+#[cfg(test)]
+pub(crate) fn priorities_with(exp: &Expanded, costs: &[u64], cost: &dyn CostModel) -> Vec<u64> {
+    priorities_along(exp, &topo_order(exp), costs, cost)
 }
 
 /// Per node: the longest path from any source to the node's start, counting each earlier

@@ -61,8 +61,9 @@
 //! binary search, the facts the cap would drop anyway (on many ranks, most facts of a remote
 //! producer's clock); the cap itself is a binary search; step 1 copies the core
 //! predecessor's clock instead of merging it; a merge that brings no new core raises positions
-//! in place; each node's core, position, visiting index and the slot of its clock sit side by
-//! side in 16 bytes (one cache miss per predecessor); and clocks live, length first, in
+//! in place; each node's core, position, visiting index, the slot of its clock and its count
+//! of unvisited successors sit side by side in 20 bytes (one cache miss per predecessor, for
+//! judging the edge and for counting the visit); and clocks live, length first, in
 //! fixed-width slots of an arena, so reading a predecessor's clock is one more miss, not
 //! three. From [`walk::TWO_WORKERS_FROM`] nodes on, the walk runs on two threads, each
 //! visiting the nodes of one half of the cores in the same global order ([`walk`] says why
@@ -171,6 +172,10 @@ fn reduce_on(
             position: placement.position[v],
             order: u32::from(keep_all_from(v)),
             clock: AtomicU32::new(walk::NO_SLOT),
+            unvisited: AtomicU32::new(
+                u32::try_from(dag.succ.degree(v) + usize::from(proved.chain.next[v].is_some()))
+                    .expect("edge counts fit u32"),
+            ),
         })
         .collect();
     for (i, &v) in proved.order.iter().enumerate() {
@@ -179,17 +184,20 @@ fn reduce_on(
     walk::walk(dag, placement, proved, at, cap, workers)
 }
 
-/// What the reduction reads of a node, in 16 bytes: its core (raw: the cap measures distances
+/// What the reduction reads of a node, in 20 bytes: its core (raw: the cap measures distances
 /// between core ids), its position there, its index in the visiting order and whether every
-/// cross-core edge out of it is kept (`order`: the index times two, plus one if kept), and
-/// the arena slot of its clock while stored (written once, when the node is visited). One
-/// cache miss per predecessor gives all of it.
+/// cross-core edge out of it is kept (`order`: the index times two, plus one if kept), the
+/// arena slot of its clock while stored (written once, when the node is visited), and how many
+/// of its successors in DAG ∪ core order are not visited yet (its clock is freed when none
+/// is). One cache miss per predecessor gives all of it: a successor's visit reads the record
+/// to judge the edge, then counts itself in the same record.
 #[derive(Debug)]
 struct At {
     core: u32,
     position: u32,
     order: u32,
     clock: AtomicU32,
+    unvisited: AtomicU32,
 }
 
 /// The largest position of `core` known finished, if any.

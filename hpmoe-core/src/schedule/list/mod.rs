@@ -4,7 +4,7 @@
 //! (a node finishes and frees its core; a node becomes ready), and whenever a core is idle
 //! while a node it could run is ready, the core starts the ready node with the highest
 //! priority — largest bottom level, a sink (a node nothing waits for) ranked with the other
-//! readers of the input it waits for last (`priority::priorities_with`), in the first
+//! readers of the input it waits for last (`priority::priorities_along`), in the first
 //! pass (see forward-backward improvement below for the others), then earliest send round,
 //! then smallest node id. No core is
 //! ever left idle while a node it could run is ready (the schedule is *greedy*, or
@@ -129,13 +129,16 @@ mod tests;
 
 use super::CostModel;
 use super::Placement;
-use super::bound::lower_bound_of;
-use super::priority::{node_costs, priorities_with};
+use super::bound::lower_bound_along;
+#[cfg(test)]
+use super::priority::priorities_with;
+use super::priority::{node_costs, priorities_along};
 use crate::expand::Expanded;
 use crate::graph::Csr;
 use crate::ids::{CoreId, IdVec, NodeId};
 use crate::model::{CoreKind, MachineProfile};
 use lanes::Lanes;
+use std::borrow::Cow;
 
 /// Cores are grouped per rank into classes: AIC, vector cores for anything but link puts,
 /// and link lanes (vector cores for link puts only).
@@ -163,7 +166,8 @@ fn kind_index(kind: CoreKind) -> u32 {
 /// If the DAG has a cycle, if `profile.ranks` differs from the taskflow's ranks, or if the
 /// taskflow has a node of a kind the profile has no core of (all refused by earlier checks).
 pub fn list_schedule(exp: &Expanded, profile: &MachineProfile, cost: &dyn CostModel) -> Placement {
-    list_schedule_then(exp, profile, cost, usize::MAX, |_| ()).placement
+    let order = exp.dag.topo_order().expect("the instance DAG is acyclic (checked before scheduling)");
+    list_schedule_then(exp, &order, profile, cost, usize::MAX, |_| ()).placement
 }
 
 /// A placement, what [`list_schedule_then`] computed from it, and how long scheduling took.
@@ -177,7 +181,8 @@ pub(crate) struct Scheduled<R> {
 }
 
 /// [`list_schedule`], and `then` of its placement: the same result as `then(&list_schedule(..))`,
-/// sooner on a machine with a second core.
+/// sooner on a machine with a second core. `order` is a topological order of the instance DAG
+/// (the pipeline's, computed once per plan); the result does not depend on which.
 ///
 /// When the DAG has at least `overlap_from` nodes and a forward-backward round runs, `then`
 /// runs on another thread on the first pass's placement while the round does. If no round
@@ -188,6 +193,7 @@ pub(crate) struct Scheduled<R> {
 /// placement alone, so the result never depends on which thread ran it or when.
 pub(crate) fn list_schedule_then<R: Send>(
     exp: &Expanded,
+    order: &[NodeId],
     profile: &MachineProfile,
     cost: &dyn CostModel,
     overlap_from: usize,
@@ -195,8 +201,8 @@ pub(crate) fn list_schedule_then<R: Send>(
 ) -> Scheduled<R> {
     assert_eq!(profile.ranks, exp.space.ranks, "profile and taskflow disagree on the number of ranks");
     let start = std::time::Instant::now();
-    let setup = Setup::new(exp, profile, cost);
-    let levels = priorities_with(exp, &setup.costs, cost);
+    let setup = Setup::along(exp, Cow::Borrowed(order), profile, cost);
+    let levels = priorities_along(exp, order, &setup.costs, cost);
     let setup = &setup;
     let first_pass = move || placement_of(setup.pass(Direction::Forward, levels));
     let (first, mut bound) = if exp.nodes() >= overlap_from {
@@ -250,6 +256,8 @@ fn placement_of(pass: Pass) -> Placement {
 /// `rank * CLASSES + class`.
 struct Setup<'a> {
     exp: &'a Expanded,
+    /// A topological order of the instance DAG (for the lower bound).
+    order: Cow<'a, [NodeId]>,
     profile: &'a MachineProfile,
     /// Per node: its time on a core (a link put's on a lane).
     costs: Vec<u64>,
@@ -301,7 +309,15 @@ impl Pass {
 }
 
 impl<'a> Setup<'a> {
+    /// The setup of `exp`, computing a topological order of its DAG.
+    #[cfg(test)]
     fn new(exp: &'a Expanded, profile: &'a MachineProfile, cost: &dyn CostModel) -> Self {
+        let order = exp.dag.topo_order().expect("the instance DAG is acyclic (checked before scheduling)");
+        Setup::along(exp, Cow::Owned(order), profile, cost)
+    }
+
+    /// The setup of `exp`, whose DAG has the topological order `order`.
+    fn along(exp: &'a Expanded, order: Cow<'a, [NodeId]>, profile: &'a MachineProfile, cost: &dyn CostModel) -> Self {
         let lanes = Lanes::new(exp, profile, cost);
         let mut costs = node_costs(exp, cost);
         for v in exp.space.node_ids() {
@@ -332,6 +348,7 @@ impl<'a> Setup<'a> {
         let net = net::Net::new(exp, cost, &lanes.shapes, lanes.count, |v| lanes.carries(exp, v));
         Setup {
             exp,
+            order,
             profile,
             costs,
             send_order: exp.space.node_ids().map(|v| order::send_order(exp, v, cost.ranks_per_server())).collect(),
@@ -381,12 +398,12 @@ impl<'a> Setup<'a> {
     }
 
     /// A lower bound on the makespan of every pass, forward or backward: the largest of
-    /// [`lower_bound_of`] the pass costs (the critical path, each kind's work per core) and
+    /// [`super::lower_bound_of`] the pass costs (the critical path, each kind's work per core) and
     /// the resources only the passes book — each rank's link lanes, which run its link puts
     /// and nothing else (their least times over the lanes), and each rank's server tier
     /// ([`net::Net::tier_bound_ns`]).
     fn lower_bound_ns(&self) -> u64 {
-        let compute = lower_bound_of(self.exp, self.profile, &self.costs).ns();
+        let compute = lower_bound_along(self.exp, &self.order, self.profile, &self.costs).ns();
         let ranks = self.exp.space.ranks as usize;
         let mut lanes = vec![0u64; ranks];
         for &g in self.group_of_core.values() {

@@ -29,7 +29,7 @@ use crate::schedule::proof::{CoreChain, Proved};
 use std::cmp::Reverse;
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::thread::Thread;
 
@@ -84,12 +84,6 @@ pub(super) fn walk(
         dag,
         chain,
         order,
-        unvisited: (0..nodes)
-            .map(|v| {
-                let v = NodeId::from_index(v);
-                AtomicU32::new((dag.succ.degree(v) + usize::from(chain.next[v].is_some())) as u32)
-            })
-            .collect(),
         at,
         split,
         alone: visits[0].is_empty() || visits[1].is_empty(),
@@ -152,8 +146,6 @@ struct Shared<'a> {
     dag: &'a Dag,
     chain: &'a CoreChain,
     order: &'a [NodeId],
-    /// Per node: successors in DAG ∪ core order not yet visited.
-    unvisited: Vec<AtomicU32>,
     at: Vec<At>,
     /// Cores below this belong to worker 0.
     split: u32,
@@ -198,7 +190,7 @@ impl Shared<'_> {
 
     /// Counts one more visited successor of `p`; true if it was the last.
     fn visited_successor(&self, p: NodeId) -> bool {
-        let count = &self.unvisited[p.index()];
+        let count = &self.at[p.index()].unvisited;
         if self.alone {
             // No other thread touches the count: a plain load and store, not a locked update.
             let left = count.load(Ordering::Relaxed) - 1;
@@ -332,7 +324,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             }
         }
         // None of `v`'s successors is visited yet: it has a successor iff its count is not 0.
-        if s.unvisited[v.index()].load(Ordering::Relaxed) > 0 {
+        if s.at[v.index()].unvisited.load(Ordering::Relaxed) > 0 {
             let slot = self.take_slot();
             s.arenas[self.me].write(slot, &self.known);
             s.at[v.index()].clock.store(slot, Ordering::Relaxed);

@@ -178,7 +178,8 @@ fn overlapping_the_next_stage_with_improvement_changes_nothing() {
                 calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 p.clone()
             };
-            let s = super::super::list_schedule_then(&exp, &prof, cost, 0, then);
+            let order = exp.dag.topo_order().unwrap();
+            let s = super::super::list_schedule_then(&exp, &order, &prof, cost, 0, then);
             assert_eq!(s.placement, alone, "seed {seed}");
             assert_eq!(s.then, alone, "seed {seed}: `then` saw the placement that won");
             overlapped += usize::from(calls.into_inner() > 1);
