@@ -494,23 +494,18 @@ fn print_aic_cores(run: &SimResult, placement: &Placement) {
     }
 }
 
-/// The same schedule (planned once on expected activity) priced under other routings
-/// (`--seeds a,b,..`): per routing, the makespan against its bound and, on the rank with the
-/// most AIC work, its cores' mean and largest compute time. The largest over the mean is
-/// what the run's counts did to a balanced plan: the heaviest core cannot end before its own
-/// tiles are done, so a run is at least that much above the bound's AIC work per core.
 /// Per family, the counters its instances signal (all ranks) and the mean per instance: what
 /// a tile pays after its work, `signal_issue_ns` each.
 fn print_signals(tf: &hpmoe_core::model::Taskflow, compiled: &hpmoe_core::Compiled) {
     let space = &compiled.expanded.space;
     let mut per_family = vec![(0u64, 0u64); tf.families.len()];
-    for f in 0..tf.families.len() {
+    for (f, counts) in per_family.iter_mut().enumerate() {
         let span = &space.families[f];
         for rank in 0..tf.profile.ranks {
             for i in 0..span.count {
                 let node = space.node(hpmoe_core::ids::RankId::new(rank), span.first + i);
-                per_family[f].0 += 1;
-                per_family[f].1 += compiled.sync.signals(node).len() as u64;
+                counts.0 += 1;
+                counts.1 += compiled.sync.signals(node).len() as u64;
             }
         }
     }
@@ -520,6 +515,11 @@ fn print_signals(tf: &hpmoe_core::model::Taskflow, compiled: &hpmoe_core::Compil
     }
 }
 
+/// The same schedule (planned once on expected activity) priced under other routings
+/// (`--seeds a,b,..`): per routing, the makespan against its bound and, on the rank with the
+/// most AIC work, its cores' mean and largest compute time. The largest over the mean is
+/// what the run's counts did to a balanced plan: the heaviest core cannot end before its own
+/// tiles are done, so a run is at least that much above the bound's AIC work per core.
 fn print_seed_spread(
     shape: &MoeShape,
     tf: &hpmoe_core::model::Taskflow,
