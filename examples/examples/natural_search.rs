@@ -10,6 +10,7 @@
 //! ```sh
 //! cargo run --release -p hpmoe-examples --example natural_search [-- --ep N] [--seed N]
 //!                                    [--replans N] [--iters N] [--seeds N,N..] [--tokens N] [--profile P]
+//!                                    [--relay]
 //! ```
 //!
 //! Steps, each priced by the simulator (`sim::simulate`, the same run as the main job's), the
@@ -35,7 +36,8 @@
 //! the family that released them and the tenth of the run, after their last), the run's
 //! critical chain from its end, and, with `--seeds`, the best schedule priced under other
 //! routings beside the main job's: whether what the search found is a rule or this routing's
-//! luck. `NATURAL_SEARCH_TRACE=1` prints every simulated move.
+//! luck. `NATURAL_SEARCH_TRACE=1` prints every simulated move. `--relay` searches the layer with
+//! a relay per rank before the weighted sums (`MoeShape::with_relay`).
 
 use hpmoe_core::Compiled;
 use hpmoe_core::cost::TaskflowCost;
@@ -61,14 +63,17 @@ fn main() {
 }
 
 fn run() -> Result<(), ExampleError> {
-    let options = ["--ep", "--tokens", "--profile", "--seed", "--iters", "--seeds", "--replans"];
+    let options = ["--ep", "--tokens", "--profile", "--seed", "--iters", "--seeds", "--replans", "--relay"];
     let opts = Options::from_env(&options, &options.join(", "))?;
     let ep = opts.number_u32("--ep", 8)?;
     let tokens = opts.number("--tokens", 4096)?;
     let seed = opts.number("--seed", ROUTING_SEED)?;
     let iters = opts.number("--iters", 40)?;
     let profile = opts.profile()?;
-    let shape = MoeShape::deepseek_v3_natural(ep, tokens);
+    let mut shape = MoeShape::deepseek_v3_natural(ep, tokens);
+    if opts.flag("--relay") {
+        shape = shape.with_relay();
+    }
     let layer = RoutedLayer::natural_pass(&shape, Pass::Forward, seed, PLAN_SAMPLES)?;
     let tf = layer.taskflow;
     let base = TaskflowCost::new(&tf, profile);

@@ -8,7 +8,7 @@
 //! cargo run --release -p hpmoe-examples --example network_breakdown [-- --ep N] [--tokens N]
 //!                                                                  [--profile NAME|FILE] [--int8]
 //!                                                                  [--natural [--seed N] [--plan-on-run]
-//!                                                                             [--seeds N,N..] [--row-block N]]
+//!                                                                             [--seeds N,N..] [--row-block N] [--relay]]
 //!                                                                  [--pass forward|backward|training_step]
 //! ```
 //!
@@ -22,8 +22,11 @@
 //! static schedule can know before the run: the difference is what not knowing the routing
 //! costs. `--seeds` prices the same schedule under other routings too (see below);
 //! `--row-block N` takes the natural layer with `N`-row blocks instead of 64 (the capacity
-//! still 1.5x the average, rounded up to whole blocks: 192 rows at 96).
+//! still 1.5x the average, rounded up to whole blocks: 192 rows at 96); `--relay` takes it with
+//! a relay per rank before the gathering sums (`MoeShape::with_relay`).
 //!
+//! Per family, how many counters its instances signal (each signal costs its core
+//! `signal_issue_ns` after the tile's work).
 //! Last, on the rank with the most AIC work, where its AIC cores idle: before which tiles,
 //! released by which family, and why a releasing tile of the rank itself was late; on rank 0,
 //! each family's first start and last end, beside the scheduler's plan of them; and per put
@@ -75,6 +78,7 @@ fn run() -> Result<(), ExampleError> {
         "--pass",
         "--row-block",
         "--seeds",
+        "--relay",
     ];
     let opts = Options::from_env(&options, &options.join(", "))?;
     let ep = opts.number_u32("--ep", 8)?;
@@ -90,6 +94,9 @@ fn run() -> Result<(), ExampleError> {
             // Another row block, the capacity still 1.5x the average rounded up to whole blocks.
             shape.row_block = opts.number("--row-block", shape.row_block)?;
             shape = shape.clone().with_natural_routing(shape.natural_capacity(1.5));
+        }
+        if opts.flag("--relay") {
+            shape = shape.with_relay();
         }
         natural_shape = Some(shape.clone());
         let layer = RoutedLayer::natural_pass(&shape, pass, seed, PLAN_SAMPLES)?;
@@ -168,6 +175,7 @@ fn run() -> Result<(), ExampleError> {
     print_aic_cores(run, &compiled.placement);
     print_families(run, &tf, &compiled.placement, 0);
     print_puts_against_plan(run, &tf, &compiled.placement, p);
+    print_signals(&tf, &compiled);
     print_timeline(run, p, 0, 20);
     if let Some(shape) = natural_shape {
         print_seed_spread(&shape, &tf, &compiled, &TaskflowCost::new(&tf, p.clone()), &opts.list_u32("--seeds")?)?;
@@ -483,6 +491,27 @@ fn print_aic_cores(run: &SimResult, placement: &Placement) {
     println!("rank {rank} AIC cores by last end (ms): run busy, run last end | plan busy, plan last end");
     for (c, (busy, end, pbusy, pend)) in rows {
         println!("  core {:>4} | {:>7.3} {:>7.3} | {:>7.3} {:>7.3}", c.raw(), ms(busy), ms(end), ms(pbusy), ms(pend));
+    }
+}
+
+/// Per family, the counters its instances signal (all ranks) and the mean per instance: what
+/// a tile pays after its work, `signal_issue_ns` each.
+fn print_signals(tf: &hpmoe_core::model::Taskflow, compiled: &hpmoe_core::Compiled) {
+    let space = &compiled.expanded.space;
+    let mut per_family = vec![(0u64, 0u64); tf.families.len()];
+    for (f, counts) in per_family.iter_mut().enumerate() {
+        let span = &space.families[f];
+        for rank in 0..tf.profile.ranks {
+            for i in 0..span.count {
+                let node = space.node(hpmoe_core::ids::RankId::new(rank), span.first + i);
+                counts.0 += 1;
+                counts.1 += compiled.sync.signals(node).len() as u64;
+            }
+        }
+    }
+    println!("signals per family (all ranks): instances, signals, per instance");
+    for (f, (n, s)) in tf.families.iter().zip(per_family) {
+        println!("  {:<20} {n:>9} {s:>9} {:>8.2}", f.name, s as f64 / n.max(1) as f64);
     }
 }
 

@@ -97,6 +97,7 @@ fn main() {
         sum_rows: 32,
         wgrad_rows: 16,
         wgrad_source_groups: 1,
+        relay: false,
         routing: hpmoe_host::moe::Routing::Balanced,
         dispatch: hpmoe_host::moe::DispatchPrecision::Bf16,
     };

@@ -140,7 +140,8 @@ mod expand;
 ///   `scale_rows`, `accumulate`, `weighted_accumulate`, `gather_weighted_accumulate`,
 ///   `quantize`, `dequantize`, `cast`, `zero`, `swiglu_backward`, `scale_rows_repeat`,
 ///   `row_dot_topk`, `sum_topk` and their gathering forms `gather_scale_rows_repeat`,
-///   `gather_row_dot_topk`, `gather_sum_topk` on AIV), and
+///   `gather_row_dot_topk`, `gather_sum_topk`, and `fence` (no work: later readers of its
+///   region wait for it instead of for the writes before it, a relay) on AIV), and
 ///   user-defined ones:
 ///   `#[op(aic | aiv, work = matmul | copy | vector(F) | gather(F), emit = "Call({a}, {b})", read_write(b))]
 ///   fn name(a: &TileData, b: &mut TileData) { reference body }`. `&TileData` parameters

@@ -179,6 +179,10 @@ pub fn statement(
             Ok(format!("hpmoe::{f}(vec,\n    {src},\n    {dst});"))
         }
         BuiltinOp::Zero => Ok(format!("hpmoe::Zero(vec,\n    {});", a(0))),
+        // The tile's waits are the fence: every write of the region has landed before they pass.
+        BuiltinOp::Fence => {
+            Ok(format!("// fence: every earlier write of `{}` has landed (the waits above)", v[0].text))
+        }
         BuiltinOp::Swiglu => {
             if v[0].rows != v[1].rows || v[0].cols != 2 * v[1].cols {
                 return Err(fault(

@@ -81,6 +81,8 @@ fn dma_reads_in_place(op: BuiltinOp) -> bool {
         | BuiltinOp::GatherScaleRowsRepeat
         | BuiltinOp::GatherRowDotTopk
         | BuiltinOp::GatherSumTopk => true,
+        // Reads nothing: it only orders.
+        BuiltinOp::Fence => false,
     }
 }
 

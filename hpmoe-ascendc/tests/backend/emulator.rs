@@ -169,6 +169,14 @@ fn moe_layer_tiny_natural_4() {
     emulator_equals_executor(&shape.taskflow().unwrap(), &moe_inputs(&shape, 7));
 }
 
+/// With a relay per rank (a `fence` tile, no work) between the combine puts and the weighted
+/// sums: the sums wait for it alone, and still read every put's rows.
+#[test]
+fn moe_layer_tiny_natural_2_with_a_relay() {
+    let shape = MoeShape::tiny_natural(2).with_relay();
+    emulator_equals_executor(&shape.taskflow().unwrap(), &moe_inputs(&shape, 7));
+}
+
 /// INT8 dispatch: quantised rows and their scales put across ranks, dequantised per block
 /// before GMM1; every tensor (the quantised send buffer and the received scales included)
 /// against the executor.

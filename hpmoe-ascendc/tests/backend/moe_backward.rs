@@ -28,6 +28,8 @@ fn the_natural_backward_and_training_step_kernels_equal_the_executor_and_the_ref
     for groups in [1, 2] {
         backward_kernels_equal_the_executor_and_the_reference(&MoeShape::tiny_natural(2).with_wgrad_groups(groups));
     }
+    // With a relay per rank before the forward's weighted sums and the backward's sums.
+    backward_kernels_equal_the_executor_and_the_reference(&MoeShape::tiny_natural(2).with_relay());
 }
 
 #[test]

@@ -73,6 +73,9 @@ fn one_family(tf: &Taskflow, f: &crate::model::TileFamily) -> FamilyTraffic {
     let mut t = FamilyTraffic::default();
     for call in &f.body {
         let Some(spec) = tf.ops.get(&call.op) else { continue };
+        if spec.work == WorkModel::Order {
+            continue; // orders only: no bytes, no flops
+        }
         let is_put = call.args.iter().any(Region::is_remote);
         // (elements, bytes) of each argument; None if its tensor is unknown.
         let arg_dims: Vec<Option<(Vec<u64>, u64)>> = call
@@ -142,7 +145,7 @@ fn op_flops(work: WorkModel, sizes: &[Option<(u64, u64)>], call: &crate::model::
             let (Some(a), Some(c)) = (extents(0), extents(2)) else { return 0 };
             work.matmul_dims(&a, &c).map_or(0, |d| 2u64.saturating_mul(d.m).saturating_mul(d.n).saturating_mul(d.k))
         }
-        WorkModel::Matmul | WorkModel::MatmulNt | WorkModel::MatmulTn | WorkModel::Copy => 0,
+        WorkModel::Matmul | WorkModel::MatmulNt | WorkModel::MatmulTn | WorkModel::Copy | WorkModel::Order => 0,
         WorkModel::Gather { flops_per_element } => {
             sizes.first().copied().flatten().map_or(0, |s| s.0).saturating_mul(u64::from(flops_per_element))
         }

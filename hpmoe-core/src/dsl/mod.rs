@@ -37,7 +37,7 @@ mod tensor;
 pub use guard::run_if_above;
 pub use index::{Idx, RANK};
 pub use ops::{
-    BuiltinFunction, RegionFn, accumulate, builtin_function, cast, copy, dequantize, gather_row_dot_topk,
+    BuiltinFunction, RegionFn, accumulate, builtin_function, cast, copy, dequantize, fence, gather_row_dot_topk,
     gather_scale_rows_repeat, gather_sum_topk, gather_weighted_accumulate, matmul, matmul_accumulate, matmul_nt,
     matmul_tn, matmul_tn_accumulate, matmul_tn_slots, matmul_tn_slots_accumulate, put, quantize, row_dot_topk,
     scale_rows, scale_rows_repeat, sum_topk, swiglu, swiglu_backward, weighted_accumulate, zero,

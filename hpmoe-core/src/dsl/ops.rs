@@ -201,6 +201,13 @@ pub fn gather_sum_topk(table: impl Into<Region>, index: impl Into<Region>, dst: 
     let _ = (table.into(), index.into(), dst.into());
 }
 
+/// AIV: no work. The tile waits for every earlier write of `region` (puts from other ranks
+/// included), and a tile of a later family that reads inside `region` waits for this one instead
+/// of for each of those writes: one fence per rank can relay many puts to many readers.
+pub fn fence(region: impl Into<Region>) {
+    let _ = (region.into(),);
+}
+
 /// A DSL function taking regions, by its number of arguments.
 #[derive(Clone, Copy, Debug)]
 pub enum RegionFn {
@@ -277,6 +284,7 @@ pub fn builtin_function(op: BuiltinOp) -> BuiltinFunction {
         }
         BuiltinOp::GatherRowDotTopk => function!(gather_row_dot_topk, Four, ["table", "index", "a", "d_weights"]),
         BuiltinOp::GatherSumTopk => function!(gather_sum_topk, Three, ["table", "index", "dst"]),
+        BuiltinOp::Fence => function!(fence, One, ["region"]),
     }
 }
 

@@ -3,9 +3,14 @@
 //! Data dependencies follow declaration order: an access that reads a region depends on
 //! every write of an overlapping region by an instance of a tile family declared *before*
 //! its own (on the rank whose memory it is, so a put from rank s feeds readers on its
-//! destination rank). Writes that overlap a read of an earlier family, writes that overlap
-//! other writes, and conflicting instances of one family are returned as [`Hazard`]s: the
-//! ordering check requires each to be ordered by a path in the DAG.
+//! destination rank) — unless a *fence* stands between them: an access that reads and writes in
+//! place for an op that only orders ([`WorkModel::Order`], the built-in `fence`), of a family
+//! declared after the writer's and before the reader's, covering all the two share. The fence
+//! depends on the write and the reader on the fence, so the direct edge adds nothing, and
+//! leaving it out lets one fence relay many puts to many readers. Writes that overlap a read
+//! of an earlier family, writes that overlap other writes, and conflicting instances of one
+//! family are returned as [`Hazard`]s: the ordering check requires each to be ordered by a path
+//! in the DAG.
 //!
 //! Overlap is found per tensor and per rank with a [`BoxIndex`] of the writes (interval
 //! indexes nested dimension by dimension), then confirmed on every dimension; no instance is
@@ -22,7 +27,7 @@ use crate::error::{Diagnostic, Diagnostics, ErrorKind as K};
 use crate::graph::Dag;
 use crate::ids::{IdVec, NodeId, RankId};
 use crate::limits;
-use crate::model::{Access, Loc, TensorDecl};
+use crate::model::{Access, Loc, TensorDecl, WorkModel};
 use crate::resolve::Resolved;
 
 mod after;
@@ -336,10 +341,14 @@ impl Builder<'_, '_> {
         let index = BoxIndex::new(&items);
         let loc = |a: &Acc| plans[a.plan as usize].region.loc;
         let mut hits = Vec::new();
+        let mut fences: Vec<(u32, Extent)> = Vec::new();
         for (ri, reader) in accs.iter().enumerate() {
             hits.clear();
             index.candidates(&reader.ext, &items, &mut |w| hits.push(w));
             hits.sort_unstable_by_key(|&w| rank_of[w as usize]);
+            if reader.access.reads() {
+                fences_before(accs, plans, &hits, reader, &mut fences);
+            }
             let mut covered = 0u64;
             for &wi in &hits {
                 let w = &accs[wi as usize];
@@ -366,7 +375,9 @@ impl Builder<'_, '_> {
                 };
                 if reader.access.reads() {
                     if w.family < reader.family {
-                        self.edges.push((w.node, reader.node));
+                        if !hidden_by_fence(&fences, w, reader) {
+                            self.edges.push((w.node, reader.node));
+                        }
                         covered += w.ext.intersection_volume(&reader.ext);
                     } else if w.family == reader.family {
                         covered += w.ext.intersection_volume(&reader.ext);
@@ -422,6 +433,28 @@ impl Builder<'_, '_> {
         }
         rotation
     }
+}
+
+/// The fences (accesses of an op whose work is [`WorkModel::Order`]) among `hits` that
+/// `reader` reads after: of an earlier family than its own, overlapping what it reads. Each as
+/// (family, extent), into `out`.
+fn fences_before(accs: &[Acc], plans: &[ArgPlan<'_>], hits: &[u32], reader: &Acc, out: &mut Vec<(u32, Extent)>) {
+    out.clear();
+    out.extend(hits.iter().map(|&f| &accs[f as usize]).filter_map(|f| {
+        let fence = plans[f.plan as usize].spec.work == WorkModel::Order && f.access.reads();
+        (fence && f.family < reader.family && f.ext.overlaps(&reader.ext)).then_some((f.family, f.ext))
+    }));
+}
+
+/// Whether the read-after-write edge `w → reader` is implied by a fence: one of `fences`, of a
+/// family between theirs, covers all they share. The fence is itself a reader and writer of that
+/// data, so it depends on `w` and `reader` depends on it: the path `w → fence → reader` orders them.
+fn hidden_by_fence(fences: &[(u32, Extent)], w: &Acc, reader: &Acc) -> bool {
+    if fences.is_empty() {
+        return false;
+    }
+    let shared = w.ext.intersection(&reader.ext);
+    fences.iter().any(|(family, ext)| w.family < *family && ext.intersection_volume(&shared) == shared.volume())
 }
 
 /// The dimension along which the writers' intervals are the most distinct.

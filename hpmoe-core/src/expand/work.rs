@@ -45,6 +45,8 @@ pub(super) fn family_work(r: &Resolved<'_>, fi: usize, f: &crate::model::TileFam
                 let rest = (1..shapes.len()).map(bytes).fold(0u64, u64::saturating_add);
                 w.bytes = w.bytes.saturating_add(picked.bytes).saturating_add(rest);
             }
+            // Orders only: nothing moves, nothing is computed.
+            WorkModel::Order => {}
             WorkModel::Copy => {
                 for (i, region) in call.args.iter().enumerate() {
                     if region.is_remote() {

@@ -92,6 +92,10 @@ pub enum WorkModel {
         /// Flops per element of each row read.
         flops_per_element: u32,
     },
+    /// No flops and no bytes: the op only orders. Its regions (read and written in place) make
+    /// it wait for every earlier write of them, and a later family reading inside them waits
+    /// for it instead of for those writes (see [`BuiltinOp::Fence`]).
+    Order,
 }
 
 /// The extents of one matmul: `c` is `m × n`, summed over `k`.
@@ -121,7 +125,7 @@ impl WorkModel {
         match self {
             WorkModel::Matmul | WorkModel::MatmulNt => Some(MatmulDims { m, n, k: last(a) }),
             WorkModel::MatmulTn => Some(MatmulDims { m, n, k: rest(a) }),
-            WorkModel::Vector { .. } | WorkModel::Copy | WorkModel::Gather { .. } => None,
+            WorkModel::Vector { .. } | WorkModel::Copy | WorkModel::Gather { .. } | WorkModel::Order => None,
         }
     }
 }
@@ -236,6 +240,12 @@ builtin_ops! {
         /// AIV: the gathering form of [`BuiltinOp::SumTopk`]: `dst[t, :] = Σ_c table[index[t, c], :]`
         /// over the `c` with `index[t, c] ≥ 0`, c ascending, FP32 from `+0.0`.
         GatherSumTopk => "gather_sum_topk",
+        /// AIV: no work; the tile waits until every earlier write of `region` has landed (puts
+        /// from other ranks included), and a tile of a later family that reads inside `region`
+        /// waits for this one instead of for each of those writes. One fence on a rank can so
+        /// stand between many puts and many readers (a *relay*): each put signals the fence
+        /// once, instead of once per reading core.
+        Fence => "fence",
     }
 }
 
@@ -384,6 +394,12 @@ impl BuiltinOp {
                 vec![P::read("table"), P::read("index"), P::write("dst")],
                 WorkModel::Gather { flops_per_element: 1 },
                 "dst[t, :] = sum over c < k of table[index[t, c], :] for index[t, c] >= 0 (i32), index [T, k], dst [T, H], in FP32, c ascending from +0.0",
+            ),
+            BuiltinOp::Fence => (
+                Aiv,
+                vec![P::read_write("region")],
+                WorkModel::Order,
+                "no work: waits for every earlier write of region (puts included); later readers inside region wait for it instead of for those writes",
             ),
         };
         OpSpec { name: self.name().into(), core, params, work, doc: doc.into(), kind: OpKind::Builtin(self) }

@@ -11,6 +11,7 @@
 //!   panel loads while the cube works. `c` leaves through L0C, not L1. The transposed forms
 //!   (`WorkModel::MatmulNt`, `WorkModel::MatmulTn`) hold the same panels, read from `b`
 //!   `[N, K]` or `a` `[K, M]`.
+//! - **fence** (`WorkModel::Order`) holds nothing: it moves no data.
 //! - **every other op** (vector work, copies, puts) streams its arguments row by row: it
 //!   holds one innermost row (the region's extent in the tensor's last dimension) of every
 //!   argument, each double-buffered.
@@ -73,6 +74,8 @@ pub fn op_pieces(spec: &OpSpec, args: &[Region], tensors: &[&TensorDecl]) -> Vec
             let k = k.min(MATMUL_K_STEP);
             vec![piece(0, m, k, format!("a {m} x {k} panel")), piece(1, k, n, format!("a {k} x {n} panel"))]
         }
+        // An op that only orders holds nothing.
+        WorkModel::Order => Vec::new(),
         _ => (0..args.len())
             .map(|i| {
                 let cols = shape(i).last().copied().unwrap_or(1);

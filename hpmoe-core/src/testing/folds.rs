@@ -70,7 +70,8 @@ fn fold_of(op: BuiltinOp) -> Option<&'static str> {
         | BuiltinOp::SumTopk
         | BuiltinOp::GatherScaleRowsRepeat
         | BuiltinOp::GatherRowDotTopk
-        | BuiltinOp::GatherSumTopk => None,
+        | BuiltinOp::GatherSumTopk
+        | BuiltinOp::Fence => None,
     }
 }
 

@@ -54,7 +54,9 @@
 //! the input `choice_of` `[R·E·C]`, the inverse of `slot_of`; padding rows get zeros);
 //! `combine_bwd`, `gmm2_dgrad`, `swiglu_bwd`, `gmm1_dgrad` and `dispatch_bwd` are guarded per
 //! block by the counts, on the forward's `(e, src, b)` blocks; `weights_grad` and `sum_bwd`
-//! gather by `slot_of` (`gather_row_dot_topk`, `gather_sum_topk`); the weight gradients are
+//! gather by `slot_of` (`gather_row_dot_topk`, `gather_sum_topk`; with [`MoeShape::with_relay`],
+//! `sum_bwd` after `relay_bwd`, a `fence` on `dxs` that waits for every `dispatch_bwd` put landing
+//! on its rank, as the forward's `relay` does for the weighted sums); the weight gradients are
 //! summed by a chain of tiles per expert and column block: `gmm*_wgrad` (grid `(e, n)`)
 //! writes the sum over the slots of the first group's source ranks to their counts in
 //! `recv_counts` (`matmul_tn_slots`), once those rows are in, and `gmm*_wgrad_acc` (grid `(e,
@@ -202,18 +204,19 @@ impl MoeShape {
         let token_blocks = self.tokens_per_rank / self.sum_rows;
         let (h, i) = (self.hidden, self.intermediate);
         let (blocks1, blocks2) = (h / wgrad_row_block(h), i / wgrad_row_block(i));
-        let (scale_dout, wgrad) = match self.routing {
+        let (scale_dout, wgrad, relay) = match self.routing {
             // Per token block; weight-gradient tiles per row group of each expert, gradient row
             // block and column block.
             Routing::Balanced => (
                 token_blocks,
                 e * (r * self.slot_rows() / self.wgrad_rows.max(1)) * (blocks1 * cols1 + blocks2 * cols2),
+                0,
             ),
             // Per send block; a summing tile per expert, column block and group of sources (the
-            // first writing, the others adding).
-            Routing::Natural { .. } => (blocks, self.wgrad_groups() * e * (cols1 + cols2)),
+            // first writing, the others adding); the relay before the sums.
+            Routing::Natural { .. } => (blocks, self.wgrad_groups() * e * (cols1 + cols2), u64::from(self.relay)),
         };
-        token_blocks * 2 + scale_dout // weights_grad, sum_bwd, scale_dout
+        token_blocks * 2 + scale_dout + relay // weights_grad, sum_bwd, scale_dout, relay_bwd
             + blocks * 2 // combine_bwd, dispatch_bwd
             + blocks * cols1 * 2 // gmm2_dgrad, swiglu_bwd
             + blocks * cols2 // gmm1_dgrad
@@ -399,6 +402,14 @@ impl MoeShape {
             let slot = (rank() * e as i64 + ex.clone()) * c as i64 + blk * b as i64;
             tb.put(dxr.at(ex).slice(row, b), dxs.on(src).slice(slot, b));
         });
+        // Natural routing: each sum gathers from anywhere in `dxs`, so it waits for every put
+        // landing on its rank; with a relay, one tile per rank (a fence on `dxs`) waits for them
+        // all instead.
+        if natural.is_some() && self.relay {
+            tf.tile("relay_bwd", CoreKind::Aiv, |tb| {
+                tb.op("fence", [dxs.whole()]);
+            });
+        }
         tf.tile("sum_bwd", CoreKind::Aiv, |tb| {
             let blk = tb.grid("t", t / rows);
             let tokens = blk.clone() * rows as i64;

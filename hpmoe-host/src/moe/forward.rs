@@ -163,6 +163,15 @@ impl MoeShape {
             let back_row = (rank() * e as i64 + ex.clone()) * c as i64 + blk * b as i64;
             tb.put(ybuf.at(ex).slice(y_row, b), back.on(src).slice(back_row, b));
         });
+        // Natural routing: every weighted sum gathers from anywhere in `back`, so each waits
+        // for every combine put landing on its rank. With a relay, one tile per rank waits for
+        // them all and is what the sums wait for (a fence on `back`): a put signals one
+        // counter, not one per core running sums.
+        if counts.is_some() && self.relay {
+            tf.tile("relay", CoreKind::Aiv, |tb| {
+                tb.op("fence", [back.whole()]);
+            });
+        }
         tf.tile("weighted_sum", CoreKind::Aiv, |tb| {
             let tblk = tb.grid("t", t / self.sum_rows);
             let rows = self.sum_rows;
@@ -232,6 +241,26 @@ mod tests {
         let sum = e.space.families[6].first;
         let combines = e.dag.pred.row(e.space.node(RankId::new(0), sum)).len();
         assert_eq!(combines as u64, u64::from(shape.ranks) * shape.local_experts() * 3);
+    }
+
+    #[test]
+    fn with_a_relay_the_sum_waits_for_the_relay_alone_and_it_for_every_combine() {
+        let shape = MoeShape::tiny_natural(2).with_relay();
+        let tf = shape.taskflow().unwrap();
+        let e = hpmoe_core::analyse(&tf).unwrap();
+        assert_eq!(e.nodes() as u64, shape.instances_per_rank() * u64::from(shape.ranks));
+        let name = |n: NodeId| hpmoe_core::check::node_name(&tf, &e.space, n);
+        let family = |n: &str| tf.families.iter().position(|f| f.name == n).unwrap();
+        let (relay, sum) = (family("relay"), family("weighted_sum"));
+        assert_eq!(relay + 1, sum);
+        let preds = |f: usize| -> Vec<NodeId> {
+            e.dag.pred.row(e.space.node(RankId::new(0), e.space.families[f].first)).to_vec()
+        };
+        let combines = preds(relay);
+        assert_eq!(combines.len() as u64, u64::from(shape.ranks) * shape.local_experts() * 3);
+        assert!(combines.iter().all(|&p| name(p).starts_with("combine(")));
+        let relay_on_0 = e.space.node(RankId::new(0), e.space.families[relay].first);
+        assert_eq!(preds(sum), [relay_on_0], "the sum waits for the relay alone");
     }
 
     #[test]

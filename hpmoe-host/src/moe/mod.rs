@@ -43,7 +43,9 @@
 //! `(e, src, b, n)`, and `combine(src, e, b)` run only if their block holds a row; the
 //! weighted sum gathers each token's rows from `back` by `slot_of`
 //! (`gather_weighted_accumulate`), so it waits for every combine put landing on its rank:
-//! which puts carry a token's rows is not known before the run. A tile on a partially
+//! which puts carry a token's rows is not known before the run ([`MoeShape::with_relay`]: through
+//! one `relay` per rank instead, a `fence` on `back` that waits for the puts, so a put signals
+//! the relay alone, not every core running sums). A tile on a partially
 //! filled block computes the whole block; the padding rows are zeros and never gathered.
 //! [`crate::exec::moe_reference`] computes this layer too (`moe_inputs` builds the routed
 //! inputs from [`MoeShape::route`]).
@@ -187,6 +189,12 @@ pub struct MoeShape {
     pub routing: Routing,
     /// BF16 rows, or INT8 rows with per-row scales, on the dispatch all-to-all.
     pub dispatch: DispatchPrecision,
+    /// Under natural routing, one *relay* per rank between the puts landing there and the
+    /// gathering sums that wait for all of them (a `fence` tile: the forward's `relay` between
+    /// `combine` and `weighted_sum`, the backward's `relay_bwd` between `dispatch_bwd` and
+    /// `sum_bwd`), so that a put signals one counter instead of one per core running sums
+    /// ([`MoeShape::with_relay`]). Off by default: measured no better (README, natural routing).
+    pub relay: bool,
 }
 
 impl MoeShape {
@@ -212,6 +220,7 @@ impl MoeShape {
             wgrad_source_groups: default_wgrad_source_groups(ranks),
             routing: Routing::Balanced,
             dispatch: DispatchPrecision::Bf16,
+            relay: false,
         }
         .with_whole_expert_wgrad()
     }
@@ -243,6 +252,7 @@ impl MoeShape {
             wgrad_source_groups: default_wgrad_source_groups(ranks),
             routing: Routing::Balanced,
             dispatch: DispatchPrecision::Bf16,
+            relay: false,
         }
     }
 
@@ -273,9 +283,21 @@ impl MoeShape {
         shape.with_natural_routing(capacity)
     }
 
+    /// Whether tokens reach experts by natural routing.
+    pub fn natural(&self) -> bool {
+        matches!(self.routing, Routing::Natural { .. })
+    }
+
     /// The same layer with natural routing and `capacity` rows per (source rank, expert).
     pub fn with_natural_routing(self, capacity: u64) -> Self {
         MoeShape { routing: Routing::Natural { capacity }, ..self }
+    }
+
+    /// The same layer with a relay per rank before the gathering sums under natural routing
+    /// ([`MoeShape::relay`]; no change under balanced routing, whose sums wait only for their
+    /// own tokens' puts).
+    pub fn with_relay(self) -> Self {
+        MoeShape { relay: true, ..self }
     }
 
     /// The same layer with dispatch in `precision`.
@@ -372,9 +394,10 @@ impl MoeShape {
     pub fn instances_per_rank(&self) -> u64 {
         let (r, e, c, b) = (u64::from(self.ranks), self.local_experts(), self.slot_rows(), self.row_block);
         let blocks = r * e * (c / b); // row blocks sent, and received, per rank
-        let announce = if matches!(self.routing, Routing::Natural { .. }) { r } else { 0 };
+        // Natural routing: the counts' announce, one per destination, and the combine's relay.
+        let natural = if self.natural() { r + u64::from(self.relay) } else { 0 };
         let quantised = if self.dispatch == DispatchPrecision::Int8 { blocks * 2 } else { 0 };
-        announce
+        natural
             + quantised
             + blocks * 2
             + blocks * (2 * self.intermediate / self.gmm1_cols) * 2

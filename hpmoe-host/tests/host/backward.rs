@@ -190,6 +190,7 @@ fn shapes() -> Vec<(&'static str, MoeShape)> {
         ("tiny(2), natural, capacity 4", MoeShape::tiny(2).with_natural_routing(4)),
         ("tiny(2), int8", int8(MoeShape::tiny(2))),
         ("tiny_natural(2), int8", int8(MoeShape::tiny_natural(2))),
+        ("tiny_natural(2), a relay before the sums", MoeShape::tiny_natural(2).with_relay()),
     ]
 }
 

@@ -290,6 +290,7 @@ fn a_rank_streams_its_puts_a_few_at_a_time_so_matmuls_start_on_the_first_blocks(
         sum_rows: 64,
         wgrad_rows: 64,
         wgrad_source_groups: 1,
+        relay: false,
         routing: hpmoe_host::moe::Routing::Balanced,
         dispatch: hpmoe_host::moe::DispatchPrecision::Bf16,
     };

@@ -23,6 +23,8 @@ fn every_pass_analyses_with_the_instances_it_counts() {
         MoeShape::tiny_natural(4),
         int8(MoeShape::tiny(2)),
         int8(MoeShape::tiny_natural(2)),
+        MoeShape::tiny_natural(2).with_relay(),
+        MoeShape::tiny(2).with_relay(),
     ] {
         let per_rank = [
             shape.instances_per_rank(),
@@ -92,6 +94,12 @@ fn natural_tiles_wait_only_for_the_block_they_read_and_the_weight_gradient_for_i
     // The gathering sum and the routing-weight gradient read where the routing put the rows.
     let sum = preds(&tf, "sum_bwd", 0);
     assert_eq!(sum.len(), 2 * 2 * 3, "every dispatch_bwd landing on rank 0: {sum:?}");
+    // With a relay, through it: the relay waits for them all, the sum for the relay alone.
+    let relayed = MoeShape::tiny_natural(2).with_relay().backward_taskflow().unwrap();
+    let relay = preds(&relayed, "relay_bwd", 0);
+    assert_eq!(relay.len(), 2 * 2 * 3, "every dispatch_bwd landing on rank 0: {relay:?}");
+    assert!(relay.iter().all(|p| p.starts_with("dispatch_bwd(")), "{relay:?}");
+    assert_eq!(preds(&relayed, "sum_bwd", 0), ["relay_bwd() on rank 0"]);
     assert!(preds(&tf, "weights_grad", 0).is_empty());
 }
 

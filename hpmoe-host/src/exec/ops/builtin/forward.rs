@@ -261,6 +261,19 @@ impl RefOp for Cast {
 
 /// `dst = 0` (`+0.0` for floating-point types).
 #[derive(Debug)]
+/// `fence`: no work (the executor runs it after every write of its region, as the DAG orders).
+pub(super) struct Fence;
+
+impl RefOp for Fence {
+    fn check(&self, args: &[ArgDesc]) -> Result<(), OpError> {
+        arity(args, 1)
+    }
+
+    fn run(&self, _args: &[Arg<'_>]) -> Result<(), OpError> {
+        Ok(())
+    }
+}
+
 pub(super) struct Zero;
 
 impl RefOp for Zero {

@@ -21,7 +21,8 @@ pub use scalar::{sigmoid, silu, swiglu_grad};
 use super::{OpImpls, RefOp};
 use backward::{RowDotTopk, ScaleRowsRepeat, SumTopk, SwigluBackward};
 use forward::{
-    Accumulate, Cast, Copy, Dequantize, GatherWeightedAccumulate, Quantize, ScaleRows, SwiGlu, WeightedAccumulate, Zero,
+    Accumulate, Cast, Copy, Dequantize, Fence, GatherWeightedAccumulate, Quantize, ScaleRows, SwiGlu,
+    WeightedAccumulate, Zero,
 };
 use gather::{GatherRowDotTopk, GatherScaleRowsRepeat, GatherSumTopk};
 use hpmoe_core::model::BuiltinOp;
@@ -62,5 +63,6 @@ fn reference(op: BuiltinOp) -> Arc<dyn RefOp> {
         BuiltinOp::GatherScaleRowsRepeat => Arc::new(GatherScaleRowsRepeat),
         BuiltinOp::GatherRowDotTopk => Arc::new(GatherRowDotTopk),
         BuiltinOp::GatherSumTopk => Arc::new(GatherSumTopk),
+        BuiltinOp::Fence => Arc::new(Fence),
     }
 }
