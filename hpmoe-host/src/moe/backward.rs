@@ -78,7 +78,9 @@
 //! input, but in a model it is computed from `out` (by the layers after this one), so the
 //! step's backward starts on a rank only once that rank's forward output is complete:
 //! `scale_dout` runs `after(weighted_sum(*))`. What overlaps is the forward's tail on some
-//! ranks and cores with the backward's head on others, under one schedule.
+//! ranks and cores with the backward's head on others, under one schedule. Not yet behind that
+//! join: `weights_grad`, which reads `dout` directly, so the step may run it during the forward
+//! (a modelling gap; the README's Training section measures two ways to close it).
 
 use super::{MoeShape, Routing, ShapeError, ShapeRule};
 use hpmoe_core::model::{Affine, CoreKind, DType, IndexSel, Taskflow, TensorRef, TileBuilder};
