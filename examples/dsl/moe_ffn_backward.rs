@@ -26,8 +26,11 @@
 // R, S, SENT of `moe_ffn.rs`), as inputs (`moe_ffn_backward_inputs.rs`,
 // `moe_ffn_int8_backward_inputs.rs`) or as the forward's own; and the
 // output gradient's first use, which differs between the two (the training step's waits for
-// the forward's output, as a later layer's backward would):
+// the forward's output, as a later layer's backward would), and DOUT_AFTER_FORWARD (1 in a
+// training step, else 0: `weights_grad`, the gradient's other reader, then waits for the
+// forward's output too):
 //
+//   const DOUT_AFTER_FORWARD: u64 = 0; // 1 in a training step
 //   const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
 //   const DBACK: Tensor<Bf16> = scratch([SENT, HIDDEN]);
 //   #[tile(aiv, grid(t in 0..T / SUM))] // plus `after(weighted_sum)` in a training step
@@ -55,7 +58,14 @@ fn combine_bwd(dst: Idx, e: Idx, b: Idx) {
 }
 
 /// The routing weights' gradient: each token's output gradient dotted with each expert output.
-#[tile(aiv, grid(t in 0..T / SUM))]
+#[tile(aiv, grid(t in 0..T / SUM), when(DOUT_AFTER_FORWARD == 0))]
+fn weights_grad(t: Idx) {
+    row_dot_topk(DOUT.slice(t * SUM, SUM), BACK.slice(t * (SUM * TOP_K), SUM * TOP_K), D_WEIGHTS.slice(t * SUM, SUM));
+}
+
+/// The same in a training step, once the rank's forward output is complete (the output
+/// gradient comes from it).
+#[tile(aiv, grid(t in 0..T / SUM), after(weighted_sum), when(DOUT_AFTER_FORWARD == 1))]
 fn weights_grad(t: Idx) {
     row_dot_topk(DOUT.slice(t * SUM, SUM), BACK.slice(t * (SUM * TOP_K), SUM * TOP_K), D_WEIGHTS.slice(t * SUM, SUM));
 }

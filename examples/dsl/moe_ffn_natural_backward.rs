@@ -29,8 +29,10 @@
 // E, NB of `moe_ffn_natural.rs`), as inputs (`moe_ffn_natural_backward_inputs.rs`,
 // `moe_ffn_natural_int8_backward_inputs.rs`) or as the forward's own; and the output gradient's
 // first use, which differs between the two (the training step's waits for the forward's
-// output, as a later layer's backward would):
+// output, as a later layer's backward would), and DOUT_AFTER_FORWARD (1 in a training step,
+// else 0: `weights_grad`, the gradient's other reader, then waits for the forward's output too):
 //
+//   const DOUT_AFTER_FORWARD: u64 = 0; // 1 in a training step
 //   const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
 //   const CHOICE_OF: Tensor<I32> = input([EXPERTS * C]); // the choice each send slot row carries, -1: padding
 //   const DBACK: Tensor<Bf16> = scratch([EXPERTS * C, HIDDEN]);
@@ -64,7 +66,14 @@ fn combine_bwd(dst: Idx, e: Idx, b: Idx) {
 
 /// The routing weights' gradient: each token's output gradient dotted with each expert output,
 /// wherever the routing put it (a dropped choice's is zero).
-#[tile(aiv, grid(t in 0..T / SUM))]
+#[tile(aiv, grid(t in 0..T / SUM), when(DOUT_AFTER_FORWARD == 0))]
+fn weights_grad(t: Idx) {
+    gather_row_dot_topk(BACK.whole(), SLOT_OF.slice(t * SUM, SUM), DOUT.slice(t * SUM, SUM), D_WEIGHTS.slice(t * SUM, SUM));
+}
+
+/// The same in a training step, once the rank's forward output is complete (the output
+/// gradient comes from it).
+#[tile(aiv, grid(t in 0..T / SUM), after(weighted_sum), when(DOUT_AFTER_FORWARD == 1))]
 fn weights_grad(t: Idx) {
     gather_row_dot_topk(BACK.whole(), SLOT_OF.slice(t * SUM, SUM), DOUT.slice(t * SUM, SUM), D_WEIGHTS.slice(t * SUM, SUM));
 }

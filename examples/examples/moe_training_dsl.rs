@@ -49,6 +49,8 @@ pub fn moe_ffn_backward() {
     const WB13: u64 = 1024; // gradient rows per weight-gradient tile (fits L1)
     const WB2: u64 = 1024;
     include!("../dsl/moe_ffn_backward_inputs.rs");
+    // 0: the output gradient is an input from the start (the backward alone).
+    const DOUT_AFTER_FORWARD: u64 = 0;
     const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
     const DBACK: Tensor<Bf16> = scratch([SENT, HIDDEN]);
     /// Each choice's output gradient scaled by its routing weight, in send order.
@@ -78,6 +80,9 @@ pub fn moe_ffn_training_step() {
     const WB2: u64 = 1024;
     include!("../dsl/moe_ffn.rs");
     include!("../dsl/moe_ffn_tail.rs");
+    // 1: the output gradient exists once the forward's output does (a training step), so every
+    // tile reading it waits for the forward (`weights_grad` in the shared backward file).
+    const DOUT_AFTER_FORWARD: u64 = 1;
     const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
     const DBACK: Tensor<Bf16> = scratch([SENT, HIDDEN]);
     /// Each choice's output gradient scaled by its routing weight, once the rank's forward

@@ -52,6 +52,8 @@ pub fn moe_ffn_backward() {
     // `MoeShape::wgrad_source_groups` defaults (1, 1, 2, 4 at EP 8, 16, 32, 64).
     const WG: u64 = RANKS.div_ceil(16);
     include!("../dsl/moe_ffn_natural_backward_inputs.rs");
+    // 0: the output gradient is an input from the start (the backward alone).
+    const DOUT_AFTER_FORWARD: u64 = 0;
     const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
     const CHOICE_OF: Tensor<I32> = input([EXPERTS * C]); // the choice each send slot row carries, -1: padding
     const DBACK: Tensor<Bf16> = scratch([EXPERTS * C, HIDDEN]);
@@ -85,6 +87,9 @@ pub fn moe_ffn_training_step() {
     const WG: u64 = RANKS.div_ceil(16);
     include!("../dsl/moe_ffn_natural.rs");
     include!("../dsl/moe_ffn_natural_tail.rs");
+    // 1: the output gradient exists once the forward's output does (a training step), so every
+    // tile reading it waits for the forward (`weights_grad` in the shared backward file).
+    const DOUT_AFTER_FORWARD: u64 = 1;
     const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
     const CHOICE_OF: Tensor<I32> = input([EXPERTS * C]);
     const DBACK: Tensor<Bf16> = scratch([EXPERTS * C, HIDDEN]);

@@ -77,10 +77,9 @@
 //! for the forward tiles that wrote its rows, and one schedule covers both. `dout` stays an
 //! input, but in a model it is computed from `out` (by the layers after this one), so the
 //! step's backward starts on a rank only once that rank's forward output is complete:
-//! `scale_dout` runs `after(weighted_sum(*))`. What overlaps is the forward's tail on some
-//! ranks and cores with the backward's head on others, under one schedule. Not yet behind that
-//! join: `weights_grad`, which reads `dout` directly, so the step may run it during the forward
-//! (a modelling gap; the README's Training section measures two ways to close it).
+//! `scale_dout` and `weights_grad` (the output gradient's two readers) run
+//! `after(weighted_sum(*))`. What overlaps is the forward's tail on some ranks and cores with the
+//! backward's head on others, under one schedule.
 
 use super::{MoeShape, Routing, ShapeError, ShapeRule};
 use hpmoe_core::model::{Affine, CoreKind, DType, IndexSel, Taskflow, TensorRef, TileBuilder};
@@ -263,7 +262,7 @@ impl MoeShape {
 
     /// Declares the backward's tensors and tiles in `tf`, reading the forward's `saved`; with
     /// `after_forward`, the output gradient is used only once the rank's forward output is
-    /// complete (`scale_dout` after every `weighted_sum`).
+    /// complete (`scale_dout` and `weights_grad` after every `weighted_sum`).
     fn add_backward(&self, tf: &mut Taskflow, saved: &LayerTensors, after_forward: bool) {
         let (r, e, c, t, k) =
             (u64::from(self.ranks), self.local_experts(), self.slot_rows(), self.tokens_per_rank, self.top_k);
@@ -334,6 +333,11 @@ impl MoeShape {
         });
         tf.tile("weights_grad", CoreKind::Aiv, |tb| {
             let blk = tb.grid("t", t / rows);
+            // The output gradient's other reader: in a training step it exists only once the
+            // rank's forward output does, as for `scale_dout`.
+            if after_forward {
+                tb.after("weighted_sum", [IndexSel::All]);
+            }
             let tokens = blk.clone() * rows as i64;
             match natural {
                 // Each choice's expert output is wherever the routing put it (`slot_of`).

@@ -18,6 +18,8 @@ fn moe_ffn_backward() {
     const WB13: u64 = HIDDEN; // gradient rows per weight-gradient tile: all of them at this size
     const WB2: u64 = INTER;
     include!("../../../examples/dsl/moe_ffn_backward_inputs.rs");
+    // 0: the output gradient is an input from the start (the backward alone).
+    const DOUT_AFTER_FORWARD: u64 = 0;
     const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
     const DBACK: Tensor<Bf16> = scratch([SENT, HIDDEN]);
     /// Each choice's output gradient scaled by its routing weight, in send order.
@@ -38,6 +40,8 @@ fn moe_ffn_backward_whole() {
     const WB13: u64 = HIDDEN;
     const WB2: u64 = INTER;
     include!("../../../examples/dsl/moe_ffn_backward_inputs.rs");
+    // 0: the output gradient is an input from the start (the backward alone).
+    const DOUT_AFTER_FORWARD: u64 = 0;
     const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
     const DBACK: Tensor<Bf16> = scratch([SENT, HIDDEN]);
     /// Each choice's output gradient scaled by its routing weight, in send order.

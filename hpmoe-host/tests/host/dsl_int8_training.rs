@@ -33,6 +33,8 @@ mod balanced {
         const WB13: u64 = HIDDEN; // gradient rows per weight-gradient tile: all of them at this size
         const WB2: u64 = INTER;
         include!("../../../examples/dsl/moe_ffn_int8_backward_inputs.rs");
+        // 0: the output gradient is an input from the start (the backward alone).
+        const DOUT_AFTER_FORWARD: u64 = 0;
         const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
         const DBACK: Tensor<Bf16> = scratch([SENT, HIDDEN]);
         /// Each choice's output gradient scaled by its routing weight, in send order.
@@ -52,6 +54,9 @@ mod balanced {
         const WB2: u64 = INTER;
         include!("../../../examples/dsl/moe_ffn_int8.rs");
         include!("../../../examples/dsl/moe_ffn_tail.rs");
+        // 1: the output gradient exists once the forward's output does (a training step), so every
+        // tile reading it waits for the forward (`weights_grad` in the shared backward file).
+        const DOUT_AFTER_FORWARD: u64 = 1;
         const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
         const DBACK: Tensor<Bf16> = scratch([SENT, HIDDEN]);
         /// As the backward's, once the rank's forward output is complete.
@@ -84,6 +89,8 @@ mod natural {
         const WB2: u64 = INTER;
         const WG: u64 = 1; // source-rank groups per weight gradient (`MoeShape::wgrad_source_groups`)
         include!("../../../examples/dsl/moe_ffn_natural_int8_backward_inputs.rs");
+        // 0: the output gradient is an input from the start (the backward alone).
+        const DOUT_AFTER_FORWARD: u64 = 0;
         const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
         const CHOICE_OF: Tensor<I32> = input([EXPERTS * C]); // the choice each send slot row carries, -1: padding
         const DBACK: Tensor<Bf16> = scratch([EXPERTS * C, HIDDEN]);
@@ -112,6 +119,9 @@ mod natural {
         const WG: u64 = 1;
         include!("../../../examples/dsl/moe_ffn_natural_int8.rs");
         include!("../../../examples/dsl/moe_ffn_natural_tail.rs");
+        // 1: the output gradient exists once the forward's output does (a training step), so every
+        // tile reading it waits for the forward (`weights_grad` in the shared backward file).
+        const DOUT_AFTER_FORWARD: u64 = 1;
         const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
         const CHOICE_OF: Tensor<I32> = input([EXPERTS * C]);
         const DBACK: Tensor<Bf16> = scratch([EXPERTS * C, HIDDEN]);

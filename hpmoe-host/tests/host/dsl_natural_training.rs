@@ -34,6 +34,8 @@ macro_rules! tiny_natural {
                 const WB2: u64 = INTER;
                 const WG: u64 = $wg; // source-rank groups per weight gradient
                 include!("../../../examples/dsl/moe_ffn_natural_backward_inputs.rs");
+                // 0: the output gradient is an input from the start (the backward alone).
+                const DOUT_AFTER_FORWARD: u64 = 0;
                 const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
                 const CHOICE_OF: Tensor<I32> = input([EXPERTS * C]); // the choice each send slot row carries, -1: padding
                 const DBACK: Tensor<Bf16> = scratch([EXPERTS * C, HIDDEN]);
@@ -62,6 +64,9 @@ macro_rules! tiny_natural {
                 const WG: u64 = $wg; // source-rank groups per weight gradient
                 include!("../../../examples/dsl/moe_ffn_natural.rs");
                 include!("../../../examples/dsl/moe_ffn_natural_tail.rs");
+                // 1: the output gradient exists once the forward's output does (a training step), so every
+                // tile reading it waits for the forward (`weights_grad` in the shared backward file).
+                const DOUT_AFTER_FORWARD: u64 = 1;
                 const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
                 const CHOICE_OF: Tensor<I32> = input([EXPERTS * C]);
                 const DBACK: Tensor<Bf16> = scratch([EXPERTS * C, HIDDEN]);

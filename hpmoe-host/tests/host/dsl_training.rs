@@ -23,6 +23,9 @@ fn moe_ffn_training_step() {
     const WB2: u64 = INTER;
     include!("../../../examples/dsl/moe_ffn.rs");
     include!("../../../examples/dsl/moe_ffn_tail.rs");
+    // 1: the output gradient exists once the forward's output does (a training step), so every
+    // tile reading it waits for the forward (`weights_grad` in the shared backward file).
+    const DOUT_AFTER_FORWARD: u64 = 1;
     const DOUT: Tensor<Bf16> = input([T, HIDDEN]);
     const DBACK: Tensor<Bf16> = scratch([SENT, HIDDEN]);
     /// Each choice's output gradient scaled by its routing weight, once the rank's forward

@@ -156,8 +156,37 @@ fn the_training_step_reads_the_forward_s_tensors_and_waits_for_its_output() {
     let sums = (shape.tokens_per_rank / shape.sum_rows) as usize;
     assert_eq!(preds(&tf, "scale_dout", 0).len(), sums);
     assert!(preds(&tf, "scale_dout", 0).iter().all(|p| p.starts_with("weighted_sum(")));
-    // The routing-weight gradient reads the expert outputs the forward's combine put here.
-    assert!(preds(&tf, "weights_grad", 0).iter().all(|p| p.starts_with("combine(")));
+    // The routing-weight gradient reads the expert outputs the forward's combine put here, and
+    // the output gradient, which exists only once the rank's output does: it waits for every sum.
+    let weights_grad = preds(&tf, "weights_grad", 0);
+    assert!(weights_grad.iter().any(|p| p.starts_with("combine(")), "{weights_grad:?}");
+    assert!(weights_grad.iter().all(|p| p.starts_with("combine(") || p.starts_with("weighted_sum(")));
+    assert_eq!(weights_grad.iter().filter(|p| p.starts_with("weighted_sum(")).count(), sums);
+}
+
+#[test]
+fn in_a_training_step_every_reader_of_the_output_gradient_waits_for_the_rank_s_output() {
+    for shape in [MoeShape::tiny(2), MoeShape::tiny_natural(2)] {
+        let tf = shape.training_step_taskflow().unwrap();
+        let e = hpmoe_core::analyse(&tf).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
+        let family = |name: &str| tf.families.iter().position(|f| f.name == name).unwrap();
+        let sum = family("weighted_sum");
+        let sums_on_rank_0 = e.space.families[sum].count;
+        let mut readers = Vec::new();
+        for (f, fam) in tf.families.iter().enumerate() {
+            if !fam.body.iter().any(|call| call.args.iter().any(|a| a.tensor == "dout")) {
+                continue;
+            }
+            readers.push(fam.name.as_str());
+            let span = &e.space.families[f];
+            for local in 0..span.count {
+                let node = e.space.node(hpmoe_core::ids::RankId::new(0), span.first + local);
+                let waits = e.dag.pred.row(node).iter().filter(|&&p| e.space.family_of(p) == sum).count();
+                assert_eq!(waits as u32, sums_on_rank_0, "{} of {shape:?}", fam.name);
+            }
+        }
+        assert_eq!(readers, ["scale_dout", "weights_grad"], "{shape:?}");
+    }
 }
 
 #[test]
