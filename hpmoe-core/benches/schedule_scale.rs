@@ -183,8 +183,8 @@
 //! `--no-limit --runs 3` right after the release build, load 1.9 then 1.2; fingerprints as
 //! above), 10^6 row: wall 1401 and 1296 ms, CPU 1820 and 1680 ms (stages, second run: expand
 //! 99, list 369, proof 51, sync 538, flags + table 174 ms). The best pair of the earlier
-//! sitting (1056 ms) is not reproduced on this day's machine, whose main job also took a third
-//! more CPU than the earlier sitting's for the same binary. 10^6 instances in under 1 s is not
+//! sitting (1056 ms) is not reproduced on this day's machine, on which stop 27's main job, run
+//! again, took 97 s of CPU against the 72 s measured at stop 27. 10^6 instances in under 1 s is not
 //! reached: it would take some 300 ms off a pipeline whose largest stages (the reduction on two
 //! threads, one list-scheduling pass, flags + table) are each under 0.6 s and sequential.
 

@@ -297,13 +297,19 @@ impl MoeShape {
             (dst, ex, blk.clone(), expert * c as i64 + blk * b as i64)
         };
 
+        // A tile reading the output gradient (`scale_dout`, `weights_grad`): in a training step
+        // the gradient exists only once the rank's forward output does.
+        let reads_dout = |tb: &mut TileBuilder<'_>| {
+            if after_forward {
+                tb.after("weighted_sum", [IndexSel::All]);
+            }
+        };
+
         match (natural, &choice_of) {
             // Each block of a send slot gathers its rows from the tokens they carry.
             (Some(_), Some(choice_of)) => tf.tile("scale_dout", CoreKind::Aiv, |tb| {
                 let (_, _, _, slot) = send_block(tb);
-                if after_forward {
-                    tb.after("weighted_sum", [IndexSel::All]);
-                }
+                reads_dout(tb);
                 tb.op(
                     "gather_scale_rows_repeat",
                     [dout.whole(), choice_of.slice(slot.clone(), b), weights.whole(), dback.slice(slot, b)],
@@ -312,9 +318,7 @@ impl MoeShape {
             // Token block `tb` owns send slots `tb·rows·k ..` (choice c of token t is slot t·k + c).
             _ => tf.tile("scale_dout", CoreKind::Aiv, |tb| {
                 let blk = tb.grid("t", t / rows);
-                if after_forward {
-                    tb.after("weighted_sum", [IndexSel::All]);
-                }
+                reads_dout(tb);
                 let tokens = blk.clone() * rows as i64;
                 tb.op(
                     "scale_rows_repeat",
@@ -333,11 +337,7 @@ impl MoeShape {
         });
         tf.tile("weights_grad", CoreKind::Aiv, |tb| {
             let blk = tb.grid("t", t / rows);
-            // The output gradient's other reader: in a training step it exists only once the
-            // rank's forward output does, as for `scale_dout`.
-            if after_forward {
-                tb.after("weighted_sum", [IndexSel::All]);
-            }
+            reads_dout(tb);
             let tokens = blk.clone() * rows as i64;
             match natural {
                 // Each choice's expert output is wherever the routing put it (`slot_of`).

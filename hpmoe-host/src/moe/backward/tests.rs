@@ -169,8 +169,7 @@ fn in_a_training_step_every_reader_of_the_output_gradient_waits_for_the_rank_s_o
     for shape in [MoeShape::tiny(2), MoeShape::tiny_natural(2)] {
         let tf = shape.training_step_taskflow().unwrap();
         let e = hpmoe_core::analyse(&tf).unwrap_or_else(|d| panic!("{}", d.render(&tf.sources)));
-        let family = |name: &str| tf.families.iter().position(|f| f.name == name).unwrap();
-        let sum = family("weighted_sum");
+        let sum = tf.families.iter().position(|f| f.name == "weighted_sum").unwrap();
         let sums_on_rank_0 = e.space.families[sum].count;
         let mut readers = Vec::new();
         for (f, fam) in tf.families.iter().enumerate() {
