@@ -83,6 +83,7 @@ pub use error::{Diagnostic, Diagnostics, ErrorKind};
 mod pipeline;
 mod placement;
 mod plan;
+mod side_by_side;
 
 /// The README's code blocks run as doctests, so the README cannot go stale.
 #[cfg(doctest)]

@@ -8,6 +8,7 @@ use crate::model::Taskflow;
 use crate::resolve;
 use crate::schedule::flags::{self, FlagPlan, FlagPolicy};
 use crate::schedule::{self, CostModel, Placement, SyncPlan};
+use crate::side_by_side::both;
 use std::time::{Duration, Instant};
 
 /// Wall-clock time of each stage, for benchmarks.
@@ -152,18 +153,6 @@ const OVERLAP_FROM: usize = 1 << 19;
 /// while the flag plan and the counters it leaves are on another (see [`after_scheduling`]):
 /// no work is repeated, and below it each takes a few milliseconds.
 const COUNTERS_SIDE_BY_SIDE_FROM: usize = 1 << 16;
-
-/// `(a(), b())`, on two threads when `side_by_side` (`b` on this one), else one after the other.
-fn both<A: Send, B>(side_by_side: bool, a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
-    if !side_by_side {
-        return (a(), b());
-    }
-    std::thread::scope(|s| {
-        let a = s.spawn(a);
-        let b = b();
-        (a.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), b)
-    })
-}
 
 /// What the stages after scheduling make of a placement.
 struct AfterScheduling {

@@ -125,7 +125,7 @@ mod tests {
     #[test]
     fn any_topological_order_gives_the_same_bound_and_priorities() {
         use crate::schedule::SimpleCost;
-        use crate::schedule::priority::{priorities_along, priorities_with};
+        use crate::schedule::priority::{Edges, priorities_along, priorities_with};
         use crate::schedule::testutil::{profile, random_expanded};
         let mut differ = 0;
         for seed in 0..60 {
@@ -143,7 +143,7 @@ mod tests {
                 "seed {seed}"
             );
             assert_eq!(
-                priorities_along(&exp, &order, &costs, &cost),
+                priorities_along(&exp, &order, &costs, Edges::of(&cost)),
                 priorities_with(&exp, &costs, &cost),
                 "seed {seed}"
             );

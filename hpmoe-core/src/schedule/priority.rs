@@ -50,14 +50,15 @@ fn topo_order(exp: &Expanded) -> Vec<NodeId> {
 
 /// What every edge is charged before cores are chosen: as if it crossed cores, on its rank or
 /// across ranks.
-#[derive(Clone, Copy)]
-struct Edges {
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Edges {
     local: u64,
     remote: u64,
 }
 
 impl Edges {
-    fn of(cost: &dyn CostModel) -> Self {
+    /// The charges of `cost` ([`CostModel::edge_ns`]).
+    pub(crate) fn of(cost: &dyn CostModel) -> Self {
         Edges { local: cost.edge_ns(false), remote: cost.edge_ns(true) }
     }
 
@@ -96,8 +97,10 @@ fn bottom_levels_in(exp: &Expanded, order: &[NodeId], costs: &[u64], edges: Edge
 ///
 /// `order` is a topological order of the DAG, which the caller has computed (the pipeline
 /// computes one per plan); the priorities do not depend on which order it is.
-pub(crate) fn priorities_along(exp: &Expanded, order: &[NodeId], costs: &[u64], cost: &dyn CostModel) -> Vec<u64> {
-    let edges = Edges::of(cost);
+///
+/// `edges` are the cost model's charges ([`Edges::of`]): taken as plain numbers, so that the
+/// priorities can be computed on another thread than the one holding the cost model.
+pub(crate) fn priorities_along(exp: &Expanded, order: &[NodeId], costs: &[u64], edges: Edges) -> Vec<u64> {
     let mut level = bottom_levels_in(exp, order, costs, edges);
     let top = top_levels_in(exp, order, costs, edges);
     for v in exp.space.node_ids() {
@@ -128,7 +131,7 @@ pub(crate) fn priorities_along(exp: &Expanded, order: &[NodeId], costs: &[u64], 
 /// [`priorities_along`] the DAG's own topological order (for tests).
 #[cfg(test)]
 pub(crate) fn priorities_with(exp: &Expanded, costs: &[u64], cost: &dyn CostModel) -> Vec<u64> {
-    priorities_along(exp, &topo_order(exp), costs, cost)
+    priorities_along(exp, &topo_order(exp), costs, Edges::of(cost))
 }
 
 /// Per node: the longest path from any source to the node's start, counting each earlier

@@ -132,11 +132,12 @@ use super::Placement;
 use super::bound::lower_bound_along;
 #[cfg(test)]
 use super::priority::priorities_with;
-use super::priority::{node_costs, priorities_along};
+use super::priority::{Edges, node_costs, priorities_along};
 use crate::expand::Expanded;
 use crate::graph::Csr;
 use crate::ids::{CoreId, IdVec, NodeId};
 use crate::model::{CoreKind, MachineProfile};
+use crate::side_by_side::both;
 use lanes::Lanes;
 use std::borrow::Cow;
 
@@ -201,8 +202,7 @@ pub(crate) fn list_schedule_then<R: Send>(
 ) -> Scheduled<R> {
     assert_eq!(profile.ranks, exp.space.ranks, "profile and taskflow disagree on the number of ranks");
     let start = std::time::Instant::now();
-    let setup = Setup::along(exp, Cow::Borrowed(order), profile, cost);
-    let levels = priorities_along(exp, order, &setup.costs, cost);
+    let (setup, levels) = Setup::with_levels(exp, order, profile, cost);
     let setup = &setup;
     let first_pass = move || placement_of(setup.pass(Direction::Forward, levels));
     let (first, mut bound) = if exp.nodes() >= overlap_from {
@@ -284,6 +284,11 @@ const IMPROVEMENT_ROUNDS: usize = 3;
 /// of the lower bound: no round could then shorten it by more than that.
 const IMPROVEMENT_TOLERANCE: u64 = 64;
 
+/// From this many nodes on, the first pass's priorities are computed on a second thread while
+/// the rest of the setup is built (at 10^6 nodes each takes some 50 ms); below it a thread
+/// costs more than it saves.
+const LEVELS_SIDE_BY_SIDE_FROM: usize = 1 << 16;
+
 /// Which way a pass walks the DAG.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Direction {
@@ -317,45 +322,54 @@ impl<'a> Setup<'a> {
     }
 
     /// The setup of `exp`, whose DAG has the topological order `order`.
+    #[cfg(test)]
     fn along(exp: &'a Expanded, order: Cow<'a, [NodeId]>, profile: &'a MachineProfile, cost: &dyn CostModel) -> Self {
         let lanes = Lanes::new(exp, profile, cost);
-        let mut costs = node_costs(exp, cost);
-        for v in exp.space.node_ids() {
-            if lanes.carries(exp, v) {
-                // Planned as every other node is, at the time the cost model expects (a put
-                // likely to skip its bytes at run time expects less; see `node_costs`).
-                let put_ns = lanes.put_ns[exp.space.family_of(v)].expect("a lane carries puts only");
-                costs[v.index()] = cost.node_tile_ns(v, put_ns);
-            }
-        }
-        let group_of_node = exp
-            .space
-            .node_ids()
-            .map(|v| {
-                let class = if lanes.carries(exp, v) { LANE } else { kind_index(exp.core_kind(v)) };
-                exp.space.rank_of(v).raw() * CLASSES + class
-            })
-            .collect();
-        let first_lane = profile.cores_per_rank() - lanes.count;
-        let group_of_core = (0..profile.total_cores())
-            .map(|c| {
-                let (rank, local) = profile.split_core(c);
-                let class = if local >= first_lane { LANE } else { kind_index(profile.kind_of_local(local)) };
-                rank * CLASSES + class
-            })
-            .collect();
-        let lanes_by_round = order::rounds_stay_in_step(exp, |v| lanes.carries(exp, v), |v| costs[v.index()]);
-        let net = net::Net::new(exp, cost, &lanes.shapes, lanes.count, |v| lanes.carries(exp, v));
+        let costs = lane_costs(exp, &lanes, cost);
+        let rest = Rest::of(exp, profile, cost, &lanes, &costs);
+        Setup::assemble(exp, order, profile, costs, rest)
+    }
+
+    /// The setup of `exp`, whose DAG has the topological order `order`, and the first pass's
+    /// priorities ([`priorities_along`]): a function of the nodes' costs and the DAG alone,
+    /// so on a large DAG computed on a second thread while this one builds the rest of the
+    /// setup (the result is the same either way).
+    fn with_levels(
+        exp: &'a Expanded,
+        order: &'a [NodeId],
+        profile: &'a MachineProfile,
+        cost: &dyn CostModel,
+    ) -> (Self, Vec<u64>) {
+        let lanes = Lanes::new(exp, profile, cost);
+        let costs = lane_costs(exp, &lanes, cost);
+        let edges = Edges::of(cost);
+        let (levels, rest) = both(
+            exp.nodes() >= LEVELS_SIDE_BY_SIDE_FROM,
+            || priorities_along(exp, order, &costs, edges),
+            || Rest::of(exp, profile, cost, &lanes, &costs),
+        );
+        (Setup::assemble(exp, Cow::Borrowed(order), profile, costs, rest), levels)
+    }
+
+    /// The setup from the nodes' `costs` and the `rest` built from them.
+    fn assemble(
+        exp: &'a Expanded,
+        order: Cow<'a, [NodeId]>,
+        profile: &'a MachineProfile,
+        costs: Vec<u64>,
+        rest: Rest,
+    ) -> Self {
+        let Rest { send_order, lanes_by_round, net, edge_local, edge_remote, group_of_node, group_of_core } = rest;
         Setup {
             exp,
             order,
             profile,
             costs,
-            send_order: exp.space.node_ids().map(|v| order::send_order(exp, v, cost.ranks_per_server())).collect(),
+            send_order,
             lanes_by_round,
             net,
-            edge_local: cost.edge_ns(false),
-            edge_remote: cost.edge_ns(true),
+            edge_local,
+            edge_remote,
             group_of_node,
             group_of_core,
         }
@@ -442,6 +456,65 @@ impl<'a> Setup<'a> {
             "the instance DAG is acyclic (checked before scheduling), so every node gets placed"
         );
         pass
+    }
+}
+
+/// Per node: its time on a core, a link put's on a lane ([`Lanes::put_ns`]).
+fn lane_costs(exp: &Expanded, lanes: &Lanes, cost: &dyn CostModel) -> Vec<u64> {
+    let mut costs = node_costs(exp, cost);
+    for v in exp.space.node_ids() {
+        if lanes.carries(exp, v) {
+            // Planned as every other node is, at the time the cost model expects (a put
+            // likely to skip its bytes at run time expects less; see `node_costs`).
+            let put_ns = lanes.put_ns[exp.space.family_of(v)].expect("a lane carries puts only");
+            costs[v.index()] = cost.node_tile_ns(v, put_ns);
+        }
+    }
+    costs
+}
+
+/// What a [`Setup`] holds besides the DAG, its order and the nodes' costs.
+struct Rest {
+    send_order: IdVec<NodeId, u32>,
+    lanes_by_round: bool,
+    net: Option<net::Net>,
+    edge_local: u64,
+    edge_remote: u64,
+    group_of_node: IdVec<NodeId, u32>,
+    group_of_core: IdVec<CoreId, u32>,
+}
+
+impl Rest {
+    /// The groups of nodes and cores, the send rounds, the lanes' order and the server tier
+    /// of `exp` with `lanes` and the nodes' `costs`.
+    fn of(exp: &Expanded, profile: &MachineProfile, cost: &dyn CostModel, lanes: &Lanes, costs: &[u64]) -> Rest {
+        let group_of_node = exp
+            .space
+            .node_ids()
+            .map(|v| {
+                let class = if lanes.carries(exp, v) { LANE } else { kind_index(exp.core_kind(v)) };
+                exp.space.rank_of(v).raw() * CLASSES + class
+            })
+            .collect();
+        let first_lane = profile.cores_per_rank() - lanes.count;
+        let group_of_core = (0..profile.total_cores())
+            .map(|c| {
+                let (rank, local) = profile.split_core(c);
+                let class = if local >= first_lane { LANE } else { kind_index(profile.kind_of_local(local)) };
+                rank * CLASSES + class
+            })
+            .collect();
+        let lanes_by_round = order::rounds_stay_in_step(exp, |v| lanes.carries(exp, v), |v| costs[v.index()]);
+        let net = net::Net::new(exp, cost, &lanes.shapes, lanes.count, |v| lanes.carries(exp, v));
+        Rest {
+            send_order: exp.space.node_ids().map(|v| order::send_order(exp, v, cost.ranks_per_server())).collect(),
+            lanes_by_round,
+            net,
+            edge_local: cost.edge_ns(false),
+            edge_remote: cost.edge_ns(true),
+            group_of_node,
+            group_of_core,
+        }
     }
 }
 
