@@ -21,9 +21,17 @@ use crate::ids::{IdVec, NodeId, RankId};
 pub(super) struct Net {
     /// A rank's bandwidth to other servers, bytes/s.
     cross_server: u64,
-    /// Per node: its put to another server, if it is a link put on a lane that crosses.
-    puts: IdVec<NodeId, Option<CrossPut>>,
+    /// Per node: the index in `puts` of its put to another server, if it is a link put on a
+    /// lane that crosses ([`NOT_TIMED`] if not). Four bytes a node rather than a whole
+    /// `Option<CrossPut>`: every node a pass starts asks, and at 10^6 nodes the wider array
+    /// missed the cache on most of them.
+    slot: IdVec<NodeId, u32>,
+    /// The puts to other servers, in node order.
+    puts: Vec<(NodeId, CrossPut)>,
 }
+
+/// The slot of a node that is not a put to another server.
+const NOT_TIMED: u32 = u32::MAX;
 
 /// One link put to another server, as planned.
 #[derive(Clone, Copy, Debug)]
@@ -59,25 +67,40 @@ impl Net {
         let ranks = exp.space.ranks.max(1);
         let per_server = per_server.clamp(1, ranks);
         let share = link / u64::from(lanes.max(1));
-        let puts: IdVec<NodeId, _> = exp
+        let cross_put = |v: NodeId| {
+            let shape = shapes[exp.space.family_of(v)].filter(|_| carries(v))?;
+            let from = exp.space.rank_of(v).raw();
+            let to = (from + exp.rotation[v]) % ranks;
+            if from / per_server == to / per_server {
+                return None;
+            }
+            let bytes = cost.node_put_bytes(v, shape.bytes);
+            Some(CrossPut {
+                bytes,
+                stream_ns: ns_at_rate(bytes, shape.stream_bytes_per_s.min(share).max(1)),
+                fixed_ns: cost.node_tile_ns(v, shape.exec_ns.saturating_add(cross_server_extra_ns)),
+            })
+        };
+        let mut puts = Vec::new();
+        let slot = exp
             .space
             .node_ids()
-            .map(|v| {
-                let shape = shapes[exp.space.family_of(v)].filter(|_| carries(v))?;
-                let from = exp.space.rank_of(v).raw();
-                let to = (from + exp.rotation[v]) % ranks;
-                if from / per_server == to / per_server {
-                    return None;
+            .map(|v| match cross_put(v) {
+                Some(put) => {
+                    puts.push((v, put));
+                    u32::try_from(puts.len() - 1).expect("puts are nodes, whose ids fit u32")
                 }
-                let bytes = cost.node_put_bytes(v, shape.bytes);
-                Some(CrossPut {
-                    bytes,
-                    stream_ns: ns_at_rate(bytes, shape.stream_bytes_per_s.min(share).max(1)),
-                    fixed_ns: cost.node_tile_ns(v, shape.exec_ns.saturating_add(cross_server_extra_ns)),
-                })
+                None => NOT_TIMED,
             })
             .collect();
-        puts.values().any(Option::is_some).then_some(Net { cross_server: cross_server_bytes_per_s.max(1), puts })
+        (!puts.is_empty()).then_some(Net { cross_server: cross_server_bytes_per_s.max(1), slot, puts })
+    }
+
+    /// The put to another server of node `v`, if this tier times it.
+    #[inline]
+    fn put(&self, v: NodeId) -> Option<&CrossPut> {
+        let slot = self.slot[v];
+        (slot != NOT_TIMED).then(|| &self.puts[slot as usize].1)
     }
 
     /// The least time node `v`, a put this tier times, keeps its lane busy: its bytes at its
@@ -86,7 +109,7 @@ impl Net {
     /// # Panics
     /// If `v` is not a put this tier times.
     pub(super) fn least_ns(&self, v: NodeId) -> u64 {
-        let put = self.puts[v].expect("only puts to other servers are timed");
+        let put = self.put(v).expect("only puts to other servers are timed");
         put.stream_ns.saturating_add(put.fixed_ns)
     }
 
@@ -98,12 +121,10 @@ impl Net {
         let ranks = exp.space.ranks as usize;
         // Per rank: the tier's busy time, and the shortest fixed part (`None`: no put with bytes).
         let (mut busy, mut fixed) = (vec![0u64; ranks], vec![None::<u64>; ranks]);
-        for (v, put) in self.puts.iter() {
-            if let Some(put) = put.filter(|p| p.bytes > 0) {
-                let r = exp.space.rank_of(v).index();
-                busy[r] = busy[r].saturating_add(ns_at_rate(put.bytes, self.cross_server));
-                fixed[r] = Some(fixed[r].map_or(put.fixed_ns, |f| f.min(put.fixed_ns)));
-            }
+        for &(v, put) in self.puts.iter().filter(|(_, p)| p.bytes > 0) {
+            let r = exp.space.rank_of(v).index();
+            busy[r] = busy[r].saturating_add(ns_at_rate(put.bytes, self.cross_server));
+            fixed[r] = Some(fixed[r].map_or(put.fixed_ns, |f| f.min(put.fixed_ns)));
         }
         busy.iter().zip(&fixed).filter_map(|(&b, &f)| Some(b.saturating_add(f?))).max().unwrap_or(0)
     }
@@ -115,7 +136,7 @@ impl Net {
 
     /// Whether node `v` is a put to another server this tier times.
     pub(super) fn times(&self, v: NodeId) -> bool {
-        self.puts[v].is_some()
+        self.slot[v] != NOT_TIMED
     }
 
     /// Books the put of node `v` (of rank `from`) starting at `now` on its rank's tier and
@@ -125,7 +146,7 @@ impl Net {
     /// # Panics
     /// If `v` is not a put this tier times.
     pub(super) fn book(&self, booked: &mut Booked, v: NodeId, from: RankId, now: u64) -> u64 {
-        let put = self.puts[v].expect("only puts to other servers are booked");
+        let put = *self.put(v).expect("only puts to other servers are booked");
         let mut out = now.saturating_add(put.stream_ns);
         if put.bytes > 0 {
             let until = &mut booked.until[from];
