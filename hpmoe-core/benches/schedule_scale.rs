@@ -194,10 +194,10 @@
 //! which had run one after the other), and the server tier finds a node's put through a
 //! 4-byte slot per node instead of a 32-byte `Option` (a cache miss per started node in `perf`'s
 //! profile of the pass). On this day's machine (a VM whose speed drifts through the day: the
-//! same binary's 10^6 row took 1.15–1.95 s of wall time, with the machine otherwise idle),
-//! three alternating pairs, `--no-limit --runs 3`, gave 1.40–1.57 s before and 1.15–1.66 s
-//! after: the saving (some 50 ms) is smaller than the noise, and 10^6 instances in under 1 s is
-//! not reached. Stages on an instrumented run: list scheduling ~0.35–0.56 s (the pass itself
+//! previous main's 10^6 row took 1.30–1.78 s of wall time over twelve runs, the machine
+//! otherwise idle), six alternating pairs, `--no-limit --runs 3`, gave 1.38–1.57 s before and
+//! 1.15–1.66 s after: the saving (some 50 ms) is smaller than the noise, and 10^6 instances in
+//! under 1 s is not reached. Stages on an instrumented run: list scheduling ~0.35–0.56 s (the pass itself
 //! 0.46–0.56), the reduction 0.50–0.66 s (each of its two workers ~0.53 s, of which one waited
 //! 59 ms for the other), flags and the kept dependencies without them 0.11–0.12 s beside the
 //! counters' 0.03 s, the table 0.09–0.12 s (its validation 0.03–0.04 s).
