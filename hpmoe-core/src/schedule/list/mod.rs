@@ -326,14 +326,13 @@ impl<'a> Setup<'a> {
     fn along(exp: &'a Expanded, order: Cow<'a, [NodeId]>, profile: &'a MachineProfile, cost: &dyn CostModel) -> Self {
         let lanes = Lanes::new(exp, profile, cost);
         let costs = lane_costs(exp, &lanes, cost);
-        let rest = Rest::of(exp, profile, cost, &lanes, &costs);
-        Setup::assemble(exp, order, profile, costs, rest)
+        Setup::of_costs(exp, order, profile, cost, &lanes, costs)
     }
 
     /// The setup of `exp`, whose DAG has the topological order `order`, and the first pass's
     /// priorities ([`priorities_along`]): a function of the nodes' costs and the DAG alone,
     /// so on a large DAG computed on a second thread while this one builds the rest of the
-    /// setup (the result is the same either way).
+    /// setup (on its own copy of the costs; the result is the same either way).
     fn with_levels(
         exp: &'a Expanded,
         order: &'a [NodeId],
@@ -343,33 +342,51 @@ impl<'a> Setup<'a> {
         let lanes = Lanes::new(exp, profile, cost);
         let costs = lane_costs(exp, &lanes, cost);
         let edges = Edges::of(cost);
-        let (levels, rest) = both(
+        let (levels, setup) = both(
             exp.nodes() >= LEVELS_SIDE_BY_SIDE_FROM,
             || priorities_along(exp, order, &costs, edges),
-            || Rest::of(exp, profile, cost, &lanes, &costs),
+            || Setup::of_costs(exp, Cow::Borrowed(order), profile, cost, &lanes, costs.clone()),
         );
-        (Setup::assemble(exp, Cow::Borrowed(order), profile, costs, rest), levels)
+        (setup, levels)
     }
 
-    /// The setup from the nodes' `costs` and the `rest` built from them.
-    fn assemble(
+    /// The setup of `exp` with `lanes` and the nodes' `costs` ([`lane_costs`]).
+    fn of_costs(
         exp: &'a Expanded,
         order: Cow<'a, [NodeId]>,
         profile: &'a MachineProfile,
+        cost: &dyn CostModel,
+        lanes: &Lanes,
         costs: Vec<u64>,
-        rest: Rest,
     ) -> Self {
-        let Rest { send_order, lanes_by_round, net, edge_local, edge_remote, group_of_node, group_of_core } = rest;
+        let group_of_node = exp
+            .space
+            .node_ids()
+            .map(|v| {
+                let class = if lanes.carries(exp, v) { LANE } else { kind_index(exp.core_kind(v)) };
+                exp.space.rank_of(v).raw() * CLASSES + class
+            })
+            .collect();
+        let first_lane = profile.cores_per_rank() - lanes.count;
+        let group_of_core = (0..profile.total_cores())
+            .map(|c| {
+                let (rank, local) = profile.split_core(c);
+                let class = if local >= first_lane { LANE } else { kind_index(profile.kind_of_local(local)) };
+                rank * CLASSES + class
+            })
+            .collect();
+        let lanes_by_round = order::rounds_stay_in_step(exp, |v| lanes.carries(exp, v), |v| costs[v.index()]);
+        let net = net::Net::new(exp, cost, &lanes.shapes, lanes.count, |v| lanes.carries(exp, v));
         Setup {
             exp,
             order,
             profile,
             costs,
-            send_order,
+            send_order: exp.space.node_ids().map(|v| order::send_order(exp, v, cost.ranks_per_server())).collect(),
             lanes_by_round,
             net,
-            edge_local,
-            edge_remote,
+            edge_local: cost.edge_ns(false),
+            edge_remote: cost.edge_ns(true),
             group_of_node,
             group_of_core,
         }
@@ -471,51 +488,6 @@ fn lane_costs(exp: &Expanded, lanes: &Lanes, cost: &dyn CostModel) -> Vec<u64> {
         }
     }
     costs
-}
-
-/// What a [`Setup`] holds besides the DAG, its order and the nodes' costs.
-struct Rest {
-    send_order: IdVec<NodeId, u32>,
-    lanes_by_round: bool,
-    net: Option<net::Net>,
-    edge_local: u64,
-    edge_remote: u64,
-    group_of_node: IdVec<NodeId, u32>,
-    group_of_core: IdVec<CoreId, u32>,
-}
-
-impl Rest {
-    /// The groups of nodes and cores, the send rounds, the lanes' order and the server tier
-    /// of `exp` with `lanes` and the nodes' `costs`.
-    fn of(exp: &Expanded, profile: &MachineProfile, cost: &dyn CostModel, lanes: &Lanes, costs: &[u64]) -> Rest {
-        let group_of_node = exp
-            .space
-            .node_ids()
-            .map(|v| {
-                let class = if lanes.carries(exp, v) { LANE } else { kind_index(exp.core_kind(v)) };
-                exp.space.rank_of(v).raw() * CLASSES + class
-            })
-            .collect();
-        let first_lane = profile.cores_per_rank() - lanes.count;
-        let group_of_core = (0..profile.total_cores())
-            .map(|c| {
-                let (rank, local) = profile.split_core(c);
-                let class = if local >= first_lane { LANE } else { kind_index(profile.kind_of_local(local)) };
-                rank * CLASSES + class
-            })
-            .collect();
-        let lanes_by_round = order::rounds_stay_in_step(exp, |v| lanes.carries(exp, v), |v| costs[v.index()]);
-        let net = net::Net::new(exp, cost, &lanes.shapes, lanes.count, |v| lanes.carries(exp, v));
-        Rest {
-            send_order: exp.space.node_ids().map(|v| order::send_order(exp, v, cost.ranks_per_server())).collect(),
-            lanes_by_round,
-            net,
-            edge_local: cost.edge_ns(false),
-            edge_remote: cost.edge_ns(true),
-            group_of_node,
-            group_of_core,
-        }
-    }
 }
 
 /// Builds the per-core queues (one row per core) from each node's core and position. O(V).
