@@ -8,7 +8,7 @@ use crate::model::Taskflow;
 use crate::resolve;
 use crate::schedule::flags::{self, FlagPlan, FlagPolicy};
 use crate::schedule::{self, CostModel, Placement, SyncPlan};
-use crate::side_by_side::both;
+use crate::side_by_side::{WORTH_A_THREAD_FROM, both};
 use std::time::{Duration, Instant};
 
 /// Wall-clock time of each stage, for benchmarks.
@@ -149,11 +149,6 @@ pub(crate) fn compile_checked(
 /// whose improvement round wins) stay below it, so a user's build spends no CPU on it.
 const OVERLAP_FROM: usize = 1 << 19;
 
-/// From this many instances on, the counters of the kept dependencies are built on one thread
-/// while the flag plan and the counters it leaves are on another (see [`after_scheduling`]):
-/// no work is repeated, and below it each takes a few milliseconds.
-const COUNTERS_SIDE_BY_SIDE_FROM: usize = 1 << 16;
-
 /// What the stages after scheduling make of a placement.
 struct AfterScheduling {
     sync: SyncPlan,
@@ -211,7 +206,8 @@ fn after_scheduling(
             .map(|plan| flags::without_flagged_of(expanded, &kept.consumers, plan, kept.cross_edges_before));
         (plan, left, t.elapsed())
     };
-    let side_by_side = expanded.nodes() >= COUNTERS_SIDE_BY_SIDE_FROM && options.flags.enabled;
+    // No work is repeated: the two only share the kept dependencies they read.
+    let side_by_side = expanded.nodes() >= WORTH_A_THREAD_FROM && options.flags.enabled;
     let ((sync, limits, counters_time), (plan, flagged_out, flags_time)) = both(side_by_side, before_flags, with_flags);
     drop(kept);
     times.sync += counters_time;

@@ -1,5 +1,10 @@
 //! Two independent computations on two threads when they are large enough to pay for one.
 
+/// From this many instance nodes on, two independent O(V + E) stages of a plan run side by side
+/// ([`both`]): below it each takes a few milliseconds, and starting a thread is a noticeable
+/// share of that.
+pub(crate) const WORTH_A_THREAD_FROM: usize = 1 << 16;
+
 /// `(a(), b())`, on two threads when `side_by_side` (`b` on this one), else one after the other.
 /// A panic in either is resumed on this thread.
 pub(crate) fn both<A: Send, B>(side_by_side: bool, a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {

@@ -137,7 +137,7 @@ use crate::expand::Expanded;
 use crate::graph::Csr;
 use crate::ids::{CoreId, IdVec, NodeId};
 use crate::model::{CoreKind, MachineProfile};
-use crate::side_by_side::both;
+use crate::side_by_side::{WORTH_A_THREAD_FROM, both};
 use lanes::Lanes;
 use std::borrow::Cow;
 
@@ -284,11 +284,6 @@ const IMPROVEMENT_ROUNDS: usize = 3;
 /// of the lower bound: no round could then shorten it by more than that.
 const IMPROVEMENT_TOLERANCE: u64 = 64;
 
-/// From this many nodes on, the first pass's priorities are computed on a second thread while
-/// the rest of the setup is built (at 10^6 nodes each takes some 50 ms); below it a thread
-/// costs more than it saves.
-const LEVELS_SIDE_BY_SIDE_FROM: usize = 1 << 16;
-
 /// Which way a pass walks the DAG.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Direction {
@@ -332,7 +327,8 @@ impl<'a> Setup<'a> {
     /// The setup of `exp`, whose DAG has the topological order `order`, and the first pass's
     /// priorities ([`priorities_along`]): a function of the nodes' costs and the DAG alone,
     /// so on a large DAG computed on a second thread while this one builds the rest of the
-    /// setup (on its own copy of the costs; the result is the same either way).
+    /// setup, from [`WORTH_A_THREAD_FROM`] nodes (on its own copy of the costs; the result is
+    /// the same either way).
     fn with_levels(
         exp: &'a Expanded,
         order: &'a [NodeId],
@@ -343,7 +339,8 @@ impl<'a> Setup<'a> {
         let costs = lane_costs(exp, &lanes, cost);
         let edges = Edges::of(cost);
         let (levels, setup) = both(
-            exp.nodes() >= LEVELS_SIDE_BY_SIDE_FROM,
+            // At 10^6 nodes each takes some 50 ms.
+            exp.nodes() >= WORTH_A_THREAD_FROM,
             || priorities_along(exp, order, &costs, edges),
             || Setup::of_costs(exp, Cow::Borrowed(order), profile, cost, &lanes, costs.clone()),
         );
