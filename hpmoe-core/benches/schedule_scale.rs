@@ -201,6 +201,30 @@
 //! 0.46–0.56), the reduction 0.50–0.66 s (each of its two workers ~0.53 s, of which one waited
 //! 59 ms for the other), flags and the kept dependencies without them 0.11–0.12 s beside the
 //! counters' 0.03 s, the table 0.09–0.12 s (its validation 0.03–0.04 s).
+//!
+//! Tried at stop 31 and not kept (each a build of main `d2aebdf`, 10^6 row, `--no-limit --runs
+//! 2`, alternating with main on an otherwise idle machine; the stage times move 10–20% from run
+//! to run, so only differences larger than that could be seen):
+//! - **The reduction visiting the list scheduler's time order** (nodes sorted by planned start,
+//!   then finish, then queue position: a topological order of the DAG and the core order, checked
+//!   on the run) instead of the proof's: the same kept edges (fingerprints equal), so the cap
+//!   does not depend on which topological order is walked here; sync 531–606 ms against 561–638.
+//!   Worth knowing for a reduction that streams beside the list scheduler (it could visit nodes
+//!   as they start): with one worker the reduction takes ~0.84 s, so that would end ~0.2 s sooner
+//!   than now at best, not under 1 s.
+//! - **The two reduction workers split at the core where half the work (nodes plus incoming
+//!   edges) is queued**, not half the nodes: sync 571–651 ms against 518–644; no difference shows.
+//! - **The reduction rank by rank**: clocks kept only from producers on the consumer's own rank
+//!   (an edge from another rank is a put's, which only its own signal settles, or is kept), each
+//!   worker visiting its ranks one after another so that one rank's clocks are live at a time:
+//!   sync 536–597 ms against 556–571, no faster, though its working set is a rank's. It keeps
+//!   fewer waits (10^6 2 809 348 → 2 783 672; the main job's balanced forward tables 0.4–5.3%
+//!   fewer), because near a rank's first and last core the cap no longer keeps the neighbouring rank's
+//!   cores, which never decide an edge, in place of its own; but the tables change and the main
+//!   job's simulated runs move both ways (forward EP 128 14 612 → 15 015 µs, training step EP 32
+//!   34 467 → 34 051), so it was left for a change that is judged on its tables.
+//! - **A clock cap of 16** instead of 32: sync 497 ms against ~590, but 14% more waits
+//!   (2 809 348 → 3 192 896).
 
 use hpmoe_core::limits::{MAX_FAMILY_INSTANCES, MAX_INSTANCES};
 use hpmoe_core::model::{CoreKind, DType, Taskflow};
