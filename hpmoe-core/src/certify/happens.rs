@@ -151,24 +151,17 @@ impl Graph {
             };
         }
 
-        // Counters: every wait's target is exactly the number of signals that can reach it;
-        // each waited counter is a channel.
-        // A signal to the reserved counter id (a corrupt table) reaches no wait.
+        // Counters: each waited counter is a channel, and every wait's target is exactly the
+        // number of signals that can reach it: the sends on its channel. (Signals to a counter
+        // nobody waits on reach no wait; nor does one to the reserved counter id, in a corrupt
+        // table.)
         let key = |s: &SignalRecord| Some((RankId::new(s.rank.into()), CounterId::try_new(s.counter)?));
-        let mut sent_to: Map<CounterKey, u32> = Map::default();
-        for key in signals.values().copied().flatten().filter_map(key) {
-            *sent_to.entry(key).or_default() += 1;
-        }
         let mut channel_of: Map<CounterKey, ChannelId> = Map::default();
         let mut receives: IdVec<NodeId, [Option<ChannelId>; 2]> = IdVec::filled(nodes, [None, None]);
         let mut receivers: IdVec<ChannelId, SmallVec<[NodeId; 2]>> = IdVec::new();
         for (node, w) in waits.iter() {
-            let Some(((rank, counter), target)) = *w else { continue };
-            let sent = sent_to.get(&(rank, counter)).copied().unwrap_or(0);
-            if target != sent {
-                return fail(vec![node], CertDetail::Target { node: name(node), counter, rank, target, sent });
-            }
-            let ch = *channel_of.entry((rank, counter)).or_insert_with(|| receivers.push(SmallVec::new()));
+            let Some((counter, _)) = *w else { continue };
+            let ch = *channel_of.entry(counter).or_insert_with(|| receivers.push(SmallVec::new()));
             receivers[ch].push(node);
             receives[node][0] = Some(ch);
         }
@@ -176,6 +169,17 @@ impl Graph {
             .values()
             .map(|sent| sent.iter().filter_map(|s| channel_of.get(&key(s)?).copied()).collect())
             .collect();
+        let mut signals_to: IdVec<ChannelId, u32> = IdVec::filled(receivers.len(), 0);
+        for &ch in sends.values().flatten() {
+            signals_to[ch] += 1;
+        }
+        for (node, w) in waits.iter() {
+            let Some(((rank, counter), target)) = *w else { continue };
+            let sent = receives[node][0].map_or(0, |ch| signals_to[ch]);
+            if target != sent {
+                return fail(vec![node], CertDetail::Target { node: name(node), counter, rank, target, sent });
+            }
+        }
 
         // Flags: the j-th set of an AIC releases each own AIV's j-th wait; a node whose waits
         // take sets receives from the channel of the last set it takes.
