@@ -187,9 +187,9 @@ fn after_scheduling(
     times.sync = t.elapsed();
 
     // The counters of every kept dependency (`Compiled::sync`, checked against the device's
-    // limits), and the flag plan with the counters of the dependencies it leaves (the table's,
-    // when it flags some): two functions of the kept dependencies, so on a large schedule
-    // planned side by side.
+    // limits), and the flag plan: two functions of the kept dependencies, so on a large
+    // schedule planned side by side. The counters of the dependencies the flags leave (the
+    // table's, when they flag some) are then an edit of the first.
     let before_flags = || {
         let t = Instant::now();
         let sync = schedule::counters::counters_of(expanded, &kept.consumers, kept.cross_edges_before);
@@ -199,16 +199,11 @@ fn after_scheduling(
     let with_flags = || {
         let t = Instant::now();
         let plan = flags::plan_flags_of(expanded, placement, &kept.consumers, &tf.profile, &options.flags);
-        let left = plan
-            .as_ref()
-            .ok()
-            .filter(|plan| !plan.edges.is_empty())
-            .map(|plan| flags::without_flagged_of(expanded, &kept.consumers, plan, kept.cross_edges_before));
-        (plan, left, t.elapsed())
+        (plan, t.elapsed())
     };
     // No work is repeated: the two only share the kept dependencies they read.
     let side_by_side = expanded.nodes() >= WORTH_A_THREAD_FROM && options.flags.enabled;
-    let ((sync, limits, counters_time), (plan, flagged_out, flags_time)) = both(side_by_side, before_flags, with_flags);
+    let ((sync, limits, counters_time), (plan, flags_time)) = both(side_by_side, before_flags, with_flags);
     drop(kept);
     times.sync += counters_time;
     limits.into_result(())?;
@@ -220,6 +215,7 @@ fn after_scheduling(
 
     let t = Instant::now();
     // The plan is `sync` itself when no dependency is flagged.
+    let flagged_out = (!plan.edges.is_empty()).then(|| flags::without_flagged_counters(expanded, &sync, &plan));
     let counters = flagged_out.as_ref().unwrap_or(&sync);
     let names: Vec<String> = tf.families.iter().map(|f| f.name.clone()).collect();
     let table = crate::table::ScheduleTable::try_build(&tf.name, &tf.profile, &names, expanded, placement, counters)

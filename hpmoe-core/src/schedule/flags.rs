@@ -51,7 +51,7 @@ pub use super::flag_error::{FlagIdError, FlagPlanError, FlagPlanPart};
 use super::{Placement, Signal, SyncPlan};
 use crate::expand::Expanded;
 use crate::graph::Csr;
-use crate::ids::{CoreId, IdVec, NodeId, OptId};
+use crate::ids::{CoreId, CounterId, IdVec, NodeId, OptId, RankId};
 use crate::model::{CoreKind, MachineProfile};
 
 /// A flag counter holds 0..15; one more pending set is a device error.
@@ -326,6 +326,83 @@ pub(crate) fn without_flagged_of(exp: &Expanded, kept: &Csr, plan: &FlagPlan, cr
     super::counters::counters_of(exp, &Csr::from_parts(offsets, targets), cross_edges_before)
 }
 
+/// [`without_flagged`] of `sync`, the counter plan [`counters_of`](super::counters::counters_of)
+/// numbered for the kept dependencies, when `plan` flags some of them: the same plan, made by
+/// editing `sync` rather than by rebuilding the kept dependencies and numbering them again.
+/// A flagged dependency `u → v` takes one from `v`'s target and drops `u`'s signal to `v`'s
+/// counter; a counter whose target falls to 0 goes, and the counters after it on its rank move
+/// down to stay dense, in the same (node) order, so each node's signals stay sorted.
+///
+/// # Panics
+/// If `sync` is not such a plan: a flagged dependency whose consumer has no wait, or whose
+/// producer does not signal the consumer's counter.
+pub(crate) fn without_flagged_counters(exp: &Expanded, sync: &SyncPlan, plan: &FlagPlan) -> SyncPlan {
+    let nodes = exp.nodes();
+    let mut waits = sync.waits.clone();
+    for &(_, v) in &plan.edges {
+        let wait = waits[v].as_mut().expect("a flagged dependency's consumer waits on a counter");
+        wait.target -= 1;
+    }
+    // Per rank, where its old counter ids start in `renumbered`; per old counter, its new id.
+    let mut first_counter = Vec::with_capacity(sync.counters_per_rank.len());
+    let mut total = 0usize;
+    for &n in sync.counters_per_rank.values() {
+        first_counter.push(total);
+        total += n as usize;
+    }
+    let mut renumbered = vec![CounterId::new(0); total];
+    let mut counters_per_rank: IdVec<RankId, u32> = IdVec::filled(sync.counters_per_rank.len(), 0);
+    for (v, w) in waits.iter_mut() {
+        let Some(wait) = w else { continue };
+        if wait.target == 0 {
+            *w = None;
+            continue;
+        }
+        let rank = exp.space.rank_of(v);
+        let next = &mut counters_per_rank[rank];
+        renumbered[first_counter[rank.index()] + wait.counter.index()] = CounterId::new(*next);
+        wait.counter = CounterId::new(*next);
+        *next += 1;
+    }
+
+    // `plan.edges` is sorted by producer, as the nodes are walked.
+    let mut flagged = plan.edges.iter().copied().peekable();
+    let mut dropped: Vec<Signal> = Vec::new();
+    let mut signal_offsets = Vec::with_capacity(nodes + 1);
+    let mut signal_list = Vec::with_capacity(sync.signal_list.len() - plan.edges.len());
+    signal_offsets.push(0u32);
+    for u in exp.space.node_ids() {
+        dropped.clear();
+        while let Some((_, v)) = flagged.next_if(|&(p, _)| p == u) {
+            let wait = sync.waits[v].expect("a flagged dependency's consumer waits on a counter");
+            dropped.push(Signal { rank: exp.space.rank_of(v), counter: wait.counter });
+        }
+        let before = signal_list.len();
+        for &s in sync.signals(u) {
+            if !dropped.contains(&s) {
+                signal_list.push(Signal {
+                    rank: s.rank,
+                    counter: renumbered[first_counter[s.rank.index()] + s.counter.index()],
+                });
+            }
+        }
+        assert_eq!(
+            before + sync.signals(u).len(),
+            signal_list.len() + dropped.len(),
+            "{u} signals every flagged consumer"
+        );
+        signal_offsets.push(u32::try_from(signal_list.len()).expect("signal count fits u32 (edges are limited)"));
+    }
+    SyncPlan {
+        waits,
+        signal_offsets,
+        signal_list,
+        counters_per_rank,
+        cross_edges_before: sync.cross_edges_before,
+        cross_edges_after: sync.cross_edges_after - plan.edges.len() as u64,
+    }
+}
+
 /// The flag plan blob's `flag_id` word when no dependency uses a flag (`HPMOE_NO_FLAG` in
 /// `hpmoe/abi.h`): part of the blob's format, not a value a [`FlagPlan`] holds.
 const NO_FLAG: u32 = u32::MAX;
@@ -468,6 +545,38 @@ pub fn decode_plan(bytes: &[u8], table: &crate::table::ScheduleTable) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schedule::cost::SimpleCost;
+    use crate::schedule::counters::plan_sync;
+    use crate::schedule::list::list_schedule;
+    use crate::schedule::testutil::{profile, random_expanded};
+
+    /// The pipeline edits the counter plan; renumbering the dependencies the flags leave, as
+    /// [`without_flagged`] does from any plan, must give the same one.
+    #[test]
+    fn editing_the_counters_gives_what_renumbering_the_left_dependencies_gives() {
+        let (mut flagged, mut counters_dropped) = (0, 0);
+        for seed in 0..300 {
+            let ranks = 1 + (seed % 3) as u32;
+            let exp = random_expanded(seed, ranks, 8, 12);
+            for prof in [profile(1, 2, ranks), profile(3, 2, ranks)] {
+                let placement = list_schedule(&exp, &prof, &SimpleCost::default());
+                let sync = plan_sync(&exp, &placement);
+                let plan = plan_flags(&exp, &placement, &sync, &prof, &FlagPolicy::default()).unwrap();
+                if plan.edges.is_empty() {
+                    continue;
+                }
+                flagged += 1;
+                let edited = without_flagged_counters(&exp, &sync, &plan);
+                assert_eq!(edited, without_flagged(&exp, &sync, &plan), "seed {seed}");
+                assert_eq!(edited.signal_list.len() + plan.edges.len(), sync.signal_list.len(), "seed {seed}");
+                let counters = |p: &SyncPlan| p.counters_per_rank.values().sum::<u32>();
+                counters_dropped += usize::from(counters(&edited) < counters(&sync));
+            }
+        }
+        assert!(flagged >= 100, "only {flagged} schedules flag a dependency");
+        // Some lose a counter whose every dependency went to the flag (the renumbering path).
+        assert!(counters_dropped >= 20, "only {counters_dropped} schedules drop a counter");
+    }
 
     #[test]
     fn flag_ids_clear_of_the_libraries() {
