@@ -202,6 +202,17 @@
 //! 59 ms for the other), flags and the kept dependencies without them 0.11–0.12 s beside the
 //! counters' 0.03 s, the table 0.09–0.12 s (its validation 0.03–0.04 s).
 //!
+//! Since then (stop 31; same plans: fingerprints equal at 10^3 … 10^6, and the main job's
+//! stdout and `--out` folder identical but for timings): the counters of the dependencies the
+//! flags leave (the table's) are an edit of the full counter plan instead of a rebuild of the
+//! kept dependencies without the flagged ones and a second numbering, which had made the flag
+//! side of the section after the reduction four times as long as the counter side it ran
+//! beside. At 10^6, instrumented, two runs each: that section 115–124 ms before; now 27 ms
+//! (counters 23 ms beside the flag plan's 27) and then the edit, 31–32 ms. Side by side on the
+//! bench's totals (three alternating pairs, `--no-limit --runs 2`) the 10^6 row took 1167–1388
+//! ms before and 1139–1258 ms after, inside the noise; 10^6 instances in under 1 s is not
+//! reached.
+//!
 //! Tried at stop 31 and not kept (each a build of main `d2aebdf`, 10^6 row, `--no-limit --runs
 //! 2`, alternating with main on an otherwise idle machine; the stage times move 10–20% from run
 //! to run, so only differences larger than that could be seen):
