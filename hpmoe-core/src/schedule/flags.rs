@@ -297,17 +297,14 @@ fn plan_channel(
 
 /// The counter plan of the dependencies the flag does not carry: `sync` without the flagged
 /// edges, counters renumbered densely per rank in node order (as `plan_sync` numbers them).
+/// Works from any plan, by its kept dependencies ([`kept_edges`]); the pipeline, whose `sync`
+/// is numbered for exactly those, edits it instead (`without_flagged_counters`, which a test
+/// checks against this).
 pub fn without_flagged(exp: &Expanded, sync: &SyncPlan, plan: &FlagPlan) -> SyncPlan {
     if plan.edges.is_empty() {
         return sync.clone();
     }
-    without_flagged_of(exp, &kept_edges(exp, sync), plan, sync.cross_edges_before)
-}
-
-/// [`without_flagged`] of the sync plan whose kept dependencies are `kept` ([`kept_edges`] of
-/// it) and whose cross-core edges before reduction were `cross_edges_before`, when `plan`
-/// flags some of them (else that plan is the answer).
-pub(crate) fn without_flagged_of(exp: &Expanded, kept: &Csr, plan: &FlagPlan, cross_edges_before: u64) -> SyncPlan {
+    let kept = kept_edges(exp, sync);
     let nodes = exp.nodes();
     // `plan.edges` is sorted, as the rows are: walk both to drop the flagged edges.
     let mut flagged = plan.edges.iter().copied().peekable();
@@ -323,7 +320,7 @@ pub(crate) fn without_flagged_of(exp: &Expanded, kept: &Csr, plan: &FlagPlan, cr
         }
         offsets.push(targets.len() as u32);
     }
-    super::counters::counters_of(exp, &Csr::from_parts(offsets, targets), cross_edges_before)
+    super::counters::counters_of(exp, &Csr::from_parts(offsets, targets), sync.cross_edges_before)
 }
 
 /// [`without_flagged`] of `sync`, the counter plan [`counters_of`](super::counters::counters_of)
