@@ -236,6 +236,17 @@
 //!   34 467 → 34 051), so it was left for a change that is judged on its tables.
 //! - **A clock cap of 16** instead of 32: sync 497 ms against ~590, but 14% more waits
 //!   (2 809 348 → 3 192 896).
+//!
+//! Since then (stop 32; same plans: the two workers keep the one worker's edges, fingerprints
+//! equal): the reduction walks on two workers from 2^16 nodes (the threshold of the stages that
+//! run side by side) instead of 2^18, which puts the 10^5 row on two. Three alternating pairs,
+//! `--quick --runs 3`, 10^5 row, idle machine: sync 48–50 ms against 91–98 ms, total 203–217 ms
+//! against 256–275 ms, CPU 240–260 ms against 260–280 ms. (At 10^4, with a threshold of 2^12
+//! for the experiment, two workers still gained 1–3 ms of 5–8; not taken, below the threshold a
+//! plan's stages are a few milliseconds.) At 10^6 nothing changes: 1.33–1.41 s on this day's
+//! machine (stages: expand 93–135, list 345–383, proof 50, sync 559–600, flags + table 171–231 ms;
+//! instrumented, the reduction 527–581 ms, the table's assembly 96–103 ms, the flag-side edit
+//! 30–38 ms). 10^6 instances in under 1 s is not reached.
 
 use hpmoe_core::limits::{MAX_FAMILY_INSTANCES, MAX_INSTANCES};
 use hpmoe_core::model::{CoreKind, DType, Taskflow};

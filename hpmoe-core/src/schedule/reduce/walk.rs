@@ -33,10 +33,6 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::thread::Thread;
 
-/// From this many nodes on, the walk runs on two workers; below it a thread costs more than
-/// it saves (and the kept edges are the same either way).
-pub(super) const TWO_WORKERS_FROM: usize = 1 << 18;
-
 /// No clock stored: the slot field of an [`At`] before its node is visited and when its node
 /// has no successor.
 pub(super) const NO_SLOT: u32 = u32::MAX;
