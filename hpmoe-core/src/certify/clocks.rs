@@ -54,15 +54,22 @@ pub(super) fn sweep(
 ) -> Result<Swept, CertError> {
     let mut needed: IdVec<CoreId, bool> = IdVec::filled(g.queues.len(), false);
     let mut swept = Swept { dependencies: 0, by_clocks: 0, passes: 0 };
+    // Per node, in id order, one flag per predecessor (in row order): whether the dependency
+    // needs the clocks, so that passes read the flag instead of deciding it again.
+    let mut by_clocks = ByClocks { first: Vec::with_capacity(exp.nodes() + 1), flags: Vec::new() };
     for v in exp.space.node_ids() {
+        by_clocks.first.push(by_clocks.flags.len());
         for &u in exp.dag.pred.row(v) {
-            if direct(g, u, v) {
-                swept.dependencies += 1;
-            } else {
+            let by_clock = !direct(g, u, v);
+            by_clocks.flags.push(by_clock);
+            if by_clock {
                 needed[g.slots[u].core] = true;
+            } else {
+                swept.dependencies += 1;
             }
         }
     }
+    by_clocks.first.push(by_clocks.flags.len());
     for &(_, waiter) in &g.capacity {
         needed[g.slots[waiter].core] = true;
     }
@@ -74,7 +81,7 @@ pub(super) fn sweep(
     let clocks = g.queues.len() + peak + 1;
     let width = (budget / (clocks * size_of::<Tick>())).clamp(1, columns.len());
     for band in columns.chunks(width) {
-        let checked = pass(tf, exp, g, order, band)?;
+        let checked = pass(tf, exp, g, order, band, &by_clocks)?;
         swept.dependencies += checked;
         swept.by_clocks += checked;
         swept.passes += 1;
@@ -85,7 +92,14 @@ pub(super) fn sweep(
 /// One walk of `order` with clock entries for the cores of `band`: the dependencies that are
 /// not [`direct`] with their producer on one of them, checked, and the capacity waits on one of
 /// them. Returns how many dependencies.
-fn pass(tf: &Taskflow, exp: &Expanded, g: &Graph, order: &[NodeId], band: &[CoreId]) -> Result<u64, CertError> {
+fn pass(
+    tf: &Taskflow,
+    exp: &Expanded,
+    g: &Graph,
+    order: &[NodeId],
+    band: &[CoreId],
+    by_clocks: &ByClocks,
+) -> Result<u64, CertError> {
     let placed = |n: NodeId, s: Slot| Placed { name: node_name(tf, &exp.space, n), core: s.core, entry: s.pos };
     let width = band.len();
     let mut column_of: IdVec<CoreId, Option<usize>> = IdVec::filled(g.queues.len(), None);
@@ -118,12 +132,9 @@ fn pass(tf: &Taskflow, exp: &Expanded, g: &Graph, order: &[NodeId], band: &[Core
         if let Some(col) = column_of[core] {
             clock[col] = Tick::try_from(pos + 1).expect("positions checked to fit a Tick");
         }
-        for &u in exp.dag.pred.row(v) {
+        for (&u, _) in exp.dag.pred.row(v).iter().zip(by_clocks.of(v)).filter(|&(_, &by_clock)| by_clock) {
             let s = g.slots[u];
             let Some(col) = column_of[s.core] else { continue };
-            if direct(g, u, v) {
-                continue;
-            }
             checked += 1;
             if u32::from(clock[col]) <= s.pos {
                 let detail = CertDetail::Unenforced { producer: placed(u, s), consumer: placed(v, g.slots[v]) };
@@ -151,6 +162,21 @@ fn pass(tf: &Taskflow, exp: &Expanded, g: &Graph, order: &[NodeId], band: &[Core
         }
     }
     Ok(checked)
+}
+
+/// Per dependency (node by node in id order, each node's predecessors in row order), whether it
+/// is not [`direct`] and so is decided by the clocks.
+struct ByClocks {
+    /// Per node, where its predecessors' flags start in `flags` (one more entry at the end).
+    first: Vec<usize>,
+    flags: Vec<bool>,
+}
+
+impl ByClocks {
+    /// `v`'s flags, one per predecessor in `exp.dag.pred.row(v)` order.
+    fn of(&self, v: NodeId) -> &[bool] {
+        &self.flags[self.first[v.index()]..self.first[v.index() + 1]]
+    }
 }
 
 /// `into = max(into, other)`, entry by entry.
