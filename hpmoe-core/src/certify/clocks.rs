@@ -21,6 +21,7 @@ use super::happens::{ChannelId, Graph, Slot, Tick};
 use super::{CertDetail, CertError};
 use crate::check::node_name;
 use crate::expand::Expanded;
+use crate::graph::Csr;
 use crate::ids::{CoreId, IdVec, NodeId};
 use crate::model::Taskflow;
 
@@ -52,24 +53,16 @@ pub(super) fn sweep(
     order: &[NodeId],
     budget: usize,
 ) -> Result<Swept, CertError> {
+    // Row `v`: the producers of `v`'s dependencies that are not [`direct`], decided once here
+    // for every pass.
+    let by_clocks: Csr = Csr::from_rows(
+        exp.space.node_ids().map(|v| exp.dag.pred.row(v).iter().copied().filter(move |&u| !direct(g, u, v))),
+    );
+    let mut swept = Swept { dependencies: (exp.dag.pred.edges() - by_clocks.edges()) as u64, by_clocks: 0, passes: 0 };
     let mut needed: IdVec<CoreId, bool> = IdVec::filled(g.queues.len(), false);
-    let mut swept = Swept { dependencies: 0, by_clocks: 0, passes: 0 };
-    // Per node, in id order, one flag per predecessor (in row order): whether the dependency
-    // needs the clocks, so that passes read the flag instead of deciding it again.
-    let mut by_clocks = ByClocks { first: Vec::with_capacity(exp.nodes() + 1), flags: Vec::new() };
-    for v in exp.space.node_ids() {
-        by_clocks.first.push(by_clocks.flags.len());
-        for &u in exp.dag.pred.row(v) {
-            let by_clock = !direct(g, u, v);
-            by_clocks.flags.push(by_clock);
-            if by_clock {
-                needed[g.slots[u].core] = true;
-            } else {
-                swept.dependencies += 1;
-            }
-        }
+    for &u in by_clocks.targets() {
+        needed[g.slots[u].core] = true;
     }
-    by_clocks.first.push(by_clocks.flags.len());
     for &(_, waiter) in &g.capacity {
         needed[g.slots[waiter].core] = true;
     }
@@ -89,16 +82,16 @@ pub(super) fn sweep(
     Ok(swept)
 }
 
-/// One walk of `order` with clock entries for the cores of `band`: the dependencies that are
-/// not [`direct`] with their producer on one of them, checked, and the capacity waits on one of
-/// them. Returns how many dependencies.
+/// One walk of `order` with clock entries for the cores of `band`: the dependencies in
+/// `by_clocks` (row `v`: producers of `v` not [`direct`]) with their producer on one of them,
+/// checked, and the capacity waits on one of them. Returns how many dependencies.
 fn pass(
     tf: &Taskflow,
     exp: &Expanded,
     g: &Graph,
     order: &[NodeId],
     band: &[CoreId],
-    by_clocks: &ByClocks,
+    by_clocks: &Csr,
 ) -> Result<u64, CertError> {
     let placed = |n: NodeId, s: Slot| Placed { name: node_name(tf, &exp.space, n), core: s.core, entry: s.pos };
     let width = band.len();
@@ -132,7 +125,7 @@ fn pass(
         if let Some(col) = column_of[core] {
             clock[col] = Tick::try_from(pos + 1).expect("positions checked to fit a Tick");
         }
-        for (&u, _) in exp.dag.pred.row(v).iter().zip(by_clocks.of(v)).filter(|&(_, &by_clock)| by_clock) {
+        for &u in by_clocks.row(v) {
             let s = g.slots[u];
             let Some(col) = column_of[s.core] else { continue };
             checked += 1;
@@ -162,21 +155,6 @@ fn pass(
         }
     }
     Ok(checked)
-}
-
-/// Per dependency (node by node in id order, each node's predecessors in row order), whether it
-/// is not [`direct`] and so is decided by the clocks.
-struct ByClocks {
-    /// Per node, where its predecessors' flags start in `flags` (one more entry at the end).
-    first: Vec<usize>,
-    flags: Vec<bool>,
-}
-
-impl ByClocks {
-    /// `v`'s flags, one per predecessor in `exp.dag.pred.row(v)` order.
-    fn of(&self, v: NodeId) -> &[bool] {
-        &self.flags[self.first[v.index()]..self.first[v.index() + 1]]
-    }
 }
 
 /// `into = max(into, other)`, entry by entry.

@@ -63,10 +63,10 @@
 //! each), EP 64 0.8–1.0 s in 2 passes, peak memory at most ~140 MiB above the resident table;
 //! the natural-routing EP 8 table 0.15–0.2 s. (At stop 31, reading the table hashed each signal
 //! once instead of twice: the natural EP 8 table 0.27–0.38 s before, 0.20–0.32 s after, three
-//! alternating pairs on that day's slower machine, each pair 56–64 ms apart. At stop 32, a pass
-//! reads which dependencies need the clocks from the first scan, one flag per dependency, instead
-//! of deciding it again: natural EP 8 0.26 s against 0.28–0.32 s, balanced EP 32 0.32 s against
-//! 0.43–0.47 s, alternating pairs; a byte per dependency more memory.)
+//! alternating pairs on that day's slower machine, each pair 56–64 ms apart. At stop 32, the
+//! dependencies the clocks decide are listed once, before the passes, instead of being picked
+//! out again in every pass: natural EP 8 0.26 s against 0.28–0.32 s, balanced EP 32 0.32 s against
+//! 0.43–0.47 s, alternating pairs.)
 
 mod clocks;
 mod entry;
@@ -118,8 +118,8 @@ pub struct Certificate {
 /// Decides whether `table` enforces every dependency of `exp`, the expansion of `tf`, and runs
 /// to the end (see the [module docs](self)); `flags` adds hardware-flag synchronisation.
 /// Works on any view, validated or not; never panics on a malformed one. Memory: the table
-/// read into `H` (a few tens of bytes per entry and signal), a byte per dependency, plus at
-/// most about [`CLOCK_BUDGET_BYTES`] of clocks.
+/// read into `H` (a few tens of bytes per entry and signal), the dependencies the clocks decide
+/// (4 bytes each), plus at most about [`CLOCK_BUDGET_BYTES`] of clocks.
 ///
 /// # Errors
 /// The first fault found, naming the instances (family, grid coordinates, rank) involved.

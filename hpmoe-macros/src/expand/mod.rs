@@ -52,13 +52,6 @@ fn included(fe: &Frontend) -> TokenStream {
     quote!(#(const _: &[u8] = ::core::include_bytes!(#paths);)*)
 }
 
-/// `compiled`, once the certificate check passes its table and flag plan; else a compile error
-/// at the taskflow (an internal-bug guard: the planner's tables always pass).
-#[cfg(test)]
-fn certified(fe: &Frontend, compiled: Compiled) -> Result<Compiled, syn::Error> {
-    certified_beside(fe, &compiled, || ()).map(|()| compiled)
-}
-
 /// What `build` returns, once the certificate check passes `compiled`'s table and flag plan;
 /// else a compile error at the taskflow (an internal-bug guard: the planner's tables always
 /// pass). The check runs on a second thread while `build` runs on this one (tokens can only be
@@ -236,14 +229,14 @@ mod certificate {
         )
         .unwrap();
         let mut compiled = fe.plan(&hpmoe_core::PlanOptions::default()).unwrap();
-        compiled = super::certified(&fe, compiled).unwrap();
+        super::certified_beside(&fe, &compiled, || ()).unwrap();
         let view = compiled.table.view();
         let mut entries = view.entries.to_vec();
         let i = entries.iter().position(|e| e.wait().is_some()).unwrap();
         entries[i].wait_counter = NO_WAIT;
         entries[i].wait_target = 0;
         compiled.table = TableView { entries: &entries, ..view }.to_owned();
-        let err = super::certified(&fe, compiled).unwrap_err().to_string();
+        let err = super::certified_beside(&fe, &compiled, || ()).unwrap_err().to_string();
         assert!(err.starts_with("internal error in `#[taskflow]`"), "{err}");
         assert!(err.contains("not certified") && err.contains("keep(b="), "{err}");
     }
@@ -341,11 +334,9 @@ mod timing {
             let fe = hpmoe_core::syntax::parse_in(Some(&dir), args.tokens.clone(), item.clone()).unwrap();
             let compiled = fe.plan(&hpmoe_core::PlanOptions::default()).unwrap();
             for _ in 0..3 {
-                let compiled = compiled.clone();
                 let t = std::time::Instant::now();
-                let compiled = super::certified(&fe, compiled).unwrap();
+                super::certified_beside(&fe, &compiled, || ()).unwrap();
                 let elapsed = t.elapsed();
-                drop(compiled);
                 println!("  of which the certificate check: {:.1} ms", elapsed.as_secs_f64() * 1e3);
             }
         }
