@@ -158,9 +158,9 @@ fn main() -> ExitCode {
             name: "natural",
             header: &[
                 "natural routing (MoeShape::deepseek_v3_natural): experts drawn per token with log-normal popularity,",
-                "64-row blocks, 1.5x-average capacity per (source rank, expert); simulated run: routing seed 42,",
+                "one 192-row block per slot of 1.5x-average capacity per (source rank, expert); simulated run: routing seed 42,",
                 "schedule planned on 8 other routings of the same distribution (never on the run's); EP 8 and 16",
-                "by default, every EP with --routed-all (the natural layer has 3x the instances):",
+                "by default, every EP with --routed-all:",
             ],
             layer: &natural,
             eps: &[8, 16],

@@ -53,7 +53,7 @@ pub fn moe_ffn_natural() {
     const INTER: u64 = 2048; // expert intermediate size (gate and up each)
     const EXPERTS: u64 = 256;
     const TOP_K: u64 = 8;
-    const B: u64 = 64; // row block
+    const B: u64 = 192; // row block: one block a slot
     const C: u64 = 192; // capacity: rows per (source rank, expert) slot, 1.5x the balanced 128
     const N1: u64 = 512; // GMM1 output columns per tile: a [gate | up] pair
     const N2: u64 = 896; // GMM2 output columns per tile

@@ -21,8 +21,8 @@
 //! `--plan-on-run` its schedule is planned on the priced run's own activity instead, which no
 //! static schedule can know before the run: the difference is what not knowing the routing
 //! costs. `--seeds` prices the same schedule under other routings too (see below);
-//! `--row-block N` takes the natural layer with `N`-row blocks instead of 64 (the capacity
-//! still 1.5x the average, rounded up to whole blocks: 192 rows at 96); `--relay` takes it with
+//! `--row-block N` takes the natural layer with `N`-row blocks instead of 192 (the capacity
+//! still 1.5x the average, rounded up to whole blocks: 192 rows at 64 or 96); `--relay` takes it with
 //! a relay per rank before the gathering sums (`MoeShape::with_relay`).
 //!
 //! Per family, how many counters its instances signal (each signal costs its core

@@ -133,9 +133,9 @@ fn deepseek_ep8_natural_flagship_passes_the_syntax_check() {
     assert!(k.cpp.len() < 24 * 1024, "moe_ffn.cpp is {} bytes", k.cpp.len());
     // Every guarded family reads its count; the weighted sum gathers.
     assert_eq!(k.cpp.matches("if (hpmoe::ReadCount(").count(), 5);
-    assert!(k.cpp.contains("if (hpmoe::ReadCount(args.recv_counts, 32 * src + e) > 64 * b) {"), "{}", k.cpp);
+    assert!(k.cpp.contains("if (hpmoe::ReadCount(args.recv_counts, 32 * src + e) > 192 * b) {"), "{}", k.cpp);
     assert_eq!(k.cpp.matches("hpmoe::GatherWeightedAccumulate(vec,").count(), 1);
-    assert_eq!((k.matmul_groups[0].m, k.matmul_groups[0].n, k.matmul_groups[0].k), (64, 896, 7168));
+    assert_eq!((k.matmul_groups[0].m, k.matmul_groups[0].n, k.matmul_groups[0].k), (192, 896, 7168));
     let dir = temp_dir("emit-ep8-natural");
     syntax_check(&k, &dir);
     let _ = std::fs::remove_dir_all(&dir);

@@ -62,10 +62,10 @@ fn the_natural_deepseek_layer_in_the_dsl_is_the_builders_layer() {
     // The structure comparison sees the guards: a bound off by a block is another taskflow.
     let mut shifted = tf.clone();
     let g = shifted.families[2].guard.as_mut().unwrap();
-    g.above = g.above.clone() + 64;
+    g.above = g.above.clone() + 192;
     assert!(!shifted.same_structure(&natural.taskflow().unwrap()));
     // ... and so is another capacity.
-    let other = natural.clone().with_natural_routing(256);
+    let other = natural.clone().with_natural_routing(384);
     assert!(!tf.same_structure(&other.taskflow().unwrap()));
 }
 
