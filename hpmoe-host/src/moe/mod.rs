@@ -103,9 +103,9 @@ pub use shape_error::{ShapeError, ShapeRule};
 /// Rows per block of [`MoeShape::deepseek_v3_natural`]: at 4096 tokens per rank a whole
 /// 192-row slot (its 1.5× capacity) in one block. Priced with the A3 die profile, a 64-row
 /// GMM1 tile is bound by reading its 7168 × 512 weight slice, which a 192-row tile reads once
-/// for three times the rows, so one block a slot runs the simulated forward 15% faster at
-/// EP 8 and 16 than three 64-row blocks that skip the ones past a slot's count (18.3 → 15.5
-/// ms), although every slot now computes its padding; its work no longer depends on the
+/// for three times the rows, so one block a slot runs the simulated forward 14–15% faster at
+/// EP 8 and 16 than three 64-row blocks that skip the ones past a slot's count (18.3 and
+/// 18.0 → 15.5 ms), although every slot now computes its padding; its work no longer depends on the
 /// counts (a slot is empty only when a rank sends an expert no row), so the schedule sits
 /// within 1% of its bound under every routing. It rests on the profile's guessed L2 hit rate
 /// (0.9): below it one block gains more, at 1.0 the 64-row blocks win by 0.7% at EP 8 and 7%
