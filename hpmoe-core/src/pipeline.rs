@@ -145,9 +145,8 @@ pub(crate) fn compile_checked(
 /// first pass's placement while forward-backward improvement runs (see
 /// [`schedule::list::list_schedule_then`]): the same plan, sooner on two cores, at the cost of
 /// CPU time thrown away when a round does win. Below it the stages are short, and the largest
-/// flagship taskflows the `#[taskflow]` macro plans (the natural-routing one: 53 824 instances,
-/// 160 320 with the 64-row blocks before stop 33) stay below it, so a user's build spends no
-/// CPU on it.
+/// flagship taskflows the `#[taskflow]` macro plans (the natural-routing one: 53 824 instances)
+/// stay below it, so a user's build spends no CPU on it.
 const OVERLAP_FROM: usize = 1 << 19;
 
 /// What the stages after scheduling make of a placement.

@@ -61,7 +61,8 @@
 //! Cost on the planned DeepSeek-V3 tables (4096 tokens per rank, flags on; `benches/certify_scale.rs`,
 //! CPU time on a loaded 2-core machine): EP 8 0.03 s, EP 16 0.1 s, EP 32 0.25–0.3 s (one pass
 //! each), EP 64 0.8–1.0 s in 2 passes, peak memory at most ~140 MiB above the resident table;
-//! the natural-routing EP 8 table 0.15–0.2 s. (At stop 31, reading the table hashed each signal
+//! the natural-routing EP 8 table (one 192-row block a slot, 53 824 entries) 0.08 s. (The
+//! figures below are the earlier natural table's, three 64-row blocks a slot: at stop 31, reading the table hashed each signal
 //! once instead of twice: the natural EP 8 table 0.27–0.38 s before, 0.20–0.32 s after, three
 //! alternating pairs on that day's slower machine, each pair 56–64 ms apart. At stop 32, the
 //! dependencies the clocks decide are listed once, before the passes, instead of being picked

@@ -152,8 +152,8 @@ fn reduce_counting(
 ) -> (Csr, u64) {
     // Two workers keep the same edges as one; from this size on they take about half the wall
     // time for the same CPU (10^5 nodes: 48–50 ms against 91–98 ms, the plan's CPU 240–260 ms
-    // against 260–280 ms; the natural-routing flagship's 160 320 nodes of stop 32, with 64-row
-    // blocks, in the macro: 116–125 ms against 197–227 ms).
+    // against 260–280 ms; a 160 320-node natural-routing layer in the macro: 116–125 ms against
+    // 197–227 ms).
     let workers = if dag.nodes() >= WORTH_A_THREAD_FROM { 2 } else { 1 };
     reduce_on(dag, placement, proved, keep_all_from, cap, workers)
 }
