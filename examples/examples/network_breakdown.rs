@@ -42,8 +42,12 @@
 //!
 //! Busy % is the share of the makespan with at least one put on the resource; utilisation %
 //! is bytes moved over bandwidth × makespan (the share of the bound's term the run reaches).
-//! "In flight" is the time-weighted number of puts on a resource while it is busy. The
-//! stretch of a put is its transfer time over its time alone (bytes over the least of its
+//! "In flight" is the time-weighted number of puts on a resource while it is busy. Beside the
+//! most puts landing on a rank at once in the run, the most the scheduler's plan has landing on
+//! it at once: the plan books each sender's link and tier but no receiver, so a crowd in both
+//! columns was planned (on the balanced training step at EP 16, 39 puts into rank 14 at
+//! 10.04 ms, the last of every rank's forward combine), one in the run's alone came from drift.
+//! The stretch of a put is its transfer time over its time alone (bytes over the least of its
 //! stream cap, injection, ejection and, across servers, the cross-server bandwidth).
 
 use hpmoe_core::cost::{CostProfile, TaskflowCost, ns_at_rate};
@@ -169,7 +173,7 @@ fn run() -> Result<(), ExampleError> {
         run.flows.iter().map(|f| f.bytes).sum::<u64>() as f64 / run.flows.len().max(1) as f64 / 1024.0,
         taken as f64 / alone.max(1) as f64
     );
-    print_ranks(run, p);
+    print_ranks(run, p, &compiled.placement);
     print_cores(run);
     print_aic_waits(run, &tf);
     print_aic_cores(run, &compiled.placement);
@@ -308,12 +312,14 @@ fn print_timeline(run: &SimResult, p: &CostProfile, rank: u32, buckets: u64) {
     }
 }
 
-/// Per-rank injection, ejection and cross-server figures, and the fixed cost of the puts.
-fn print_ranks(run: &SimResult, p: &CostProfile) {
+/// Per-rank injection, ejection and cross-server figures, the most puts the scheduler's plan
+/// has landing on the rank at once (its model books no receiver, so where the run's ejection
+/// crowds, this says whether the plan asked for it), and the fixed cost of the puts.
+fn print_ranks(run: &SimResult, p: &CostProfile, placement: &Placement) {
     let span = run.makespan_ns.max(1) as f64;
     let fixed_per_put = p.put_setup() + p.put_quiet_ns();
     println!(
-        "{:>4} | {:>6} {:>6} {:>6} {:>5} {:>5} | {:>6} {:>6} {:>5} {:>5} | {:>6} {:>6} | {:>5} {:>9} {:>7}",
+        "{:>4} | {:>6} {:>6} {:>6} {:>5} {:>5} | {:>6} {:>6} {:>5} {:>5} {:>5} {:>8} | {:>6} {:>6} | {:>5} {:>9} {:>7}",
         "rank",
         "inj%",
         "util%",
@@ -324,6 +330,8 @@ fn print_ranks(run: &SimResult, p: &CostProfile) {
         "util%",
         "fly",
         "max",
+        "plan",
+        "at ms",
         "xs%",
         "util%",
         "puts",
@@ -338,13 +346,15 @@ fn print_ranks(run: &SimResult, p: &CostProfile) {
         let (inj_busy, inj_fly, inj_max) = occupancy(&out);
         let (ej_busy, ej_fly, ej_max) = occupancy(&into);
         let (xs_busy, _, _) = occupancy(&cross);
+        let (planned_max, planned_at) =
+            most_at_once(into.iter().map(|f| (placement.start_ns[f.node], placement.finish_ns[f.node])));
         let bytes = |fs: &[&FlowRecord]| fs.iter().map(|f| f.bytes).sum::<u64>();
         let util = |bytes: u64, bw: u64| 100.0 * ns_at_rate(bytes, bw) as f64 / span;
         // While the injection is busy, the share of its bandwidth the puts used.
         let rate = 100.0 * ns_at_rate(bytes(&out), p.link_bytes_per_s()) as f64 / inj_busy.max(1) as f64;
         let last = out.iter().map(|f| f.end_ns).max().unwrap_or(0);
         println!(
-            "{rank:>4} | {:>6.1} {:>6.1} {:>6.1} {:>5.1} {:>5} | {:>6.1} {:>6.1} {:>5.1} {:>5} | {:>6.1} {:>6.1} | {:>5} {:>9.1} {:>7.1}",
+            "{rank:>4} | {:>6.1} {:>6.1} {:>6.1} {:>5.1} {:>5} | {:>6.1} {:>6.1} {:>5.1} {:>5} {:>5} {:>8.2} | {:>6.1} {:>6.1} | {:>5} {:>9.1} {:>7.1}",
             100.0 * inj_busy as f64 / span,
             util(bytes(&out), p.link_bytes_per_s()),
             rate,
@@ -354,6 +364,8 @@ fn print_ranks(run: &SimResult, p: &CostProfile) {
             util(bytes(&into), p.ejection_bytes_per_s()),
             ej_fly,
             ej_max,
+            planned_max,
+            planned_at as f64 / 1e6,
             100.0 * xs_busy as f64 / span,
             util(bytes(&cross), p.cross_server_bytes_per_s()),
             out.len(),
@@ -364,10 +376,26 @@ fn print_ranks(run: &SimResult, p: &CostProfile) {
     println!(
         "inj%/ej%/xs%: share of the makespan with a put on the resource; util%: bytes over bandwidth x makespan; \
          rate%: bytes over bandwidth x busy time; fly/max: puts on it while busy (mean/max); \
+         plan / at ms: the most puts the plan has landing on the rank at once, and when; \
          fixed: puts x (setup {} ns + quiet {} ns) of core time; last: the rank's last put out",
         p.put_setup(),
         p.put_quiet_ns()
     );
+}
+
+/// The most of the intervals `(start, end)` open at once, and the first time they are
+/// (0 and 0 for none); an interval ending when another starts does not overlap it.
+fn most_at_once(intervals: impl Iterator<Item = (u64, u64)>) -> (usize, u64) {
+    let mut events: Vec<(u64, i32)> = intervals.flat_map(|(start, end)| [(start, 1), (end, -1)]).collect();
+    events.sort_unstable();
+    let (mut level, mut most, mut at) = (0i32, 0i32, 0u64);
+    for (t, d) in events {
+        level += d;
+        if level > most {
+            (most, at) = (level, t);
+        }
+    }
+    (most as usize, at)
 }
 
 /// Busy time (at least one flow), the time-weighted mean number of flows while busy, and
