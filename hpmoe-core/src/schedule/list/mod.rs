@@ -80,7 +80,11 @@
 //! is not booked: within a server the lanes' round order already keeps each receiver to one
 //! sender at a time, and booked first come, first served or shared among the puts in flight,
 //! it made the plans of the balanced backward and the INT8 forward at EP 16 slower in the
-//! simulator (0.8–2.5%), so the plan keeps the rule that measured better.
+//! simulator (0.8–2.5%), so the plan keeps the rule that measured better. The round order
+//! holds only while each round's puts are ready in their turn: on the balanced training step
+//! at EP 16 the plan sends the last forward combine puts of 13 ranks into one receiver at once
+//! (`network_breakdown`'s `plan` column), and booking receivers or capping the puts landing on
+//! one moved the passes both ways (README, "Receivers the plan crowds").
 //!
 //! The schedule stays greedy within each class of cores — AIC, lanes, other vector cores —
 //! but a lane may idle while other vector work is ready, and a vector core while a link put
