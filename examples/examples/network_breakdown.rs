@@ -57,8 +57,9 @@ use hpmoe_core::schedule::Placement;
 use hpmoe_examples::ExampleError;
 use hpmoe_examples::aic_load::{HeaviestCore, busiest_rank, heaviest_core};
 use hpmoe_examples::cli::Options;
-use hpmoe_examples::report::{PLAN_SAMPLES, ROUTING_SEED, RoutedLayer};
-use hpmoe_host::moe::{DispatchPrecision, MoeShape, Pass};
+use hpmoe_examples::priced::{LayerSpec, NaturalSpec, PricedLayer};
+use hpmoe_examples::report::ROUTING_SEED;
+use hpmoe_host::moe::{DispatchPrecision, MoeShape};
 use hpmoe_host::sim::{self, FlowRecord, SimResult, TileRecord};
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
@@ -89,39 +90,16 @@ fn run() -> Result<(), ExampleError> {
     let tokens = opts.number("--tokens", 4096)?;
     let profile = opts.profile()?;
     let precision = if opts.flag("--int8") { DispatchPrecision::Int8 } else { DispatchPrecision::Bf16 };
-    let pass = opts.pass()?;
-    let mut natural_shape = None;
-    let (tf, plan, cost) = if opts.flag("--natural") {
-        let seed = opts.number("--seed", ROUTING_SEED)?;
-        let mut shape = MoeShape::deepseek_v3_natural(ep, tokens).with_dispatch(precision);
-        if opts.flag("--row-block") {
-            // Another row block, the capacity still 1.5x the average rounded up to whole blocks.
-            shape.row_block = opts.number("--row-block", shape.row_block)?;
-            shape = shape.clone().with_natural_routing(shape.natural_capacity(1.5));
-        }
-        if opts.flag("--relay") {
-            shape = shape.with_relay();
-        }
-        natural_shape = Some(shape.clone());
-        let layer = RoutedLayer::natural_pass(&shape, pass, seed, PLAN_SAMPLES)?;
-        let cost = TaskflowCost::new(&layer.taskflow, profile);
-        let expected = if opts.flag("--plan-on-run") {
-            (0..layer.plan.len()).map(|v| if layer.run.skips(NodeId::from_index(v)) { 0.0 } else { 1.0 }).collect()
-        } else {
-            layer.plan
-        };
-        let plan = cost.clone().with_expected_activity(expected);
-        (layer.taskflow, plan, cost.with_activity(layer.run))
-    } else if pass != Pass::Forward {
-        let shape = MoeShape::deepseek_v3(ep, tokens).with_whole_expert_wgrad().with_dispatch(precision);
-        let tf = shape.pass_taskflow(pass).map_err(ExampleError::Shape)?;
-        let cost = TaskflowCost::new(&tf, profile);
-        (tf, cost.clone(), cost)
-    } else {
-        let tf = MoeShape::deepseek_v3(ep, tokens).with_dispatch(precision).taskflow().map_err(ExampleError::Shape)?;
-        let cost = TaskflowCost::new(&tf, profile);
-        (tf, cost.clone(), cost)
-    };
+    let natural = opts.flag("--natural").then(|| -> Result<NaturalSpec, ExampleError> {
+        Ok(NaturalSpec {
+            seed: opts.number("--seed", ROUTING_SEED)?,
+            row_block: opts.flag("--row-block").then(|| opts.number("--row-block", 0)).transpose()?,
+            relay: opts.flag("--relay"),
+            plan_on_run: opts.flag("--plan-on-run"),
+        })
+    });
+    let spec = LayerSpec { ep, tokens, pass: opts.pass()?, precision, natural: natural.transpose()? };
+    let PricedLayer { taskflow: tf, plan, run: cost, natural_shape } = PricedLayer::new(&spec, profile)?;
     let compiled = hpmoe_core::compile(&tf, &plan).map_err(|d| ExampleError::plan(&tf, d))?;
     let cmp = sim::compare(&compiled, &tf.profile, &cost)
         .map_err(|error| ExampleError::Simulate { taskflow: tf.name.clone(), error })?;

@@ -3,6 +3,8 @@
 //!
 //! - [`cli`]: the examples' command-line options;
 //! - [`error`]: why an example could not run ([`ExampleError`]);
+//! - [`priced`]: one pass of the DeepSeek-V3 layer with the cost models its plan and its
+//!   simulated run use, for the diagnostic examples (`network_breakdown`, `ratio_sweep`);
 //! - [`report`]: the per-EP measurement loop and the results table (text and JSON) that the
 //!   main job (`moe_ffn`) and the custom variant (`moe_ffn_shared`) both print;
 //! - [`host_check`]: run a taskflow's schedule on the host executor and compare one output
@@ -22,6 +24,7 @@ pub mod aic_load;
 pub mod cli;
 pub mod dsl_check;
 pub mod error;
+pub mod priced;
 pub mod report;
 pub mod shared_expert;
 
