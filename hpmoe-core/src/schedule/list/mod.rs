@@ -11,9 +11,10 @@
 //! work-conserving, which is what the (types + 1) × lower-bound guarantee of list scheduling
 //! needs), so an urgent node whose inputs arrive late never holds up ready work behind it.
 //! (With a shared link, puts to other ranks run only on a rank's link lanes; see below.)
-//! The send round tie-break ([`order::send_order`]) makes equally urgent puts of rank `r` go
-//! to `r+1, r+2, …` in turn, so the ranks do not all write to the same peer at once; when the
-//! cost model puts ranks on servers ([`CostModel::ranks_per_server`]), the turns alternate
+//! The send round tie-break ([`order::send_orders`]) makes equally urgent puts of rank `r` go
+//! to `r+1, r+2, …` in turn (and equally urgent producers of those puts run in the same
+//! order), so the ranks do not all write to the same peer at once; when the cost model puts
+//! ranks on servers ([`CostModel::ranks_per_server`]), the turns alternate
 //! between peers on other servers and on the rank's own, so a rank's puts do not all cross
 //! servers at once.
 //!
@@ -81,10 +82,12 @@
 //! sender at a time, and booked first come, first served or shared among the puts in flight,
 //! it made the plans of the balanced backward and the INT8 forward at EP 16 slower in the
 //! simulator (0.8–2.5%), so the plan keeps the rule that measured better. The round order
-//! holds only while each round's puts are ready in their turn: on the balanced training step
-//! at EP 16 the plan sends the last forward combine puts of 13 ranks into one receiver at once
-//! (`network_breakdown`'s `plan` column), and booking receivers or capping the puts landing on
-//! one moved the passes both ways (README, "Receivers the plan crowds").
+//! holds only while each round's puts are ready in their turn, so the producers of link puts
+//! break ties by their puts' rounds too ([`order::send_orders`]); ordered by node id, they
+//! left one destination's blocks last on every rank, and on the balanced training step at EP
+//! 16 the plan sent the last forward combine puts of 13 ranks into one receiver at once
+//! (`network_breakdown`'s `plan` column; booking receivers or capping the puts landing on one
+//! instead moved the passes both ways: README, "Receivers the plan crowds").
 //!
 //! The schedule stays greedy within each class of cores — AIC, lanes, other vector cores —
 //! but a lane may idle while other vector work is ready, and a vector core while a link put
@@ -265,8 +268,9 @@ struct Setup<'a> {
     profile: &'a MachineProfile,
     /// Per node: its time on a core (a link put's on a lane).
     costs: Vec<u64>,
-    /// Per node: its send round ([`order::send_order`]), the order of a lane's puts when
-    /// `lanes_by_round`, and the tie-break among equally urgent nodes.
+    /// Per node: its send round ([`order::send_orders`]: a link put's own, a producer's the
+    /// earliest of its link puts'), the order of a lane's puts when `lanes_by_round`, and the
+    /// tie-break among equally urgent nodes.
     send_order: IdVec<NodeId, u32>,
     /// Lanes take their puts by send round, not by priority
     /// ([`order::rounds_stay_in_step`]).
@@ -383,7 +387,7 @@ impl<'a> Setup<'a> {
             order,
             profile,
             costs,
-            send_order: exp.space.node_ids().map(|v| order::send_order(exp, v, cost.ranks_per_server())).collect(),
+            send_order: order::send_orders(exp, cost.ranks_per_server(), |v| lanes.carries(exp, v)),
             lanes_by_round,
             net,
             edge_local: cost.edge_ns(false),
