@@ -247,6 +247,14 @@
 //! machine (stages: expand 93–135, list 345–383, proof 50, sync 559–600, flags + table 171–231 ms;
 //! instrumented, the reduction 527–581 ms, the table's assembly 96–103 ms, the flag-side edit
 //! 30–38 ms). 10^6 instances in under 1 s is not reached.
+//!
+//! Since then (stop 34; other plans): the producers of link puts break ties by their puts' send
+//! round (README, "Producers in their puts' rounds"), so every row plans differently; new
+//! fingerprints at 10^3 … 10^6 `8bbeb62c 92df274e`, `5494ff58 da98f6d3`, `1346446d 276db51b`,
+//! `acf6f699 0167ee2c`. At 10^6 the reduction keeps 4.5% more waits (2 936 782 against
+//! 2 809 348) and the plan costs the same: one `--no-limit --runs 3`, idle machine, 1.26 s wall,
+//! 1.66 s CPU (stages: expand 92, list 322, proof 49, sync 570, flags + table 182 ms). 10^6
+//! instances in under 1 s is not reached.
 
 use hpmoe_core::limits::{MAX_FAMILY_INSTANCES, MAX_INSTANCES};
 use hpmoe_core::model::{CoreKind, DType, Taskflow};
