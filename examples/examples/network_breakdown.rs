@@ -364,34 +364,45 @@ fn print_ranks(run: &SimResult, p: &CostProfile, placement: &Placement) {
 /// The most of the intervals `(start, end)` open at once, and the first time they are
 /// (0 and 0 for none); an interval ending when another starts does not overlap it.
 fn most_at_once(intervals: impl Iterator<Item = (u64, u64)>) -> (usize, u64) {
-    let mut events: Vec<(u64, i32)> = intervals.flat_map(|(start, end)| [(start, 1), (end, -1)]).collect();
-    events.sort_unstable();
-    let (mut level, mut most, mut at) = (0i32, 0i32, 0u64);
-    for (t, d) in events {
-        level += d;
-        if level > most {
-            (most, at) = (level, t);
-        }
-    }
-    (most as usize, at)
+    let sweep = sweep(intervals);
+    (sweep.most, sweep.most_at)
 }
 
 /// Busy time (at least one flow), the time-weighted mean number of flows while busy, and
 /// the most at once.
 fn occupancy(flows: &[&FlowRecord]) -> (u64, f64, usize) {
-    let mut events: Vec<(u64, i32)> = flows.iter().flat_map(|f| [(f.start_ns, 1), (f.end_ns, -1)]).collect();
+    let sweep = sweep(flows.iter().map(|f| (f.start_ns, f.end_ns)));
+    (sweep.busy_ns, sweep.weighted as f64 / sweep.busy_ns.max(1) as f64, sweep.most)
+}
+
+/// What one sweep over intervals `(start, end)` finds.
+struct Sweep {
+    /// Time with at least one interval open, ns.
+    busy_ns: u64,
+    /// The open count integrated over time, interval·ns.
+    weighted: u128,
+    /// The most open at once, and the first time they are.
+    most: usize,
+    most_at: u64,
+}
+
+fn sweep(intervals: impl Iterator<Item = (u64, u64)>) -> Sweep {
+    let mut events: Vec<(u64, i32)> = intervals.flat_map(|(start, end)| [(start, 1), (end, -1)]).collect();
     events.sort_unstable();
-    let (mut busy, mut weighted, mut level, mut most, mut since) = (0u64, 0u128, 0i32, 0i32, 0u64);
+    let mut out = Sweep { busy_ns: 0, weighted: 0, most: 0, most_at: 0 };
+    let (mut level, mut since) = (0i32, 0u64);
     for (t, d) in events {
         if level > 0 {
-            busy += t - since;
-            weighted += u128::from(t - since) * level as u128;
+            out.busy_ns += t - since;
+            out.weighted += u128::from(t - since) * level as u128;
         }
         level += d;
-        most = most.max(level);
+        if level as usize > out.most {
+            (out.most, out.most_at) = (level as usize, t);
+        }
         since = t;
     }
-    (busy, weighted as f64 / busy.max(1) as f64, most as usize)
+    out
 }
 
 /// AIC and AIV time, averaged over each rank's cores of that kind, as % of the makespan.
