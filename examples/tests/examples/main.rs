@@ -1,9 +1,10 @@
 //! The examples crate's integration tests, one module per area (one test binary for the crate:
 //! linking one binary instead of one per file is most of what it saves the test build): what the
-//! build script wrote, the DSL examples' tables and variants, the main job's host check and its
+//! build script wrote, the links between the Markdown documents, the DSL examples' tables and variants, the main job's host check and its
 //! FAIL path, the shared-expert variant, and the kernels users take away run on the emulator.
 
 mod build_script;
+mod docs_links;
 mod dsl_flagship_blobs;
 mod dsl_training_tables;
 mod dsl_variants;
