@@ -255,6 +255,17 @@
 //! 2 809 348) and the plan costs the same: one `--no-limit --runs 3`, idle machine, 1.26 s wall,
 //! 1.66 s CPU (stages: expand 92, list 322, proof 49, sync 570, flags + table 182 ms). 10^6
 //! instances in under 1 s is not reached.
+//!
+//! Tried at stop 35 and not kept: a smaller clock cap (`CLOCK_CAP`, one build each of main
+//! `6bc64c0`, `--no-limit --runs 2`, idle machine; 10^6 row: waits, sync ms, total ms). Cap 32
+//! (main): 2 936 782, 539, 1185. Cap 16: 3 194 264, 425, 1067. Cap 8: 3 264 720, 327, 947. Cap 4:
+//! 3 272 960, 322, 1010. Cap 1 (every cross-core edge kept): 3 280 896, 305, 985. So the walk
+//! itself (visiting a million nodes and 3.3 million edges, counting successors, the counters of
+//! the kept edges) costs ~300 ms on two workers whatever the cap, and the clocks at cap 32 cost
+//! the other ~230 ms for 10.5% fewer waits. Cap 8 gets the row under a second on a good run and
+//! not on a bad one (the machine swings ±15%), for 11% more waits on every large plan (the
+//! DeepSeek-V3 layer at EP 64 priced the same within ±1.5%: forward 1.129 → 1.113×, training step
+//! 1.160 → 1.165×); not a trade the goal justifies.
 
 use hpmoe_core::limits::{MAX_FAMILY_INSTANCES, MAX_INSTANCES};
 use hpmoe_core::model::{CoreKind, DType, Taskflow};
