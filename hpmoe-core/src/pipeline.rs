@@ -64,6 +64,13 @@ pub struct Compiled {
     pub table: crate::table::ScheduleTable,
     /// The flag plan's binary form (`NAME_flags.bin`), naming `table`'s checksum.
     pub flags_bin: Vec<u8>,
+    /// The dependencies `(u, v)` the schedule added to the taskflow's own (`expanded.dag`), which
+    /// `sync` and `table` enforce as well: between puts of different ranks into one receiver of
+    /// their server, in the order the plan has them land, when the layer's link lanes go by send
+    /// round (receiver pacing: the README's "Receivers paced within a server"). Each holds in
+    /// `placement` already (`u` finishes before `v` starts), so they never move the plan, only
+    /// the run. Empty for most taskflows.
+    pub pacing: Vec<(NodeId, NodeId)>,
     /// How long each stage took (wall clock on this host: for benchmarks, not for results).
     pub times: StageTimes,
 }
@@ -124,10 +131,14 @@ pub(crate) fn compile_checked(
 
     // The ordering checks' topological order serves the scheduler's priorities and lower
     // bound too (one order per plan, not three).
-    let scheduled =
-        schedule::list::list_schedule_then(&expanded, &order, &tf.profile, cost, OVERLAP_FROM, |placement| {
-            after_scheduling(tf, &expanded, placement, options)
-        });
+    let scheduled = schedule::list::list_schedule_then(
+        &expanded,
+        &order,
+        &tf.profile,
+        cost,
+        OVERLAP_FROM,
+        |placement, receivers| after_scheduling(tf, &expanded, placement, receivers, options),
+    );
     drop(order);
     let schedule::list::Scheduled { placement, then, schedule_time } = scheduled;
     let after = then?;
@@ -137,8 +148,8 @@ pub(crate) fn compile_checked(
     times.deadlock_proof = after.times.deadlock_proof;
     times.sync = after.times.sync;
     times.table = after.times.table;
-    let AfterScheduling { sync, flags: plan, table, flags_bin, .. } = after;
-    Ok(Compiled { expanded, placement, sync, flags: plan, table, flags_bin, times })
+    let AfterScheduling { sync, flags: plan, table, flags_bin, pacing, .. } = after;
+    Ok(Compiled { expanded, placement, sync, flags: plan, table, flags_bin, pacing, times })
 }
 
 /// From this many instances on, the stages after scheduling run on a second thread on the
@@ -155,20 +166,28 @@ struct AfterScheduling {
     flags: FlagPlan,
     table: crate::table::ScheduleTable,
     flags_bin: Vec<u8>,
+    /// The pacing dependencies the stages enforced besides the DAG's ([`Compiled::pacing`]).
+    pacing: Vec<(NodeId, NodeId)>,
     /// The deadlock proof's, sync planning's and the table's times; the others are zero.
     times: StageTimes,
 }
 
 /// The deadlock proof, synchronisation, flag planning and the table of `placement`: a
-/// function of the placement alone (for [`schedule::list::list_schedule_then`]).
+/// function of the placement alone (for [`schedule::list::list_schedule_then`]). With
+/// `receivers`, the stages work on the DAG with the pacing dependencies of `placement` added
+/// (`schedule::pacing`): the table enforces them as well as the taskflow's own.
 fn after_scheduling(
     tf: &Taskflow,
     expanded: &Expanded,
     placement: &Placement,
+    receivers: Option<&schedule::pacing::Receivers>,
     options: &CompileOptions,
 ) -> Result<AfterScheduling, Diagnostics> {
     let mut times = StageTimes::default();
     let t = Instant::now();
+    let pacing = receivers.map_or_else(Vec::new, |r| r.edges(expanded, placement));
+    let paced = (!pacing.is_empty()).then(|| schedule::pacing::with_edges(expanded, &pacing));
+    let expanded = paced.as_ref().unwrap_or(expanded);
     let proved = match schedule::proof::prove_with_order(&expanded.dag, &placement.queues) {
         Ok(proved) => proved,
         Err(cycle) => {
@@ -232,7 +251,7 @@ fn after_scheduling(
         })?;
     let flags_bin = flags::plan_bytes(&plan, &placement.queues, &tf.profile, table.checksum());
     times.table = flags_time + t.elapsed();
-    Ok(AfterScheduling { sync, flags: plan, table, flags_bin, times })
+    Ok(AfterScheduling { sync, flags: plan, table, flags_bin, pacing, times })
 }
 
 /// Checks a taskflow and expands it into its instance DAG.

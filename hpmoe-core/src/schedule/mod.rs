@@ -7,6 +7,9 @@
 //!    (priorities from [`bottom_levels`], a sink ranked with the readers of the input it waits
 //!    for last, then forward-backward improvement; puts to other
 //!    ranks on a few link lanes per rank when the model has a shared link) → [`Placement`];
+//!    (In the pipeline, a layer whose lanes go by send round also gets *pacing* dependencies
+//!    between puts of different ranks into one receiver of their server, in the plan's order:
+//!    `pacing`.)
 //! 2. [`prove_deadlock_free`] — DAG ∪ per-core order is acyclic, or here is the cycle;
 //! 3. [`plan_sync`] — [`reduce_cross_core_edges`] then one counter per waiting node → [`SyncPlan`].
 //!
@@ -39,6 +42,7 @@ pub(crate) mod counters;
 mod flag_error;
 pub mod flags;
 pub(crate) mod list;
+pub(crate) mod pacing;
 mod priority;
 pub(crate) mod proof;
 mod reduce;

@@ -137,6 +137,7 @@ mod tests;
 use super::CostModel;
 use super::Placement;
 use super::bound::lower_bound_along;
+use super::pacing::Receivers;
 #[cfg(test)]
 use super::priority::priorities_with;
 use super::priority::{Edges, node_costs, priorities_along};
@@ -175,7 +176,7 @@ fn kind_index(kind: CoreKind) -> u32 {
 /// taskflow has a node of a kind the profile has no core of (all refused by earlier checks).
 pub fn list_schedule(exp: &Expanded, profile: &MachineProfile, cost: &dyn CostModel) -> Placement {
     let order = exp.dag.topo_order().expect("the instance DAG is acyclic (checked before scheduling)");
-    list_schedule_then(exp, &order, profile, cost, usize::MAX, |_| ()).placement
+    list_schedule_then(exp, &order, profile, cost, usize::MAX, |_, _| ()).placement
 }
 
 /// A placement, what [`list_schedule_then`] computed from it, and how long scheduling took.
@@ -189,7 +190,8 @@ pub(crate) struct Scheduled<R> {
 }
 
 /// [`list_schedule`], and `then` of its placement: the same result as `then(&list_schedule(..))`,
-/// sooner on a machine with a second core. `order` is a topological order of the instance DAG
+/// sooner on a machine with a second core. `then` is also given the receivers whose puts the
+/// table paces ([`super::pacing`]): `Some` when the link lanes go by send round. `order` is a topological order of the instance DAG
 /// (the pipeline's, computed once per plan); the result does not depend on which.
 ///
 /// When the DAG has at least `overlap_from` nodes and a forward-backward round runs, `then`
@@ -205,11 +207,13 @@ pub(crate) fn list_schedule_then<R: Send>(
     profile: &MachineProfile,
     cost: &dyn CostModel,
     overlap_from: usize,
-    then: impl Fn(&Placement) -> R + Sync,
+    then: impl Fn(&Placement, Option<&Receivers>) -> R + Sync,
 ) -> Scheduled<R> {
     assert_eq!(profile.ranks, exp.space.ranks, "profile and taskflow disagree on the number of ranks");
     let start = std::time::Instant::now();
     let (setup, levels) = Setup::with_levels(exp, order, profile, cost);
+    let receivers = setup.receivers(cost.ranks_per_server());
+    let then = |placement: &Placement| then(placement, receivers.as_ref());
     let setup = &setup;
     let first_pass = move || placement_of(setup.pass(Direction::Forward, levels));
     let (first, mut bound) = if exp.nodes() >= overlap_from {
@@ -395,6 +399,13 @@ impl<'a> Setup<'a> {
             group_of_node,
             group_of_core,
         }
+    }
+
+    /// The receivers of the link puts the table paces ([`super::pacing`]), with `per_server`
+    /// ranks a server: `None` unless the lanes go by send round.
+    fn receivers(&self, per_server: Option<u32>) -> Option<Receivers> {
+        let link_puts = self.group_of_node.iter().filter(|&(_, &g)| g % CLASSES == LANE).map(|(v, _)| v);
+        self.lanes_by_round.then(|| Receivers::new(self.exp, link_puts, per_server))
     }
 
     /// Forward-backward improvement of the forward pass `first`: up to `rounds` times, a

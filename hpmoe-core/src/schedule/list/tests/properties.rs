@@ -174,7 +174,7 @@ fn overlapping_the_next_stage_with_improvement_changes_nothing() {
         for cost in [&UnitCost as &dyn CostModel, &SimpleCost::default(), &TenAndEdges, &link] {
             let alone = list_schedule(&exp, &prof, cost);
             let calls = std::sync::atomic::AtomicUsize::new(0);
-            let then = |p: &Placement| {
+            let then = |p: &Placement, _: Option<&crate::schedule::pacing::Receivers>| {
                 calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 p.clone()
             };
