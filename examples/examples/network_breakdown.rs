@@ -32,7 +32,9 @@
 //! each family's first start and last end, beside the scheduler's plan of them; and per put
 //! family, within a server and across, how long its puts took and how late they started and
 //! landed against the plan. The scheduler's own estimate of the makespan is printed under the
-//! run's: the difference is how far the run's network is from the scheduler's model of it.
+//! run's: the difference is how far the run's network is from the scheduler's model of it;
+//! beside it, how many pacing dependencies the table adds between puts into one receiver
+//! (`Compiled::pacing`).
 //!
 //! On the rank with the most AIC work, also per AIC core its compute time and last tile's end
 //! in the run beside the plan's: how far the run's counts moved the cores' loads from the
@@ -114,8 +116,9 @@ fn run() -> Result<(), ExampleError> {
         cmp.taskflow_over_bound()
     );
     println!(
-        "scheduler's plan: {:.1} us (its own network model; the simulator's run above)",
-        us(compiled.placement.makespan_ns)
+        "scheduler's plan: {:.1} us (its own network model; the simulator's run above); {} pacing dependencies between puts into one receiver",
+        us(compiled.placement.makespan_ns),
+        compiled.pacing.len()
     );
     println!(
         "bound terms (us): critical path {:.1}, AIC work {:.1}, AIV work {:.1}, AIC span {:.1}, AIV span {:.1}, injection {:.1}, ejection {:.1}, cross-server {:.1}, HBM {:.1}",
