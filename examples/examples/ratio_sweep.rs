@@ -8,7 +8,7 @@
 //!
 //! The simulated run of a static schedule is sensitive to details of the plan that the plan's
 //! own model cannot see: two plans with the same planned makespan, their puts in another order,
-//! can run 2% apart (README, "Receivers the plan crowds"). So a lever measured on one shape says
+//! can run 2% apart (docs/history.md, "Receivers the plan crowds (stop 34)"). So a lever measured on one shape says
 //! little. This prices every cell of a fixed matrix — the balanced forward, backward and training
 //! step at EP 8, 16 and 32, the INT8 forward at EP 8 and 16, the natural forward, backward and
 //! training step at EP 8 and 16 (routing seed 42) — at each token count per rank of `--tokens`

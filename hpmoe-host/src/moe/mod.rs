@@ -205,7 +205,7 @@ pub struct MoeShape {
     /// gathering sums that wait for all of them (a `fence` tile: the forward's `relay` between
     /// `combine` and `weighted_sum`, the backward's `relay_bwd` between `dispatch_bwd` and
     /// `sum_bwd`), so that a put signals one counter instead of one per core running sums
-    /// ([`MoeShape::with_relay`]). Off by default: measured no better (README, natural routing).
+    /// ([`MoeShape::with_relay`]). Off by default: measured no better (docs/history.md, "One relay per destination").
     pub relay: bool,
 }
 

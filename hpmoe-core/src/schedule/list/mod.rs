@@ -87,7 +87,9 @@
 //! left one destination's blocks last on every rank, and on the balanced training step at EP
 //! 16 the plan sent the last forward combine puts of 13 ranks into one receiver at once
 //! (`network_breakdown`'s `plan` column; booking receivers or capping the puts landing on one
-//! instead moved the passes both ways: README, "Receivers the plan crowds").
+//! instead moved the passes both ways: docs/history.md, "Receivers the plan crowds (stop 34)"). A run drifts out
+//! of the plan's step all the same, so when the lanes go by round the table keeps each
+//! receiver to the plan's order of senders within a server ([`super::pacing`]).
 //!
 //! The schedule stays greedy within each class of cores — AIC, lanes, other vector cores —
 //! but a lane may idle while other vector work is ready, and a vector core while a link put
