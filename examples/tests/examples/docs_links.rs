@@ -37,13 +37,8 @@ fn anchor_of(heading: &str) -> String {
 /// anchors get `-1`, `-2`, … as GitHub numbers them.
 fn anchors(text: &str) -> HashSet<String> {
     let mut seen = HashSet::new();
-    let mut in_code = false;
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            in_code = !in_code;
-            continue;
-        }
-        if in_code || !line.starts_with('#') {
+    for line in prose_lines(text) {
+        if !line.starts_with('#') {
             continue;
         }
         let heading = line.trim_start_matches('#');
@@ -62,18 +57,20 @@ fn anchors(text: &str) -> HashSet<String> {
     seen
 }
 
+/// The lines of a document outside its fenced code blocks (and without the fences).
+fn prose_lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut in_code = false;
+    text.lines().filter(move |line| {
+        let fence = line.trim_start().starts_with("```");
+        in_code ^= fence;
+        !fence && !in_code
+    })
+}
+
 /// Every inline link target `](target)` of a document, outside code blocks and code spans.
 fn link_targets(text: &str) -> Vec<String> {
     let mut targets = Vec::new();
-    let mut in_code = false;
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            in_code = !in_code;
-            continue;
-        }
-        if in_code {
-            continue;
-        }
+    for line in prose_lines(text) {
         // Drop code spans, whose brackets are not links.
         let prose: String = line.split('`').step_by(2).collect::<Vec<_>>().join(" ");
         let mut rest = prose.as_str();
