@@ -25,7 +25,8 @@ pub struct StageTimes {
     /// a large taskflow the stages after it start alongside its improvement rounds (on a second
     /// thread, on the first pass's placement), so this and their times may overlap.
     pub list_schedule: Duration,
-    /// The deadlock proof of the per-core orders.
+    /// The deadlock proof of the per-core orders, and before it finding the pacing
+    /// dependencies and adding them to a copy of the DAG ([`Compiled::pacing`]).
     pub deadlock_proof: Duration,
     /// Sync planning: the reduction of implied edges, then one counter per waiting node. On a
     /// large taskflow the counters are built while flags are planned (on a second thread), so
