@@ -23,7 +23,7 @@ pub use space::{FamilySpan, InstanceSpace, TooManyInstances, decode};
 pub(crate) use work::gathered;
 
 use crate::graph::Dag;
-use crate::ids::{IdVec, NodeId};
+use crate::ids::{IdVec, NodeId, RankId};
 use crate::model::CoreKind;
 use serde::{Deserialize, Serialize};
 
@@ -69,5 +69,12 @@ impl Expanded {
     /// Work of a node.
     pub fn work(&self, node: NodeId) -> Work {
         self.family_work[self.space.family_of(node)]
+    }
+
+    /// The rank a node's (first) put writes into, by its [`rotation`](Self::rotation): its own
+    /// rank for a node that puts to no other.
+    pub fn destination(&self, node: NodeId) -> RankId {
+        let ranks = self.space.ranks.max(1);
+        RankId::new((self.space.rank_of(node).raw() + self.rotation[node]) % ranks)
     }
 }

@@ -48,8 +48,7 @@ impl Receivers {
         let per_server = per_server.unwrap_or(ranks).clamp(1, ranks);
         let mut into = vec![Vec::new(); ranks as usize];
         for v in link_puts {
-            let from = exp.space.rank_of(v).raw();
-            let to = (from + exp.rotation[v]) % ranks;
+            let (from, to) = (exp.space.rank_of(v).raw(), exp.destination(v).raw());
             if from != to && from / per_server == to / per_server {
                 into[to as usize].push(v);
             }
@@ -137,9 +136,8 @@ fn merged(rows: &Csr, extra: &[(NodeId, NodeId)]) -> Csr {
     offsets.push(0u32);
     let mut next = extra.iter().peekable();
     for v in rows.row_ids() {
-        let row = rows.row(v);
         let start = targets.len();
-        targets.extend_from_slice(row);
+        targets.extend_from_slice(rows.row(v));
         let mut added = false;
         while let Some(&&(from, to)) = next.peek()
             && from == v
@@ -149,15 +147,10 @@ fn merged(rows: &Csr, extra: &[(NodeId, NodeId)]) -> Csr {
             next.next();
         }
         if added {
-            targets[start..].sort_unstable();
-            let mut row_len = 0;
-            for i in start..targets.len() {
-                if row_len == 0 || targets[start + row_len - 1] != targets[i] {
-                    targets[start + row_len] = targets[i];
-                    row_len += 1;
-                }
-            }
-            targets.truncate(start + row_len);
+            let mut row = targets.split_off(start);
+            row.sort_unstable();
+            row.dedup();
+            targets.append(&mut row);
         }
         offsets.push(u32::try_from(targets.len()).expect("edges fit u32 offsets"));
     }

@@ -89,8 +89,7 @@ pub(crate) fn lower_node(exp: &Expanded, cost: &TaskflowCost, node: NodeId) -> (
         None => (exec_ns, None, true),
         Some(put) if exp.rotation[node] == 0 => (c.exec_ns.saturating_add(put.local_ns()), None, c.computes(bare)),
         Some(put) => {
-            let rank = exp.space.rank_of(node).raw();
-            let to = RankId::new((rank + exp.rotation[node]) % exp.space.ranks.max(1));
+            let to = exp.destination(node);
             (c.exec_ns, Some(LinkUse { bytes: put.bytes, cap: put.stream_bytes_per_s, to }), c.computes(bare))
         }
     }

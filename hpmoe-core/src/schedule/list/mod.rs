@@ -87,9 +87,10 @@
 //! left one destination's blocks last on every rank, and on the balanced training step at EP
 //! 16 the plan sent the last forward combine puts of 13 ranks into one receiver at once
 //! (`network_breakdown`'s `plan` column; booking receivers or capping the puts landing on one
-//! instead moved the passes both ways: docs/history.md, "Receivers the plan crowds (stop 34)"). A run drifts out
-//! of the plan's step all the same, so when the lanes go by round the table keeps each
-//! receiver to the plan's order of senders within a server ([`super::pacing`]).
+//! instead moved the passes both ways: docs/history.md, "Receivers the plan crowds (stop
+//! 34)"). A run drifts out of the plan's step all the same, so when the lanes go by round the
+//! table keeps each receiver to the plan's order of senders within a server
+//! ([`super::pacing`]).
 //!
 //! The schedule stays greedy within each class of cores — AIC, lanes, other vector cores —
 //! but a lane may idle while other vector work is ready, and a vector core while a link put
@@ -193,8 +194,9 @@ pub(crate) struct Scheduled<R> {
 
 /// [`list_schedule`], and `then` of its placement: the same result as `then(&list_schedule(..))`,
 /// sooner on a machine with a second core. `then` is also given the receivers whose puts the
-/// table paces ([`super::pacing`]): `Some` when the link lanes go by send round. `order` is a topological order of the instance DAG
-/// (the pipeline's, computed once per plan); the result does not depend on which.
+/// table paces ([`super::pacing`]): `Some` when the link lanes go by send round. `order` is a
+/// topological order of the instance DAG (the pipeline's, computed once per plan); the result
+/// does not depend on which.
 ///
 /// When the DAG has at least `overlap_from` nodes and a forward-backward round runs, `then`
 /// runs on another thread on the first pass's placement while the round does. If no round

@@ -69,8 +69,7 @@ impl Net {
         let share = link / u64::from(lanes.max(1));
         let cross_put = |v: NodeId| {
             let shape = shapes[exp.space.family_of(v)].filter(|_| carries(v))?;
-            let from = exp.space.rank_of(v).raw();
-            let to = (from + exp.rotation[v]) % ranks;
+            let (from, to) = (exp.space.rank_of(v).raw(), exp.destination(v).raw());
             if from / per_server == to / per_server {
                 return None;
             }

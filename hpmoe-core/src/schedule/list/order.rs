@@ -18,7 +18,7 @@ pub(super) fn send_order(exp: &Expanded, v: NodeId, ranks_per_server: Option<u32
     let size = ranks_per_server.unwrap_or(ranks).clamp(1, ranks);
     let servers = ranks.div_ceil(size);
     let rank = exp.space.rank_of(v).raw();
-    let to = (rank + exp.rotation[v]) % ranks;
+    let to = exp.destination(v).raw();
     let within = (to % size + size - rank % size) % size;
     let across = (to / size + servers - rank / size) % servers;
     within * servers + across
@@ -90,8 +90,7 @@ pub(super) fn rounds_stay_in_step(
     let ranks = exp.space.ranks.max(1);
     let mut load: BTreeMap<(u32, u32), u64> = BTreeMap::new();
     for v in exp.space.node_ids().filter(|&v| link_put(v)) {
-        let rank = exp.space.rank_of(v).raw();
-        let to = (rank + exp.rotation[v]) % ranks;
+        let (rank, to) = (exp.space.rank_of(v).raw(), exp.destination(v).raw());
         *load.entry((rank, to)).or_default() += planned(v);
     }
     let mut destinations = vec![0u32; ranks as usize];
