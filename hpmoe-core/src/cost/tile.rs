@@ -163,6 +163,15 @@ impl TaskflowCost {
         self
     }
 
+    /// `bytes` scaled by the probability that node `node` runs its body, under
+    /// [`TaskflowCost::with_expected_activity`]; `bytes` without it.
+    fn expected_bytes(&self, node: NodeId, bytes: u64) -> u64 {
+        match self.expected.as_ref().and_then(|p| p.get(node.index())) {
+            Some(&p) => (bytes as f64 * f64::from(p.clamp(0.0, 1.0))).round() as u64,
+            None => bytes,
+        }
+    }
+
     /// The run priced, if any (see [`TaskflowCost::with_activity`]).
     pub fn activity(&self) -> Option<&Activity> {
         self.activity.as_ref()
@@ -306,12 +315,21 @@ impl CostModel for TaskflowCost {
         })
     }
 
+    /// The die's HBM, which the simulator serves its tiles' HBM bytes from ([`FamilyCost::hbm_bytes`]).
+    fn hbm_bytes_per_s(&self) -> Option<u64> {
+        Some(self.profile.hbm_bytes_per_s())
+    }
+
+    /// The family's [`FamilyCost::hbm_bytes`], expected under
+    /// [`TaskflowCost::with_expected_activity`], if set (an instance that skips its body moves
+    /// none).
+    fn node_hbm_bytes(&self, node: NodeId, family: usize) -> u64 {
+        self.costs.get(family).map_or(0, |c| self.expected_bytes(node, c.hbm_bytes))
+    }
+
     /// The expected bytes under [`TaskflowCost::with_expected_activity`], if set.
     fn node_put_bytes(&self, node: NodeId, bytes: u64) -> u64 {
-        match self.expected.as_ref().and_then(|p| p.get(node.index())) {
-            Some(&p) => (bytes as f64 * f64::from(p.clamp(0.0, 1.0))).round() as u64,
-            None => bytes,
-        }
+        self.expected_bytes(node, bytes)
     }
 
     /// The exec part (with the put's quiet, a round trip within a server, which the

@@ -70,6 +70,23 @@ pub trait CostModel {
         None
     }
 
+    /// The HBM bandwidth a rank's cores share, bytes/s, if the model has one. With it,
+    /// [`list_schedule`](super::list_schedule) books the HBM bytes of vector tiles on their
+    /// rank's HBM within one server (see its documentation, "The HBM"). The default, `None`,
+    /// charges every tile its own time.
+    fn hbm_bytes_per_s(&self) -> Option<u64> {
+        None
+    }
+
+    /// Bytes instance `node` of tile family `family` (declaration order) moves through its
+    /// rank's HBM while it runs, as the scheduler plans it: expected, for a model that plans
+    /// on expected activity. Asked only when [`hbm_bytes_per_s`](Self::hbm_bytes_per_s) is
+    /// `Some`. The default is 0.
+    fn node_hbm_bytes(&self, node: NodeId, family: usize) -> u64 {
+        let _ = (node, family);
+        0
+    }
+
     /// Bytes the scheduler plans for the put of instance `node`, whose family puts `bytes`
     /// each. The default is `bytes`; a model that plans on expected activity (see
     /// [`node_tile_ns`](Self::node_tile_ns)) plans the bytes a put is expected to move.

@@ -92,6 +92,23 @@
 //! table keeps each receiver to the plan's order of senders within a server
 //! ([`super::pacing`]).
 //!
+//! # The HBM
+//! A die's cores share its HBM ([`CostModel::hbm_bytes_per_s`]), and the cost model prices a
+//! tile at one core's memory rates. A matrix tile asks little of it (on the DeepSeek-V3 layer
+//! a die's 24 AICs together at most half its bandwidth), but a memory-bound vector tile asks a
+//! lot: the backward's `scale_dout`, 256 tiles ready at once at its start, asks 3.2–3.7× what
+//! the HBM delivers when every vector core but the lanes runs one, so on rank 0 of the natural
+//! backward at EP 8 it ran until 0.94 ms where the plan had it done at 0.29 ms, and the puts and
+//! matrix tiles behind it started later than the plan had them. So in a layer
+//! that fits one server and whose link puts, if it has any, go by send round, every vector tile other than a
+//! lane's put books its expected HBM bytes ([`CostModel::node_hbm_bytes`]) on its rank's HBM,
+//! first come, first served, and is done when the later of its own time and its bytes is
+//! ([`hbm`]). Measured side by side (`ratio_sweep`; docs/history.md, "The die's HBM in the
+//! plan (stop 36)"): within a server every pass gains or stays put (the natural backward at
+//! EP 8 and 16 1.056 → 1.034× and 1.069 → 1.037× its bound); booked beyond one server, or on
+//! layers whose rounds drift apart, it made the forward and the INT8 forward slower (up to 12
+//! points at EP 64), so the plan books it only where it measured a gain.
+//!
 //! The schedule stays greedy within each class of cores — AIC, lanes, other vector cores —
 //! but a lane may idle while other vector work is ready, and a vector core while a link put
 //! is.
@@ -129,6 +146,7 @@
 //! most once and is skipped, when it reaches the top of a heap, if it has started elsewhere.
 //! Ready times take one or two passes over each node's predecessors.
 
+mod hbm;
 mod heap;
 mod lanes;
 mod net;
@@ -286,6 +304,8 @@ struct Setup<'a> {
     /// When a lane's put to another server is done, if the cost model has a server tier
     /// ([`net`]); every other node takes its `costs` entry.
     net: Option<net::Net>,
+    /// When a vector tile's HBM bytes are done, if the layer books them ([`hbm`]).
+    hbm: Option<hbm::Hbm>,
     edge_local: u64,
     edge_remote: u64,
     group_of_node: IdVec<NodeId, u32>,
@@ -390,6 +410,7 @@ impl<'a> Setup<'a> {
             .collect();
         let lanes_by_round = order::rounds_stay_in_step(exp, |v| lanes.carries(exp, v), |v| costs[v.index()]);
         let net = net::Net::new(exp, cost, &lanes.shapes, lanes.count, |v| lanes.carries(exp, v));
+        let hbm = hbm::Hbm::new(exp, cost, lanes_by_round, |v| lanes.carries(exp, v));
         Setup {
             exp,
             order,
@@ -398,6 +419,7 @@ impl<'a> Setup<'a> {
             send_order: order::send_orders(exp, cost.ranks_per_server(), |v| lanes.carries(exp, v)),
             lanes_by_round,
             net,
+            hbm,
             edge_local: cost.edge_ns(false),
             edge_remote: cost.edge_ns(true),
             group_of_node,

@@ -2,7 +2,7 @@
 //! (see the module documentation of [`super`] for the rules it follows).
 
 use super::heap::QuadHeap;
-use super::{CLASSES, Direction, LANE, Pass, Setup, net, order};
+use super::{CLASSES, Direction, LANE, Pass, Setup, hbm, net, order};
 use crate::graph::Csr;
 use crate::ids::{CoreId, Id, IdVec, NodeId, OptId};
 use std::cmp::Reverse;
@@ -121,6 +121,8 @@ struct Sim<'a> {
     direction: Direction,
     /// What the network has booked so far ([`net::Net::book`]).
     booked: net::Booked,
+    /// What the HBM has booked so far ([`hbm::Hbm::book`]).
+    hbm_booked: hbm::Booked,
 }
 
 impl<'a> Sim<'a> {
@@ -170,6 +172,7 @@ impl<'a> Sim<'a> {
             pending: BTreeSet::new(),
             direction,
             booked: net::Net::idle(s.profile.ranks),
+            hbm_booked: hbm::Hbm::idle(s.profile.ranks),
         }
     }
 
@@ -421,8 +424,10 @@ impl<'a> Sim<'a> {
         self.position[v] = self.queue_len[core];
         self.queue_len[core] += 1;
         self.start_ns[v] = now;
-        let finish = match &self.s.net {
-            Some(net) if net.times(v) => net.book(&mut self.booked, v, self.s.exp.space.rank_of(v), now),
+        let rank = self.s.exp.space.rank_of(v);
+        let finish = match (&self.s.net, &self.s.hbm) {
+            (Some(net), _) if net.times(v) => net.book(&mut self.booked, v, rank, now),
+            (_, Some(hbm)) => hbm.book(&mut self.hbm_booked, v, rank, now, now.saturating_add(self.s.costs[v.index()])),
             _ => now.saturating_add(self.s.costs[v.index()]),
         };
         self.finish_ns[v] = finish;

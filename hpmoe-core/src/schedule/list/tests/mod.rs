@@ -72,13 +72,15 @@ impl CostModel for LinkCost {
 }
 
 /// [`LinkCost`] with servers of `per_server` ranks and a tier of `tier` B/ns between them,
-/// `extra` ns more latency across.
+/// `extra` ns more latency across; with `hbm`, an HBM of 1 B/ns per rank on which each tile
+/// of family 1 moves that many bytes.
 #[derive(Debug)]
 struct TieredCost {
     link: LinkCost,
     per_server: u32,
     tier: u64,
     extra: u64,
+    hbm: Option<u64>,
 }
 impl CostModel for TieredCost {
     fn tile_ns(&self, core: CoreKind, work: &Work) -> u64 {
@@ -101,6 +103,12 @@ impl CostModel for TieredCost {
             cross_server_bytes_per_s: self.tier * 1_000_000_000,
             cross_server_extra_ns: self.extra,
         })
+    }
+    fn hbm_bytes_per_s(&self) -> Option<u64> {
+        self.hbm.map(|_| 1_000_000_000)
+    }
+    fn node_hbm_bytes(&self, _: NodeId, family: usize) -> u64 {
+        self.hbm.filter(|_| family == 1).unwrap_or(0)
     }
 }
 

@@ -140,7 +140,8 @@ fn no_pass_beats_the_bound_improvement_stops_at() {
         }
         let prof = profile(1, 2 + (seed % 3) as u32, ranks);
         let link = LinkCost { link: 2, stream: 1, edge: 2 };
-        let tiered = TieredCost { link: LinkCost { link: 2, stream: 1, edge: 2 }, per_server: 2, tier: 1, extra: 5 };
+        let tiered =
+            TieredCost { link: LinkCost { link: 2, stream: 1, edge: 2 }, per_server: 2, tier: 1, extra: 5, hbm: None };
         for cost in [&UnitCost as &dyn CostModel, &SimpleCost::default(), &TenAndEdges, &link, &tiered] {
             let setup = Setup::new(&exp, &prof, cost);
             let bound = setup.lower_bound_ns();

@@ -273,3 +273,38 @@ fn lanes_send_round_by_round_when_every_destination_takes_as_long_and_by_priorit
     assert_valid(&exp, &prof, &p, &cost);
     assert_work_conserving(&exp, &prof, &p, &cost);
 }
+
+#[test]
+fn within_one_server_vector_tiles_book_their_hbm_bytes_first_come_first_served() {
+    // The layout of `with_a_shared_link_a_rank_streams_its_puts_on_a_few_dedicated_vector_cores`
+    // (lanes 3 and 4; both ranks send the other three puts alike, so the lanes go by round),
+    // both ranks on one server, and each vector tile (10 ns) moves 30 bytes through its rank's
+    // HBM at 1 B/ns. Tile 4 starts at 0 on core 2 and is done when its bytes are, at 30; put 0
+    // leaves core 1 at 17, where tile 5 starts and books the HBM after tile 4's bytes: done at
+    // 60; tile 6 starts on core 2 at 30 and books after those: 90. The puts book nothing and
+    // keep their times.
+    let exp = puts_and_vector_work();
+    let prof = profile(1, 4, 2);
+    let cost = |per_server, hbm| TieredCost {
+        link: LinkCost { link: 6, stream: 4, edge: 0 },
+        per_server,
+        tier: 1,
+        extra: 5,
+        hbm,
+    };
+    let p = list_schedule(&exp, &prof, &cost(2, Some(30)));
+    assert_eq!(&p.start_ns.as_slice()[..7], &[0, 0, 0, 22, 0, 17, 30]);
+    assert_eq!(&p.finish_ns.as_slice()[..7], &[17, 22, 22, 44, 30, 60, 90]);
+    assert_eq!(p.makespan_ns, 90);
+    // (Not `assert_valid`: a booked tile runs longer than its cost.) Rank 1 has an HBM of its
+    // own: the same times. Tile 6 now follows tile 4 on core 2 (without the HBM it followed
+    // put 0 on core 1, and the vector tiles ran 4 [0, 10], 5 [10, 20], 6 [17, 27]).
+    assert_eq!(&p.finish_ns.as_slice()[7..], &[17, 22, 22, 44, 30, 60, 90]);
+    assert_eq!(&rows(&p.queues)[..3], &[vec![], vec![0, 5], vec![4, 6]]);
+    assert_eq!(list_schedule(&exp, &prof, &cost(2, None)).makespan_ns, 44);
+
+    // Each rank on a server of its own: the layer spans two servers and nothing is booked.
+    let unbooked = list_schedule(&exp, &prof, &cost(1, None));
+    let p = list_schedule(&exp, &prof, &cost(1, Some(30)));
+    assert_eq!((&p.start_ns, &p.finish_ns), (&unbooked.start_ns, &unbooked.finish_ns));
+}

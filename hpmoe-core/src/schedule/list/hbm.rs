@@ -1,0 +1,111 @@
+//! The die's HBM in the plan: when a vector tile is done if its bytes must wait for the HBM
+//! (see "The HBM" in the module documentation of [`super`]).
+//!
+//! A rank's cores share its die's HBM ([`CostModel::hbm_bytes_per_s`]). The cost model prices a
+//! tile at one core's read and write rates, so a burst of memory-bound vector tiles — the
+//! backward's output-gradient scaling, 256 tiles ready at once on the vector cores, which
+//! together ask 3.2–3.7× what the HBM delivers — is planned about 3× shorter than it runs, and the
+//! puts and matrix tiles behind it are planned too early. So each booked node books its
+//! expected HBM bytes ([`CostModel::node_hbm_bytes`]) on its rank's HBM first come, first
+//! served — an HBM of `R` bytes/s booked until `until` carries `b` bytes of a node started at
+//! `t` until `max(until, t) + b / R` — and the node is done when the later of its own time and
+//! that is. The same bytes through the same bandwidth as the simulator's HBM (`hpmoe-host`'s
+//! `sim::hbm`), which serves every tile's bytes the same way; the scheduler's is its own code.
+//!
+//! Which nodes book: the vector tiles other than the link lanes' puts, and only in a layer
+//! that fits one server and whose link puts, if it has any, go by send round (the lanes' rule,
+//! `order::rounds_stay_in_step`, which a layer without link puts passes). Matrix tiles are not booked: on the
+//! DeepSeek-V3 layer a die's AICs together ask at most half the HBM's bandwidth (each
+//! family's bytes over its time, times 24), and booking every tile measured worse (stop 33,
+//! docs/history.md, "A scheduler that books the die's HBM (stop 33)"); beyond one server, and
+//! on layers whose rounds drift apart, booking the vector tiles measured worse too
+//! (docs/history.md, "The die's HBM in the plan (stop 36)").
+
+use super::super::cost::{CostModel, ns_at_rate};
+use crate::expand::Expanded;
+use crate::ids::{IdVec, NodeId, RankId};
+use crate::model::CoreKind;
+
+/// The HBM time each booked node takes, at its die's bandwidth.
+#[derive(Debug)]
+pub(super) struct Hbm {
+    /// Per node: its expected bytes at the HBM's rate, ns (0: not booked).
+    ns: IdVec<NodeId, u64>,
+}
+
+/// Until when each rank's HBM is booked, ns.
+#[derive(Clone, Debug)]
+pub(super) struct Booked {
+    until: IdVec<RankId, u64>,
+}
+
+impl Hbm {
+    /// The HBM of `cost` for the vector tiles of `exp` that are not link puts (`on_lane`), if
+    /// the model has an HBM, `ranks_in_step` says the link puts (if any) go by send round, every rank is on
+    /// one server ([`CostModel::ranks_per_server`]) and some such tile moves HBM bytes; `None`
+    /// otherwise (every node then takes its own time).
+    pub(super) fn new(
+        exp: &Expanded,
+        cost: &dyn CostModel,
+        ranks_in_step: bool,
+        on_lane: impl Fn(NodeId) -> bool,
+    ) -> Option<Self> {
+        let bytes_per_s = cost.hbm_bytes_per_s()?;
+        let one_server = cost.ranks_per_server().is_none_or(|per_server| exp.space.ranks <= per_server);
+        if !(ranks_in_step && one_server) {
+            return None;
+        }
+        let ns: IdVec<NodeId, u64> = exp
+            .space
+            .node_ids()
+            .map(|v| {
+                let booked = exp.core_kind(v) == CoreKind::Aiv && !on_lane(v);
+                if booked { ns_at_rate(cost.node_hbm_bytes(v, exp.space.family_of(v)), bytes_per_s) } else { 0 }
+            })
+            .collect();
+        ns.values().any(|&t| t > 0).then_some(Hbm { ns })
+    }
+
+    /// Nothing booked yet, for `ranks` ranks.
+    pub(super) fn idle(ranks: u32) -> Booked {
+        Booked { until: IdVec::filled(ranks as usize, 0) }
+    }
+
+    /// When node `v` of rank `rank`, started at `now` and done at `end` by its own time, is
+    /// done once its HBM bytes have moved too; books them on its rank's HBM.
+    pub(super) fn book(&self, booked: &mut Booked, v: NodeId, rank: RankId, now: u64, end: u64) -> u64 {
+        let ns = self.ns[v];
+        if ns == 0 {
+            return end;
+        }
+        let until = &mut booked.until[rank];
+        *until = (*until).max(now).saturating_add(ns);
+        end.max(*until)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hbm(ns: &[u64]) -> Hbm {
+        Hbm { ns: IdVec::from_vec(ns.to_vec()) }
+    }
+
+    #[test]
+    fn bytes_queue_on_their_rank_and_a_node_ends_at_the_later_of_its_time_and_its_bytes() {
+        let h = hbm(&[100, 100, 0, 100]);
+        let mut b = Hbm::idle(2);
+        let (r0, r1) = (RankId::new(0), RankId::new(1));
+        // Alone, a node's bytes move within its own time.
+        assert_eq!(h.book(&mut b, NodeId::new(0), r0, 0, 150), 150);
+        // The next one on that rank waits for the first's bytes: 100 + 100.
+        assert_eq!(h.book(&mut b, NodeId::new(1), r0, 10, 60), 200);
+        // A node that books nothing keeps its own time, and leaves the HBM as it was.
+        assert_eq!(h.book(&mut b, NodeId::new(2), r0, 20, 30), 30);
+        // Another rank's HBM is its own.
+        assert_eq!(h.book(&mut b, NodeId::new(3), r1, 20, 50), 120);
+        // Once the HBM is free again, a node's bytes start when it does.
+        assert_eq!(h.book(&mut b, NodeId::new(0), r0, 500, 520), 600);
+    }
+}
