@@ -3,7 +3,7 @@
 //!
 //! A rank's cores share its die's HBM ([`CostModel::hbm_bytes_per_s`]). The cost model prices a
 //! tile at one core's read and write rates, so a burst of memory-bound vector tiles — the
-//! backward's output-gradient scaling, 256 tiles ready at once on the vector cores, which
+//! backward's output-gradient scaling, 64–256 tiles a rank ready at once on the vector cores, which
 //! together ask 3.2–3.7× what the HBM delivers — is planned about 3× shorter than it runs, and the
 //! puts and matrix tiles behind it are planned too early. So each booked node books its
 //! expected HBM bytes ([`CostModel::node_hbm_bytes`]) on its rank's HBM first come, first

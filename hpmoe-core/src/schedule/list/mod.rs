@@ -96,7 +96,7 @@
 //! A die's cores share its HBM ([`CostModel::hbm_bytes_per_s`]), and the cost model prices a
 //! tile at one core's memory rates. A matrix tile asks little of it (on the DeepSeek-V3 layer
 //! a die's 24 AICs together at most half its bandwidth), but a memory-bound vector tile asks a
-//! lot: the backward's `scale_dout`, 256 tiles ready at once at its start, asks 3.2–3.7× what
+//! lot: the backward's `scale_dout`, 64–256 tiles a rank ready at once at its start, asks 3.2–3.7× what
 //! the HBM delivers when every vector core but the lanes runs one, so on rank 0 of the natural
 //! backward at EP 8 it ran until 0.94 ms where the plan had it done at 0.29 ms, and the puts and
 //! matrix tiles behind it started later than the plan had them. So in a layer
