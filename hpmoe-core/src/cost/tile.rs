@@ -315,7 +315,8 @@ impl CostModel for TaskflowCost {
         })
     }
 
-    /// The die's HBM, which the simulator serves its tiles' HBM bytes from ([`FamilyCost::hbm_bytes`]).
+    /// The die's HBM, which the simulator serves the tiles' HBM bytes from
+    /// ([`FamilyCost::hbm_bytes`]).
     fn hbm_bytes_per_s(&self) -> Option<u64> {
         Some(self.profile.hbm_bytes_per_s())
     }

@@ -94,17 +94,17 @@
 //!
 //! # The HBM
 //! A die's cores share its HBM ([`CostModel::hbm_bytes_per_s`]), and the cost model prices a
-//! tile at one core's memory rates. A matrix tile asks little of it (on the DeepSeek-V3 layer
-//! a die's 24 AICs together at most half its bandwidth), but a memory-bound vector tile asks a
-//! lot: the backward's `scale_dout`, 64–256 tiles a rank ready at once at its start, asks 3.2–3.7× what
-//! the HBM delivers when every vector core but the lanes runs one, so on rank 0 of the natural
-//! backward at EP 8 it ran until 0.94 ms where the plan had it done at 0.29 ms, and the puts and
-//! matrix tiles behind it started later than the plan had them. So in a layer
-//! that fits one server and whose link puts, if it has any, go by send round, every vector tile other than a
-//! lane's put books its expected HBM bytes ([`CostModel::node_hbm_bytes`]) on its rank's HBM,
-//! first come, first served, and is done when the later of its own time and its bytes is
-//! ([`hbm`]). Measured side by side (`ratio_sweep`; docs/history.md, "The die's HBM in the
-//! plan (stop 36)"): within a server every pass gains or stays put (the natural backward at
+//! tile at one core's memory rates. A matrix tile asks little of it (on the DeepSeek-V3 layer a
+//! die's 24 AICs together at most half its bandwidth), but a memory-bound vector tile asks a
+//! lot: the backward's `scale_dout`, 64–256 tiles a rank ready at once at its start, asks
+//! 3.2–3.7× what the HBM delivers when every vector core but the lanes runs one, so on rank 0
+//! of the natural backward at EP 8 it ran until 0.94 ms where the plan had it done at 0.29 ms,
+//! and the puts and matrix tiles behind it started later than the plan had them. So in a layer
+//! that fits one server and whose link puts, if it has any, go by send round, every vector tile
+//! other than a lane's put books its expected HBM bytes ([`CostModel::node_hbm_bytes`]) on its
+//! rank's HBM, first come, first served, and is done when the later of its own time and its
+//! bytes is ([`hbm`]). Measured side by side (`ratio_sweep`; docs/history.md, "The die's HBM in
+//! the plan (stop 36)"): within a server every pass gains or stays put (the natural backward at
 //! EP 8 and 16 1.056 → 1.034× and 1.069 → 1.037× its bound); booked beyond one server, or on
 //! layers whose rounds drift apart, it made the forward and the INT8 forward slower (up to 12
 //! points at EP 64), so the plan books it only where it measured a gain.
