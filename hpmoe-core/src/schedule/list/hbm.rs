@@ -23,6 +23,7 @@
 //! (docs/history.md, "The die's HBM in the plan (stop 36)").
 
 use super::super::cost::{CostModel, ns_at_rate};
+use super::booked::Booked;
 use crate::expand::Expanded;
 use crate::ids::{IdVec, NodeId, RankId};
 use crate::model::CoreKind;
@@ -32,12 +33,6 @@ use crate::model::CoreKind;
 pub(super) struct Hbm {
     /// Per node: its expected bytes at the HBM's rate, ns (0: not booked).
     ns: IdVec<NodeId, u64>,
-}
-
-/// Until when each rank's HBM is booked, ns.
-#[derive(Clone, Debug)]
-pub(super) struct Booked {
-    until: IdVec<RankId, u64>,
 }
 
 impl Hbm {
@@ -67,21 +62,13 @@ impl Hbm {
         ns.values().any(|&t| t > 0).then_some(Hbm { ns })
     }
 
-    /// Nothing booked yet, for `ranks` ranks.
-    pub(super) fn idle(ranks: u32) -> Booked {
-        Booked { until: IdVec::filled(ranks as usize, 0) }
-    }
-
     /// When node `v` of rank `rank`, started at `now` and done at `end` by its own time, is
-    /// done once its HBM bytes have moved too; books them on its rank's HBM.
+    /// done once its HBM bytes have moved too; books them on its rank's HBM (`booked`).
     pub(super) fn book(&self, booked: &mut Booked, v: NodeId, rank: RankId, now: u64, end: u64) -> u64 {
-        let ns = self.ns[v];
-        if ns == 0 {
-            return end;
+        match self.ns[v] {
+            0 => end,
+            ns => end.max(booked.book(rank, now, ns)),
         }
-        let until = &mut booked.until[rank];
-        *until = (*until).max(now).saturating_add(ns);
-        end.max(*until)
     }
 }
 
@@ -96,7 +83,7 @@ mod tests {
     #[test]
     fn bytes_queue_on_their_rank_and_a_node_ends_at_the_later_of_its_time_and_its_bytes() {
         let h = hbm(&[100, 100, 0, 100]);
-        let mut b = Hbm::idle(2);
+        let mut b = Booked::idle(2);
         let (r0, r1) = (RankId::new(0), RankId::new(1));
         // Alone, a node's bytes move within its own time.
         assert_eq!(h.book(&mut b, NodeId::new(0), r0, 0, 150), 150);

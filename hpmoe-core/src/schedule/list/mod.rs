@@ -146,6 +146,7 @@
 //! most once and is skipped, when it reaches the top of a heap, if it has started elsewhere.
 //! Ready times take one or two passes over each node's predecessors.
 
+mod booked;
 mod hbm;
 mod heap;
 mod lanes;

@@ -13,6 +13,7 @@
 //! served one put after another instead of side by side.
 
 use super::super::cost::{CostModel, NetworkLimits, PutShape, ns_at_rate};
+use super::booked::Booked;
 use crate::expand::Expanded;
 use crate::ids::{IdVec, NodeId, RankId};
 
@@ -42,12 +43,6 @@ struct CrossPut {
     stream_ns: u64,
     /// Its fixed part (setup, a quiet at the cross-server latency), expected, ns.
     fixed_ns: u64,
-}
-
-/// Until when each rank's cross-server tier is booked, ns.
-#[derive(Clone, Debug)]
-pub(super) struct Booked {
-    until: IdVec<RankId, u64>,
 }
 
 impl Net {
@@ -128,11 +123,6 @@ impl Net {
         busy.iter().zip(&fixed).filter_map(|(&b, &f)| Some(b.saturating_add(f?))).max().unwrap_or(0)
     }
 
-    /// Nothing booked yet, for `ranks` ranks.
-    pub(super) fn idle(ranks: u32) -> Booked {
-        Booked { until: IdVec::from_vec(vec![0; ranks as usize]) }
-    }
-
     /// Whether node `v` is a put to another server this tier times.
     pub(super) fn times(&self, v: NodeId) -> bool {
         self.slot[v] != NOT_TIMED
@@ -148,9 +138,7 @@ impl Net {
         let put = *self.put(v).expect("only puts to other servers are booked");
         let mut out = now.saturating_add(put.stream_ns);
         if put.bytes > 0 {
-            let until = &mut booked.until[from];
-            *until = (*until).max(now).saturating_add(ns_at_rate(put.bytes, self.cross_server));
-            out = out.max(*until);
+            out = out.max(booked.book(from, now, ns_at_rate(put.bytes, self.cross_server)));
         }
         out.saturating_add(put.fixed_ns)
     }
@@ -198,7 +186,7 @@ mod tests {
         let net = Net::new(&exp, &Tiered, &[Some(shape)], 2, |v| exp.rotation[v] != 0).unwrap();
         // Rank 0 (node k puts to rank k): ranks 2 and 3 are on the other server.
         assert_eq!((0..4).map(|v| net.times(NodeId::new(v))).collect::<Vec<_>>(), vec![false, false, true, true]);
-        let mut booked = Net::idle(ranks);
+        let mut booked = Booked::idle(ranks);
         // Alone: 100 bytes at the tier's 1 B/ns (the link share, 2 B/ns, is faster), then
         // the fixed part and the longer quiet.
         let book =

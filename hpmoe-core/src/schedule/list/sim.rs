@@ -1,8 +1,9 @@
 //! One list-scheduling pass: an event-driven simulation of the cores under the cost model
 //! (see the module documentation of [`super`] for the rules it follows).
 
+use super::booked::Booked;
 use super::heap::QuadHeap;
-use super::{CLASSES, Direction, LANE, Pass, Setup, hbm, net, order};
+use super::{CLASSES, Direction, LANE, Pass, Setup, order};
 use crate::graph::Csr;
 use crate::ids::{CoreId, Id, IdVec, NodeId, OptId};
 use std::cmp::Reverse;
@@ -119,10 +120,10 @@ struct Sim<'a> {
     /// Which way the pass walks the DAG: a lane of a backward pass, which schedules from the
     /// end, takes its puts in the reverse of the forward turn order.
     direction: Direction,
-    /// What the network has booked so far ([`net::Net::book`]).
-    booked: net::Booked,
-    /// What the HBM has booked so far ([`hbm::Hbm::book`]).
-    hbm_booked: hbm::Booked,
+    /// What the server tier has booked so far ([`super::net::Net::book`]).
+    booked: Booked,
+    /// What the HBM has booked so far ([`super::hbm::Hbm::book`]).
+    hbm_booked: Booked,
 }
 
 impl<'a> Sim<'a> {
@@ -171,8 +172,8 @@ impl<'a> Sim<'a> {
             next_source: 0,
             pending: BTreeSet::new(),
             direction,
-            booked: net::Net::idle(s.profile.ranks),
-            hbm_booked: hbm::Hbm::idle(s.profile.ranks),
+            booked: Booked::idle(s.profile.ranks),
+            hbm_booked: Booked::idle(s.profile.ranks),
         }
     }
 
