@@ -135,6 +135,8 @@ fn merged(rows: &Csr, extra: &[(NodeId, NodeId)]) -> Csr {
     let mut targets = Vec::with_capacity(rows.targets().len() + extra.len());
     offsets.push(0u32);
     let mut next = extra.iter().peekable();
+    // A changed row is sorted and deduplicated here, one buffer for every row.
+    let mut row = Vec::new();
     for v in rows.row_ids() {
         let start = targets.len();
         targets.extend_from_slice(rows.row(v));
@@ -147,7 +149,7 @@ fn merged(rows: &Csr, extra: &[(NodeId, NodeId)]) -> Csr {
             next.next();
         }
         if added {
-            let mut row = targets.split_off(start);
+            row.extend(targets.drain(start..));
             row.sort_unstable();
             row.dedup();
             targets.append(&mut row);
