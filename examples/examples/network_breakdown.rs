@@ -29,8 +29,11 @@
 //! `signal_issue_ns` after the tile's work).
 //! Last, on the rank with the most AIC work, where its AIC cores idle: before which tiles,
 //! released by which family, and why a releasing tile of the rank itself was late; on rank 0,
-//! each family's first start and last end, beside the scheduler's plan of them; and per put
-//! family, within a server and across, how long its puts took and how late they started and
+//! each family's first start and last end, beside the scheduler's plan of them; the run's
+//! critical chain, back from the tile that ends it (which can be on any rank): each link the
+//! tiles one core ran back to back, and what held the first of them, its core's previous tile
+//! or a later signal from some rank's tile, so that the chain shows which compute, lane or
+//! receiver decided the makespan; and per put family, within a server and across, how long its puts took and how late they started and
 //! landed against the plan. The scheduler's own estimate of the makespan is printed under the
 //! run's: the difference is how far the run's network is from the scheduler's model of it;
 //! beside it, how many pacing dependencies the table adds between puts into one receiver
@@ -159,6 +162,7 @@ fn run() -> Result<(), ExampleError> {
     print_aic_waits(run, &tf);
     print_aic_cores(run, &compiled.placement);
     print_families(run, &tf, &compiled.placement, 0);
+    print_critical_chain(run, &tf, 12);
     print_puts_against_plan(run, &tf, &compiled.placement, p);
     print_signals(&tf, &compiled);
     print_timeline(run, p, 0, 20);
@@ -209,6 +213,76 @@ fn print_families(run: &SimResult, tf: &hpmoe_core::model::Taskflow, placement: 
             ms(plan_last)
         );
     }
+}
+
+/// The run's critical chain, back from the tile that ends it: each tile started when its
+/// core's previous tile was done or, if later, when the signal that released it was issued,
+/// and the chain follows whichever held it. One line per stretch of tiles a core ran back to
+/// back (the families in it, most tiles first), then what released its first tile; at most
+/// `lines` lines, the latest first. It says on which rank, and behind which compute, lane or
+/// receiver, the makespan is decided: not always on the busiest rank.
+fn print_critical_chain(run: &SimResult, tf: &hpmoe_core::model::Taskflow, lines: usize) {
+    let name = |family: FamilyId| tf.families[family.index()].name.as_str();
+    let by_node: BTreeMap<NodeId, &TileRecord> = run.tiles.iter().map(|t| (t.node, t)).collect();
+    let prev_on_core = previous_on_core(&run.tiles.iter().collect::<Vec<_>>());
+    // The signal that released `t`, if it was issued after `t`'s core was free.
+    let released_late = |t: &TileRecord| {
+        let free = prev_on_core.get(&t.node).map_or(0, |p| p.done_ns);
+        t.released_by.and_then(|u| by_node.get(&u)).copied().filter(|u| u.done_ns > free)
+    };
+    let Some(mut last) = run.tiles.iter().max_by_key(|t| (t.done_ns, Reverse(t.node))) else { return };
+    let ms = |ns: u64| ns as f64 / 1e6;
+    println!(
+        "the run's critical chain, back from its end at {:.3} ms: stretches of tiles a core ran back to back, and what released each stretch",
+        ms(run.makespan_ns)
+    );
+    for _ in 0..lines {
+        let (mut first, mut families) = (last, BTreeMap::<&str, u32>::new());
+        *families.entry(name(last.family)).or_default() += 1;
+        while released_late(first).is_none()
+            && let Some(&p) = prev_on_core.get(&first.node)
+        {
+            first = p;
+            *families.entry(name(p.family)).or_default() += 1;
+        }
+        let mut families: Vec<(&str, u32)> = families.into_iter().collect();
+        families.sort_by_key(|&(f, n)| (Reverse(n), f));
+        let tiles: u32 = families.iter().map(|f| f.1).sum();
+        let listed: Vec<String> = families.iter().map(|(f, n)| format!("{f} x{n}")).collect();
+        let kind = match run.core_kind(last.core) {
+            CoreKind::Aic => "AIC",
+            CoreKind::Aiv => "AIV",
+        };
+        let released = released_late(first);
+        let held = match released {
+            Some(u) => format!(
+                "released by {} on rank {}, {:.1} us after its core was free",
+                name(u.family),
+                run.rank_of_core(u.core).raw(),
+                first.start_ns.saturating_sub(prev_on_core.get(&first.node).map_or(0, |p| p.done_ns)) as f64 / 1e3
+            ),
+            None => "the core's first tile".to_string(),
+        };
+        println!(
+            "  rank {:>3} {kind} core {:>5} {:>8.3} - {:>8.3} ms: {tiles} tiles ({}); {held}",
+            run.rank_of_core(last.core).raw(),
+            last.core.raw(),
+            ms(first.start_ns),
+            ms(last.done_ns),
+            listed.join(", ")
+        );
+        match released {
+            Some(u) => last = u,
+            None => break,
+        }
+    }
+}
+
+/// Per tile of `tiles`, the tile its core ran just before it (by arrival), if among `tiles`.
+fn previous_on_core<'a>(tiles: &[&'a TileRecord]) -> BTreeMap<NodeId, &'a TileRecord> {
+    let mut in_core_order = tiles.to_vec();
+    in_core_order.sort_by_key(|t| (t.core, t.arrive_ns, t.node));
+    in_core_order.windows(2).filter(|w| w[0].core == w[1].core).map(|w| (w[1].node, w[0])).collect()
 }
 
 /// Per put family, puts within a server and across apart: how long a put held its core in the
@@ -440,10 +514,8 @@ fn print_aic_waits(run: &SimResult, tf: &hpmoe_core::model::Taskflow) {
     let Some(rank) = (0..run.ranks).max_by_key(|&r| (work[r as usize], Reverse(r))) else { return };
     let name = |family: FamilyId| tf.families[family.index()].name.as_str();
     let by_node: BTreeMap<NodeId, &TileRecord> = run.tiles.iter().map(|t| (t.node, t)).collect();
-    let mut on_rank: Vec<&TileRecord> = run.tiles.iter().filter(|t| rank_of_core(t.core) == rank).collect();
-    on_rank.sort_by_key(|t| (t.core, t.arrive_ns));
-    let prev_on_core: BTreeMap<NodeId, &TileRecord> =
-        on_rank.windows(2).filter(|w| w[0].core == w[1].core).map(|w| (w[1].node, w[0])).collect();
+    let on_rank: Vec<&TileRecord> = run.tiles.iter().filter(|t| rank_of_core(t.core) == rank).collect();
+    let prev_on_core = previous_on_core(&on_rank);
     // (family, released from another rank) -> idle ns before the tiles it released.
     let mut waits: BTreeMap<(&str, bool), u64> = BTreeMap::new();
     let mut why: BTreeMap<(&str, &str, &str), u64> = BTreeMap::new();
@@ -468,7 +540,11 @@ fn print_aic_waits(run: &SimResult, tf: &hpmoe_core::model::Taskflow) {
             None => unreleased += idle,
         }
     }
-    let last: BTreeMap<CoreId, u64> = on_rank.iter().copied().filter(is_aic).map(|t| (t.core, t.done_ns)).collect();
+    let mut last: BTreeMap<CoreId, u64> = BTreeMap::new();
+    for t in on_rank.iter().copied().filter(is_aic) {
+        let done = last.entry(t.core).or_default();
+        *done = (*done).max(t.done_ns);
+    }
     for done in last.values() {
         tail += run.makespan_ns - done;
     }
