@@ -62,6 +62,7 @@ use hpmoe_core::schedule::Placement;
 use hpmoe_examples::ExampleError;
 use hpmoe_examples::aic_load::{HeaviestCore, busiest_rank, heaviest_core};
 use hpmoe_examples::cli::Options;
+use hpmoe_examples::critical_chain::{critical_chain, previous_on_core};
 use hpmoe_examples::priced::{LayerSpec, NaturalSpec, PricedLayer};
 use hpmoe_examples::report::ROUTING_SEED;
 use hpmoe_host::moe::{DispatchPrecision, MoeShape};
@@ -215,74 +216,48 @@ fn print_families(run: &SimResult, tf: &hpmoe_core::model::Taskflow, placement: 
     }
 }
 
-/// The run's critical chain, back from the tile that ends it: each tile started when its
-/// core's previous tile was done or, if later, when the signal that released it was issued,
-/// and the chain follows whichever held it. One line per stretch of tiles a core ran back to
-/// back (the families in it, most tiles first), then what released its first tile; at most
-/// `lines` lines, the latest first. It says on which rank, and behind which compute, lane or
-/// receiver, the makespan is decided: not always on the busiest rank.
+/// The run's critical chain ([`critical_chain`]), latest first, at most `lines` stretches: per
+/// stretch its rank, core and times, the families in it (most tiles first), and what released
+/// its first tile.
 fn print_critical_chain(run: &SimResult, tf: &hpmoe_core::model::Taskflow, lines: usize) {
     let name = |family: FamilyId| tf.families[family.index()].name.as_str();
-    let by_node: BTreeMap<NodeId, &TileRecord> = run.tiles.iter().map(|t| (t.node, t)).collect();
-    let prev_on_core = previous_on_core(&run.tiles.iter().collect::<Vec<_>>());
-    // The signal that released `t`, if it was issued after `t`'s core was free.
-    let released_late = |t: &TileRecord| {
-        let free = prev_on_core.get(&t.node).map_or(0, |p| p.done_ns);
-        t.released_by.and_then(|u| by_node.get(&u)).copied().filter(|u| u.done_ns > free)
-    };
-    let Some(mut last) = run.tiles.iter().max_by_key(|t| (t.done_ns, Reverse(t.node))) else { return };
     let ms = |ns: u64| ns as f64 / 1e6;
     println!(
         "the run's critical chain, back from its end at {:.3} ms: stretches of tiles a core ran back to back, and what released each stretch",
         ms(run.makespan_ns)
     );
-    for _ in 0..lines {
-        let (mut first, mut families) = (last, BTreeMap::<&str, u32>::new());
-        *families.entry(name(last.family)).or_default() += 1;
-        while released_late(first).is_none()
-            && let Some(&p) = prev_on_core.get(&first.node)
-        {
-            first = p;
-            *families.entry(name(p.family)).or_default() += 1;
+    for stretch in critical_chain(run, lines) {
+        let (first, last) = (stretch.first(), stretch.last());
+        let mut families = BTreeMap::<&str, u32>::new();
+        for t in &stretch.tiles {
+            *families.entry(name(t.family)).or_default() += 1;
         }
         let mut families: Vec<(&str, u32)> = families.into_iter().collect();
         families.sort_by_key(|&(f, n)| (Reverse(n), f));
-        let tiles: u32 = families.iter().map(|f| f.1).sum();
         let listed: Vec<String> = families.iter().map(|(f, n)| format!("{f} x{n}")).collect();
         let kind = match run.core_kind(last.core) {
             CoreKind::Aic => "AIC",
             CoreKind::Aiv => "AIV",
         };
-        let released = released_late(first);
-        let held = match released {
+        let held = match stretch.released_by {
             Some(u) => format!(
                 "released by {} on rank {}, {:.1} us after its core was free",
                 name(u.family),
                 run.rank_of_core(u.core).raw(),
-                first.start_ns.saturating_sub(prev_on_core.get(&first.node).map_or(0, |p| p.done_ns)) as f64 / 1e3
+                first.start_ns.saturating_sub(stretch.core_free_ns) as f64 / 1e3
             ),
             None => "the core's first tile".to_string(),
         };
         println!(
-            "  rank {:>3} {kind} core {:>5} {:>8.3} - {:>8.3} ms: {tiles} tiles ({}); {held}",
+            "  rank {:>3} {kind} core {:>5} {:>8.3} - {:>8.3} ms: {} tiles ({}); {held}",
             run.rank_of_core(last.core).raw(),
             last.core.raw(),
             ms(first.start_ns),
             ms(last.done_ns),
+            stretch.tiles.len(),
             listed.join(", ")
         );
-        match released {
-            Some(u) => last = u,
-            None => break,
-        }
     }
-}
-
-/// Per tile of `tiles`, the tile its core ran just before it (by arrival), if among `tiles`.
-fn previous_on_core<'a>(tiles: &[&'a TileRecord]) -> BTreeMap<NodeId, &'a TileRecord> {
-    let mut in_core_order = tiles.to_vec();
-    in_core_order.sort_by_key(|t| (t.core, t.arrive_ns, t.node));
-    in_core_order.windows(2).filter(|w| w[0].core == w[1].core).map(|w| (w[1].node, w[0])).collect()
 }
 
 /// Per put family, puts within a server and across apart: how long a put held its core in the

@@ -1,6 +1,9 @@
 //! Runnable examples of hpmoe live in `examples/examples/`; this library holds what they
 //! share with each other and with the tests of this package:
 //!
+//! - [`aic_load`]: how a simulated run loaded the AIC cores, and its busiest rank;
+//! - [`critical_chain`]: back from a simulated run's last tile, the stretches of tiles one core
+//!   ran back to back and the signals that released them (`network_breakdown`);
 //! - [`cli`]: the examples' command-line options;
 //! - [`error`]: why an example could not run ([`ExampleError`]);
 //! - [`priced`]: one pass of the DeepSeek-V3 layer with the cost models its plan and its
@@ -22,6 +25,7 @@
 
 pub mod aic_load;
 pub mod cli;
+pub mod critical_chain;
 pub mod dsl_check;
 pub mod error;
 pub mod priced;
