@@ -30,11 +30,11 @@
 //! Last, on the rank with the most AIC work, where its AIC cores idle: before which tiles,
 //! released by which family, and why a releasing tile of the rank itself was late; on rank 0,
 //! each family's first start and last end, beside the scheduler's plan of them; the run's
-//! critical chain, back from the tile that ends it (which can be on any rank): each link the
-//! tiles one core ran back to back, and what held the first of them, its core's previous tile
-//! or a later signal from some rank's tile, so that the chain shows which compute, lane or
-//! receiver decided the makespan; and per put family, within a server and across, how long its puts took and how late they started and
-//! landed against the plan. The scheduler's own estimate of the makespan is printed under the
+//! critical chain, back from the tile that ends it (which can be on any rank): each link is a
+//! stretch of tiles one core ran back to back, with the signal from some rank's tile that
+//! released its first tile after the core was free, so that the chain shows which compute,
+//! lane or receiver decided the makespan; and per put family, within a server and across, how
+//! long its puts took and how late they started and landed against the plan. The scheduler's own estimate of the makespan is printed under the
 //! run's: the difference is how far the run's network is from the scheduler's model of it;
 //! beside it, how many pacing dependencies the table adds between puts into one receiver
 //! (`Compiled::pacing`).

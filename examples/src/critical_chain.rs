@@ -45,12 +45,12 @@ pub fn previous_on_core<'a>(tiles: &[&'a TileRecord]) -> BTreeMap<NodeId, &'a Ti
 /// with the tile that ends the run (the latest to be done; the lowest node on a tie), and each
 /// next one ends with the tile that released the previous one's first tile.
 pub fn critical_chain(run: &SimResult, most: usize) -> Vec<Stretch<'_>> {
-    let by_node: BTreeMap<NodeId, &TileRecord> = run.tiles.iter().map(|t| (t.node, t)).collect();
     let previous = previous_on_core(&run.tiles.iter().collect::<Vec<_>>());
     // The tile whose signal released `t`, if it was issued after `t`'s core was free.
     let released_late = |t: &TileRecord| {
         let free = previous.get(&t.node).map_or(0, |p| p.done_ns);
-        t.released_by.and_then(|u| by_node.get(&u)).copied().filter(|u| u.done_ns > free)
+        // `run.tiles` is indexed by node id.
+        t.released_by.map(|u| &run.tiles[u.index()]).filter(|u| u.done_ns > free)
     };
     let mut chain = Vec::new();
     let mut last = run.tiles.iter().max_by_key(|t| (t.done_ns, Reverse(t.node)));
