@@ -1,26 +1,14 @@
-//! The die's HBM in the plan: when a vector tile is done if its bytes must wait for the HBM
-//! (see "The HBM" in the module documentation of [`super`]).
+//! The die's HBM in the plan: when a vector tile is done if its bytes must wait for the HBM.
+//! Why, and which layers book, is "The HBM" in the module documentation of [`super`].
 //!
-//! A rank's cores share its die's HBM ([`CostModel::hbm_bytes_per_s`]). The cost model prices a
-//! tile at one core's read and write rates, so a burst of memory-bound vector tiles — the
-//! backward's output-gradient scaling, 64–256 tiles a rank ready at once on the vector cores,
-//! which together ask 3.2–3.7× what the HBM delivers — is planned about 3× shorter than it
-//! runs, and the puts and matrix tiles behind it are planned too early. So each booked node
-//! books its expected HBM bytes ([`CostModel::node_hbm_bytes`]) on its rank's HBM first come,
-//! first served — an HBM of `R` bytes/s booked until `until` carries `b` bytes of a node
-//! started at `t` until `max(until, t) + b / R` — and the node is done when the later of its
-//! own time and that is. The same bytes through the same bandwidth as the simulator's HBM
-//! (`hpmoe-host`'s `sim::hbm`), which serves every tile's bytes the same way; the scheduler's
-//! is its own code.
-//!
-//! Which nodes book: the vector tiles other than the link lanes' puts, and only in a layer that
-//! fits one server and whose link puts, if it has any, go by send round (the lanes' rule,
-//! `order::rounds_stay_in_step`, which a layer without link puts passes). Matrix tiles are not
-//! booked: on the DeepSeek-V3 layer a die's AICs together ask at most half the HBM's bandwidth
-//! (each family's bytes over its time, times 24), and booking every tile measured worse (stop
-//! 33, docs/history.md, "A scheduler that books the die's HBM (stop 33)"); beyond one server,
-//! and on layers whose rounds drift apart, booking the vector tiles measured worse too
-//! (docs/history.md, "The die's HBM in the plan (stop 36)").
+//! Each booked node books its expected HBM bytes ([`CostModel::node_hbm_bytes`]) on its rank's
+//! HBM ([`CostModel::hbm_bytes_per_s`]) first come, first served — an HBM of `R` bytes/s booked
+//! until `until` carries `b` bytes of a node started at `t` until `max(until, t) + b / R` — and
+//! the node is done when the later of its own time and that is. The same bytes through the
+//! same bandwidth as the simulator's HBM (`hpmoe-host`'s `sim::hbm`), which serves every
+//! tile's bytes the same way; the scheduler's is its own code. Matrix tiles are not booked (a
+//! die's AICs together ask at most half the HBM on the DeepSeek-V3 layer, and booking them
+//! measured worse: docs/history.md, "A scheduler that books the die's HBM (stop 33)").
 
 use super::super::cost::{CostModel, ns_at_rate};
 use super::booked::Booked;

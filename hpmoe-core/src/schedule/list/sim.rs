@@ -425,11 +425,12 @@ impl<'a> Sim<'a> {
         self.position[v] = self.queue_len[core];
         self.queue_len[core] += 1;
         self.start_ns[v] = now;
-        let rank = self.s.exp.space.rank_of(v);
+        let own = now.saturating_add(self.s.costs[v.index()]);
+        let rank = || self.s.exp.space.rank_of(v);
         let finish = match (&self.s.net, &self.s.hbm) {
-            (Some(net), _) if net.times(v) => net.book(&mut self.booked, v, rank, now),
-            (_, Some(hbm)) => hbm.book(&mut self.hbm_booked, v, rank, now, now.saturating_add(self.s.costs[v.index()])),
-            _ => now.saturating_add(self.s.costs[v.index()]),
+            (Some(net), _) if net.times(v) => net.book(&mut self.booked, v, rank(), now),
+            (_, Some(hbm)) => hbm.book(&mut self.hbm_booked, v, rank(), now, own),
+            _ => own,
         };
         self.finish_ns[v] = finish;
         self.running.push(running_key(finish, v));
