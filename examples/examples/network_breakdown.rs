@@ -10,6 +10,7 @@
 //!                                                                  [--natural [--seed N] [--plan-on-run]
 //!                                                                             [--seeds N,N..] [--row-block N] [--relay]]
 //!                                                                  [--pass forward|backward|training_step]
+//!                                                                  [--noise P [--noise-seeds N,N..]]
 //! ```
 //!
 //! `--pass` takes the layer's backward or training step (`MoeShape::pass_taskflow`; balanced,
@@ -24,6 +25,10 @@
 //! `--row-block N` takes the natural layer with `N`-row blocks instead of 192 (the capacity
 //! still 1.5x the average, rounded up to whole blocks: 192 rows at 64 or 96); `--relay` takes it with
 //! a relay per rank before the gathering sums (`MoeShape::with_relay`).
+//!
+//! `--noise P` runs the same table again with every tile's exec time perturbed by up to ±P‰
+//! (`sim::TimingNoise`; seeds 1, 2, 3 or `--noise-seeds`) and prints each run against the
+//! bound: how much the figure above owes to the simulator's times being exact.
 //!
 //! Per family, how many counters its instances signal (each signal costs its core
 //! `signal_issue_ns` after the tile's work).
@@ -90,6 +95,8 @@ fn run() -> Result<(), ExampleError> {
         "--row-block",
         "--seeds",
         "--relay",
+        "--noise",
+        "--noise-seeds",
     ];
     let opts = Options::from_env(&options, &options.join(", "))?;
     let ep = opts.number_u32("--ep", 8)?;
@@ -124,6 +131,14 @@ fn run() -> Result<(), ExampleError> {
         us(compiled.placement.makespan_ns),
         compiled.pacing.len()
     );
+    if opts.flag("--noise") {
+        let permille = opts.number_u32("--noise", 0)?;
+        let mut seeds = opts.list_u32("--noise-seeds")?;
+        if seeds.is_empty() {
+            seeds = vec![1, 2, 3];
+        }
+        print_noise(&tf, &compiled, &cost, b.ns(), permille, &seeds)?;
+    }
     println!(
         "bound terms (us): critical path {:.1}, AIC work {:.1}, AIV work {:.1}, AIC span {:.1}, AIV span {:.1}, injection {:.1}, ejection {:.1}, cross-server {:.1}, HBM {:.1}",
         us(b.critical_path_ns),
@@ -170,6 +185,30 @@ fn run() -> Result<(), ExampleError> {
     if let Some(shape) = natural_shape {
         print_seed_spread(&shape, &tf, &compiled, &TaskflowCost::new(&tf, p.clone()), &opts.list_u32("--seeds")?)?;
     }
+    Ok(())
+}
+
+/// The table of `compiled` run again under timing noise of ±`permille`‰ per tile with each of
+/// `seeds` ([`sim::TimingNoise`]): each run's makespan over `bound_ns` (the noise-free bound:
+/// the noise keeps each tile's mean time), and their mean.
+fn print_noise(
+    tf: &hpmoe_core::model::Taskflow,
+    compiled: &hpmoe_core::Compiled,
+    cost: &TaskflowCost,
+    bound_ns: u64,
+    permille: u32,
+    seeds: &[u32],
+) -> Result<(), ExampleError> {
+    let mut ratios = Vec::new();
+    for &seed in seeds {
+        let noise = sim::TimingNoise { permille, seed: u64::from(seed) };
+        let run = sim::simulate_with_noise(compiled, cost, Some(noise))
+            .map_err(|error| ExampleError::Simulate { taskflow: tf.name.clone(), error })?;
+        ratios.push(run.makespan_ns as f64 / bound_ns.max(1) as f64);
+    }
+    let shown: Vec<String> = seeds.iter().zip(&ratios).map(|(s, r)| format!("seed {s} {r:.3}x")).collect();
+    let mean = ratios.iter().sum::<f64>() / ratios.len().max(1) as f64;
+    println!("under timing noise of up to +-{permille} permille per tile: {}; mean {mean:.3}x", shown.join(", "));
     Ok(())
 }
 

@@ -34,6 +34,8 @@ pub(crate) struct Timing {
     pub issue_ns: u64,
     pub net: NetParams,
     pub hbm_bytes_per_s: u64,
+    /// Perturbs every tile's exec part ([`super::TimingNoise`]); none: the modelled times.
+    pub noise: Option<super::TimingNoise>,
 }
 
 impl Timing {
@@ -44,6 +46,7 @@ impl Timing {
             issue_ns: p.signal_issue_ns(),
             net: NetParams::of(p),
             hbm_bytes_per_s: p.hbm_bytes_per_s(),
+            noise: None,
         }
     }
 }
@@ -191,7 +194,8 @@ impl Engine<'_> {
                 self.run.times[task].start = now;
                 let spec = self.p.tasks[task];
                 let hbm_done = self.hbm.reserve(spec.rank.raw(), now, spec.hbm_bytes);
-                self.push(now.saturating_add(spec.exec_ns).max(hbm_done), Event::ExecEnd { core });
+                let exec_ns = self.t.noise.map_or(spec.exec_ns, |n| n.exec_ns(task.raw(), spec.exec_ns));
+                self.push(now.saturating_add(exec_ns).max(hbm_done), Event::ExecEnd { core });
             }
             Event::ExecEnd { core } => {
                 let task = self.current(core);

@@ -58,6 +58,7 @@ mod bound;
 mod engine;
 mod fabric;
 mod hbm;
+mod noise;
 mod program;
 mod result;
 mod span;
@@ -65,6 +66,7 @@ mod span;
 pub use all_to_all::{AllToAll, all_to_all_bandwidth};
 pub use baseline::{Baseline, BaselineKernel, kernel_by_kernel};
 pub use bound::{Bound, lower_bound};
+pub use noise::TimingNoise;
 pub use program::SimCounterId;
 pub use result::{CoreStats, FamilySpan, FlowRecord, RankStats, SimResult, Summary, TileRecord};
 
@@ -196,9 +198,22 @@ impl std::error::Error for Mismatch {}
 /// [`SimError::Mismatch`] if `cost` describes other families; [`SimError::Deadlock`] if
 /// the table's waits can never all be met (never for a table `compile` produced).
 pub fn simulate(compiled: &Compiled, cost: &TaskflowCost) -> Result<SimResult, SimError> {
+    simulate_with_noise(compiled, cost, None)
+}
+
+/// [`simulate`] with every tile's exec time perturbed by `noise` (none: exactly
+/// [`simulate`]): how much the run depends on the modelled times being exact.
+///
+/// # Errors
+/// As [`simulate`].
+pub fn simulate_with_noise(
+    compiled: &Compiled,
+    cost: &TaskflowCost,
+    noise: Option<TimingNoise>,
+) -> Result<SimResult, SimError> {
     let program = program::Program::from_compiled(compiled, cost)?;
     let p = cost.profile();
-    let timing = engine::Timing::of(p);
+    let timing = engine::Timing { noise, ..engine::Timing::of(p) };
     let run = engine::run(&program, timing)?;
     let mut result =
         SimResult::empty(program.ranks, program.cores_per_rank, program.aic_per_rank, compiled.expanded.nodes());

@@ -24,6 +24,7 @@ const T: Timing = Timing {
         cross_server_latency: 1000,
     },
     hbm_bytes_per_s: u64::MAX,
+    noise: None,
 };
 
 fn task(node: u32, rank: u32, wait: Option<(u32, u32)>, exec_ns: u64, link: Option<u64>) -> Task {
@@ -405,4 +406,36 @@ fn skipped_instances_cost_their_overhead_and_move_nothing_in_every_model() {
     // An activity for another taskflow is refused.
     let wrong = cost.with_activity(hpmoe_core::cost::Activity::default());
     assert!(matches!(simulate(&compiled, &wrong), Err(SimError::Mismatch(_))));
+}
+
+/// Timing noise perturbs the run reproducibly, leaves it alone at 0‰, and keeps each tile's
+/// exec time within its deviation of the noise-free run's (on a layer whose tiles do not
+/// queue for the HBM, so a tile's exec time is its own).
+#[test]
+fn timing_noise_is_reproducible_and_bounded() {
+    use crate::moe::MoeShape;
+    let tf = MoeShape::tiny(2).taskflow().unwrap();
+    let mut profile = CostProfile::ascend_a3_die();
+    profile.hbm_gb_per_s = 1e9;
+    let cost = TaskflowCost::new(&tf, profile);
+    let compiled = hpmoe_core::compile(&tf, &cost).unwrap();
+    let exact = simulate(&compiled, &cost).unwrap();
+    assert_eq!(simulate_with_noise(&compiled, &cost, None).unwrap(), exact);
+    assert_eq!(simulate_with_noise(&compiled, &cost, Some(TimingNoise { permille: 0, seed: 5 })).unwrap(), exact);
+    let noise = TimingNoise { permille: 100, seed: 5 };
+    let noisy = simulate_with_noise(&compiled, &cost, Some(noise)).unwrap();
+    assert_eq!(simulate_with_noise(&compiled, &cost, Some(noise)).unwrap(), noisy);
+    assert_ne!(noisy.makespan_ns, exact.makespan_ns);
+    let exec = |r: &SimResult, v: usize| r.tiles[v].end_ns - r.tiles[v].start_ns;
+    let mut moved = 0;
+    for v in 0..exact.tiles.len() {
+        // A put's end includes its network phase, which the noise leaves alone.
+        if cost.family(compiled.expanded.space.family_of(NodeId::new(v as u32))).put.is_some() {
+            continue;
+        }
+        let (e, n) = (exec(&exact, v), exec(&noisy, v));
+        assert!(n * 1000 >= e * 900 - 1000 && n * 1000 <= e * 1100 + 1000, "tile {v}: {e} ns exact, {n} ns noisy");
+        moved += usize::from(n != e);
+    }
+    assert!(moved > exact.tiles.len() / 4, "only {moved} tiles moved");
 }
