@@ -66,9 +66,9 @@ pub struct Compiled {
     /// The flag plan's binary form (`NAME_flags.bin`), naming `table`'s checksum.
     pub flags_bin: Vec<u8>,
     /// The dependencies `(u, v)` the schedule added to the taskflow's own (`expanded.dag`), which
-    /// `sync` and `table` enforce as well: between puts of different ranks into one receiver of
-    /// their server, in the order the plan has them land, when the layer's link lanes go by send
-    /// round (receiver pacing: the README's "Receivers paced within a server"). Each holds in
+    /// `sync` and `table` enforce as well: between puts of different ranks into one receiver, in
+    /// the order the plan has them land, when the layer's link lanes go by send round (receiver
+    /// pacing: the README's "Receivers paced"). Each holds in
     /// `placement` already (`u` finishes before `v` starts), so they never move the plan, only
     /// the run. Empty for most taskflows.
     pub pacing: Vec<(NodeId, NodeId)>,

@@ -8,48 +8,51 @@
 //! ejection is shared among more puts than the plan has there, every one of them runs slower,
 //! and the lanes behind them start later still (`network_breakdown`'s `plan` and `max`
 //! columns: at most 3 puts planned landing on a die at once, up to 19 in the run). So the
-//! schedule adds, for every link put `v` into die `d` from a die of `d`'s own server, a
-//! dependency on one put `u` into `d` from another die of that server: the last to finish, in
-//! the plan, of those that finish before `v` starts (and start earlier). `v` then starts only
-//! once `u`'s data has landed and its signal has come back, as the plan has it anyway: a
-//! receiver takes the next sender's put only when the previous sender's is in, and a late
-//! sender holds back the one after it instead of crowding their receiver.
+//! schedule adds, for every link put `v` into die `d`, a dependency on one put `u` into `d`
+//! from another die: the last to finish, in the plan, of those that finish before `v` starts
+//! (and start earlier). `v` then starts only once `u`'s data has landed and its signal has come
+//! back, as the plan has it anyway: a receiver takes the next sender's put only when the
+//! previous sender's is in, and a late sender holds back the one after it instead of crowding
+//! their receiver.
 //!
 //! The added dependencies never move the plan (each already holds in it), only the table
 //! (waits and signals for them) and so the run. They go from earlier to later start times,
 //! so with the DAG and the cores' orders, whose edges never go back in start time either,
-//! they form no cycle (the deadlock proof checks that again). Puts to other servers are left
-//! alone: their sender's cross-server bandwidth, below a receiver's ejection, paces them
-//! already, and paced as well the forward at EP 64 ran 1.129 → 1.179× its bound against
-//! 1.129 → 1.116× with pacing within a server only (README, "Receivers paced within a
-//! server"). Layers whose lanes do not go by round (uneven loads, natural routing at high
-//! load) get nothing: their planned order is not the run's, and paced they ran up to 24 points
-//! slower.
+//! they form no cycle (the deadlock proof checks that again).
+//!
+//! Puts from other servers are paced too (since stop 38). Until then they were left alone,
+//! because with every tile at exactly its modelled time the forward at EP 64 ran 1.116× its
+//! bound paced within a server and 1.179× paced across as well. But that exact run is a
+//! trajectory a table paced within a server only keeps by its times being exact: with up to
+//! ±0.1% of timing noise per tile (`hpmoe-host`'s `sim::TimingNoise`) it ran 1.209×, its
+//! receivers crowded by drifting rounds, and paced across servers 1.195×; every layer beyond
+//! one server whose lanes go by round ran faster under noise paced across servers, and each
+//! barely moves with the noise (README, "How much the figures owe to exact times"). Layers
+//! whose lanes do not go by round (uneven loads, natural routing at high load) get nothing:
+//! their planned order is not the run's, and paced they ran up to 24 points slower.
 
 use crate::expand::Expanded;
 use crate::graph::{Csr, Dag};
 use crate::ids::{NodeId, RankId};
 use crate::placement::Placement;
 
-/// The link puts of a layer whose lanes go by send round, grouped by receiver: those from dies
-/// of the receiver's own server, which [`Receivers::edges`] paces.
+/// The link puts of a layer whose lanes go by send round, grouped by receiver, which
+/// [`Receivers::edges`] paces.
 #[derive(Debug)]
 pub(crate) struct Receivers {
-    /// Per destination rank: the link puts into it from other dies of its server.
+    /// Per destination rank: the link puts into it from other dies.
     into: Vec<Vec<NodeId>>,
 }
 
 impl Receivers {
     /// The receivers of `link_puts` (every link put of `exp`, on lanes going by round), each
-    /// put's destination by its rotation, with `per_server` ranks a server (`None`: one
-    /// server).
-    pub(crate) fn new(exp: &Expanded, link_puts: impl IntoIterator<Item = NodeId>, per_server: Option<u32>) -> Self {
+    /// put's destination by its rotation.
+    pub(crate) fn new(exp: &Expanded, link_puts: impl IntoIterator<Item = NodeId>) -> Self {
         let ranks = exp.space.ranks.max(1);
-        let per_server = per_server.unwrap_or(ranks).clamp(1, ranks);
         let mut into = vec![Vec::new(); ranks as usize];
         for v in link_puts {
             let (from, to) = (exp.space.rank_of(v).raw(), exp.destination(v).raw());
-            if from != to && from / per_server == to / per_server {
+            if from != to {
                 into[to as usize].push(v);
             }
         }
@@ -192,24 +195,20 @@ mod tests {
         // Ranks 0, 1, 2 all put into rank 3 (rotations 3, 2, 1); rank 3 puts into rank 0.
         // Into rank 3: rank 0's put 0-10, rank 1's 10-20, rank 2's 12-30 (overlaps rank 1's).
         let (exp, placement) = puts([3, 2, 1, 1], [(0, 10), (10, 20), (12, 30), (0, 5)]);
-        let edges = Receivers::new(&exp, (0..4).map(node), None).edges(&exp, &placement);
+        let edges = Receivers::new(&exp, (0..4).map(node)).edges(&exp, &placement);
         // Rank 1's put follows rank 0's; rank 2's starts before rank 1's finishes, so it waits
         // for rank 0's, the last finished by 12. Rank 0 receives from one sender only.
         assert_eq!(edges, vec![(node(0), node(1)), (node(0), node(2))]);
     }
 
     #[test]
-    fn puts_across_servers_and_puts_of_one_sender_are_not_paced() {
-        // Two servers of two ranks (0, 1 and 2, 3). Rank 0 puts into 1, rank 1 into 0, rank 2
-        // into 3, rank 3 into 1: into rank 1 come rank 0's put (0-10, same server) and rank 3's
-        // (40-50, other server), so with servers nothing is paced.
+    fn puts_into_a_receiver_are_paced_whichever_server_they_come_from() {
+        // Rank 0 puts into 1, rank 1 into 0, rank 2 into 3, rank 3 into 1: into rank 1 come
+        // rank 0's put (0-10) and rank 3's (40-50), and rank 3's waits for rank 0's whichever
+        // servers they are on; every other receiver has one sender.
         let (exp, placement) = puts([1, 3, 1, 2], [(0, 10), (0, 5), (20, 30), (40, 50)]);
-        let receivers = Receivers::new(&exp, (0..4).map(node), Some(2));
-        assert_eq!(receivers.edges(&exp, &placement), vec![]);
-        // In one server, rank 3's put into rank 1 waits for rank 0's; every other receiver
-        // has one sender.
-        let one = Receivers::new(&exp, (0..4).map(node), None);
-        assert_eq!(one.edges(&exp, &placement), vec![(node(0), node(3))]);
+        let receivers = Receivers::new(&exp, (0..4).map(node));
+        assert_eq!(receivers.edges(&exp, &placement), vec![(node(0), node(3))]);
     }
 
     #[test]
@@ -217,7 +216,7 @@ mod tests {
         // Rank 0's put is zero-length at time 5, rank 1's starts at 5: no edge between equal
         // starts (the deadlock-freedom argument needs strictly earlier starts).
         let (exp, placement) = puts([2, 1, 1, 1], [(5, 5), (5, 9), (0, 1), (0, 1)]);
-        let edges = Receivers::new(&exp, [node(0), node(1)], None).edges(&exp, &placement);
+        let edges = Receivers::new(&exp, [node(0), node(1)]).edges(&exp, &placement);
         assert_eq!(edges, vec![]);
     }
 

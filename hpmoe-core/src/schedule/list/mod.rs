@@ -89,8 +89,7 @@
 //! (`network_breakdown`'s `plan` column; booking receivers or capping the puts landing on one
 //! instead moved the passes both ways: docs/history.md, "Receivers the plan crowds (stop
 //! 34)"). A run drifts out of the plan's step all the same, so when the lanes go by round the
-//! table keeps each receiver to the plan's order of senders within a server
-//! ([`super::pacing`]).
+//! table keeps each receiver to the plan's order of senders ([`super::pacing`]).
 //!
 //! # The HBM
 //! A die's cores share its HBM ([`CostModel::hbm_bytes_per_s`]), and the cost model prices a
@@ -235,7 +234,7 @@ pub(crate) fn list_schedule_then<R: Send>(
     assert_eq!(profile.ranks, exp.space.ranks, "profile and taskflow disagree on the number of ranks");
     let start = std::time::Instant::now();
     let (setup, levels) = Setup::with_levels(exp, order, profile, cost);
-    let receivers = setup.receivers(cost.ranks_per_server());
+    let receivers = setup.receivers();
     let then = |placement: &Placement| then(placement, receivers.as_ref());
     let setup = &setup;
     let first_pass = move || placement_of(setup.pass(Direction::Forward, levels));
@@ -428,11 +427,11 @@ impl<'a> Setup<'a> {
         }
     }
 
-    /// The receivers of the link puts the table paces ([`super::pacing`]), with `per_server`
-    /// ranks a server: `None` unless the lanes go by send round.
-    fn receivers(&self, per_server: Option<u32>) -> Option<Receivers> {
+    /// The receivers of the link puts the table paces ([`super::pacing`]): `None` unless the
+    /// lanes go by send round.
+    fn receivers(&self) -> Option<Receivers> {
         let link_puts = self.group_of_node.iter().filter(|&(_, &g)| g % CLASSES == LANE).map(|(v, _)| v);
-        self.lanes_by_round.then(|| Receivers::new(self.exp, link_puts, per_server))
+        self.lanes_by_round.then(|| Receivers::new(self.exp, link_puts))
     }
 
     /// Forward-backward improvement of the forward pass `first`: up to `rounds` times, a
