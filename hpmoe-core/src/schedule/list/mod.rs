@@ -74,9 +74,11 @@
 //! its lanes stream, and beyond one server the consumers of their blocks, planned for bytes
 //! that cannot be out yet, wait (on the DeepSeek-V3 layer the forward at EP 32 and 64 ran at
 //! 1.35× and 1.31× its bound, the backward at 1.31× and 1.39×). So a lane's put across
-//! servers books its bytes on its rank's tier, one put after another, and is done when the
-//! tier is done with them or its link share is, whichever is later, plus its fixed part with
-//! the longer quiet ([`net`]). Everything downstream — ready times, the lane's next put, the
+//! servers books its bytes and half its fixed part on its rank's tier, one put after another,
+//! and is done when the tier is done with them or its link share is, whichever is later, plus
+//! its fixed part with the longer quiet ([`net`]; the half fixed part: the time the run's tier,
+//! shared among the puts in flight, leaves idle while they finish, which the measurements
+//! favour since stop 38). Everything downstream — ready times, the lane's next put, the
 //! improvement rounds — then follows when the bytes can really be out. The receivers' ejection
 //! is not booked: within a server the lanes' round order already keeps each receiver to one
 //! sender at a time, and booked first come, first served or shared among the puts in flight,
