@@ -307,12 +307,16 @@
 //! DeepSeek-V3 EP 64 table (430 080 instances) in 0.86 s.
 //!
 //! Later at stop 38 the table paces every sender into a receiver, not only those of its server
-//! (README, "Receivers paced"), so the rows beyond one server plan other tables: fingerprints at
-//! 10^6 `43ddab0f dc0bf168` (3 045 620 waits, 32 244 fewer: a paced put's wait now often
-//! covers a dependency the reduction had kept), at 2^23 `9c900838 126463f5`; the rows up to
-//! 10^5 (one server) are unchanged. Same machine, three sittings of `--no-limit --runs 2`: 10^6
-//! in 683–745 ms of wall time (CPU 950–1020 ms), and one of `--runs 1` (every row, each
-//! planned once): 922 ms, 2^23 10.4 s.
+//! (README, "Receivers paced"), and a put across servers holds its rank's tier for half its
+//! fixed part besides its bytes (README, "The scheduler's server tier"), so the rows beyond one
+//! server plan other tables: fingerprints at 10^6 `8cf81c77 47b0a46d` (3 033 122 waits, 44 742
+//! fewer: a paced put's wait often covers a dependency the reduction had kept), at 2^23
+//! `2104b255 a3c93226`; the rows up to 10^5 (one server) are unchanged. The tier's bound
+//! (`Net::tier_bound_ns`) counts the half fixed parts too: without them the 10^6 plan's first
+//! pass was no longer within 1/64 of the bound, an improvement round ran (and did not win), and
+//! the row took 905–971 ms. Same machine, two sittings of `--no-limit --runs 2`: 10^6 in 730–742
+//! ms of wall time (CPU 1000–1010 ms), and one of `--runs 1` (every row, each planned once):
+//! 804 ms, 2^23 10.2 s.
 
 use hpmoe_core::limits::{MAX_FAMILY_INSTANCES, MAX_INSTANCES};
 use hpmoe_core::model::{CoreKind, DType, Taskflow};
