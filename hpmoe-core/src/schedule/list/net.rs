@@ -29,8 +29,6 @@ use crate::ids::{IdVec, NodeId, RankId};
 /// What the server tier charges the link puts of one taskflow.
 #[derive(Debug)]
 pub(super) struct Net {
-    /// A rank's bandwidth to other servers, bytes/s.
-    cross_server: u64,
     /// Per node: the index in `puts` of its put to another server, if it is a link put on a
     /// lane that crosses ([`NOT_TIMED`] if not). Four bytes a node rather than a whole
     /// `Option<CrossPut>` (32): every node a pass starts asks, and with the wider array that
@@ -50,8 +48,10 @@ const FIXED_PART_SHARE: u64 = 2;
 /// One link put to another server, as planned.
 #[derive(Clone, Copy, Debug)]
 struct CrossPut {
-    /// Expected bytes ([`CostModel::node_put_bytes`]).
-    bytes: u64,
+    /// How long it holds its rank's tier: its expected bytes ([`CostModel::node_put_bytes`]) at
+    /// the tier's rate and `1 / FIXED_PART_SHARE` of its fixed part (see the module
+    /// documentation); 0 for a put without bytes, which does not use the tier.
+    held_ns: u64,
     /// Its bytes at its share of the link, ns.
     stream_ns: u64,
     /// Its fixed part (setup, a quiet at the cross-server latency), expected, ns.
@@ -75,6 +75,7 @@ impl Net {
         let ranks = exp.space.ranks.max(1);
         let per_server = per_server.clamp(1, ranks);
         let share = link / u64::from(lanes.max(1));
+        let cross_server = cross_server_bytes_per_s.max(1);
         let cross_put = |v: NodeId| {
             let shape = shapes[exp.space.family_of(v)].filter(|_| carries(v))?;
             let (from, to) = (exp.space.rank_of(v).raw(), exp.destination(v).raw());
@@ -82,10 +83,13 @@ impl Net {
                 return None;
             }
             let bytes = cost.node_put_bytes(v, shape.bytes);
+            let fixed_ns = cost.node_tile_ns(v, shape.exec_ns.saturating_add(cross_server_extra_ns));
+            let held_ns =
+                if bytes > 0 { ns_at_rate(bytes, cross_server).saturating_add(fixed_ns / FIXED_PART_SHARE) } else { 0 };
             Some(CrossPut {
-                bytes,
+                held_ns,
                 stream_ns: ns_at_rate(bytes, shape.stream_bytes_per_s.min(share).max(1)),
-                fixed_ns: cost.node_tile_ns(v, shape.exec_ns.saturating_add(cross_server_extra_ns)),
+                fixed_ns,
             })
         };
         let mut puts = Vec::new();
@@ -100,7 +104,7 @@ impl Net {
                 None => NOT_TIMED,
             })
             .collect();
-        (!puts.is_empty()).then_some(Net { cross_server: cross_server_bytes_per_s.max(1), slot, puts })
+        (!puts.is_empty()).then_some(Net { slot, puts })
     }
 
     /// The put to another server of node `v`, if this tier times it.
@@ -121,25 +125,19 @@ impl Net {
     }
 
     /// A lower bound on the makespan of any pass: on each rank's tier, [`Self::book`] holds
-    /// the tier for one put after another from time 0 on ([`Self::held_ns`]), so the last of
+    /// the tier for one put after another from time 0 on (`CrossPut::held_ns`), so the last of
     /// them is out no sooner than all of their holds together, and its fixed part follows (at
     /// least the shortest fixed part of a put with bytes). The largest over the ranks.
     pub(super) fn tier_bound_ns(&self, exp: &Expanded) -> u64 {
         let ranks = exp.space.ranks as usize;
         // Per rank: the tier's busy time, and the shortest fixed part (`None`: no put with bytes).
         let (mut busy, mut fixed) = (vec![0u64; ranks], vec![None::<u64>; ranks]);
-        for &(v, put) in self.puts.iter().filter(|(_, p)| p.bytes > 0) {
+        for &(v, put) in self.puts.iter().filter(|(_, p)| p.held_ns > 0) {
             let r = exp.space.rank_of(v).index();
-            busy[r] = busy[r].saturating_add(self.held_ns(&put));
+            busy[r] = busy[r].saturating_add(put.held_ns);
             fixed[r] = Some(fixed[r].map_or(put.fixed_ns, |f| f.min(put.fixed_ns)));
         }
         busy.iter().zip(&fixed).filter_map(|(&b, &f)| Some(b.saturating_add(f?))).max().unwrap_or(0)
-    }
-
-    /// How long `put` holds its rank's tier: its bytes at the tier's rate and
-    /// `1 / FIXED_PART_SHARE` of its fixed part (see the module documentation).
-    fn held_ns(&self, put: &CrossPut) -> u64 {
-        ns_at_rate(put.bytes, self.cross_server).saturating_add(put.fixed_ns / FIXED_PART_SHARE)
     }
 
     /// Whether node `v` is a put to another server this tier times.
@@ -156,8 +154,8 @@ impl Net {
     pub(super) fn book(&self, booked: &mut Booked, v: NodeId, from: RankId, now: u64) -> u64 {
         let put = *self.put(v).expect("only puts to other servers are booked");
         let mut out = now.saturating_add(put.stream_ns);
-        if put.bytes > 0 {
-            out = out.max(booked.book(from, now, self.held_ns(&put)));
+        if put.held_ns > 0 {
+            out = out.max(booked.book(from, now, put.held_ns));
         }
         out.saturating_add(put.fixed_ns)
     }
