@@ -22,11 +22,12 @@ pub(super) struct Lanes {
 }
 
 impl Lanes {
-    /// Enough lanes that puts of every family keep the link busy ([`lanes_to_fill`]), leaving
-    /// at least one vector core for other work; each put charged its exec part plus its bytes
-    /// at its share of the link when every lane streams (`link / count`), or its stream rate
-    /// if lower.
-    pub(super) fn new(exp: &Expanded, profile: &MachineProfile, cost: &dyn CostModel) -> Lanes {
+    /// Enough lanes that puts of every family keep the link busy ([`lanes_to_fill`]), and
+    /// `extra` more (see "More lanes beyond one server" in the module documentation of
+    /// [`super`]), leaving at least one vector core for other work; each put charged its exec
+    /// part plus its bytes at its share of the link when every lane streams (`link / count`),
+    /// or its stream rate if lower.
+    pub(super) fn new(exp: &Expanded, profile: &MachineProfile, cost: &dyn CostModel, extra: u64) -> Lanes {
         let families = exp.family_core.len();
         let none = Lanes { count: 0, put_ns: vec![None; families], shapes: vec![None; families] };
         let Some(link) = cost.link_bytes_per_s().filter(|&l| l > 0) else { return none };
@@ -39,7 +40,7 @@ impl Lanes {
         let shapes: Vec<_> =
             (0..families).map(|f| is_put(f).then(|| cost.family_put(f, CoreKind::Aiv, &exp.family_work[f]))).collect();
         let need = shapes.iter().flatten().map(|s| lanes_to_fill(s, link)).max();
-        let count = need.unwrap_or(1).clamp(1, u64::from(aiv - 1));
+        let count = need.unwrap_or(1).saturating_add(extra).clamp(1, u64::from(aiv - 1));
         let share = link / count;
         let put_ns = shapes
             .iter()

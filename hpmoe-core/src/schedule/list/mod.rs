@@ -93,6 +93,30 @@
 //! 34)"). A run drifts out of the plan's step all the same, so when the lanes go by round the
 //! table keeps each receiver to the plan's order of senders ([`super::pacing`]).
 //!
+//! # More lanes beyond one server
+//! The lanes' count keeps the link busy while every lane streams at its share of it. Beyond one
+//! server a lane holding a put across servers streams at its share of its rank's tier, slower
+//! (61 GB/s a die against 112 on the calibrated A3), and the link's share it leaves idles
+//! unless another lane has a put to send meanwhile: on the DeepSeek-V3 forward at EP 32 the
+//! plan's three lanes were busy to 11.5 ms for 8.1 ms of the link's bytes, and the forward ran
+//! 1.12× its bound. More lanes keep more puts streaming, but each put then takes longer at its
+//! smaller share of the link, which delays the first blocks that consumers wait for (the
+//! backward's matrix cores wait for the output gradient's first rows: one lane more ran the
+//! balanced backward at EP 32 1.028 → 1.036× its bound). Which wins depends on the layer. So
+//! when a layer has puts across servers and its first pass is not within
+//! [`IMPROVEMENT_TOLERANCE`] of the lower bound without the lanes' term (which more lanes would
+//! lower), the scheduler plans it again, improvement rounds included, with one lane per rank
+//! more and then two ([`EXTRA_LANES_TRIED`]), and keeps each extra lane only if its plan is
+//! shorter than the one with a lane fewer by more than 1/[`EXTRA_LANE_GAIN`] (1%), a margin: the
+//! run is 1–8% longer than the plan beyond one server, and smaller gains in the plan went
+//! either way in the run (one lane more for every layer across servers, measured side by side:
+//! the natural forward at EP 32 1.099 → 1.138× its bound, its plan 0.05% shorter; the training
+//! step at EP 128 1.171 → 1.185×, its plan 0.02% longer). Kept only where the plan gains more,
+//! no pass measured ran slower, with exact times or under ±1% timing noise (docs/history.md,
+//! "More lanes beyond one server (stop 39)"). Within a server the lanes are the link's alone.
+//! The trial costs one or two more plans of such a layer; a plan already near its bound (the
+//! 10^6-instance layer of `schedule_scale`, within 1% of its tier) tries none.
+//!
 //! # The HBM
 //! A die's cores share its HBM ([`CostModel::hbm_bytes_per_s`]), and the cost model prices a
 //! tile at one core's memory rates. A matrix tile asks little of it (on the DeepSeek-V3 layer a
@@ -141,7 +165,8 @@
 //! independently by [`super::prove_deadlock_free`]).
 //!
 //! # Cost
-//! At most `1 + 2 · IMPROVEMENT_ROUNDS` passes, each O((V + E) log V): a heap of running nodes by finish time and one of nodes about to become
+//! At most `1 + 2 · IMPROVEMENT_ROUNDS` passes (up to `1 + EXTRA_LANES_TRIED` times that when
+//! more lanes are tried, above), each O((V + E) log V): a heap of running nodes by finish time and one of nodes about to become
 //! ready; per (rank, class of core) a heap of ready nodes and a stack of idle cores; per core a heap of
 //! the nodes affine to it. A node enters each heap at
 //! most once and is skipped, when it reaches the top of a heap, if it has started elsewhere.
@@ -224,7 +249,9 @@ pub(crate) struct Scheduled<R> {
 /// the tolerance of the server tier's bound, so no round runs there), that placement is the
 /// result and `then` of it is ready when the round ends; otherwise `then` runs again on the
 /// better placement and the speculative result is dropped. `then` must be a function of the
-/// placement alone, so the result never depends on which thread ran it or when.
+/// placement alone, so the result never depends on which thread ran it or when. When more
+/// lanes are tried ("More lanes beyond one server" in the module documentation), the plans run
+/// one after another and `then` runs once, on the one kept, with its receivers.
 pub(crate) fn list_schedule_then<R: Send>(
     exp: &Expanded,
     order: &[NodeId],
@@ -235,22 +262,29 @@ pub(crate) fn list_schedule_then<R: Send>(
 ) -> Scheduled<R> {
     assert_eq!(profile.ranks, exp.space.ranks, "profile and taskflow disagree on the number of ranks");
     let start = std::time::Instant::now();
-    let (setup, levels) = Setup::with_levels(exp, order, profile, cost);
+    let (setup, levels) = Setup::with_levels(exp, order, profile, cost, 0);
     let receivers = setup.receivers();
-    let then = |placement: &Placement| then(placement, receivers.as_ref());
     let setup = &setup;
     let first_pass = move || placement_of(setup.pass(Direction::Forward, levels));
     let (first, mut bound) = if exp.nodes() >= overlap_from {
         // From this size on `round_may_help` below always wants the lower bound: it is
         // computed beside the first pass (a function of the setup alone).
         std::thread::scope(|s| {
-            let bound = s.spawn(|| setup.lower_bound_ns());
+            let bound = s.spawn(|| setup.lower_bounds());
             let first = first_pass();
             (first, Some(bound.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
         })
     } else {
         (first_pass(), None)
     };
+    if setup.more_lanes_may_help(&first, &mut bound) {
+        let placement = setup.improve(&first, &mut bound).unwrap_or(first);
+        let (placement, receivers) = with_more_lanes(exp, order, profile, cost, (placement, receivers));
+        let schedule_time = start.elapsed();
+        let then = then(&placement, receivers.as_ref());
+        return Scheduled { placement, then, schedule_time };
+    }
+    let then = |placement: &Placement| then(placement, receivers.as_ref());
     let (better, then_result) = if exp.nodes() < overlap_from || !setup.round_may_help(&first, &mut bound) {
         (setup.improve(&first, &mut bound), None)
     } else {
@@ -271,6 +305,35 @@ pub(crate) fn list_schedule_then<R: Send>(
     let schedule_time = start.elapsed();
     let then = then_result.unwrap_or_else(|| then(&placement));
     Scheduled { placement, then, schedule_time }
+}
+
+/// `best` (a placement and the receivers its table paces), or the plan with one or two lanes
+/// per rank more ([`EXTRA_LANES_TRIED`]) if that is shorter by more than 1/[`EXTRA_LANE_GAIN`]:
+/// each extra lane kept only if it gains that much over the one fewer (see "More lanes beyond
+/// one server" in the module documentation).
+fn with_more_lanes(
+    exp: &Expanded,
+    order: &[NodeId],
+    profile: &MachineProfile,
+    cost: &dyn CostModel,
+    mut best: (Placement, Option<Receivers>),
+) -> (Placement, Option<Receivers>) {
+    let mut lanes = Lanes::new(exp, profile, cost, 0).count;
+    for extra in 1..=EXTRA_LANES_TRIED {
+        let (setup, levels) = Setup::with_levels(exp, order, profile, cost, extra);
+        if setup.lanes <= lanes {
+            break; // no vector core left to make a lane of
+        }
+        lanes = setup.lanes;
+        let first = placement_of(setup.pass(Direction::Forward, levels));
+        let plan = setup.improve(&first, &mut None).unwrap_or(first);
+        let makespan = best.0.makespan_ns;
+        if plan.makespan_ns >= makespan - makespan / EXTRA_LANE_GAIN {
+            break;
+        }
+        best = (plan, setup.receivers());
+    }
+    best
 }
 
 /// The placement of a pass: its per-core queues built from each node's core and position.
@@ -312,6 +375,31 @@ struct Setup<'a> {
     edge_remote: u64,
     group_of_node: IdVec<NodeId, u32>,
     group_of_core: IdVec<CoreId, u32>,
+    /// Link lanes per rank ([`Lanes::count`]).
+    lanes: u32,
+}
+
+/// Beyond one server, at most this many lanes per rank more than the link needs are planned
+/// (see "More lanes beyond one server" in the module documentation).
+const EXTRA_LANES_TRIED: u64 = 2;
+
+/// A lane more is kept only if it shortens the plan by more than 1/`EXTRA_LANE_GAIN` (1%).
+const EXTRA_LANE_GAIN: u64 = 100;
+
+/// The lower bounds of a setup's passes ([`Setup::lower_bounds`]).
+#[derive(Clone, Copy, Debug)]
+struct Bounds {
+    /// The critical path, each kind's work per core and each rank's server tier.
+    without_lanes: u64,
+    /// Each rank's link puts over its lanes.
+    lanes: u64,
+}
+
+impl Bounds {
+    /// The lower bound of every pass.
+    fn ns(self) -> u64 {
+        self.without_lanes.max(self.lanes)
+    }
 }
 
 /// At most this many rounds of forward-backward improvement (two passes each) follow the
@@ -357,7 +445,7 @@ impl<'a> Setup<'a> {
     /// The setup of `exp`, whose DAG has the topological order `order`.
     #[cfg(test)]
     fn along(exp: &'a Expanded, order: Cow<'a, [NodeId]>, profile: &'a MachineProfile, cost: &dyn CostModel) -> Self {
-        let lanes = Lanes::new(exp, profile, cost);
+        let lanes = Lanes::new(exp, profile, cost, 0);
         let costs = lane_costs(exp, &lanes, cost);
         Setup::of_costs(exp, order, profile, cost, &lanes, costs)
     }
@@ -366,14 +454,15 @@ impl<'a> Setup<'a> {
     /// priorities ([`priorities_along`]): a function of the nodes' costs and the DAG alone,
     /// so on a large DAG computed on a second thread while this one builds the rest of the
     /// setup, from [`WORTH_A_THREAD_FROM`] nodes (on its own copy of the costs; the result is
-    /// the same either way).
+    /// the same either way). With `extra` lanes per rank more than the link needs.
     fn with_levels(
         exp: &'a Expanded,
         order: &'a [NodeId],
         profile: &'a MachineProfile,
         cost: &dyn CostModel,
+        extra: u64,
     ) -> (Self, Vec<u64>) {
-        let lanes = Lanes::new(exp, profile, cost);
+        let lanes = Lanes::new(exp, profile, cost, extra);
         let costs = lane_costs(exp, &lanes, cost);
         let edges = Edges::of(cost);
         let (levels, setup) = both(
@@ -426,6 +515,7 @@ impl<'a> Setup<'a> {
             edge_remote: cost.edge_ns(true),
             group_of_node,
             group_of_core,
+            lanes: lanes.count,
         }
     }
 
@@ -445,7 +535,7 @@ impl<'a> Setup<'a> {
     /// A round can at best bring the makespan down to the lower bound of every pass
     /// ([`Self::lower_bound_ns`]), so none runs once the best is within
     /// [`IMPROVEMENT_TOLERANCE`] of that bound (`bound` caches it).
-    fn improve(&self, first: &Placement, bound: &mut Option<u64>) -> Option<Placement> {
+    fn improve(&self, first: &Placement, bound: &mut Option<Bounds>) -> Option<Placement> {
         let mut best: Option<Placement> = None;
         for _ in 0..IMPROVEMENT_ROUNDS {
             let current = best.as_ref().unwrap_or(first);
@@ -464,12 +554,23 @@ impl<'a> Setup<'a> {
 
     /// Whether a round of improvement may shorten `best`: it is not within
     /// [`IMPROVEMENT_TOLERANCE`] of the lower bound (`bound` caches it), and rounds are allowed.
-    fn round_may_help(&self, best: &Placement, bound: &mut Option<u64>) -> bool {
+    fn round_may_help(&self, best: &Placement, bound: &mut Option<Bounds>) -> bool {
         if IMPROVEMENT_ROUNDS == 0 {
             return false;
         }
-        let bound = *bound.get_or_insert_with(|| self.lower_bound_ns());
+        let bound = bound.get_or_insert_with(|| self.lower_bounds()).ns();
         best.makespan_ns.saturating_sub(bound) >= best.makespan_ns / IMPROVEMENT_TOLERANCE
+    }
+
+    /// Whether a plan with more lanes may be shorter than `first`'s: the layer has puts across
+    /// servers, and `first` is not within [`IMPROVEMENT_TOLERANCE`] of the lower bound without
+    /// the lanes' term (`bound` caches the bounds), which more lanes lower.
+    fn more_lanes_may_help(&self, first: &Placement, bound: &mut Option<Bounds>) -> bool {
+        if self.net.is_none() || self.lanes == 0 {
+            return false;
+        }
+        let bound = bound.get_or_insert_with(|| self.lower_bounds()).without_lanes;
+        first.makespan_ns.saturating_sub(bound) >= first.makespan_ns / IMPROVEMENT_TOLERANCE
     }
 
     /// A lower bound on the makespan of every pass, forward or backward: the largest of
@@ -477,7 +578,13 @@ impl<'a> Setup<'a> {
     /// the resources only the passes book — each rank's link lanes, which run its link puts
     /// and nothing else (their least times over the lanes), and each rank's server tier
     /// ([`net::Net::tier_bound_ns`]).
+    #[cfg(test)]
     fn lower_bound_ns(&self) -> u64 {
+        self.lower_bounds().ns()
+    }
+
+    /// [`Self::lower_bound_ns`], the lanes' term apart from the others.
+    fn lower_bounds(&self) -> Bounds {
         let compute = lower_bound_along(self.exp, &self.order, self.profile, &self.costs).ns();
         let ranks = self.exp.space.ranks as usize;
         let mut lanes = vec![0u64; ranks];
@@ -500,7 +607,7 @@ impl<'a> Setup<'a> {
         }
         let lane = lane_work.iter().zip(&lanes).filter(|&(_, &n)| n > 0).map(|(&w, &n)| w.div_ceil(n)).max();
         let tier = self.net.as_ref().map_or(0, |net| net.tier_bound_ns(self.exp));
-        compute.max(lane.unwrap_or(0)).max(tier)
+        Bounds { without_lanes: compute.max(tier), lanes: lane.unwrap_or(0) }
     }
 
     /// One list-scheduling pass over the instance DAG or the DAG reversed, most urgent first

@@ -136,7 +136,7 @@ fn puts_and_vector_work() -> Expanded {
 
 /// Checks everything a placement promises, for any DAG.
 fn assert_valid(exp: &Expanded, prof: &MachineProfile, p: &Placement, cost: &dyn CostModel) {
-    let lanes = expected_lanes(exp, prof, cost);
+    let lanes = placed_lanes(exp, prof, p, cost);
     let n = exp.nodes();
     assert_eq!(p.queues.nodes(), prof.total_cores() as usize);
     assert_eq!(p.queues.edges(), n);
@@ -207,6 +207,29 @@ fn expected_lanes(exp: &Expanded, prof: &MachineProfile, cost: &dyn CostModel) -
     need.min(u64::from(prof.aiv_per_rank() - 1)) as u32
 }
 
+/// The lanes per rank `p` was planned with: [`expected_lanes`], or, when the layer spans
+/// servers, up to [`EXTRA_LANES_TRIED`] more (the scheduler keeps them when they shorten its
+/// plan): the fewest whose last vector cores carry every link put and nothing else and at
+/// whose share of the link `p` charges its puts.
+fn placed_lanes(exp: &Expanded, prof: &MachineProfile, p: &Placement, cost: &dyn CostModel) -> u32 {
+    let base = expected_lanes(exp, prof, cost);
+    let spans_servers = cost.network_limits().is_some()
+        && cost.ranks_per_server().is_some_and(|per| per < exp.space.ranks)
+        && exp.rotation.iter().any(|(v, &r)| r != 0 && is_link_put(exp, base, v));
+    if !spans_servers {
+        return base;
+    }
+    let most = (u64::from(base) + EXTRA_LANES_TRIED).min(u64::from(prof.aiv_per_rank() - 1)) as u32;
+    let fits = |lanes: u32| {
+        exp.space.node_ids().all(|v| on_lane(prof, lanes, p.core_of[v].raw()) == is_link_put(exp, lanes, v))
+            && expected_ns(exp, cost, lanes).into_iter().enumerate().all(|(v, c)| {
+                let v = NodeId::from_index(v);
+                p.finish_ns[v] == p.start_ns[v] + c
+            })
+    };
+    (base..=most).find(|&lanes| fits(lanes)).unwrap_or(base)
+}
+
 fn is_link_put(exp: &Expanded, lanes: u32, v: NodeId) -> bool {
     lanes > 0 && exp.rotation[v] != 0 && exp.core_kind(v) == AIV && exp.work(v).remote_bytes > 0
 }
@@ -248,7 +271,7 @@ fn ready_on(exp: &Expanded, p: &Placement, cost: &dyn CostModel, v: NodeId, core
 /// not a lane for any other vector node), `c` runs something at every moment from when `v`
 /// is ready on `c` until `v` starts.
 fn assert_work_conserving(exp: &Expanded, prof: &MachineProfile, p: &Placement, cost: &dyn CostModel) {
-    let lanes = expected_lanes(exp, prof, cost);
+    let lanes = placed_lanes(exp, prof, p, cost);
     for v in exp.space.node_ids() {
         let rank = exp.space.rank_of(v).raw();
         let start = p.start_ns[v];

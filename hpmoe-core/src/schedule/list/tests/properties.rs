@@ -172,7 +172,10 @@ fn overlapping_the_next_stage_with_improvement_changes_nothing() {
         let exp = random_expanded(seed, ranks, 6, 16);
         let prof = profile(1 + (seed % 2) as u32, 2, ranks);
         let link = LinkCost { link: 3, stream: 1, edge: 2 };
-        for cost in [&UnitCost as &dyn CostModel, &SimpleCost::default(), &TenAndEdges, &link] {
+        // A rank a server: plans that may try more lanes ("More lanes beyond one server").
+        let tiered =
+            TieredCost { link: LinkCost { link: 3, stream: 1, edge: 2 }, per_server: 1, tier: 1, extra: 5, hbm: None };
+        for cost in [&UnitCost as &dyn CostModel, &SimpleCost::default(), &TenAndEdges, &link, &tiered] {
             let alone = list_schedule(&exp, &prof, cost);
             let calls = std::sync::atomic::AtomicUsize::new(0);
             let then = |p: &Placement, _: Option<&crate::schedule::pacing::Receivers>| {

@@ -216,6 +216,45 @@ fn lanes_leave_a_vector_core_for_other_work_and_need_two() {
     assert_eq!(rows(&p.queues), vec![vec![], vec![0, 3], vec![1, 2]]);
 }
 
+#[test]
+fn beyond_one_server_a_lane_more_is_planned_when_it_shortens_the_plan() {
+    // Two ranks of one AIC and four vector cores; each rank sends three puts (2 flops, 60
+    // bytes) to the other. Link 6 B/ns, stream 4: two lanes fill the link (local cores 3, 4),
+    // a put on one takes 2 + 60 / 3 = 22, so puts 1 and 2 run [0, 22] and put 3 [22, 44].
+    let work = Work { flops: 2, bytes: 0, remote_bytes: 60 };
+    let mut exp = expanded(2, &[(AIV, 3, work)], &[]);
+    for v in 0..6 {
+        exp.rotation[NodeId::new(v)] = 1;
+    }
+    let prof = profile(1, 4, 2);
+    let tiered = |per_server| TieredCost {
+        link: LinkCost { link: 6, stream: 4, edge: 0 },
+        per_server,
+        tier: 1000,
+        extra: 0,
+        hbm: None,
+    };
+    let lane_rows = |p: &Placement| rows(&p.queues)[1..5].to_vec();
+    // On one server there is no tier, and the lanes are the link's.
+    let p = list_schedule(&exp, &prof, &tiered(2));
+    assert_eq!(lane_rows(&p), [vec![], vec![], vec![0], vec![1, 2]]);
+    assert_eq!(p.makespan_ns, 44);
+    // A rank a server: the tier (1000 B/ns) holds a put for 1 ns and its half fixed part, 1
+    // ns, and every put crosses. The plan is 44 against a bound of 22 without the lanes'
+    // term, so a third lane is tried (local core 2): each put then takes 2 + 60 / 2 = 32, all
+    // three at once, 32 < 44 less 1%; a fourth would leave no vector core for other work.
+    let p = list_schedule(&exp, &prof, &tiered(1));
+    assert_eq!(lane_rows(&p), [vec![], vec![0], vec![1], vec![2]]);
+    assert_eq!(p.makespan_ns, 32);
+    assert_eq!((&p.start_ns.as_slice()[..3], &p.finish_ns.as_slice()[..3]), (&[0, 0, 0][..], &[32, 32, 32][..]));
+    // With vector work beside the puts (`puts_and_vector_work`: a local put and three 10 ns
+    // tiles a rank) a third lane would leave one core for 17 + 30 = 47 ns of it, longer than
+    // the two lanes' 44: the plan keeps two.
+    let p = list_schedule(&puts_and_vector_work(), &prof, &tiered(1));
+    assert_eq!(&rows(&p.queues)[3..5], &[vec![1], vec![2, 3]]);
+    assert_eq!(p.makespan_ns, 44);
+}
+
 /// [`LinkCost`], expecting put `v` of every rank with `v % 3 == 1` to take half its time
 /// (as a put likely to skip its bytes at run time would).
 struct HalfExpected(LinkCost);
