@@ -279,7 +279,7 @@ pub(crate) fn list_schedule_then<R: Send>(
     };
     if setup.more_lanes_may_help(&first, &mut bound) {
         let placement = setup.improve(&first, &mut bound).unwrap_or(first);
-        let (placement, receivers) = with_more_lanes(exp, order, profile, cost, (placement, receivers));
+        let (placement, receivers) = with_more_lanes(exp, order, profile, cost, setup.lanes, (placement, receivers));
         let schedule_time = start.elapsed();
         let then = then(&placement, receivers.as_ref());
         return Scheduled { placement, then, schedule_time };
@@ -307,18 +307,18 @@ pub(crate) fn list_schedule_then<R: Send>(
     Scheduled { placement, then, schedule_time }
 }
 
-/// `best` (a placement and the receivers its table paces), or the plan with one or two lanes
-/// per rank more ([`EXTRA_LANES_TRIED`]) if that is shorter by more than 1/[`EXTRA_LANE_GAIN`]:
-/// each extra lane kept only if it gains that much over the one fewer (see "More lanes beyond
-/// one server" in the module documentation).
+/// `best` (a placement planned with `lanes` lanes per rank, and the receivers its table paces),
+/// or the plan with one or two lanes per rank more ([`EXTRA_LANES_TRIED`]) if that is shorter
+/// by more than 1/[`EXTRA_LANE_GAIN`]: each extra lane kept only if it gains that much over the
+/// one fewer (see "More lanes beyond one server" in the module documentation).
 fn with_more_lanes(
     exp: &Expanded,
     order: &[NodeId],
     profile: &MachineProfile,
     cost: &dyn CostModel,
+    mut lanes: u32,
     mut best: (Placement, Option<Receivers>),
 ) -> (Placement, Option<Receivers>) {
-    let mut lanes = Lanes::new(exp, profile, cost, 0).count;
     for extra in 1..=EXTRA_LANES_TRIED {
         let (setup, levels) = Setup::with_levels(exp, order, profile, cost, extra);
         if setup.lanes <= lanes {
