@@ -42,7 +42,9 @@
 //! long its puts took and how late they started and landed against the plan. The scheduler's own estimate of the makespan is printed under the
 //! run's: the difference is how far the run's network is from the scheduler's model of it;
 //! beside it, how many pacing dependencies the table adds between puts into one receiver
-//! (`Compiled::pacing`).
+//! (`Compiled::pacing`), and on how many vector cores a rank's puts to other ranks run: its
+//! link lanes, more than the link needs where the scheduler found its plan shorter with them
+//! beyond one server (`schedule::list`, "More lanes beyond one server").
 //!
 //! On the rank with the most AIC work, also per AIC core its compute time and last tile's end
 //! in the run beside the plan's: how far the run's counts moved the cores' loads from the
@@ -127,9 +129,10 @@ fn run() -> Result<(), ExampleError> {
         cmp.taskflow_over_bound()
     );
     println!(
-        "scheduler's plan: {:.1} us (its own network model; the simulator's run above); {} pacing dependencies between puts into one receiver",
+        "scheduler's plan: {:.1} us (its own network model; the simulator's run above); {} pacing dependencies between puts into one receiver; link puts on {} vector cores a rank (its lanes)",
         us(compiled.placement.makespan_ns),
-        compiled.pacing.len()
+        compiled.pacing.len(),
+        link_put_cores(&compiled)
     );
     if opts.flag("--noise") {
         let permille = opts.number_u32("--noise", 0)?;
@@ -494,6 +497,19 @@ fn sweep(intervals: impl Iterator<Item = (u64, u64)>) -> Sweep {
         since = t;
     }
     out
+}
+
+/// The most vector cores of one rank that run its puts to other ranks: the link lanes the
+/// scheduler planned (more than the link needs beyond one server when that shortened its plan).
+fn link_put_cores(compiled: &hpmoe_core::Compiled) -> usize {
+    let exp = &compiled.expanded;
+    let mut cores: BTreeMap<u32, std::collections::BTreeSet<CoreId>> = BTreeMap::new();
+    for v in exp.space.node_ids() {
+        if exp.rotation[v] != 0 && exp.core_kind(v) == CoreKind::Aiv && exp.work(v).remote_bytes > 0 {
+            cores.entry(exp.space.rank_of(v).raw()).or_default().insert(compiled.placement.core_of[v]);
+        }
+    }
+    cores.values().map(|c| c.len()).max().unwrap_or(0)
 }
 
 /// AIC and AIV time, averaged over each rank's cores of that kind, as % of the makespan.
