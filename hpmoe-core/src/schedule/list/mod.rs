@@ -566,7 +566,8 @@ impl<'a> Setup<'a> {
     /// servers, and `first` is not within [`IMPROVEMENT_TOLERANCE`] of the lower bound without
     /// the lanes' term (`bound` caches the bounds), which more lanes lower.
     fn more_lanes_may_help(&self, first: &Placement, bound: &mut Option<Bounds>) -> bool {
-        if self.net.is_none() || self.lanes == 0 {
+        // A tier exists only for puts on lanes (`Net::new`), so with one there are lanes.
+        if self.net.is_none() {
             return false;
         }
         let bound = bound.get_or_insert_with(|| self.lower_bounds()).without_lanes;
