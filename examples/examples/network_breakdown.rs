@@ -132,7 +132,7 @@ fn run() -> Result<(), ExampleError> {
         "scheduler's plan: {:.1} us (its own network model; the simulator's run above); {} pacing dependencies between puts into one receiver; link puts on {} vector cores a rank (its lanes)",
         us(compiled.placement.makespan_ns),
         compiled.pacing.len(),
-        link_put_cores(&compiled)
+        link_put_cores(run, &compiled.placement)
     );
     if opts.flag("--noise") {
         let permille = opts.number_u32("--noise", 0)?;
@@ -499,15 +499,13 @@ fn sweep(intervals: impl Iterator<Item = (u64, u64)>) -> Sweep {
     out
 }
 
-/// The most vector cores of one rank that run its puts to other ranks: the link lanes the
-/// scheduler planned (more than the link needs beyond one server when that shortened its plan).
-fn link_put_cores(compiled: &hpmoe_core::Compiled) -> usize {
-    let exp = &compiled.expanded;
+/// The most vector cores of one rank that run its puts to other ranks (the run's flows) in
+/// `placement`: the link lanes the scheduler planned (more than the link needs beyond one server
+/// when that shortened its plan).
+fn link_put_cores(run: &SimResult, placement: &Placement) -> usize {
     let mut cores: BTreeMap<u32, std::collections::BTreeSet<CoreId>> = BTreeMap::new();
-    for v in exp.space.node_ids() {
-        if exp.rotation[v] != 0 && exp.core_kind(v) == CoreKind::Aiv && exp.work(v).remote_bytes > 0 {
-            cores.entry(exp.space.rank_of(v).raw()).or_default().insert(compiled.placement.core_of[v]);
-        }
+    for f in &run.flows {
+        cores.entry(f.rank.raw()).or_default().insert(placement.core_of[f.node]);
     }
     cores.values().map(|c| c.len()).max().unwrap_or(0)
 }
