@@ -7,7 +7,7 @@ use super::{CLASSES, Direction, LANE, Pass, Setup, order};
 use crate::graph::Csr;
 use crate::ids::{CoreId, Id, IdVec, NodeId, OptId};
 use std::cmp::Reverse;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 
 /// Priority of a ready node in a max-heap: bottom level descending, then send round
 /// ascending, then node id ascending; for a link put on a lane when lanes go by round
@@ -83,8 +83,8 @@ struct Sim<'a> {
     // Per core.
     queue_len: IdVec<CoreId, u32>,
     busy: IdVec<CoreId, bool>,
-    /// The core has an entry in its group's idle stack (possibly outdated).
-    in_stack: IdVec<CoreId, bool>,
+    /// The core has an entry in its group's idle queue (possibly outdated).
+    in_queue: IdVec<CoreId, bool>,
     /// Idle, with affine nodes waiting: in `pending` while its group is dispatched.
     has_affine: IdVec<CoreId, bool>,
     /// Nodes ready on this core only (their affine core).
@@ -93,9 +93,15 @@ struct Sim<'a> {
 
     // Per group.
     ready: Vec<QuadHeap<ReadyKey>>,
-    /// Idle cores without affine nodes, most recently freed on top; entries of cores that
-    /// have since become busy or gained affine nodes are skipped.
-    idle: Vec<Vec<CoreId>>,
+    /// Idle cores without affine nodes in the order they were filed idle, the most recent at
+    /// the back; entries of cores that have since become busy or gained affine nodes are
+    /// skipped, and a core whose entry is still queued keeps its place when it is filed idle
+    /// again (one that ran an affine node since: it counts as idle since its earlier filing).
+    idle: Vec<VecDeque<CoreId>>,
+    /// The input that made the node ready last came from another server
+    /// ([`Sim::schedule_ready`]): the node takes the idle core that has been idle longest, not
+    /// the one freed last.
+    late_input_across: IdVec<NodeId, bool>,
     /// Idle cores, with or without affine nodes.
     idle_count: Vec<u32>,
     cores_in_group: Vec<u32>,
@@ -131,10 +137,11 @@ impl<'a> Sim<'a> {
         let nodes = s.exp.nodes();
         let groups = (CLASSES * s.profile.ranks) as usize;
         let total_cores = s.profile.total_cores() as usize;
-        // Every core starts idle; the lowest id is on top of its group's stack.
-        let mut idle = vec![Vec::new(); groups];
+        // Every core starts idle; the lowest id at the back of its group's queue (taken first
+        // as the most recently freed), the highest at the front (as the longest idle).
+        let mut idle = vec![VecDeque::new(); groups];
         for (c, &g) in s.group_of_core.iter().rev() {
-            idle[g as usize].push(c);
+            idle[g as usize].push_back(c);
         }
         let cores_in_group: Vec<u32> = idle.iter().map(|s| s.len() as u32).collect();
 
@@ -155,12 +162,13 @@ impl<'a> Sim<'a> {
             finish_ns: IdVec::filled(nodes, 0),
             queue_len: IdVec::filled(total_cores, 0),
             busy: IdVec::filled(total_cores, false),
-            in_stack: IdVec::filled(total_cores, true),
+            in_queue: IdVec::filled(total_cores, true),
             has_affine: IdVec::filled(total_cores, false),
             affine: IdVec::filled(total_cores, QuadHeap::new()),
             dirty_core: IdVec::filled(total_cores, false),
             ready: vec![QuadHeap::new(); groups],
             idle,
+            late_input_across: IdVec::filled(nodes, false),
             idle_count: cores_in_group.clone(),
             cores_in_group,
             dirty_cores: vec![Vec::new(); groups],
@@ -302,15 +310,18 @@ impl<'a> Sim<'a> {
             let edge = if space.rank_of(u) == rank { self.s.edge_local } else { self.s.edge_remote };
             self.finish_ns[u].saturating_add(edge)
         };
-        let (mut everywhere, mut late_core, mut one_core) = (0u64, OptId::NONE, true);
+        let server = |u: NodeId| self.s.ranks_per_server.map(|per_server| space.rank_of(u).raw() / per_server.max(1));
+        let (mut everywhere, mut late_core, mut one_core, mut late_across) = (0u64, OptId::NONE, true, false);
         for &u in preds {
-            let (t, core) = (arrival(u), self.core_of[u]);
+            let (t, core, across) = (arrival(u), self.core_of[u], server(u) != server(v));
             if late_core.is_none() || t > everywhere {
-                (everywhere, late_core, one_core) = (t, core, true);
-            } else if t == everywhere && core != late_core {
-                one_core = false;
+                (everywhere, late_core, one_core, late_across) = (t, core, true, across);
+            } else if t == everywhere {
+                one_core &= core == late_core;
+                late_across |= across;
             }
         }
+        self.late_input_across[v] = late_across;
         debug_assert!(everywhere >= now);
         let g = self.s.group_of_node[v];
         if let Some(late) = late_core.get()
@@ -327,17 +338,20 @@ impl<'a> Sim<'a> {
         self.arrivals.push(arrival_key(everywhere, v, OptId::NONE));
     }
 
-    /// Puts an idle core without affine nodes on its group's idle stack (once).
+    /// Puts an idle core without affine nodes at the back of its group's idle queue (once).
     fn push_idle(&mut self, core: CoreId) {
-        if !std::mem::replace(&mut self.in_stack[core], true) {
-            self.idle[self.s.group_of_core[core] as usize].push(core);
+        if !std::mem::replace(&mut self.in_queue[core], true) {
+            self.idle[self.s.group_of_core[core] as usize].push_back(core);
         }
     }
 
-    /// Pops an idle core without affine nodes from group `g`'s stack.
-    fn pop_plain_idle(&mut self, g: u32) -> Option<CoreId> {
-        while let Some(core) = self.idle[g as usize].pop() {
-            self.in_stack[core] = false;
+    /// Takes an idle core without affine nodes from group `g`'s queue for node `v`: the core
+    /// freed last, or for a node whose latest input came from another server the one idle
+    /// longest (see "Which idle core" in the module docs).
+    fn pop_plain_idle(&mut self, g: u32, v: NodeId) -> Option<CoreId> {
+        let (queue, longest_idle) = (&mut self.idle[g as usize], self.late_input_across[v]);
+        while let Some(core) = if longest_idle { queue.pop_front() } else { queue.pop_back() } {
+            self.in_queue[core] = false;
             if !self.busy[core] && !self.has_affine[core] {
                 return Some(core);
             }
@@ -356,8 +370,8 @@ impl<'a> Sim<'a> {
         None
     }
 
-    /// Files idle `core` under its most urgent affine node in `pending`, or back on the idle
-    /// stack if it has none left.
+    /// Files idle `core` under its most urgent affine node in `pending`, or back in the idle
+    /// queue if it has none left.
     fn file_idle_core(&mut self, core: CoreId) {
         match Self::top_unstarted(&mut self.affine[core], &self.started) {
             Some(key) => {
@@ -402,8 +416,8 @@ impl<'a> Sim<'a> {
                 }
                 (_, Some(key)) => {
                     self.ready[g as usize].pop();
-                    let core = self.pop_plain_idle(g).unwrap_or_else(|| {
-                        let (_, core) = self.pending.pop_first().expect("an idle core without affine nodes is stacked");
+                    let core = self.pop_plain_idle(g, node_of(key)).unwrap_or_else(|| {
+                        let (_, core) = self.pending.pop_first().expect("an idle core without affine nodes is queued");
                         self.has_affine[core] = false;
                         core
                     });

@@ -28,6 +28,20 @@ impl CostModel for TenAndEdges {
     }
 }
 
+/// [`TenAndEdges`] with ranks on servers of `.0` ranks each (no link, no tier).
+struct TenAndEdgesOnServers(u32);
+impl CostModel for TenAndEdgesOnServers {
+    fn tile_ns(&self, core: CoreKind, work: &Work) -> u64 {
+        TenAndEdges.tile_ns(core, work)
+    }
+    fn edge_ns(&self, cross_rank: bool) -> u64 {
+        TenAndEdges.edge_ns(cross_rank)
+    }
+    fn ranks_per_server(&self) -> Option<u32> {
+        Some(self.0)
+    }
+}
+
 /// Every tile costs its flops; edges `local` ns on a rank and `remote` ns across ranks.
 #[derive(Debug)]
 struct FlopsCost {

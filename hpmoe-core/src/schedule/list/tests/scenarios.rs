@@ -101,6 +101,32 @@ fn with_no_free_core_an_urgent_node_displaces_the_least_urgent_affine_node() {
 }
 
 #[test]
+fn nodes_fed_from_another_server_take_the_core_idle_longest_and_others_the_core_freed_last() {
+    // Every tile 10 ns, edges 3 ns on a rank and 7 ns across ranks. Two ranks, cores 0-2 and
+    // 3-5 (AIC, AIV, AIV). Rank 0 runs 0 [0,10] and 1 [10,20] on core 1 (1 follows 0 there);
+    // they feed rank 1's 2 and 3, ready at 17 and 27. 2 takes core 4 or 5 at 17, [17,27]; at
+    // 27 that core is freed and 3 is ready.
+    let exp = expanded(2, &[(AIV, 2, W)], &[(0, 1), (0, 2), (1, 3)]);
+    let prof = profile(1, 2, 2);
+    // Both ranks on one server: 3 takes the core freed last, 2's (the lowest id, core 4,
+    // went first), [27,37].
+    let p = list_schedule(&exp, &prof, &TenAndEdgesOnServers(2));
+    assert_eq!(rows(&p.queues), vec![vec![], vec![0, 1], vec![], vec![], vec![2, 3], vec![]]);
+    assert_eq!(p.start_ns, vec![0, 10, 17, 27]);
+    // A server each: 2's and 3's inputs come from another server, so each takes the core idle
+    // longest: 2 core 5 (of the two idle since the start, the higher id), 3 core 4, not core 5,
+    // freed at 27. On one core 3 would follow 2 in the table, and a run in which both inputs
+    // land together would run them one after the other.
+    let p = list_schedule(&exp, &prof, &TenAndEdgesOnServers(1));
+    assert_eq!(rows(&p.queues), vec![vec![], vec![0, 1], vec![], vec![], vec![3], vec![2]]);
+    assert_eq!(p.start_ns, vec![0, 10, 17, 27]);
+    assert_eq!(p.makespan_ns, 37);
+    // With no servers in the cost model, as with one server.
+    let p = list_schedule(&exp, &prof, &TenAndEdges);
+    assert_eq!(rows(&p.queues), vec![vec![], vec![0, 1], vec![], vec![], vec![2, 3], vec![]]);
+}
+
+#[test]
 fn same_core_predecessor_costs_no_edge_and_cross_rank_costs_more() {
     // Two ranks, one AIV core each (global cores 1 and 3). Per rank: AIV 0 → AIV 1.
     // Rank 0's node 0 also feeds rank 1's node 3 (a put and its remote reader).
