@@ -135,8 +135,9 @@
 //! step at EP 128 1.171 → 1.185×, its plan 0.02% longer). Kept only where the plan gains more,
 //! no pass measured ran slower, with exact times or under ±1% timing noise (docs/history.md,
 //! "More lanes beyond one server (stop 39)"). Within a server the lanes are the link's alone.
-//! The trial costs one or two more plans of such a layer; a plan already near its bound (the
-//! 10^6-instance layer of `schedule_scale`, within 1% of its tier) tries none.
+//! The trial costs one or two more plans of such a layer, the first beside the layer's own
+//! improvement rounds on a second core when the layer is large; a plan already near its bound
+//! (the 10^6-instance layer of `schedule_scale`, within 1% of its tier) tries none.
 //!
 //! # The HBM
 //! A die's cores share its HBM ([`CostModel::hbm_bytes_per_s`]), and the cost model prices a
@@ -271,8 +272,10 @@ pub(crate) struct Scheduled<R> {
 /// result and `then` of it is ready when the round ends; otherwise `then` runs again on the
 /// better placement and the speculative result is dropped. `then` must be a function of the
 /// placement alone, so the result never depends on which thread ran it or when. When more
-/// lanes are tried ("More lanes beyond one server" in the module documentation), the plans run
-/// one after another and `then` runs once, on the one kept, with its receivers.
+/// lanes are tried ("More lanes beyond one server" in the module documentation), the plan with
+/// a lane more runs beside the first plan's improvement rounds (from `overlap_from` nodes; one
+/// after the other below), a second lane more, if any, after them, and `then` runs once, on the
+/// plan kept, with its receivers.
 pub(crate) fn list_schedule_then<R: Send>(
     exp: &Expanded,
     order: &[NodeId],
@@ -299,8 +302,16 @@ pub(crate) fn list_schedule_then<R: Send>(
         (first_pass(), None)
     };
     if setup.more_lanes_may_help(&first, &mut bound) {
-        let placement = setup.improve(&first, &mut bound).unwrap_or(first);
-        let (placement, receivers) = with_more_lanes(exp, order, profile, cost, setup.lanes, (placement, receivers));
+        // The plan with a lane more does not depend on this one's improvement rounds: on a
+        // large DAG the two run side by side (the rounds need only the setup; the cost model,
+        // which the trial's setup reads, stays on this thread).
+        let lanes = setup.lanes;
+        let (placement, one_more) = both(
+            exp.nodes() >= overlap_from,
+            || setup.improve(&first, &mut bound).unwrap_or(first),
+            || lanes_trial(exp, order, profile, cost, 1, lanes),
+        );
+        let (placement, receivers) = with_more_lanes(exp, order, profile, cost, (placement, receivers), one_more);
         let schedule_time = start.elapsed();
         let then = then(&placement, receivers.as_ref());
         return Scheduled { placement, then, schedule_time };
@@ -328,31 +339,59 @@ pub(crate) fn list_schedule_then<R: Send>(
     Scheduled { placement, then, schedule_time }
 }
 
-/// `best` (a placement planned with `lanes` lanes per rank, and the receivers its table paces),
-/// or the plan with one or two lanes per rank more ([`EXTRA_LANES_TRIED`]) if that is shorter
-/// by more than 1/[`EXTRA_LANE_GAIN`]: each extra lane kept only if it gains that much over the
-/// one fewer (see "More lanes beyond one server" in the module documentation).
+/// A plan with lanes per rank more than the link needs ([`lanes_trial`]).
+struct LanesTrial {
+    plan: Placement,
+    /// The receivers its table paces.
+    receivers: Option<Receivers>,
+    /// Its lanes per rank.
+    lanes: u32,
+}
+
+/// The plan, improvement rounds included, with `extra` lanes per rank more than the link needs,
+/// or `None` if that leaves no more lanes than `lanes` (no vector core left to make one of).
+fn lanes_trial(
+    exp: &Expanded,
+    order: &[NodeId],
+    profile: &MachineProfile,
+    cost: &dyn CostModel,
+    extra: u64,
+    lanes: u32,
+) -> Option<LanesTrial> {
+    let (setup, levels) = Setup::with_levels(exp, order, profile, cost, extra);
+    if setup.lanes <= lanes {
+        return None;
+    }
+    let first = placement_of(setup.pass(Direction::Forward, levels));
+    let plan = setup.improve(&first, &mut None).unwrap_or(first);
+    Some(LanesTrial { plan, receivers: setup.receivers(), lanes: setup.lanes })
+}
+
+/// `best` (a placement, and the receivers its table paces), or the plan with one or two lanes
+/// per rank more ([`EXTRA_LANES_TRIED`]) if that is shorter by more than 1/[`EXTRA_LANE_GAIN`]:
+/// each extra lane kept only if it gains that much over the one fewer (see "More lanes beyond
+/// one server" in the module documentation). `one_more` is the trial with one lane more.
 fn with_more_lanes(
     exp: &Expanded,
     order: &[NodeId],
     profile: &MachineProfile,
     cost: &dyn CostModel,
-    mut lanes: u32,
     mut best: (Placement, Option<Receivers>),
+    one_more: Option<LanesTrial>,
 ) -> (Placement, Option<Receivers>) {
-    for extra in 1..=EXTRA_LANES_TRIED {
-        let (setup, levels) = Setup::with_levels(exp, order, profile, cost, extra);
-        if setup.lanes <= lanes {
-            break; // no vector core left to make a lane of
-        }
-        lanes = setup.lanes;
-        let first = placement_of(setup.pass(Direction::Forward, levels));
-        let plan = setup.improve(&first, &mut None).unwrap_or(first);
+    let mut trial = one_more;
+    let mut extra = 1;
+    while let Some(LanesTrial { plan, receivers, lanes }) = trial {
         let makespan = best.0.makespan_ns;
         if plan.makespan_ns >= makespan - makespan / EXTRA_LANE_GAIN {
             break;
         }
-        best = (plan, setup.receivers());
+        best = (plan, receivers);
+        if extra == EXTRA_LANES_TRIED {
+            break;
+        }
+        extra += 1;
+        trial = lanes_trial(exp, order, profile, cost, extra, lanes);
     }
     best
 }
