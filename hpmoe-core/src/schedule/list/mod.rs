@@ -33,25 +33,25 @@
 //! node is the least urgent.
 //!
 //! # Which idle core
-//! Of the idle cores with no affine node waiting, a node takes the one freed last, unless the
-//! input that made it ready last comes from another server ([`CostModel::ranks_per_server`]):
-//! then the one idle longest. Such a node starts in the run when its put lands, and beyond one
-//! server the run's puts drift from the plan's times (the puts in flight share the tier; the run
-//! is 1–8% longer than the plan there). On the core freed
-//! last it would sit right behind the tile that ran there, so nodes the plan readies one after
-//! another as puts land — a rank's weighted sums, as the combine's rounds come in — stacked on
-//! one core, and when their puts landed closer together in the run they ran one after another
-//! while the rank's other vector cores idled: on the DeepSeek-V3 forward at EP 64 one vector
-//! core of rank 47 ran 23 of its rank's 64 weighted sums back to back and ended the run 0.57 ms
-//! after the last combine put had landed (4.4% of the run). The core idle longest deals such nodes out over
-//! the idle cores instead. Which idle core a node takes hardly moves the plan (no plan of the
-//! passes measured moved); it moves the table's queues. Measured side by side (docs/history.md,
-//! "Nodes fed from another server on the core idle longest (stop 40)"): the forward at EP 64 and
-//! 128 runs 1.111 → 1.072× and 1.080 → 1.066× its bound, the INT8 forward at EP 128 1.139 →
-//! 1.111×, the INT8 forward at EP 64 loses 0.8 points under ±1% timing noise and no other pass
-//! more than 0.3; within a server nothing changes. Dealing out every node fed by another rank
-//! also moves passes within a server (the natural training step at EP 8 and 8192 tokens a rank
-//! 1.092 → 1.102× under noise), and every node, the INT8 forward at EP 64 by 7 points.
+//! Of the idle cores with no affine node waiting, a node takes the one freed last, unless the input
+//! that made it ready last comes from another server ([`CostModel::ranks_per_server`]): then the
+//! one idle longest. Such a node starts in the run when its put lands, and beyond one server the
+//! run's puts drift from the plan's times (the puts in flight share the tier; the run is 1–8%
+//! longer than the plan there). On the core freed last it would sit right behind the tile that ran
+//! there, so nodes the plan readies one after another as puts land — a rank's weighted sums, as the
+//! combine's rounds come in — stacked on one core, and when their puts landed closer together in
+//! the run they ran one after another while the rank's other vector cores idled: on the DeepSeek-V3
+//! forward at EP 64 one vector core of rank 47 ran 23 of its rank's 64 weighted sums back to back
+//! and ended the run 0.57 ms after the last combine put had landed (4.4% of the run). The core idle
+//! longest deals such nodes out over the idle cores instead. Which idle core a node takes hardly
+//! moves the plan (no plan of the passes measured moved); it moves the table's queues. Measured
+//! side by side (docs/history.md, "Nodes fed from another server on the core idle longest (stop
+//! 40)"): the forward at EP 64 and 128 runs 1.111 → 1.072× and 1.080 → 1.066× its bound, the INT8
+//! forward at EP 128 1.139 → 1.111×, the INT8 forward at EP 64 loses 0.8 points under ±1% timing
+//! noise and no other pass more than 0.3; within a server nothing changes. Dealing out every node
+//! fed by another rank also moves passes within a server (the natural training step at EP 8 and
+//! 8192 tokens a rank 1.092 → 1.102× under noise), and every node, the INT8 forward at EP 64 by 7
+//! points.
 //!
 //! # Link lanes
 //! A put to another rank (a *link put*: an instance of a vector family with remote bytes and
