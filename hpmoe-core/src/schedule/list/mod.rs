@@ -438,7 +438,8 @@ struct Setup<'a> {
     /// Link lanes per rank ([`Lanes::count`]).
     lanes: u32,
     /// Ranks a server holds, when the cost model puts ranks on servers
-    /// ([`CostModel::ranks_per_server`]; see "Which idle core" in the module documentation).
+    /// ([`CostModel::ranks_per_server`], in `1..=ranks` as [`net::Net`] takes it; see "Which idle
+    /// core" in the module documentation).
     ranks_per_server: Option<u32>,
 }
 
@@ -472,6 +473,12 @@ const IMPROVEMENT_ROUNDS: usize = 3;
 /// Improvement stops once the best makespan is within 1/`IMPROVEMENT_TOLERANCE` (about 1.6%)
 /// of the lower bound: no round could then shorten it by more than that.
 const IMPROVEMENT_TOLERANCE: u64 = 64;
+
+/// `makespan` is not within 1/[`IMPROVEMENT_TOLERANCE`] of `bound`: a plan could be that much
+/// shorter.
+fn beyond_tolerance(makespan: u64, bound: u64) -> bool {
+    makespan.saturating_sub(bound) >= makespan / IMPROVEMENT_TOLERANCE
+}
 
 /// Which way a pass walks the DAG.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -579,7 +586,7 @@ impl<'a> Setup<'a> {
             group_of_node,
             group_of_core,
             lanes: lanes.count,
-            ranks_per_server: cost.ranks_per_server(),
+            ranks_per_server: cost.ranks_per_server().map(|per_server| per_server.clamp(1, exp.space.ranks.max(1))),
         }
     }
 
@@ -597,7 +604,7 @@ impl<'a> Setup<'a> {
     /// winner if it is not `first`.
     ///
     /// A round can at best bring the makespan down to the lower bound of every pass
-    /// ([`Self::lower_bound_ns`]), so none runs once the best is within
+    /// ([`Self::lower_bounds`]), so none runs once the best is within
     /// [`IMPROVEMENT_TOLERANCE`] of that bound (`bound` caches it).
     fn improve(&self, first: &Placement, bound: &mut Option<Bounds>) -> Option<Placement> {
         let mut best: Option<Placement> = None;
@@ -622,8 +629,7 @@ impl<'a> Setup<'a> {
         if IMPROVEMENT_ROUNDS == 0 {
             return false;
         }
-        let bound = bound.get_or_insert_with(|| self.lower_bounds()).ns();
-        best.makespan_ns.saturating_sub(bound) >= best.makespan_ns / IMPROVEMENT_TOLERANCE
+        beyond_tolerance(best.makespan_ns, bound.get_or_insert_with(|| self.lower_bounds()).ns())
     }
 
     /// Whether a plan with more lanes may be shorter than `first`'s: the layer has puts across
@@ -634,21 +640,21 @@ impl<'a> Setup<'a> {
         if self.net.is_none() {
             return false;
         }
-        let bound = bound.get_or_insert_with(|| self.lower_bounds()).without_lanes;
-        first.makespan_ns.saturating_sub(bound) >= first.makespan_ns / IMPROVEMENT_TOLERANCE
+        beyond_tolerance(first.makespan_ns, bound.get_or_insert_with(|| self.lower_bounds()).without_lanes)
+    }
+
+    /// The lower bound on the makespan of every pass, forward or backward ([`Bounds::ns`]), for
+    /// tests.
+    #[cfg(test)]
+    fn lower_bound_ns(&self) -> u64 {
+        self.lower_bounds().ns()
     }
 
     /// A lower bound on the makespan of every pass, forward or backward: the largest of
     /// [`super::lower_bound_of`] the pass costs (the critical path, each kind's work per core) and
     /// the resources only the passes book — each rank's link lanes, which run its link puts
     /// and nothing else (their least times over the lanes), and each rank's server tier
-    /// ([`net::Net::tier_bound_ns`]).
-    #[cfg(test)]
-    fn lower_bound_ns(&self) -> u64 {
-        self.lower_bounds().ns()
-    }
-
-    /// [`Self::lower_bound_ns`], the lanes' term apart from the others.
+    /// ([`net::Net::tier_bound_ns`]); the lanes' term apart from the others.
     fn lower_bounds(&self) -> Bounds {
         let compute = lower_bound_along(self.exp, &self.order, self.profile, &self.costs).ns();
         let ranks = self.exp.space.ranks as usize;

@@ -310,10 +310,11 @@ impl<'a> Sim<'a> {
             let edge = if space.rank_of(u) == rank { self.s.edge_local } else { self.s.edge_remote };
             self.finish_ns[u].saturating_add(edge)
         };
-        let server = |u: NodeId| self.s.ranks_per_server.map(|per_server| space.rank_of(u).raw() / per_server.max(1));
+        let server = |u: NodeId| self.s.ranks_per_server.map(|per_server| space.rank_of(u).raw() / per_server);
+        let own_server = server(v);
         let (mut everywhere, mut late_core, mut one_core, mut late_across) = (0u64, OptId::NONE, true, false);
         for &u in preds {
-            let (t, core, across) = (arrival(u), self.core_of[u], server(u) != server(v));
+            let (t, core, across) = (arrival(u), self.core_of[u], server(u) != own_server);
             if late_core.is_none() || t > everywhere {
                 (everywhere, late_core, one_core, late_across) = (t, core, true, across);
             } else if t == everywhere {
