@@ -46,6 +46,10 @@
 //! link lanes, more than the link needs where the scheduler found its plan shorter with them
 //! beyond one server (`schedule::list`, "More lanes beyond one server").
 //!
+//! Rank 0 over time, in twenty slices: the share of its AIC time computing in the run and in the
+//! plan (where the plan itself leaves the AICs idle, and where the run falls behind it), and of
+//! its injection and ejection used in the run.
+//!
 //! On the rank with the most AIC work, also per AIC core its compute time and last tile's end
 //! in the run beside the plan's: how far the run's counts moved the cores' loads from the
 //! balanced loads the plan expected. With `--natural --seeds a,b,..`, last, the same schedule
@@ -184,7 +188,7 @@ fn run() -> Result<(), ExampleError> {
     print_critical_chain(run, &tf, 12);
     print_puts_against_plan(run, &tf, &compiled.placement, p);
     print_signals(&tf, &compiled);
-    print_timeline(run, p, 0, 20);
+    print_timeline(run, p, &compiled.placement, 0, 20);
     if let Some(shape) = natural_shape {
         print_seed_spread(&shape, &tf, &compiled, &TaskflowCost::new(&tf, p.clone()), &opts.list_u32("--seeds")?)?;
     }
@@ -350,10 +354,11 @@ fn print_puts_against_plan(run: &SimResult, tf: &hpmoe_core::model::Taskflow, pl
     }
 }
 
-/// Rank `rank`'s run in `buckets` equal time slices: the share of its AIC time computing,
-/// of its injection bandwidth used and of its ejection bandwidth used, per slice.
-fn print_timeline(run: &SimResult, p: &CostProfile, rank: u32, buckets: u64) {
-    let width = run.makespan_ns.div_ceil(buckets).max(1);
+/// Rank `rank`'s run in `buckets` equal time slices (of the run or the plan, whichever is
+/// longer): the share of its AIC time computing, in the run and in the scheduler's plan, and of
+/// its injection and ejection bandwidth used in the run, per slice.
+fn print_timeline(run: &SimResult, p: &CostProfile, placement: &Placement, rank: u32, buckets: u64) {
+    let width = run.makespan_ns.max(placement.makespan_ns).div_ceil(buckets).max(1);
     let overlap = |a: u64, b: u64, k: u64| b.min((k + 1) * width).saturating_sub(a.max(k * width));
     let aic: Vec<_> = run
         .tiles
@@ -361,11 +366,14 @@ fn print_timeline(run: &SimResult, p: &CostProfile, rank: u32, buckets: u64) {
         .filter(|t| run.rank_of_core(t.core).raw() == rank && run.core_kind(t.core) == CoreKind::Aic)
         .collect();
     println!(
-        "rank {rank} over time ({} us slices): AIC computing % | injection used % | ejection used %",
+        "rank {rank} over time ({} us slices): AIC computing % (run / plan) | injection used % | ejection used %",
         width / 1000
     );
+    let aic_share = |busy: u64| 100.0 * busy as f64 / (u64::from(run.aic_per_rank) * width) as f64;
     for k in 0..buckets {
         let busy: u64 = aic.iter().map(|t| overlap(t.start_ns, t.end_ns, k)).sum();
+        let planned: u64 =
+            aic.iter().map(|t| overlap(placement.start_ns[t.node], placement.finish_ns[t.node], k)).sum();
         // A flow's bytes spread evenly over its transfer.
         let moved = |f: &&FlowRecord| {
             let d = (f.end_ns - f.start_ns).max(1);
@@ -375,9 +383,10 @@ fn print_timeline(run: &SimResult, p: &CostProfile, rank: u32, buckets: u64) {
         let got: f64 = run.flows.iter().filter(|f| f.to.raw() == rank).map(|f| moved(&f)).sum();
         let cap = |bw: u64| bw as f64 * width as f64 / 1e9;
         println!(
-            "  {:>8.0} us | {:>5.1} | {:>5.1} | {:>5.1}",
+            "  {:>8.0} us | {:>5.1} / {:>5.1} | {:>5.1} | {:>5.1}",
             (k * width) as f64 / 1e3,
-            100.0 * busy as f64 / (u64::from(run.aic_per_rank) * width) as f64,
+            aic_share(busy),
+            aic_share(planned),
             100.0 * sent / cap(p.link_bytes_per_s()),
             100.0 * got / cap(p.ejection_bytes_per_s())
         );
