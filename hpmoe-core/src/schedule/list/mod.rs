@@ -438,8 +438,8 @@ struct Setup<'a> {
     /// Link lanes per rank ([`Lanes::count`]).
     lanes: u32,
     /// Ranks a server holds, when the cost model puts ranks on servers
-    /// ([`CostModel::ranks_per_server`], in `1..=ranks` as [`net::Net`] takes it; see "Which idle
-    /// core" in the module documentation).
+    /// ([`net::ranks_per_server`], as the tier takes it; see "Which idle core" in the module
+    /// documentation).
     ranks_per_server: Option<u32>,
 }
 
@@ -586,7 +586,7 @@ impl<'a> Setup<'a> {
             group_of_node,
             group_of_core,
             lanes: lanes.count,
-            ranks_per_server: cost.ranks_per_server().map(|per_server| per_server.clamp(1, exp.space.ranks.max(1))),
+            ranks_per_server: net::ranks_per_server(cost, exp.space.ranks),
         }
     }
 

@@ -58,6 +58,14 @@ struct CrossPut {
     fixed_ns: u64,
 }
 
+/// The ranks a server holds under `cost` ([`CostModel::ranks_per_server`]) for a taskflow of
+/// `ranks` ranks, in `1..=ranks`: the size the tier and the scheduler's idle-core rule (see
+/// "Which idle core" in the module documentation of [`super`]) divide rank ids by. `None`
+/// without servers.
+pub(super) fn ranks_per_server(cost: &dyn CostModel, ranks: u32) -> Option<u32> {
+    cost.ranks_per_server().map(|per_server| per_server.clamp(1, ranks.max(1)))
+}
+
 impl Net {
     /// The server tier of `cost` for the link puts `carries` selects, each of its family's
     /// `shapes`, on `lanes` lanes per rank; `None` when the cost model has no server tier or
@@ -70,10 +78,8 @@ impl Net {
         carries: impl Fn(NodeId) -> bool,
     ) -> Option<Net> {
         let link = cost.link_bytes_per_s()?;
-        let per_server = cost.ranks_per_server()?;
+        let per_server = ranks_per_server(cost, exp.space.ranks)?;
         let NetworkLimits { cross_server_bytes_per_s, cross_server_extra_ns } = cost.network_limits()?;
-        let ranks = exp.space.ranks.max(1);
-        let per_server = per_server.clamp(1, ranks);
         let share = link / u64::from(lanes.max(1));
         let cross_server = cross_server_bytes_per_s.max(1);
         let cross_put = |v: NodeId| {
