@@ -318,17 +318,16 @@
 //! ms of wall time (CPU 1000–1010 ms), and one of `--runs 1` (every row, each planned once):
 //! 804 ms, 2^23 10.2 s.
 //!
-//! Since stop 39 (README, "More lanes beyond one server") the 2^23 row's first pass is far
-//! enough above its bound that the scheduler plans it once more with a lane more, and keeps
-//! nothing (same fingerprints): measured in one sitting at stop 40, the row took 8.7 s on stop
-//! 38's code and 19.2 s on stop 39's (10^6, which tries no lane more: 838 and 854–891 ms). Since
-//! stop 40 the plan with a lane more runs beside the first plan's improvement rounds on a second
-//! core (the same plans): 14.4 s (CPU 23.2 → 20.7 s). Also since stop 40 a node whose latest
-//! input comes from another server takes the idle core idle longest (README, "Which idle core
-//! beyond one server"), so the rows
-//! beyond one server plan other tables: 10^6 `a6d2f9a0 1729e457` (3 058 789 waits), 2^23
-//! `d8bc2b92 dc2127fd`; the rows up to 10^5 are unchanged. Its cost does not show: in one sitting
-//! (a slower day of the same machine) `--no-limit --runs 2` took 854 and 891 ms for 10^6 on
+//! Since stop 39 (README, "More lanes beyond one server") the 2^23 row's first pass is far enough
+//! above its bound that the scheduler plans it once more with a lane more, and keeps nothing (same
+//! fingerprints): measured in one sitting at stop 40, the row took 8.7 s on stop 38's code and
+//! 19.2 s on stop 39's (10^6, which tries no lane more: 838 and 854–891 ms). Since stop 40 the plan
+//! with a lane more runs beside the first plan's improvement rounds on a second core (the same
+//! plans): 14.4 s (CPU 23.2 → 20.7 s). Also since stop 40 a node whose latest input comes from
+//! another server takes the idle core idle longest (README, "Which idle core beyond one server"),
+//! so the rows beyond one server plan other tables: 10^6 `a6d2f9a0 1729e457` (3 058 789 waits),
+//! 2^23 `d8bc2b92 dc2127fd`; the rows up to 10^5 are unchanged. Its cost does not show: in one
+//! sitting (a slower day of the same machine) `--no-limit --runs 2` took 854 and 891 ms for 10^6 on
 //! stop 39's code and 793–867 ms with the idle-core rule (four runs), and `--runs 1` 19.2 and
 //! 20.1 s for 2^23 before the trial ran beside the rounds.
 
